@@ -1,0 +1,99 @@
+/**
+ * The resolved configuration every module receives. `src/config/load.ts` (convict) builds it from a YAML/JSON
+ * file plus SIGNER_* env vars, resolves relative paths against the config file's folder and cross-checks it;
+ * tests build it directly. Amounts are lamports (integers), durations milliseconds.
+ */
+export type KeyClass = 'session' | 'wallet';
+export type ApprovalMode = 'auto' | 'confirm' | 'deny';
+
+export interface KeyConfig {
+  name: string; // [a-z0-9_-]{1,64}
+  class: KeyClass;
+  pubkey: string; // base58
+  profile: string | null;
+  approval: ApprovalMode; // default: session → auto, wallet → confirm
+  transfer_to: string[];
+  extra_programs: string[];
+  rate_limit_per_minute: number; // default 30
+  daily_lamport_cap: number; // default 50_000_000
+  allow_unattended: boolean;
+}
+
+export interface ProgramEntry {
+  label: string;
+  address: string;
+}
+
+/** A cluster is data, not code: `zink-testnet` and `local` are built in, others come from config. */
+export interface ClusterProfile {
+  name: string;
+  genesis_hash: string | null; // null: learnt from the RPC at start (only allowed for `local`)
+  rpc_url: string;
+  explorer: string | null; // prefix; the signature is appended
+  /** Top-level allow-list for every key, in order. */
+  programs: ProgramEntry[];
+  /** Programs whose accounts may own token accounts the signer creates (`ata_owners`). */
+  game_programs: string[];
+  /** Player Profile program, for the `vault` check (null: no such program on this cluster). */
+  player_profile: string | null;
+}
+
+export interface Timings {
+  rpc_timeout_ms: number; // 15000
+  poll_interval_ms: number; // 1000
+  confirm_deadline_ms: number; // 150000
+  max_rpc_failures: number; // 60
+  rebroadcast_every: number; // 3 polls
+  metadata_attempts: number; // 10
+  approval_timeout_ms: number; // 120000
+  approval_poll_ms: number; // 250
+}
+
+export type LedgerConfig =
+  | { store: 'sqlite'; path: string }
+  | { store: 'postgres'; url: string; pool_size: number };
+
+export interface TokenConfig {
+  name: string;
+  sha256: string; // 64 lowercase hex
+  keys: string[];
+}
+
+export interface ServeConfig {
+  listen: { host: string; port: number };
+  allowed_hosts: string[];
+  tokens: TokenConfig[];
+  max_in_flight: number; // 503 beyond
+  rate_limit_per_minute: number; // per token, 429 beyond
+  body_limit_bytes: number; // 1 MiB
+  drain_ms: number; // 220000
+  /** SEP-2243 `x-mcp-header` annotation on the `key` argument; off for clients that cannot send custom headers. */
+  param_headers: boolean;
+  metrics: { host: string; port: number } | null;
+}
+
+export interface SignerConfig {
+  /** The config file this came from (null when built in code). */
+  source: string | null;
+  cluster: ClusterProfile;
+  key_dir: string;
+  state_dir: string;
+  keys: KeyConfig[]; // sorted by name
+  ledger: LedgerConfig;
+  timings: Timings;
+  serve: ServeConfig;
+  /** `cluster: local` only: run the embedded chain in-process. */
+  localnet: { enabled: boolean; fund: { address: string; lamports: number }[] } | null;
+  log_level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+}
+
+export const DEFAULT_TIMINGS: Timings = {
+  rpc_timeout_ms: 15_000,
+  poll_interval_ms: 1_000,
+  confirm_deadline_ms: 150_000,
+  max_rpc_failures: 60,
+  rebroadcast_every: 3,
+  metadata_attempts: 10,
+  approval_timeout_ms: 120_000,
+  approval_poll_ms: 250,
+};

@@ -1,0 +1,36 @@
+/**
+ * Bearer tokens: `sfs_` + base58 of 32 random bytes. Only their sha256 is configured; a presented token is
+ * hashed and compared against every configured hash in constant time, with no early exit across tokens.
+ */
+import crypto from 'node:crypto';
+import type { TokenConfig } from '../config/types';
+import { encodeBase58 } from '../util/base58';
+
+export function newToken(): string {
+  return `sfs_${encodeBase58(crypto.randomBytes(32))}`;
+}
+
+export function tokenSha256(token: string): string {
+  return crypto.createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+export class TokenVerifier {
+  private readonly hashes: { token: TokenConfig; digest: Buffer }[];
+
+  constructor(tokens: readonly TokenConfig[]) {
+    this.hashes = tokens.map((token) => ({ token, digest: Buffer.from(token.sha256, 'hex') }));
+  }
+
+  /** The token whose hash matches the `Authorization: Bearer …` value, or null. */
+  verifyAuthorization(header: string | undefined): TokenConfig | null {
+    if (!header || !header.startsWith('Bearer ')) return null;
+    const presented = header.slice('Bearer '.length);
+    if (presented.length === 0) return null;
+    const digest = crypto.createHash('sha256').update(presented, 'utf8').digest();
+    let found: TokenConfig | null = null;
+    for (const entry of this.hashes) {
+      if (entry.digest.length === digest.length && crypto.timingSafeEqual(entry.digest, digest) && found === null) found = entry.token;
+    }
+    return found;
+  }
+}

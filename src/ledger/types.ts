@@ -1,0 +1,96 @@
+/**
+ * The ledger: hash-chained audit entries, halts and approvals, plus the per-key lock.
+ * Two stores implement it (SQLite for one process, PostgreSQL for several replicas) and one contract
+ * test suite runs against both. Every write resolves only once it is durable.
+ */
+
+/** Audit entry fields in their serialisation order (domain.md §6). Options are null, never omitted. */
+export type AuditCommand = 'sign' | 'sign-intent' | 'halt' | 'resume';
+
+export interface AuditEntryInput {
+  ts: number; // unix seconds
+  key: string;
+  command: AuditCommand;
+  payload_hash: string; // "" for halt/resume
+  programs: string[];
+  summary: string; // sign: the builder's summary; halt: the reason
+  intent: string | null;
+  outcome: string; // a report outcome, "pending" for intents, "halted"/"resumed"
+  detail: string | null;
+  signature: string | null;
+  slot: number | null;
+  balance_change: number | null; // finals: the actual change; intents: −reservation
+}
+
+export interface AuditEntry extends AuditEntryInput {
+  prev: string; // 64 hex; 64 '0' for the first entry
+  hash: string; // sha256 hex of the entry serialised with hash ""
+}
+
+export interface HaltRecord {
+  key: string;
+  reason: string;
+  by: string; // who pulled the brake: "token:<name>" or "operator"
+  ts: number;
+}
+
+export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired';
+
+export interface ApprovalRequest {
+  key: string;
+  summary: string;
+  payload_hash: string;
+  balance_change: number | null;
+  fee: number | null;
+  compute_units: number | null;
+  requested_by: string;
+  ts: number;
+  expires_at: number; // unix seconds
+}
+
+export interface ApprovalRecord extends ApprovalRequest {
+  id: string; // short, typeable by an operator
+  status: ApprovalStatus;
+  decided_by: string | null;
+  decided_at: number | null;
+}
+
+export type VerifyResult =
+  | { ok: true; entries: number }
+  | { ok: false; entries: number; line: number; reason: string };
+
+/** Held for the whole sign; released on every path. A dead holder's lock is freed (server-side or by liveness). */
+export interface KeyLock {
+  release(): Promise<void>;
+}
+
+export interface Ledger {
+  readonly store: 'sqlite' | 'postgres';
+  /** Appends one entry at the end of the single chain; durable before it resolves. */
+  append(entry: AuditEntryInput): Promise<AuditEntry>;
+  /** This key's sign and sign-intent entries with ts >= since, in chain order (for limits). */
+  signEntriesForKey(key: string, since: number): Promise<AuditEntry[]>;
+  /** Waits for the per-key lock (across processes and replicas). Rejects with code 'cancelled' if signal aborts. */
+  lockKey(key: string, signal?: AbortSignal): Promise<KeyLock>;
+
+  getHalt(key: string): Promise<HaltRecord | null>;
+  listHalts(): Promise<HaltRecord[]>;
+  /** Records the halt and its audit entry (command 'halt') atomically. Halting a halted key keeps the first record. */
+  halt(rec: HaltRecord): Promise<HaltRecord>;
+  /** Clears the halt and appends a 'resume' entry; false when the key was not halted. */
+  resume(key: string, by: string, ts: number): Promise<boolean>;
+
+  createApproval(req: ApprovalRequest): Promise<ApprovalRecord>;
+  getApproval(id: string): Promise<ApprovalRecord | null>;
+  listApprovals(filter?: { status?: ApprovalStatus }): Promise<ApprovalRecord[]>;
+  /** Only a pending, unexpired approval can be decided; returns the record as it stands afterwards. */
+  decideApproval(id: string, decision: 'approved' | 'rejected' | 'expired', by: string, ts: number): Promise<ApprovalRecord>;
+
+  verify(): Promise<VerifyResult>;
+  tail(n: number): Promise<AuditEntry[]>;
+  /** Every entry in chain order. */
+  entries(): AsyncIterable<AuditEntry>;
+  /** Cheap round trip for readiness. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}

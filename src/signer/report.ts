@@ -1,0 +1,78 @@
+/** The JSON report of check and sign (domain.md §3.1): every field always present, absent values null. */
+export type Outcome = 'ok' | 'refused' | 'simulation_failed' | 'confirmed' | 'failed' | 'unknown';
+
+export type CheckName =
+  | 'authorized'
+  | 'halted'
+  | 'chain'
+  | 'fee_payer'
+  | 'programs'
+  | 'tokens'
+  | 'system'
+  | 'vault'
+  | 'signers'
+  | 'new_accounts'
+  | 'ata_owners'
+  | 'limits'
+  | 'approval';
+
+/** Names that can appear in `checks` (passed), in addition to the failing-check names. */
+export type PassName = CheckName | 'simulation' | 'cap';
+
+export interface Report {
+  outcome: Outcome;
+  key: string | null;
+  signature: string | null;
+  slot: number | null;
+  explorer: string | null;
+  detail: string | null;
+  failed_check: CheckName | null;
+  program_error: string | null;
+  error: unknown;
+  checks: PassName[];
+  compute_units: number | null;
+  fee: number | null;
+  balance_change: number | null;
+  summary: string;
+  warnings: string[];
+  payload_hash: string;
+  logs: string[];
+}
+
+/** CLI exit codes (domain.md §3.2); 1 is an error with no report. */
+export const EXIT_CODES: Record<Outcome, number> = {
+  ok: 0,
+  confirmed: 0,
+  refused: 10,
+  simulation_failed: 11,
+  failed: 12,
+  unknown: 14,
+};
+export const EXIT_ERROR = 1;
+
+/** Outcomes an MCP result reports with isError false. */
+export function isSuccessOutcome(o: Outcome): boolean {
+  return o === 'ok' || o === 'confirmed';
+}
+
+export function emptyReport(fields: { key: string | null; summary: string; warnings: string[]; payload_hash: string }): Report {
+  return {
+    outcome: 'ok',
+    key: fields.key,
+    signature: null,
+    slot: null,
+    explorer: null,
+    detail: null,
+    failed_check: null,
+    program_error: null,
+    error: null,
+    checks: [],
+    compute_units: null,
+    fee: null,
+    balance_change: null,
+    summary: fields.summary,
+    warnings: fields.warnings,
+    payload_hash: fields.payload_hash,
+    logs: [],
+  };
+}

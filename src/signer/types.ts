@@ -1,0 +1,69 @@
+/**
+ * The engine's face: what every entrypoint (CLI, MCP service) calls. It knows nothing of HTTP or MCP.
+ * Failures that are not a report (a payload that does not parse, an RPC failure before anything was sent,
+ * an unknown key) reject with a SignerError carrying a code and a user-actionable message.
+ */
+import type { ApprovalMode, KeyClass } from '../config/types';
+import type { Report } from './report';
+
+/** Who asks: an MCP token (may touch only its keys) or the local operator (the CLI: every key). */
+export type Principal = { kind: 'token'; name: string; keys: readonly string[] } | { kind: 'operator' };
+
+export function principalLabel(p: Principal): string {
+  return p.kind === 'token' ? `token:${p.name}` : 'operator';
+}
+
+export interface CheckInput {
+  payload: unknown; // the payload object (or its JSON text, from the CLI)
+  key?: string | null;
+  principal: Principal;
+  signal?: AbortSignal;
+}
+
+export interface SignInput extends CheckInput {
+  intent?: string | null;
+  /** Live progress of a long sign (waiting for the lock, an approval, confirmation). */
+  onProgress?: (p: SignProgress) => void;
+}
+
+export type SignProgress =
+  | { stage: 'lock' }
+  | { stage: 'approval'; approval_id: string; expires_at: number }
+  | { stage: 'sent'; signature: string }
+  | { stage: 'confirming'; signature: string; polls: number; elapsed_ms: number; status: string | null };
+
+export interface KeyView {
+  name: string;
+  pubkey: string;
+  class: KeyClass;
+  approval: ApprovalMode;
+  profile: string | null;
+  balance_lamports: number | null; // null when the RPC failed
+  rate_limit_per_minute: number;
+  daily_lamport_cap: number;
+  signs_last_minute: number;
+  spent_or_reserved_24h: number;
+  halted: { reason: string; by: string; ts: number } | null;
+}
+
+export interface HaltResult {
+  halted: { key: string; reason: string; by: string; ts: number; already_halted: boolean }[];
+  /** Keys halted in memory only, because the ledger could not record it (the tool then reports isError). */
+  not_recorded: { key: string; error: string }[];
+}
+
+export interface SignerEngine {
+  check(input: CheckInput): Promise<Report>;
+  sign(input: SignInput): Promise<Report>;
+  /** With no key: every key the principal may use, in name order. */
+  keyShow(input: { key?: string | null; principal: Principal }): Promise<KeyView[]>;
+  /** With no key: every key the principal may use. */
+  halt(input: { key?: string | null; reason: string; principal: Principal }): Promise<HaltResult>;
+  /** Operator only (never over MCP). */
+  resume(key: string): Promise<boolean>;
+  /** Readiness: the ledger answers and the RPC is on the cluster's genesis. */
+  ready(): Promise<{ ok: boolean; detail: Record<string, string> }>;
+  /** Signs running now (for drain). */
+  inFlight(): number;
+  close(): Promise<void>;
+}
