@@ -1,0 +1,163 @@
+/**
+ * The structural policy checks (domain.md §2.0 steps 2–7 and the structural half of 9), as pure functions
+ * of the compiled message, the key and the cluster. Messages match the ancestor's so docs and tests agree.
+ */
+import type { ClusterProfile, KeyConfig } from '../config/types';
+import type { CompiledInstruction, CompiledMessage } from './compile';
+import { requiredSigners } from './compile';
+import type { CheckName } from './report';
+import {
+  ASSOCIATED_TOKEN_PROGRAM,
+  DRAIN_SOL_VAULT_DISCRIMINATOR,
+  SYSTEM_PROGRAM,
+  SYSTEM_TRANSFER_TAG,
+  TOKEN_PROGRAMS,
+} from './programs';
+
+export interface Refusal {
+  check: CheckName;
+  message: string;
+}
+
+export interface CheckSubject {
+  key: KeyConfig;
+  cluster: ClusterProfile;
+  msg: CompiledMessage;
+  partialSigners: readonly string[]; // pubkeys only
+}
+
+/** The names pushed together when every structural check passes. */
+export const STRUCTURAL_CHECKS = ['fee_payer', 'programs', 'tokens', 'system', 'vault', 'signers'] as const;
+
+export function structuralRefusal(s: CheckSubject): Refusal | null {
+  return (
+    checkFeePayer(s) ?? checkPrograms(s) ?? checkTokens(s) ?? checkSystem(s) ?? checkVault(s) ?? checkSigners(s)
+  );
+}
+
+const account = (msg: CompiledMessage, ix: CompiledInstruction, n: number): string | undefined => {
+  const idx = ix.accountIndices[n];
+  return idx === undefined ? undefined : msg.accountKeys[idx];
+};
+const programOf = (msg: CompiledMessage, ix: CompiledInstruction): string | undefined => msg.accountKeys[ix.programIdIndex];
+
+function checkFeePayer({ msg, key }: CheckSubject): Refusal | null {
+  const payer = msg.accountKeys[0];
+  if (payer === undefined) return { check: 'fee_payer', message: 'message has no accounts' };
+  if (payer !== key.pubkey) return { check: 'fee_payer', message: `fee payer ${payer} is not the signing key ${key.pubkey}` };
+  return null;
+}
+
+function checkPrograms({ msg, key, cluster }: CheckSubject): Refusal | null {
+  const allowed = new Set([...cluster.programs.map((p) => p.address), ...key.extra_programs]);
+  for (const [i, ix] of msg.instructions.entries()) {
+    const program = programOf(msg, ix);
+    if (program === undefined) return { check: 'programs', message: `instruction ${i} has no program id` };
+    if (!allowed.has(program)) return { check: 'programs', message: `instruction ${i} calls ${program}, which is not allowed` };
+  }
+  return null;
+}
+
+function checkTokens({ msg }: CheckSubject): Refusal | null {
+  for (const [i, ix] of msg.instructions.entries()) {
+    const program = programOf(msg, ix)!;
+    if (TOKEN_PROGRAMS.has(program)) {
+      return { check: 'tokens', message: `instruction ${i} calls token program ${program} directly, which is not allowed` };
+    }
+    if (program !== ASSOCIATED_TOKEN_PROGRAM) continue;
+    // Empty data is the legacy Create; only Create (0) and CreateIdempotent (1) may pass.
+    const tag = ix.data.length === 0 ? 0 : ix.data[0]!;
+    if (ix.data.length > 1 || (tag !== 0 && tag !== 1)) {
+      return { check: 'tokens', message: `instruction ${i} is associated-token instruction ${tag}; only create is allowed` };
+    }
+    const systemSlot = account(msg, ix, 4);
+    const tokenSlot = account(msg, ix, 5);
+    if (ix.accountIndices.length < 6 || systemSlot !== SYSTEM_PROGRAM || tokenSlot === undefined || !TOKEN_PROGRAMS.has(tokenSlot)) {
+      return {
+        check: 'tokens',
+        message: `instruction ${i} creates a token account without the System and SPL Token or Token-2022 programs`,
+      };
+    }
+  }
+  return null;
+}
+
+function checkSystem({ msg, key }: CheckSubject): Refusal | null {
+  const destinations = new Set(key.transfer_to);
+  for (const [i, ix] of msg.instructions.entries()) {
+    if (programOf(msg, ix) !== SYSTEM_PROGRAM) continue;
+    if (ix.data.length < 4) return { check: 'system', message: `instruction ${i} is too short` };
+    const tag = Buffer.from(ix.data.buffer, ix.data.byteOffset, 4).readUInt32LE(0);
+    if (tag !== SYSTEM_TRANSFER_TAG) return { check: 'system', message: `instruction ${i} is System instruction ${tag}, which is not allowed` };
+    const destination = account(msg, ix, 1);
+    if (destination === undefined) return { check: 'system', message: `instruction ${i} is missing an account` };
+    if (!destinations.has(destination)) {
+      return { check: 'system', message: `instruction ${i} transfers to ${destination}, which is not an allowed destination` };
+    }
+  }
+  return null;
+}
+
+function checkVault({ msg, key, cluster }: CheckSubject): Refusal | null {
+  // Wallet keys keep DrainSolVault; the chain enforces every other Player Profile permission.
+  if (key.class !== 'session' || cluster.player_profile === null) return null;
+  for (const [i, ix] of msg.instructions.entries()) {
+    if (programOf(msg, ix) !== cluster.player_profile) continue;
+    if (ix.data.length < 8) return { check: 'vault', message: `instruction ${i} is too short to parse as a Player Profile instruction` };
+    if (DRAIN_SOL_VAULT_DISCRIMINATOR.every((b, j) => ix.data[j] === b)) {
+      return { check: 'vault', message: `instruction ${i} withdraws the profile vault, which is refused for this key` };
+    }
+  }
+  return null;
+}
+
+function checkSigners({ msg, key, partialSigners }: CheckSubject): Refusal | null {
+  const required = requiredSigners(msg);
+  const requiredSet = new Set(required);
+  for (const p of partialSigners) {
+    if (p === key.pubkey) return { check: 'signers', message: 'a partial signer is the signing key' };
+    if (!requiredSet.has(p)) return { check: 'signers', message: `partial signer ${p} is not a signer of the transaction` };
+  }
+  const partials = new Set(partialSigners);
+  for (const r of required) {
+    if (r !== key.pubkey && !partials.has(r)) {
+      return { check: 'signers', message: `${r} must sign, but it is neither the signing key nor a partial signer` };
+    }
+  }
+  return null;
+}
+
+/**
+ * Owners of token accounts the transaction would create that need an on-chain look-up: every ATA owner
+ * other than the key and its transfer destinations, once each. A malformed ATA instruction is a refusal.
+ */
+export function ataOwnersToVerify({ msg, key }: CheckSubject): Refusal | string[] {
+  const trusted = new Set([key.pubkey, ...key.transfer_to]);
+  const owners: string[] = [];
+  for (const [i, ix] of msg.instructions.entries()) {
+    if (programOf(msg, ix) !== ASSOCIATED_TOKEN_PROGRAM) continue;
+    if (ix.accountIndices.length < 6) return { check: 'ata_owners', message: `instruction ${i} is missing associated-token accounts` };
+    const owner = account(msg, ix, 2)!;
+    if (!trusted.has(owner) && !owners.includes(owner)) owners.push(owner);
+  }
+  return owners;
+}
+
+export function ataOwnerRefusal(owner: string): Refusal {
+  return {
+    check: 'ata_owners',
+    message: `a token account would be created for ${owner}, which is neither this key, one of its transfer destinations, nor an account of a game program`,
+  };
+}
+
+/**
+ * The program's own message from simulation or transaction logs: the first "Program log: …Error…" line's
+ * remainder, else the last " failed: " line whole, else null.
+ */
+export function programError(logs: readonly string[]): string | null {
+  for (const line of logs) {
+    if (line.startsWith('Program log: ') && line.slice('Program log: '.length).includes('Error')) return line.slice('Program log: '.length);
+  }
+  for (let i = logs.length - 1; i >= 0; i--) if (logs[i]!.includes(' failed: ')) return logs[i]!;
+  return null;
+}

@@ -1,0 +1,11 @@
+/** Program ids and instruction tags the checks know by heart (domain.md §2.1). */
+export const SYSTEM_PROGRAM = '11111111111111111111111111111111';
+export const COMPUTE_BUDGET_PROGRAM = 'ComputeBudget111111111111111111111111111111';
+export const ASSOCIATED_TOKEN_PROGRAM = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL';
+export const SPL_TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
+export const TOKEN_2022_PROGRAM = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
+export const TOKEN_PROGRAMS: ReadonlySet<string> = new Set([SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM]);
+
+export const SYSTEM_TRANSFER_TAG = 2;
+/** Anchor discriminator of Player Profile's drain_sol_vault: sha256("global:drain_sol_vault")[0..8]. */
+export const DRAIN_SOL_VAULT_DISCRIMINATOR = Uint8Array.from([30, 107, 197, 95, 79, 153, 194, 32]);
