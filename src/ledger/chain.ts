@@ -1,0 +1,229 @@
+/**
+ * The audit hash chain (domain.md §6): canonical serialisation, the entry hash, verification of a sequence of
+ * entries, and the JSONL export/verify used by `audit export` and `audit verify FILE`.
+ *
+ * The serialisation must match the Rust ancestor byte for byte so a TS signer can verify a Rust-written log:
+ * compact JSON, fields in a fixed order, options as null. JSON.stringify escapes strings the way serde_json does
+ * (`"`, `\\`, \b \f \n \r \t, other control characters as lowercase \u00xx, non-ASCII left as is), and integers
+ * below 2^53 print identically; non-integers are refused before they get here (see `validateEntryInput`).
+ */
+import { createHash } from 'node:crypto';
+import { promises as fsp } from 'node:fs';
+import * as path from 'node:path';
+import { createInterface } from 'node:readline';
+import { SignerError, errorMessage } from '../util/errors';
+import type { AuditCommand, AuditEntry, AuditEntryInput, VerifyResult } from './types';
+
+/** `prev` of the first entry. */
+export const GENESIS_PREV = '0'.repeat(64);
+
+const COMMANDS: readonly AuditCommand[] = ['sign', 'sign-intent', 'halt', 'resume'];
+const HEX64 = /^[0-9a-f]{64}$/;
+
+/** Compact JSON of an entry in the §6 field order. Built field by field so the order never depends on the input. */
+export function serializeEntry(entry: AuditEntry): string {
+  return JSON.stringify({
+    ts: entry.ts,
+    key: entry.key,
+    command: entry.command,
+    payload_hash: entry.payload_hash,
+    programs: entry.programs,
+    summary: entry.summary,
+    intent: entry.intent,
+    outcome: entry.outcome,
+    detail: entry.detail,
+    signature: entry.signature,
+    slot: entry.slot,
+    balance_change: entry.balance_change,
+    prev: entry.prev,
+    hash: entry.hash,
+  });
+}
+
+/** sha256 hex of the entry serialised with `hash` set to "". */
+export function hashEntry(entry: Omit<AuditEntry, 'hash'> & { hash?: string }): string {
+  return createHash('sha256')
+    .update(serializeEntry({ ...entry, hash: '' }))
+    .digest('hex');
+}
+
+/** Links an input to the chain: sets `prev` and computes `hash`. */
+export function sealEntry(input: AuditEntryInput, prev: string): AuditEntry {
+  const unsealed = { ...copyInput(input), prev, hash: '' };
+  return { ...unsealed, hash: hashEntry(unsealed) };
+}
+
+/** Copies exactly the input fields, so stray properties on the caller's object never reach the chain. */
+function copyInput(e: AuditEntryInput): AuditEntryInput {
+  return {
+    ts: e.ts,
+    key: e.key,
+    command: e.command,
+    payload_hash: e.payload_hash,
+    programs: [...e.programs],
+    summary: e.summary,
+    intent: e.intent,
+    outcome: e.outcome,
+    detail: e.detail,
+    signature: e.signature,
+    slot: e.slot,
+    balance_change: e.balance_change,
+  };
+}
+
+const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
+const isNullableString = (v: unknown): v is string | null => v === null || typeof v === 'string';
+const isNullableInt = (v: unknown): v is number | null => v === null || isInt(v);
+
+/** Why an input cannot be written to the chain, or null when it is well formed. */
+export function entryInputProblem(e: unknown): string | null {
+  if (typeof e !== 'object' || e === null) return 'not an object';
+  const o = e as Record<string, unknown>;
+  if (!isInt(o.ts) || o.ts < 0) return 'ts must be a non-negative integer (unix seconds)';
+  if (typeof o.key !== 'string' || o.key.length === 0) return 'key must be a non-empty string';
+  if (typeof o.command !== 'string' || !COMMANDS.includes(o.command as AuditCommand))
+    return `command must be one of ${COMMANDS.join(', ')}`;
+  if (typeof o.payload_hash !== 'string') return 'payload_hash must be a string';
+  if (!Array.isArray(o.programs) || !o.programs.every((p) => typeof p === 'string'))
+    return 'programs must be an array of strings';
+  if (typeof o.summary !== 'string') return 'summary must be a string';
+  if (!isNullableString(o.intent)) return 'intent must be a string or null';
+  if (typeof o.outcome !== 'string') return 'outcome must be a string';
+  if (!isNullableString(o.detail)) return 'detail must be a string or null';
+  if (!isNullableString(o.signature)) return 'signature must be a string or null';
+  if (!isNullableInt(o.slot) || (o.slot !== null && o.slot < 0)) return 'slot must be a non-negative integer or null';
+  if (!isNullableInt(o.balance_change)) return 'balance_change must be an integer or null';
+  return null;
+}
+
+/** Throws SignerError('internal') for an input the chain cannot hold: that is a caller bug, not a store failure. */
+export function validateEntryInput(e: AuditEntryInput): void {
+  const problem = entryInputProblem(e);
+  if (problem !== null) throw new SignerError('internal', `audit entry rejected: ${problem}`);
+}
+
+/** Guard for an entry read back from JSONL. */
+export function isAuditEntry(v: unknown): v is AuditEntry {
+  if (entryInputProblem(v) !== null) return false;
+  const o = v as Record<string, unknown>;
+  return typeof o.prev === 'string' && typeof o.hash === 'string';
+}
+
+/**
+ * Walks the chain: each entry's `prev` must equal the running previous hash and its recomputed hash must equal
+ * `hash`. Lines are numbered from 1 (the entry's position in the chain).
+ */
+export async function verifyEntries(
+  entries: Iterable<AuditEntry> | AsyncIterable<AuditEntry>,
+): Promise<VerifyResult> {
+  const check = new ChainChecker();
+  for await (const entry of entries) {
+    const broken = check.next(entry);
+    if (broken) return broken;
+  }
+  return check.result();
+}
+
+/** Incremental verifier, shared by the store walk and the file walk. */
+export class ChainChecker {
+  private prev = GENESIS_PREV;
+  private count = 0;
+
+  /** Feeds one entry; returns a failure result when the chain breaks here, else null. */
+  next(entry: AuditEntry, line = this.count + 1): VerifyResult | null {
+    this.count += 1;
+    if (entry.prev !== this.prev)
+      return { ok: false, entries: this.count, line, reason: `broken: line ${line}: prev does not match the previous entry` };
+    if (!HEX64.test(entry.hash) || hashEntry(entry) !== entry.hash)
+      return { ok: false, entries: this.count, line, reason: `broken: line ${line}: hash does not match its content` };
+    this.prev = entry.hash;
+    return null;
+  }
+
+  /** The running result so far (a failure line reported by `next` is the caller's to return). */
+  result(): VerifyResult {
+    return { ok: true, entries: this.count };
+  }
+
+  fail(line: number, reason: string): VerifyResult {
+    return { ok: false, entries: this.count, line, reason };
+  }
+}
+
+/**
+ * Writes the entries as JSON Lines (the ancestor's `audit.jsonl` format) to `file`, mode 0600, atomically:
+ * a temporary file in the same folder, fsync'd, then renamed. Returns the number of entries written.
+ */
+export async function exportJsonl(
+  entries: Iterable<AuditEntry> | AsyncIterable<AuditEntry>,
+  file: string,
+): Promise<number> {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
+  let count = 0;
+  try {
+    const fh = await fsp.open(tmp, 'wx', 0o600);
+    try {
+      let buf: string[] = [];
+      for await (const e of entries) {
+        buf.push(serializeEntry(e) + '\n');
+        count += 1;
+        if (buf.length >= 1000) {
+          await fh.write(buf.join(''));
+          buf = [];
+        }
+      }
+      if (buf.length) await fh.write(buf.join(''));
+      await fh.sync();
+    } finally {
+      await fh.close();
+    }
+    await fsp.rename(tmp, file);
+  } catch (e) {
+    await fsp.rm(tmp, { force: true }).catch(() => undefined);
+    if (e instanceof SignerError) throw e;
+    throw new SignerError('ledger', `cannot write the audit export ${file}: ${errorMessage(e)}`, { cause: e });
+  }
+  return count;
+}
+
+/**
+ * Verifies a JSONL audit file. An unparseable line fails with "audit line N is not valid JSON" (the ancestor's
+ * append refused such a log outright). A blank line at the very end (after the last newline) is ignored; a blank
+ * line in the middle is reported like any other unparseable line.
+ */
+export async function verifyJsonlFile(file: string): Promise<VerifyResult> {
+  let stream;
+  try {
+    const fh = await fsp.open(file, 'r');
+    stream = fh.createReadStream({ encoding: 'utf8' });
+  } catch (e) {
+    throw new SignerError('ledger', `cannot read the audit file ${file}: ${errorMessage(e)}`, { cause: e });
+  }
+  const lines = createInterface({ input: stream, crlfDelay: Infinity });
+  const check = new ChainChecker();
+  let lineNo = 0;
+  let pendingBlank: number | null = null;
+  try {
+    for await (const line of lines) {
+      lineNo += 1;
+      if (pendingBlank !== null) return check.fail(pendingBlank, `audit line ${pendingBlank} is not valid JSON`);
+      if (line.length === 0) {
+        pendingBlank = lineNo;
+        continue;
+      }
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        return check.fail(lineNo, `audit line ${lineNo} is not valid JSON`);
+      }
+      if (!isAuditEntry(parsed)) return check.fail(lineNo, `audit line ${lineNo} is not an audit entry`);
+      const broken = check.next(parsed, lineNo);
+      if (broken) return broken;
+    }
+  } finally {
+    lines.close();
+    stream.destroy();
+  }
+  return check.result();
+}

@@ -1,0 +1,525 @@
+/**
+ * The PostgreSQL ledger store (`pg`): several signer replicas share one database, so they share limits, halts,
+ * approvals and one hash chain, and a per-key lock spans them all.
+ *
+ * - Migrations run at start-up under a session advisory lock, so replicas starting together apply them once.
+ * - One chain across replicas: an append locks the single `chain_head` row (SELECT … FOR UPDATE), inserts the
+ *   entry and moves the head in one transaction. Commit order is chain order.
+ * - The per-key lock is `pg_try_advisory_lock(hash of key)` polled on a dedicated connection that is held for the
+ *   whole sign. Session advisory locks die with their connection, so the server frees the lock when a replica
+ *   dies or its connection is cut. A local FIFO mutex in front keeps one connection per key per process.
+ * - Database down: connecting times out after `connectTimeoutMs` and every operation rejects with
+ *   SignerError('ledger'); the pools open fresh connections when it is back, with no restart.
+ */
+import { createHash } from 'node:crypto';
+import { Pool, type PoolClient, type PoolConfig } from 'pg';
+import { SignerError, errorMessage } from '../util/errors';
+import { GENESIS_PREV, sealEntry, validateEntryInput, verifyEntries } from './chain';
+import { newApprovalId, normaliseApprovalId } from './ids';
+import { KeyedMutex, cancelledError, sleep } from './mutex';
+import { decisionOutcome, haltEntry, resumeEntry } from './records';
+import type {
+  ApprovalRecord,
+  ApprovalRequest,
+  ApprovalStatus,
+  AuditEntry,
+  AuditEntryInput,
+  HaltRecord,
+  KeyLock,
+  Ledger,
+  VerifyResult,
+} from './types';
+
+export interface PostgresLedgerOptions {
+  /** Connections for reads and appends. */
+  poolSize: number;
+  /** Connections that can hold key locks at once (one per key being signed in this process). Default 32. */
+  lockConnections?: number;
+  /** Give up connecting after this long (database down). Default 3000. */
+  connectTimeoutMs?: number;
+  /** Server-side and client-side bound on one statement. Default 15000. */
+  statementTimeoutMs?: number;
+  /** How often a waiter retries a key lock held elsewhere. Default 20. */
+  lockPollMs?: number;
+}
+
+/** Versioned migrations: index + 1 is the schema version. Never edit one that shipped. */
+const MIGRATIONS: string[] = [
+  `CREATE TABLE entries (
+     seq bigint PRIMARY KEY,
+     ts bigint NOT NULL,
+     key text NOT NULL,
+     command text NOT NULL,
+     payload_hash text NOT NULL,
+     programs text NOT NULL,
+     summary text NOT NULL,
+     intent text,
+     outcome text NOT NULL,
+     detail text,
+     signature text,
+     slot bigint,
+     balance_change bigint,
+     prev text NOT NULL,
+     hash text NOT NULL
+   );
+   CREATE INDEX entries_key_ts ON entries (key, ts);
+   CREATE TABLE chain_head (id smallint PRIMARY KEY CHECK (id = 1), seq bigint NOT NULL, hash text NOT NULL);
+   INSERT INTO chain_head (id, seq, hash) VALUES (1, 0, '${GENESIS_PREV}');
+   CREATE TABLE halts (key text PRIMARY KEY, reason text NOT NULL, by text NOT NULL, ts bigint NOT NULL);
+   CREATE TABLE approvals (
+     id text PRIMARY KEY,
+     key text NOT NULL,
+     summary text NOT NULL,
+     payload_hash text NOT NULL,
+     balance_change bigint,
+     fee bigint,
+     compute_units bigint,
+     requested_by text NOT NULL,
+     ts bigint NOT NULL,
+     expires_at bigint NOT NULL,
+     status text NOT NULL,
+     decided_by text,
+     decided_at bigint
+   );
+   CREATE INDEX approvals_status ON approvals (status, ts);`,
+];
+
+/** A stable signed 64-bit advisory lock id for a name, as a decimal string for a ::bigint parameter. */
+export function advisoryLockId(name: string): string {
+  return createHash('sha256').update(`sa-forge-signer:${name}`).digest().readBigInt64BE(0).toString();
+}
+
+const MIGRATION_LOCK = advisoryLockId('migrations');
+export const keyLockId = (key: string): string => advisoryLockId(`key:${key}`);
+
+const ENTRY_COLUMNS =
+  'seq, ts, key, command, payload_hash, programs, summary, intent, outcome, detail, signature, slot, balance_change, prev, hash';
+
+type Row = Record<string, unknown>;
+const num = (v: unknown): number => Number(v);
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+
+function rowToEntry(r: Row): AuditEntry {
+  let programs: string[] = [];
+  try {
+    const p: unknown = JSON.parse(String(r.programs));
+    if (Array.isArray(p)) programs = p.map(String);
+  } catch {
+    /* an unparseable value fails verification through the hash */
+  }
+  return {
+    ts: num(r.ts),
+    key: String(r.key),
+    command: String(r.command) as AuditEntry['command'],
+    payload_hash: String(r.payload_hash),
+    programs,
+    summary: String(r.summary),
+    intent: strOrNull(r.intent),
+    outcome: String(r.outcome),
+    detail: strOrNull(r.detail),
+    signature: strOrNull(r.signature),
+    slot: numOrNull(r.slot),
+    balance_change: numOrNull(r.balance_change),
+    prev: String(r.prev),
+    hash: String(r.hash),
+  };
+}
+
+function rowToHalt(r: Row): HaltRecord {
+  return { key: String(r.key), reason: String(r.reason), by: String(r.by), ts: num(r.ts) };
+}
+
+function rowToApproval(r: Row): ApprovalRecord {
+  return {
+    id: String(r.id),
+    key: String(r.key),
+    summary: String(r.summary),
+    payload_hash: String(r.payload_hash),
+    balance_change: numOrNull(r.balance_change),
+    fee: numOrNull(r.fee),
+    compute_units: numOrNull(r.compute_units),
+    requested_by: String(r.requested_by),
+    ts: num(r.ts),
+    expires_at: num(r.expires_at),
+    status: String(r.status) as ApprovalStatus,
+    decided_by: strOrNull(r.decided_by),
+    decided_at: numOrNull(r.decided_at),
+  };
+}
+
+function ledgerError(what: string, e: unknown): SignerError {
+  if (e instanceof SignerError) return e;
+  return new SignerError('ledger', `PostgreSQL ledger: ${what}: ${errorMessage(e)}`, { cause: e });
+}
+
+export class PostgresLedger implements Ledger {
+  readonly store = 'postgres' as const;
+  private readonly pool: Pool;
+  private readonly lockPool: Pool;
+  private readonly mutex = new KeyedMutex();
+  private readonly lockPollMs: number;
+  private readonly heldLocks = new Set<KeyLock>();
+  private closed = false;
+
+  private constructor(url: string, opts: PostgresLedgerOptions) {
+    this.lockPollMs = opts.lockPollMs ?? 20;
+    const statementTimeout = opts.statementTimeoutMs ?? 15_000;
+    const base: PoolConfig = {
+      connectionString: url,
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? 3_000,
+      statement_timeout: statementTimeout,
+      query_timeout: statementTimeout + 5_000,
+      keepAlive: true,
+      application_name: 'sa-forge-signer',
+    };
+    this.pool = new Pool({ ...base, max: Math.max(1, opts.poolSize), idleTimeoutMillis: 30_000 });
+    this.lockPool = new Pool({ ...base, max: Math.max(1, opts.lockConnections ?? 32), idleTimeoutMillis: 30_000 });
+    // An idle connection that the server drops emits 'error' on the pool; the pool discards it and reconnects
+    // on demand. Without a listener Node would treat it as an uncaught exception.
+    this.pool.on('error', () => undefined);
+    this.lockPool.on('error', () => undefined);
+  }
+
+  /** Connects, applies migrations (under an advisory lock) and returns a ready ledger. */
+  static async open(url: string, opts: PostgresLedgerOptions): Promise<PostgresLedger> {
+    const ledger = new PostgresLedger(url, opts);
+    try {
+      await ledger.migrate();
+    } catch (e) {
+      await ledger.close().catch(() => undefined);
+      throw ledgerError('cannot prepare the schema', e);
+    }
+    return ledger;
+  }
+
+  private async migrate(): Promise<void> {
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      await client.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK]);
+      try {
+        await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)');
+        const res = await client.query('SELECT version FROM schema_version');
+        const current = res.rows.length ? Number(res.rows[0].version) : 0;
+        if (current > MIGRATIONS.length)
+          throw new SignerError(
+            'ledger',
+            `the ledger schema is version ${current}, newer than this signer understands (${MIGRATIONS.length}): upgrade the signer`,
+          );
+        for (let v = current; v < MIGRATIONS.length; v++) {
+          await client.query('BEGIN');
+          try {
+            await client.query(MIGRATIONS[v]!);
+            if (v === 0 && res.rows.length === 0) await client.query('INSERT INTO schema_version VALUES ($1)', [v + 1]);
+            else await client.query('UPDATE schema_version SET version = $1', [v + 1]);
+            await client.query('COMMIT');
+          } catch (e) {
+            await client.query('ROLLBACK').catch(() => undefined);
+            throw e;
+          }
+        }
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK]).catch((e: Error) => {
+          broken = e;
+        });
+      }
+    } catch (e) {
+      broken = e as Error;
+      throw e;
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new SignerError('ledger', 'PostgreSQL ledger: the ledger is closed');
+  }
+
+  private async query(what: string, text: string, values?: unknown[]): Promise<Row[]> {
+    this.checkOpen();
+    try {
+      return (await this.pool.query(text, values)).rows as Row[];
+    } catch (e) {
+      throw ledgerError(what, e);
+    }
+  }
+
+  /** Runs fn in a transaction on one pooled connection; a failed connection is discarded, not reused. */
+  private async transaction<T>(what: string, fn: (c: PoolClient) => Promise<T>): Promise<T> {
+    this.checkOpen();
+    let client: PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (e) {
+      throw ledgerError(what, e);
+    }
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const out = await fn(client);
+      await client.query('COMMIT');
+      return out;
+    } catch (e) {
+      // If ROLLBACK fails the connection is unusable: release it with the error so the pool destroys it.
+      await client.query('ROLLBACK').catch((re: Error) => {
+        broken = re;
+      });
+      throw e instanceof SignerError ? e : ledgerError(what, e);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /** Inside a transaction: takes the chain head, seals the input onto it, inserts it, moves the head. */
+  private async appendInTx(c: PoolClient, input: AuditEntryInput): Promise<AuditEntry> {
+    const head = await c.query('SELECT seq, hash FROM chain_head WHERE id = 1 FOR UPDATE');
+    const h = head.rows[0] as Row | undefined;
+    if (!h) throw new SignerError('ledger', 'PostgreSQL ledger: the chain head row is missing; the schema was altered');
+    const seq = num(h.seq) + 1;
+    const entry = sealEntry(input, String(h.hash));
+    await c.query(
+      `INSERT INTO entries (${ENTRY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+      [
+        seq,
+        entry.ts,
+        entry.key,
+        entry.command,
+        entry.payload_hash,
+        JSON.stringify(entry.programs),
+        entry.summary,
+        entry.intent,
+        entry.outcome,
+        entry.detail,
+        entry.signature,
+        entry.slot,
+        entry.balance_change,
+        entry.prev,
+        entry.hash,
+      ],
+    );
+    await c.query('UPDATE chain_head SET seq = $1, hash = $2 WHERE id = 1', [seq, entry.hash]);
+    return entry;
+  }
+
+  async append(input: AuditEntryInput): Promise<AuditEntry> {
+    validateEntryInput(input);
+    return this.transaction('cannot append an audit entry', (c) => this.appendInTx(c, input));
+  }
+
+  async signEntriesForKey(key: string, since: number): Promise<AuditEntry[]> {
+    const rows = await this.query(
+      'cannot read audit entries',
+      `SELECT ${ENTRY_COLUMNS} FROM entries WHERE key = $1 AND command IN ('sign', 'sign-intent') AND ts >= $2 ORDER BY seq`,
+      [key, since],
+    );
+    return rows.map(rowToEntry);
+  }
+
+  async lockKey(key: string, signal?: AbortSignal): Promise<KeyLock> {
+    this.checkOpen();
+    const releaseLocal = await this.mutex.acquire(key, signal);
+    const lockId = keyLockId(key);
+    let client: PoolClient | undefined;
+    const onError = () => undefined; // a cut connection: the server has freed the lock; release discards it
+    try {
+      client = await abortable(this.lockPool.connect(), signal, key, (c) => c.release());
+      client.on('error', onError);
+      for (;;) {
+        const res = await client.query('SELECT pg_try_advisory_lock($1::bigint) AS ok', [lockId]);
+        if ((res.rows[0] as Row | undefined)?.ok === true) break;
+        await sleep(this.lockPollMs, signal, () => cancelledError(key));
+      }
+    } catch (e) {
+      if (client) {
+        client.removeListener('error', onError);
+        // Never return a connection that might hold the lock to the pool: destroy it, the server frees the lock.
+        client.release(e instanceof Error ? e : new Error(String(e)));
+      }
+      releaseLocal();
+      throw e instanceof SignerError ? e : ledgerError(`cannot take the lock on key ${key}`, e);
+    }
+    const held = client;
+    let released = false;
+    const lock: KeyLock = {
+      release: async () => {
+        if (released) return;
+        released = true;
+        this.heldLocks.delete(lock);
+        let broken: Error | undefined;
+        try {
+          const res = await held.query('SELECT pg_advisory_unlock($1::bigint) AS ok', [lockId]);
+          if ((res.rows[0] as Row | undefined)?.ok !== true) broken = new Error('the advisory lock was not held');
+        } catch (e) {
+          broken = e as Error; // the connection is gone, and with it the lock
+        } finally {
+          held.removeListener('error', onError);
+          held.release(broken);
+          releaseLocal();
+        }
+      },
+    };
+    this.heldLocks.add(lock);
+    return lock;
+  }
+
+  async getHalt(key: string): Promise<HaltRecord | null> {
+    const rows = await this.query('cannot read halts', 'SELECT key, reason, by, ts FROM halts WHERE key = $1', [key]);
+    return rows[0] ? rowToHalt(rows[0]) : null;
+  }
+
+  async listHalts(): Promise<HaltRecord[]> {
+    return (await this.query('cannot read halts', 'SELECT key, reason, by, ts FROM halts ORDER BY key')).map(rowToHalt);
+  }
+
+  async halt(rec: HaltRecord): Promise<HaltRecord> {
+    validateEntryInput(haltEntry(rec));
+    return this.transaction('cannot record the halt', async (c) => {
+      // Take the chain head first: it serialises concurrent halts of one key, so the second sees the first's row.
+      await c.query('SELECT 1 FROM chain_head WHERE id = 1 FOR UPDATE');
+      const existing = await c.query('SELECT key, reason, by, ts FROM halts WHERE key = $1', [rec.key]);
+      if (existing.rows[0]) return rowToHalt(existing.rows[0] as Row);
+      await c.query('INSERT INTO halts (key, reason, by, ts) VALUES ($1, $2, $3, $4)', [rec.key, rec.reason, rec.by, rec.ts]);
+      await this.appendInTx(c, haltEntry(rec));
+      return { key: rec.key, reason: rec.reason, by: rec.by, ts: rec.ts };
+    });
+  }
+
+  async resume(key: string, by: string, ts: number): Promise<boolean> {
+    return this.transaction('cannot record the resume', async (c) => {
+      await c.query('SELECT 1 FROM chain_head WHERE id = 1 FOR UPDATE');
+      const gone = await c.query('DELETE FROM halts WHERE key = $1 RETURNING key, reason, by, ts', [key]);
+      if (!gone.rows[0]) return false;
+      const entry = resumeEntry(key, by, ts, rowToHalt(gone.rows[0] as Row));
+      validateEntryInput(entry);
+      await this.appendInTx(c, entry);
+      return true;
+    });
+  }
+
+  async createApproval(req: ApprovalRequest): Promise<ApprovalRecord> {
+    for (let attempt = 0; attempt < 6; attempt++) {
+      const rows = await this.query(
+        'cannot record the approval request',
+        `INSERT INTO approvals (id, key, summary, payload_hash, balance_change, fee, compute_units, requested_by, ts,
+           expires_at, status, decided_by, decided_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', NULL, NULL)
+         ON CONFLICT (id) DO NOTHING RETURNING *`,
+        [newApprovalId(), req.key, req.summary, req.payload_hash, req.balance_change, req.fee, req.compute_units,
+          req.requested_by, req.ts, req.expires_at],
+      );
+      if (rows[0]) return rowToApproval(rows[0]); // else: a 40-bit id collided; draw another
+    }
+    throw new SignerError('ledger', 'PostgreSQL ledger: could not draw a free approval id');
+  }
+
+  async getApproval(id: string): Promise<ApprovalRecord | null> {
+    const rows = await this.query('cannot read approvals', 'SELECT * FROM approvals WHERE id = $1', [
+      normaliseApprovalId(id),
+    ]);
+    return rows[0] ? rowToApproval(rows[0]) : null;
+  }
+
+  async listApprovals(filter?: { status?: ApprovalStatus }): Promise<ApprovalRecord[]> {
+    const rows = filter?.status
+      ? await this.query('cannot read approvals', 'SELECT * FROM approvals WHERE status = $1 ORDER BY ts, id', [filter.status])
+      : await this.query('cannot read approvals', 'SELECT * FROM approvals ORDER BY ts, id');
+    return rows.map(rowToApproval);
+  }
+
+  async decideApproval(
+    id: string,
+    decision: 'approved' | 'rejected' | 'expired',
+    by: string,
+    ts: number,
+  ): Promise<ApprovalRecord> {
+    const wanted = normaliseApprovalId(id);
+    return this.transaction('cannot record the decision', async (c) => {
+      const res = await c.query('SELECT * FROM approvals WHERE id = $1 FOR UPDATE', [wanted]);
+      if (!res.rows[0]) throw new SignerError('request_invalid', `no approval request with id ${id}`);
+      const rec = rowToApproval(res.rows[0] as Row);
+      if (rec.status !== 'pending') return rec;
+      const { status, decidedBy } = decisionOutcome(rec, decision, by, ts);
+      await c.query('UPDATE approvals SET status = $1, decided_by = $2, decided_at = $3 WHERE id = $4', [
+        status,
+        decidedBy,
+        ts,
+        wanted,
+      ]);
+      return { ...rec, status, decided_by: decidedBy, decided_at: ts };
+    });
+  }
+
+  async verify(): Promise<VerifyResult> {
+    return verifyEntries(this.entries());
+  }
+
+  async tail(n: number): Promise<AuditEntry[]> {
+    const rows = await this.query(
+      'cannot read audit entries',
+      `SELECT ${ENTRY_COLUMNS} FROM entries ORDER BY seq DESC LIMIT $1`,
+      [Math.max(0, Math.floor(n))],
+    );
+    return rows.map(rowToEntry).reverse();
+  }
+
+  async *entries(): AsyncIterable<AuditEntry> {
+    let after = 0;
+    for (;;) {
+      const rows = await this.query(
+        'cannot read audit entries',
+        `SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq > $1 ORDER BY seq LIMIT 1000`,
+        [after],
+      );
+      for (const r of rows) yield rowToEntry(r);
+      if (rows.length < 1000) return;
+      after = num(rows[rows.length - 1]!.seq);
+    }
+  }
+
+  async ping(): Promise<void> {
+    await this.query('not reachable', 'SELECT 1');
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.allSettled([...this.heldLocks].map((l) => l.release()));
+    await Promise.allSettled([this.pool.end(), this.lockPool.end()]);
+  }
+}
+
+/** Awaits p unless signal aborts first; a value that arrives after the abort is handed to `discard`. */
+function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined, key: string, discard: (v: T) => void): Promise<T> {
+  if (!signal) return p;
+  if (signal.aborted) {
+    p.then(discard, () => undefined);
+    return Promise.reject(cancelledError(key));
+  }
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const onAbort = () => {
+      if (settled) return;
+      settled = true;
+      reject(cancelledError(key));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        if (settled) discard(v);
+        else {
+          settled = true;
+          resolve(v);
+        }
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        if (!settled) {
+          settled = true;
+          reject(e);
+        }
+      },
+    );
+  });
+}
