@@ -1,0 +1,59 @@
+/**
+ * Built-in cluster profiles. A cluster is data: `zink-testnet` carries the facts of domain.md §2.1, `local` is the
+ * embedded LiteSVM chain, and any other cluster is declared under `clusters:` in the config file.
+ */
+import type { ClusterProfile, ProgramEntry } from './types';
+
+export const PROGRAM = {
+  system: '11111111111111111111111111111111',
+  computeBudget: 'ComputeBudget111111111111111111111111111111',
+  associatedToken: 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL',
+  splToken: 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
+  token2022: 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb',
+  sage: 'C4SAgeKLgb3pTLWhVr6NRwWyYFuTR7ZeSXFrzoLwfMzF',
+  playerProfile: 'C4PRoFNroxxzdgeCoM31LJjYRg7kT6ymogSTAT99iD1u',
+  profileFaction: 'C4FACQA1PpNRKrjQ2862ABNR42DTz7EzGj1uhTNFASwP',
+} as const;
+
+export const ZINK_TESTNET: ClusterProfile = Object.freeze({
+  name: 'zink-testnet',
+  genesis_hash: '6qaAozzun2WV83PRDgqf79WXtbqfnezKB3demjxXV5EY',
+  rpc_url: 'https://rpc1.z.ink',
+  explorer: 'https://explorer.z.ink/tx/',
+  programs: [
+    { label: 'sage', address: PROGRAM.sage },
+    { label: 'player-profile', address: PROGRAM.playerProfile },
+    { label: 'profile-faction', address: PROGRAM.profileFaction },
+    { label: 'compute-budget', address: PROGRAM.computeBudget },
+    { label: 'associated-token', address: PROGRAM.associatedToken },
+    { label: 'system', address: PROGRAM.system },
+  ],
+  game_programs: [PROGRAM.sage, PROGRAM.playerProfile, PROGRAM.profileFaction],
+  player_profile: PROGRAM.playerProfile,
+});
+
+/** The embedded chain's RPC endpoint when nothing else is configured (the local default sets the real one). */
+export const LOCAL_DEFAULT_RPC_URL = 'http://127.0.0.1:8899';
+
+/**
+ * The `local` profile: the utility programs plus the game programs the operator deployed on the embedded chain.
+ * Its genesis hash is learnt from the chain at start (it changes with every fresh chain).
+ */
+export function localCluster(opts: { rpc_url: string; game_programs: ProgramEntry[]; player_profile: string | null }): ClusterProfile {
+  return {
+    name: 'local',
+    genesis_hash: null,
+    rpc_url: opts.rpc_url,
+    explorer: null,
+    programs: [
+      ...opts.game_programs,
+      { label: 'compute-budget', address: PROGRAM.computeBudget },
+      { label: 'associated-token', address: PROGRAM.associatedToken },
+      { label: 'system', address: PROGRAM.system },
+    ],
+    game_programs: opts.game_programs.map((p) => p.address),
+    player_profile: opts.player_profile,
+  };
+}
+
+export const BUILT_IN_CLUSTERS = ['zink-testnet', 'local'] as const;

@@ -1,0 +1,120 @@
+/**
+ * Convict formats shared by the schemas. Each validates strictly and coerces env strings strictly
+ * (convict's own `nat` would read "12abc" as 12; these refuse it).
+ */
+import convict from 'convict';
+import { decodeAddress } from '../util/base58';
+
+export function parseListen(text: string): { host: string; port: number } | null {
+  const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:\s[\]]+)):(\d{1,5})$/.exec(text);
+  if (!m) return null;
+  const port = Number(m[3]);
+  if (port < 0 || port > 65535) return null;
+  return { host: (m[1] ?? m[2])!, port };
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+let registered = false;
+
+/** Registers the formats once per process (convict keeps a global registry). */
+export function registerFormats(): void {
+  if (registered) return;
+  registered = true;
+  convict.addFormats({
+    'nat-strict': {
+      validate(v: unknown) {
+        if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new Error('must be a whole number, 0 or more');
+      },
+      coerce: (v: unknown) => (typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v.trim()) : v),
+    },
+    'positive-int': {
+      validate(v: unknown) {
+        if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw new Error('must be a whole number, 1 or more');
+      },
+      coerce: (v: unknown) => (typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v.trim()) : v),
+    },
+    'bool-strict': {
+      validate(v: unknown) {
+        if (typeof v !== 'boolean') throw new Error('must be true or false');
+      },
+      coerce: (v: unknown) => {
+        if (typeof v !== 'string') return v;
+        const t = v.trim().toLowerCase();
+        if (t === 'true' || t === '1' || t === 'yes') return true;
+        if (t === 'false' || t === '0' || t === 'no') return false;
+        return v;
+      },
+    },
+    'listen-address': {
+      validate(v: unknown) {
+        if (typeof v !== 'string' || parseListen(v) === null) throw new Error('must be host:port, e.g. 127.0.0.1:8790 or [::1]:8790');
+      },
+    },
+    'listen-address-or-off': {
+      validate(v: unknown) {
+        if (v === null) return;
+        if (typeof v !== 'string' || parseListen(v) === null) throw new Error('must be host:port, or null to turn it off');
+      },
+      coerce: (v: unknown) => (typeof v === 'string' && ['', 'off', 'null', 'none'].includes(v.trim().toLowerCase()) ? null : v),
+    },
+    'string-list': {
+      validate(v: unknown) {
+        if (!Array.isArray(v) || v.some((s) => typeof s !== 'string' || s.trim() === '')) throw new Error('must be a list of non-empty strings');
+      },
+      coerce: (v: unknown) =>
+        typeof v === 'string'
+          ? v
+              .split(',')
+              .map((s) => s.trim())
+              .filter((s) => s !== '')
+          : v,
+    },
+    'address-list': {
+      validate(v: unknown) {
+        if (!Array.isArray(v)) throw new Error('must be a list of base58 addresses');
+        for (const s of v) if (typeof s !== 'string' || decodeAddress(s) === null) throw new Error(`${JSON.stringify(s)} is not a base58 address`);
+      },
+    },
+    address: {
+      validate(v: unknown) {
+        if (typeof v !== 'string' || decodeAddress(v) === null) throw new Error(`${JSON.stringify(v)} is not a base58 address`);
+      },
+    },
+    'address-or-null': {
+      validate(v: unknown) {
+        if (v !== null && (typeof v !== 'string' || decodeAddress(v) === null)) throw new Error(`${JSON.stringify(v)} is not a base58 address`);
+      },
+    },
+    'non-empty-string': {
+      validate(v: unknown) {
+        if (typeof v !== 'string' || v.trim() === '') throw new Error('must be a non-empty string');
+      },
+    },
+    'string-or-null': {
+      validate(v: unknown) {
+        if (v !== null && (typeof v !== 'string' || v.trim() === '')) throw new Error('must be a non-empty string or null');
+      },
+      coerce: (v: unknown) => (typeof v === 'string' && v.trim() === '' ? null : v),
+    },
+    'http-url-or-null': {
+      validate(v: unknown) {
+        if (v === null) return;
+        if (typeof v !== 'string' || !/^https?:\/\/[^\s]+$/.test(v)) throw new Error('must be an http(s) URL or null');
+      },
+      coerce: (v: unknown) => (typeof v === 'string' && v.trim() === '' ? null : v),
+    },
+    'object-map': {
+      validate(v: unknown) {
+        if (!isPlainObject(v)) throw new Error('must be a mapping (name: settings)');
+      },
+    },
+    'object-list': {
+      validate(v: unknown) {
+        if (!Array.isArray(v) || v.some((e) => !isPlainObject(e))) throw new Error('must be a list of mappings');
+      },
+    },
+  });
+}

@@ -1,0 +1,305 @@
+/**
+ * loadConfig: a YAML/JSON file (+ overrides) + SIGNER_* env vars → the resolved, cross-checked SignerConfig.
+ * Precedence: schema defaults < file < overrides < env. Anything invalid throws SignerError('config_invalid')
+ * with a message naming the key, so the service refuses to start.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import convict from 'convict';
+import YAML from 'yaml';
+import { SignerError } from '../util/errors';
+import { isValidKeyName } from '../keys/keyfile';
+import { decodeAddress } from '../util/base58';
+import { registerFormats, parseListen } from './formats';
+import { clusterSchema, fundEntrySchema, keySchema, programEntrySchema, tokenSchema, topLevelSchema } from './schema';
+import { BUILT_IN_CLUSTERS, LOCAL_DEFAULT_RPC_URL, ZINK_TESTNET, localCluster } from './clusters';
+import type { ApprovalMode, ClusterProfile, KeyClass, KeyConfig, LedgerConfig, ProgramEntry, SignerConfig, TokenConfig } from './types';
+
+export interface LoadConfigOptions {
+  /** YAML (.yaml/.yml) or JSON (.json) file; relative paths in it resolve against its folder. */
+  file?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Merged over the file (objects deep, lists replaced) before env vars apply. */
+  overrides?: object;
+  /** `serve` needs at least one token; CLI commands do not. */
+  forServe?: boolean;
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+function fail(message: string): never {
+  throw new SignerError('config_invalid', message);
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    const b = out[k];
+    out[k] = isPlainObject(b) && isPlainObject(v) ? deepMerge(b, v) : v;
+  }
+  return out;
+}
+
+/** Reads a YAML or JSON document; YAML also reads JSON, so only `.json` is parsed strictly as JSON. */
+export function readDocument(file: string): unknown {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    fail(`cannot read config file ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  try {
+    if (file.endsWith('.json')) return JSON.parse(text) as unknown;
+    return YAML.parse(text, { uniqueKeys: true }) as unknown;
+  } catch (e) {
+    fail(`config file ${file} does not parse: ${(e as Error).message.split('\n')[0]}`);
+  }
+}
+
+/** Rewrites convict's messages so each names the full key (`keys.alice.class: …`, `serve.foo: unknown key`). */
+function convictErrors(prefix: string, err: unknown): string {
+  const text = err instanceof Error ? err.message : String(err);
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((line) => {
+      const undeclared = /^configuration param '(.+)' not declared in the schema$/.exec(line);
+      if (undeclared) return `${prefix}${undeclared[1]}: unknown key (not in the schema)`;
+      const missing = /^configuration param '(.+)' missing from config/.exec(line);
+      if (missing) return `${prefix}${missing[1]}: must be a mapping`;
+      return `${prefix}${line}`;
+    })
+    .join('; ');
+}
+
+/** Validates one collection entry strictly against its schema; returns the entry with defaults filled in. */
+function validateEntry<T>(schema: object, value: unknown, where: string): T {
+  if (!isPlainObject(value)) fail(`${where}: must be a mapping`);
+  const c = convict(schema as convict.Schema<unknown>, { env: {}, args: [] });
+  try {
+    c.load(value);
+    c.validate({ allowed: 'strict' });
+  } catch (e) {
+    fail(convictErrors(`${where}.`, e));
+  }
+  return c.getProperties() as T;
+}
+
+type TopLevel = {
+  cluster: string;
+  rpc_url: string | null;
+  key_dir: string;
+  state_dir: string;
+  log_level: SignerConfig['log_level'];
+  keys: Record<string, unknown>;
+  clusters: Record<string, unknown>;
+  ledger: { store: 'sqlite' | 'postgres'; path: string | null; url: string | null; url_file: string | null; url_env: string | null; pool_size: number };
+  timings: SignerConfig['timings'];
+  serve: {
+    listen: string;
+    allowed_hosts: string[];
+    tokens: unknown[];
+    tokens_file: string | null;
+    max_in_flight: number;
+    rate_limit_per_minute: number;
+    body_limit_bytes: number;
+    drain_ms: number;
+    param_headers: boolean;
+    metrics: string | null;
+  };
+  localnet: { game_programs: unknown[]; player_profile: string | null; fund: unknown[] };
+};
+
+type KeyEntry = Omit<KeyConfig, 'name' | 'approval' | 'class'> & { class: KeyClass; approval: ApprovalMode | null };
+
+function buildKeys(raw: Record<string, unknown>): KeyConfig[] {
+  const keys: KeyConfig[] = [];
+  for (const name of Object.keys(raw).sort()) {
+    if (!isValidKeyName(name)) fail(`keys.${name}: key name must be 1 to 64 lowercase letters, digits, '-' or '_'`);
+    const e = validateEntry<KeyEntry>(keySchema, raw[name], `keys.${name}`);
+    const approval: ApprovalMode = e.approval ?? (e.class === 'wallet' ? 'confirm' : 'auto');
+    if (e.class === 'wallet' && approval === 'auto' && !e.allow_unattended) {
+      fail(`keys.${name}.approval: a wallet key cannot be auto unless keys.${name}.allow_unattended is true (meant for throwaway testnet keys)`);
+    }
+    keys.push({ ...e, name, approval });
+  }
+  return keys;
+}
+
+function buildTokens(list: unknown[], where: string, keys: KeyConfig[]): TokenConfig[] {
+  return list.map((item, i) => {
+    const t = validateEntry<TokenConfig>(tokenSchema, item, `${where}[${i}]`);
+    const at = `${where}[${i}] (${JSON.stringify(t.name)})`;
+    if (!isValidKeyName(t.name)) fail(`${where}[${i}].name: token name must be 1 to 64 lowercase letters, digits, '-' or '_'`);
+    if (!SHA256_HEX.test(t.sha256)) fail(`${at}.sha256: must be exactly 64 lowercase hex characters (the sha256 of the token, never the token)`);
+    for (const k of t.keys) {
+      const key = keys.find((c) => c.name === k);
+      if (!key) fail(`${at}.keys: no key ${JSON.stringify(k)} under keys`);
+      if (key.class === 'wallet' && !key.allow_unattended) {
+        fail(`${at}.keys: wallet key ${JSON.stringify(k)} may not be used by a token unless keys.${k}.allow_unattended is true`);
+      }
+    }
+    return { name: t.name, sha256: t.sha256, keys: [...new Set(t.keys)] };
+  });
+}
+
+function readTokensFile(file: string): unknown[] {
+  const doc = readDocument(file);
+  const list = isPlainObject(doc) && Array.isArray(doc.tokens) ? doc.tokens : doc;
+  if (!Array.isArray(list)) fail(`serve.tokens_file ${file}: must hold a list of tokens (or a mapping with a tokens list)`);
+  return list as unknown[];
+}
+
+function buildPrograms(list: unknown[], where: string): ProgramEntry[] {
+  return list.map((p, i) => validateEntry<ProgramEntry>(programEntrySchema, p, `${where}[${i}]`));
+}
+
+function buildCluster(top: TopLevel): ClusterProfile {
+  for (const name of Object.keys(top.clusters)) {
+    if ((BUILT_IN_CLUSTERS as readonly string[]).includes(name)) fail(`clusters.${name}: ${name} is built in and cannot be redefined`);
+  }
+  if (top.cluster === 'zink-testnet') return { ...ZINK_TESTNET, programs: [...ZINK_TESTNET.programs], game_programs: [...ZINK_TESTNET.game_programs], rpc_url: top.rpc_url ?? ZINK_TESTNET.rpc_url };
+  if (top.cluster === 'local') {
+    return localCluster({
+      rpc_url: top.rpc_url ?? LOCAL_DEFAULT_RPC_URL,
+      game_programs: buildPrograms(top.localnet.game_programs, 'localnet.game_programs'),
+      player_profile: top.localnet.player_profile,
+    });
+  }
+  const raw = top.clusters[top.cluster];
+  if (raw === undefined) {
+    const known = [...BUILT_IN_CLUSTERS, ...Object.keys(top.clusters)].join(', ');
+    fail(`cluster: unknown cluster ${JSON.stringify(top.cluster)} (known: ${known}); declare it under clusters`);
+  }
+  const where = `clusters.${top.cluster}`;
+  const c = validateEntry<{ genesis_hash: string; rpc_url: string | null; explorer: string | null; programs: unknown[]; game_programs: string[]; player_profile: string | null }>(
+    clusterSchema,
+    raw,
+    where,
+  );
+  if (decodeAddress(c.genesis_hash) === null) fail(`${where}.genesis_hash: must be a base58 hash`);
+  const rpc = top.rpc_url ?? c.rpc_url;
+  if (rpc === null) fail(`${where}.rpc_url: required (or set rpc_url)`);
+  return {
+    name: top.cluster,
+    genesis_hash: c.genesis_hash,
+    rpc_url: rpc,
+    explorer: c.explorer,
+    programs: buildPrograms(c.programs, `${where}.programs`),
+    game_programs: c.game_programs,
+    player_profile: c.player_profile,
+  };
+}
+
+function buildLedger(top: TopLevel, resolve: (p: string) => string, env: NodeJS.ProcessEnv, stateDir: string): LedgerConfig {
+  const l = top.ledger;
+  if (l.store === 'sqlite') {
+    return { store: 'sqlite', path: l.path === null ? path.join(stateDir, 'ledger.sqlite') : resolve(l.path) };
+  }
+  const sources = [l.url !== null, l.url_file !== null, l.url_env !== null].filter(Boolean).length;
+  if (sources !== 1) fail('ledger: a postgres ledger needs exactly one of ledger.url, ledger.url_file or ledger.url_env');
+  let url: string;
+  if (l.url !== null) url = l.url;
+  else if (l.url_file !== null) {
+    const file = resolve(l.url_file);
+    try {
+      url = fs.readFileSync(file, 'utf8').trim();
+    } catch (e) {
+      fail(`ledger.url_file: cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    }
+  } else {
+    const v = env[l.url_env!];
+    if (v === undefined || v.trim() === '') fail(`ledger.url_env: the environment variable ${l.url_env} is not set`);
+    url = v.trim();
+  }
+  if (!/^postgres(ql)?:\/\//.test(url)) fail('ledger: the PostgreSQL URL must start with postgres:// or postgresql://');
+  return { store: 'postgres', url, pool_size: l.pool_size };
+}
+
+export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
+  registerFormats();
+  const env = opts.env ?? process.env;
+  const file = opts.file ? path.resolve(opts.file) : null;
+  const baseDir = file ? path.dirname(file) : process.cwd();
+  const resolve = (p: string): string => path.resolve(baseDir, p);
+
+  let doc: unknown = file ? readDocument(file) : {};
+  if (doc === null || doc === undefined) doc = {};
+  if (!isPlainObject(doc)) fail(`config file ${file}: the top level must be a mapping`);
+  const merged = opts.overrides ? deepMerge(doc, opts.overrides as Record<string, unknown>) : doc;
+
+  const c = convict(topLevelSchema, { env, args: [] });
+  try {
+    c.load(merged);
+    c.validate({ allowed: 'strict' });
+  } catch (e) {
+    fail(`config${file ? ` ${file}` : ''}: ${convictErrors('', e)}`);
+  }
+  const top = c.getProperties() as unknown as TopLevel;
+
+  const keys = buildKeys(top.keys);
+  const tokens = buildTokens(top.serve.tokens, 'serve.tokens', keys);
+  if (top.serve.tokens_file !== null) {
+    tokens.push(...buildTokens(readTokensFile(resolve(top.serve.tokens_file)), 'serve.tokens_file', keys));
+  }
+  const seen = new Set<string>();
+  for (const t of tokens) {
+    if (seen.has(t.name)) fail(`serve.tokens: two tokens are named ${JSON.stringify(t.name)}; token names must be unique`);
+    seen.add(t.name);
+  }
+  if (opts.forServe && tokens.length === 0) {
+    fail('serve.tokens: no tokens configured; create one with `sa-forge-signer token new NAME --out FILE` and add it under serve.tokens');
+  }
+
+  const cluster = buildCluster(top);
+  const stateDir = resolve(top.state_dir);
+  const listen = parseListen(top.serve.listen)!;
+  const metrics = top.serve.metrics === null ? null : parseListen(top.serve.metrics)!;
+
+  const localnet =
+    cluster.name === 'local'
+      ? {
+          enabled: true,
+          fund: top.localnet.fund.map((f, i) => validateEntry<{ address: string; lamports: number }>(fundEntrySchema, f, `localnet.fund[${i}]`)),
+        }
+      : null;
+
+  return {
+    source: file,
+    cluster,
+    key_dir: resolve(top.key_dir),
+    state_dir: stateDir,
+    keys,
+    ledger: buildLedger(top, resolve, env, stateDir),
+    timings: { ...top.timings },
+    serve: {
+      listen,
+      allowed_hosts: top.serve.allowed_hosts.map((h) => h.toLowerCase()),
+      tokens,
+      max_in_flight: top.serve.max_in_flight,
+      rate_limit_per_minute: top.serve.rate_limit_per_minute,
+      body_limit_bytes: top.serve.body_limit_bytes,
+      drain_ms: top.serve.drain_ms,
+      param_headers: top.serve.param_headers,
+      metrics,
+    },
+    localnet,
+    log_level: top.log_level,
+  };
+}
+
+/** A PostgreSQL URL fit for a log line: the password (and any query string) replaced. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    if (u.search) u.search = '?***';
+    return u.toString();
+  } catch {
+    return '[unparseable url]';
+  }
+}

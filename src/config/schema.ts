@@ -1,0 +1,240 @@
+/**
+ * The config schema. Every key carries doc, format and default; every scalar also an env var `SIGNER_…`
+ * (env beats the file). Entries of the `keys`, `clusters`, `serve.tokens` and `localnet.*` collections have
+ * their own schemas below, validated strictly per entry so an error names e.g. `keys.alice.class`.
+ * `config/example.yaml` documents the same keys for people; a test keeps the two in step.
+ */
+import { DEFAULT_TIMINGS } from './types';
+
+export const topLevelSchema = {
+  cluster: {
+    doc: 'The chain to sign for: `zink-testnet` (built in), `local` (the embedded chain, development only) or a name declared under `clusters`.',
+    format: 'non-empty-string',
+    default: 'zink-testnet',
+    env: 'SIGNER_CLUSTER',
+  },
+  rpc_url: {
+    doc: "Solana JSON-RPC endpoint; null uses the cluster's own. Its genesis hash must be the cluster's, or every check refuses (`chain`).",
+    format: 'http-url-or-null',
+    default: null as string | null,
+    nullable: true,
+    env: 'SIGNER_RPC_URL',
+  },
+  key_dir: {
+    doc: 'Directory of key files (0700, files 0600). Relative paths resolve against the config file\'s folder.',
+    format: 'non-empty-string',
+    default: 'keys',
+    env: 'SIGNER_KEY_DIR',
+  },
+  state_dir: {
+    doc: "Directory for state (the SQLite ledger by default). Relative to the config file's folder.",
+    format: 'non-empty-string',
+    default: 'state',
+    env: 'SIGNER_STATE_DIR',
+  },
+  log_level: {
+    doc: 'Log level of the JSON logs on stderr. `warn` keeps request logs out of the hot path.',
+    format: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
+    default: 'info',
+    env: 'SIGNER_LOG_LEVEL',
+  },
+  keys: {
+    doc: 'Signing keys by name ([a-z0-9_-]{1,64}); each entry follows the key schema (class, pubkey, approval, limits...).',
+    format: Object,
+    default: {} as Record<string, unknown>,
+  },
+  clusters: {
+    doc: 'Custom clusters by name; each entry follows the cluster schema (genesis_hash, rpc_url, programs...). A new cluster is config, not code.',
+    format: Object,
+    default: {} as Record<string, unknown>,
+  },
+  ledger: {
+    store: {
+      doc: '`sqlite` (one replica, the default) or `postgres` (several replicas share limits, halts, approvals and one hash chain).',
+      format: ['sqlite', 'postgres'],
+      default: 'sqlite',
+      env: 'SIGNER_LEDGER_STORE',
+    },
+    path: {
+      doc: 'SQLite file; null means `<state_dir>/ledger.sqlite`. Relative to the config file\'s folder.',
+      format: 'string-or-null',
+      default: null as string | null,
+      nullable: true,
+      env: 'SIGNER_LEDGER_PATH',
+    },
+    url: {
+      doc: 'PostgreSQL URL (postgres://user:password@host/db). Prefer url_file or url_env so the password stays out of the config.',
+      format: 'string-or-null',
+      default: null as string | null,
+      nullable: true,
+      sensitive: true,
+      env: 'SIGNER_LEDGER_URL',
+    },
+    url_file: {
+      doc: 'File holding the PostgreSQL URL (e.g. a mounted Kubernetes secret); surrounding whitespace is trimmed.',
+      format: 'string-or-null',
+      default: null as string | null,
+      nullable: true,
+      env: 'SIGNER_LEDGER_URL_FILE',
+    },
+    url_env: {
+      doc: 'Name of an environment variable holding the PostgreSQL URL.',
+      format: 'string-or-null',
+      default: null as string | null,
+      nullable: true,
+      env: 'SIGNER_LEDGER_URL_ENV',
+    },
+    pool_size: {
+      doc: 'PostgreSQL connection pool size.',
+      format: 'positive-int',
+      default: 10,
+      env: 'SIGNER_LEDGER_POOL_SIZE',
+    },
+  },
+  timings: {
+    rpc_timeout_ms: { doc: 'Timeout of one RPC call.', format: 'positive-int', default: DEFAULT_TIMINGS.rpc_timeout_ms, env: 'SIGNER_RPC_TIMEOUT_MS' },
+    poll_interval_ms: { doc: 'Pause between confirmation polls.', format: 'positive-int', default: DEFAULT_TIMINGS.poll_interval_ms, env: 'SIGNER_POLL_INTERVAL_MS' },
+    confirm_deadline_ms: {
+      doc: 'After this long without a landed status a sign ends `unknown`.',
+      format: 'positive-int',
+      default: DEFAULT_TIMINGS.confirm_deadline_ms,
+      env: 'SIGNER_CONFIRM_DEADLINE_MS',
+    },
+    max_rpc_failures: { doc: 'RPC failures in a row during confirmation before `unknown`.', format: 'positive-int', default: DEFAULT_TIMINGS.max_rpc_failures, env: 'SIGNER_MAX_RPC_FAILURES' },
+    rebroadcast_every: { doc: 'Rebroadcast the transaction every N polls.', format: 'positive-int', default: DEFAULT_TIMINGS.rebroadcast_every, env: 'SIGNER_REBROADCAST_EVERY' },
+    metadata_attempts: { doc: 'Attempts to fetch a landed transaction\'s metadata.', format: 'positive-int', default: DEFAULT_TIMINGS.metadata_attempts, env: 'SIGNER_METADATA_ATTEMPTS' },
+    approval_timeout_ms: {
+      doc: 'How long a `confirm` key\'s sign waits for `sa-forge-signer approvals approve`; then it is refused (`approval`).',
+      format: 'positive-int',
+      default: DEFAULT_TIMINGS.approval_timeout_ms,
+      env: 'SIGNER_APPROVAL_TIMEOUT_MS',
+    },
+    approval_poll_ms: { doc: 'How often a waiting sign looks for the operator\'s decision.', format: 'positive-int', default: DEFAULT_TIMINGS.approval_poll_ms, env: 'SIGNER_APPROVAL_POLL_MS' },
+  },
+  serve: {
+    listen: {
+      doc: 'Address of the MCP service (host:port). Bind 127.0.0.1 unless a container or pod network fronts it.',
+      format: 'listen-address',
+      default: '127.0.0.1:8790',
+      env: 'SIGNER_LISTEN',
+    },
+    allowed_hosts: {
+      doc: 'Host names (or host:port) the Host and Origin headers may name; the DNS-rebinding guard. Comma-separated in the env var.',
+      format: 'string-list',
+      default: ['127.0.0.1', 'localhost'],
+      env: 'SIGNER_ALLOWED_HOSTS',
+    },
+    tokens: {
+      doc: 'Bearer tokens: a list of {name, sha256, keys}. Only the sha256 of a token is configured (`sa-forge-signer token new`).',
+      format: 'object-list',
+      default: [] as unknown[],
+    },
+    tokens_file: {
+      doc: 'A YAML or JSON file holding more tokens (the same list form), merged with `tokens`; for mounted secrets.',
+      format: 'string-or-null',
+      default: null as string | null,
+      nullable: true,
+      env: 'SIGNER_TOKENS_FILE',
+    },
+    max_in_flight: {
+      doc: 'Requests handled at once; more are answered 503 with Retry-After.',
+      format: 'positive-int',
+      default: 32,
+      env: 'SIGNER_MAX_IN_FLIGHT',
+    },
+    rate_limit_per_minute: {
+      doc: 'HTTP requests per minute per token; more are answered 429 with Retry-After.',
+      format: 'positive-int',
+      default: 600,
+      env: 'SIGNER_HTTP_RATE_LIMIT_PER_MINUTE',
+    },
+    body_limit_bytes: {
+      doc: 'Largest request body; larger is answered 413.',
+      format: 'positive-int',
+      default: 1_048_576,
+      env: 'SIGNER_BODY_LIMIT_BYTES',
+    },
+    drain_ms: {
+      doc: 'On SIGTERM/SIGINT, how long running requests (signs) may finish: 150 s confirmation + 4 × 15 s RPC + 10 s. Give the container at least 10 s more.',
+      format: 'nat-strict',
+      default: 220_000,
+      env: 'SIGNER_DRAIN_MS',
+    },
+    param_headers: {
+      doc: 'Annotate the tools\' `key` argument with x-mcp-header "Key" (SEP-2243), so clients send Mcp-Param-Key; turn off for clients that cannot send custom headers.',
+      format: 'bool-strict',
+      default: true,
+      env: 'SIGNER_PARAM_HEADERS',
+    },
+    metrics: {
+      doc: 'Prometheus /metrics listener (host:port), separate from the service; null turns it off.',
+      format: 'listen-address-or-off',
+      default: '127.0.0.1:9791' as string | null,
+      nullable: true,
+      env: 'SIGNER_METRICS_LISTEN',
+    },
+  },
+  localnet: {
+    game_programs: {
+      doc: '`cluster: local` only: programs deployed on the embedded chain that count as game programs, a list of {label, address}.',
+      format: 'object-list',
+      default: [] as unknown[],
+    },
+    player_profile: {
+      doc: '`cluster: local` only: the Player Profile program on the embedded chain (for the `vault` check), or null.',
+      format: 'address-or-null',
+      default: null as string | null,
+      nullable: true,
+    },
+    fund: {
+      doc: '`cluster: local` only: accounts the embedded chain funds at start, a list of {address, lamports}.',
+      format: 'object-list',
+      default: [] as unknown[],
+    },
+  },
+};
+
+/** One entry of `keys:` (the entry's name is the key name). */
+export const keySchema = {
+  class: { doc: '`session` (day-to-day play, approval auto by default) or `wallet` (the profile authority, confirm by default).', format: ['session', 'wallet'], default: null as string | null },
+  pubkey: { doc: 'The key\'s public key (base58); the key file must hold it.', format: 'address', default: null as string | null },
+  profile: { doc: 'Player profile address, informational (shown by key_show).', format: 'address-or-null', default: null as string | null, nullable: true },
+  approval: {
+    doc: '`auto`, `confirm` (an operator approves each sign) or `deny`; null: session → auto, wallet → confirm.',
+    format: ['auto', 'confirm', 'deny', null],
+    default: null as string | null,
+    nullable: true,
+  },
+  transfer_to: { doc: 'Allowed System Transfer destinations (also trusted token-account owners).', format: 'address-list', default: [] as string[] },
+  extra_programs: { doc: 'More top-level programs this key may call (never SPL Token or Token-2022).', format: 'address-list', default: [] as string[] },
+  rate_limit_per_minute: { doc: 'Signs per minute for this key.', format: 'nat-strict', default: 30 },
+  daily_lamport_cap: { doc: 'Lamports this key may spend or reserve in 24 h.', format: 'nat-strict', default: 50_000_000 },
+  allow_unattended: { doc: 'Lets a wallet key be `auto` or listed on a token: throwaway testnet keys only.', format: 'bool-strict', default: false },
+};
+
+/** One entry of `serve.tokens` (or of `serve.tokens_file`). */
+export const tokenSchema = {
+  name: { doc: 'Token name ([a-z0-9_-]{1,64}), unique; it is what logs, metrics and the audit log show.', format: 'non-empty-string', default: null as string | null },
+  sha256: { doc: 'sha256 of the token string, 64 lowercase hex characters.', format: 'non-empty-string', default: null as string | null },
+  keys: { doc: 'The configured keys this token may use.', format: 'string-list', default: null as string[] | null },
+};
+
+/** One entry of `clusters:`. */
+export const clusterSchema = {
+  genesis_hash: { doc: 'The cluster\'s genesis hash (base58); the RPC must report it.', format: 'non-empty-string', default: null as string | null },
+  rpc_url: { doc: 'Default RPC endpoint.', format: 'http-url-or-null', default: null as string | null },
+  explorer: { doc: 'Explorer prefix the signature is appended to, or null.', format: 'string-or-null', default: null as string | null, nullable: true },
+  programs: { doc: 'Top-level allow-list for every key, a list of {label, address}.', format: 'object-list', default: [] as unknown[] },
+  game_programs: { doc: 'Programs whose accounts may own token accounts the signer creates (ata_owners).', format: 'address-list', default: [] as string[] },
+  player_profile: { doc: 'Player Profile program (vault check), or null.', format: 'address-or-null', default: null as string | null, nullable: true },
+};
+
+export const programEntrySchema = {
+  label: { doc: 'A short name for the program.', format: 'non-empty-string', default: null as string | null },
+  address: { doc: 'Program id (base58).', format: 'address', default: null as string | null },
+};
+
+export const fundEntrySchema = {
+  address: { doc: 'Account to fund (base58).', format: 'address', default: null as string | null },
+  lamports: { doc: 'Lamports to give it.', format: 'nat-strict', default: null as number | null },
+};

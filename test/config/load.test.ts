@@ -1,0 +1,155 @@
+/**
+ * loadConfig: the resolved shape, and every refusal naming the key at fault (domain.md §5, issue #3 item 2).
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadConfig, redactUrl } from '../../src/config';
+import { isSignerError } from '../../src/util/errors';
+
+const A = '4Nd1mYwJ3d8q4t1nUQ8e3YqKkX2n1Fbq9xHk2wz3h5Qv';
+const B = 'GjJyeC1r2RgkuoCWMyPYkCWSGSGLcz266EaAkLA27AhL';
+const SHA = 'a'.repeat(64);
+
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cfg-'));
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+function write(name: string, text: string): string {
+  const f = path.join(dir, name);
+  fs.writeFileSync(f, text);
+  return f;
+}
+
+const BASE = `
+keys:
+  play:
+    class: session
+    pubkey: ${A}
+  vault:
+    class: wallet
+    pubkey: ${B}
+serve:
+  tokens:
+    - name: agent
+      sha256: ${SHA}
+      keys: [play]
+`;
+
+function refuses(yaml: string, pattern: RegExp, opts: { forServe?: boolean; env?: NodeJS.ProcessEnv } = {}): void {
+  const file = write('c.yaml', yaml);
+  let err: unknown;
+  try {
+    loadConfig({ file, env: opts.env ?? {}, forServe: opts.forServe ?? true });
+  } catch (e) {
+    err = e;
+  }
+  expect(isSignerError(err) && err.code).toBe('config_invalid');
+  expect((err as Error).message).toMatch(pattern);
+}
+
+describe('loadConfig resolves', () => {
+  test('defaults, per-class approvals, sorted keys and paths relative to the config folder', () => {
+    const cfg = loadConfig({ file: write('c.yaml', BASE), env: {} });
+    expect(cfg.keys.map((k) => [k.name, k.approval])).toEqual([
+      ['play', 'auto'],
+      ['vault', 'confirm'],
+    ]);
+    expect(cfg.key_dir).toBe(path.join(dir, 'keys'));
+    expect(cfg.ledger).toEqual({ store: 'sqlite', path: path.join(dir, 'state', 'ledger.sqlite') });
+    expect(cfg.cluster.name).toBe('zink-testnet');
+    expect(cfg.cluster.genesis_hash).toBe('6qaAozzun2WV83PRDgqf79WXtbqfnezKB3demjxXV5EY');
+    expect(cfg.cluster.rpc_url).toBe('https://rpc1.z.ink');
+    expect(cfg.cluster.game_programs).toHaveLength(3);
+    expect(cfg.serve.listen).toEqual({ host: '127.0.0.1', port: 8790 });
+    expect(cfg.serve.metrics).toEqual({ host: '127.0.0.1', port: 9791 });
+    expect(cfg.serve.drain_ms).toBe(220000);
+    expect(cfg.serve.body_limit_bytes).toBe(1048576);
+    expect(cfg.serve.param_headers).toBe(true);
+    expect(cfg.localnet).toBeNull();
+    expect(cfg.source).toBe(path.join(dir, 'c.yaml'));
+  });
+
+  test('SIGNER_* env vars beat the file, with strict coercion', () => {
+    const cfg = loadConfig({
+      file: write('c.yaml', BASE),
+      env: { SIGNER_LISTEN: '0.0.0.0:9000', SIGNER_METRICS_LISTEN: 'off', SIGNER_PARAM_HEADERS: 'false', SIGNER_ALLOWED_HOSTS: 'a.example, B.example', SIGNER_DRAIN_MS: '1000' },
+    });
+    expect(cfg.serve.listen).toEqual({ host: '0.0.0.0', port: 9000 });
+    expect(cfg.serve.metrics).toBeNull();
+    expect(cfg.serve.param_headers).toBe(false);
+    expect(cfg.serve.allowed_hosts).toEqual(['a.example', 'b.example']);
+    expect(cfg.serve.drain_ms).toBe(1000);
+  });
+
+  test('a JSON file and overrides work the same way', () => {
+    const file = write('c.json', JSON.stringify({ keys: { play: { class: 'session', pubkey: A } } }));
+    const cfg = loadConfig({ file, env: {}, overrides: { serve: { listen: '127.0.0.1:1234' } } });
+    expect(cfg.serve.listen.port).toBe(1234);
+    expect(cfg.keys[0]!.name).toBe('play');
+  });
+
+  test('a custom cluster is config, not code', () => {
+    const cfg = loadConfig({
+      file: write('c.yaml', `cluster: devnet\nclusters:\n  devnet:\n    genesis_hash: ${A}\n    rpc_url: http://127.0.0.1:8899\n    programs: [{label: system, address: "11111111111111111111111111111111"}]\n`),
+      env: {},
+    });
+    expect(cfg.cluster).toMatchObject({ name: 'devnet', genesis_hash: A, rpc_url: 'http://127.0.0.1:8899', explorer: null });
+    expect(cfg.cluster.programs).toEqual([{ label: 'system', address: '11111111111111111111111111111111' }]);
+  });
+
+  test('cluster local: System, ComputeBudget, Associated Token plus configured game programs', () => {
+    const cfg = loadConfig({
+      file: write('c.yaml', `cluster: local\nrpc_url: http://127.0.0.1:18899\nlocalnet:\n  game_programs: [{label: game, address: ${B}}]\n  fund: [{address: ${A}, lamports: 5}]\n`),
+      env: {},
+    });
+    expect(cfg.cluster.genesis_hash).toBeNull();
+    expect(cfg.cluster.programs.map((p) => p.label)).toEqual(['game', 'compute-budget', 'associated-token', 'system']);
+    expect(cfg.cluster.game_programs).toEqual([B]);
+    expect(cfg.localnet).toEqual({ enabled: true, fund: [{ address: A, lamports: 5 }] });
+  });
+
+  test('serve.tokens_file merges tokens from a mounted secret', () => {
+    write('tokens.yaml', `- name: ci\n  sha256: ${'b'.repeat(64)}\n  keys: [play]\n`);
+    const cfg = loadConfig({ file: write('c.yaml', `${BASE}  tokens_file: tokens.yaml\n`), env: {} });
+    expect(cfg.serve.tokens.map((t) => t.name)).toEqual(['agent', 'ci']);
+  });
+
+  test('a postgres URL comes from ledger.url_file or ledger.url_env', () => {
+    write('pg-url', 'postgres://u:secret@127.0.0.1/db\n');
+    const a = loadConfig({ file: write('c.yaml', `ledger: {store: postgres, url_file: pg-url}\n`), env: {} });
+    expect(a.ledger).toEqual({ store: 'postgres', url: 'postgres://u:secret@127.0.0.1/db', pool_size: 10 });
+    const b = loadConfig({ file: write('c.yaml', `ledger: {store: postgres, url_env: PGURL}\n`), env: { PGURL: 'postgresql://x@h/d' } });
+    expect(b.ledger).toMatchObject({ url: 'postgresql://x@h/d' });
+    expect(redactUrl('postgres://u:secret@127.0.0.1/db')).not.toContain('secret');
+  });
+
+  test('config/example.yaml and config/local.yaml load', () => {
+    expect(() => loadConfig({ file: path.join(__dirname, '../../config/example.yaml'), env: {}, forServe: true })).not.toThrow();
+    const local = loadConfig({ file: path.join(__dirname, '../../config/local.yaml'), env: {} });
+    expect(local.cluster.name).toBe('local');
+  });
+});
+
+describe('loadConfig refuses to start, naming the key', () => {
+  test('an unknown top-level key', () => refuses(`${BASE}rpc: x\n`, /rpc: unknown key/));
+  test('an unknown nested key', () => refuses(`${BASE}  listne: 1.2.3.4:1\n`, /serve\.listne: unknown key/));
+  test('an unknown key inside a key entry', () => refuses(`${BASE.replace('class: session', 'class: session\n    colour: red')}`, /keys\.play\.colour: unknown key/));
+  test('a bad key name', () => refuses(BASE.replace('  play:', '  Play:').replace('[play]', '[]'), /keys\.Play: key name/));
+  test('a missing class', () => refuses(`keys:\n  k:\n    pubkey: ${A}\n`, /keys\.k\.class/));
+  test('a pubkey that is not base58', () => refuses(`keys:\n  k:\n    class: session\n    pubkey: nope0OIl\n`, /keys\.k\.pubkey/));
+  test('a token naming an unknown key', () => refuses(BASE.replace('[play]', '[ghost]'), /serve\.tokens\[0\] \("agent"\)\.keys: no key "ghost"/));
+  test('a wallet key on a token without allow_unattended', () => refuses(BASE.replace('[play]', '[vault]'), /wallet key "vault" may not be used by a token/));
+  test('wallet + auto without allow_unattended', () => refuses(BASE.replace('class: wallet', 'class: wallet\n    approval: auto'), /keys\.vault\.approval: a wallet key cannot be auto/));
+  test('no tokens, for serve', () => refuses(`keys: {}\n`, /serve\.tokens: no tokens configured/));
+  test('sha256 that is not 64 lowercase hex', () => refuses(BASE.replace(SHA, 'A'.repeat(64)), /sha256: must be exactly 64 lowercase hex/));
+  test('duplicate token names', () => refuses(`${BASE}    - name: agent\n      sha256: ${'c'.repeat(64)}\n      keys: []\n`, /two tokens are named "agent"/));
+  test('an unknown cluster', () => refuses(`${BASE}cluster: mainnet\n`, /cluster: unknown cluster "mainnet"/));
+  test('a non-numeric env value', () => refuses(BASE, /serve\.max_in_flight/, { env: { SIGNER_MAX_IN_FLIGHT: '12abc' } }));
+  test('a bad listen address', () => refuses(BASE, /serve\.listen/, { env: { SIGNER_LISTEN: 'localhost' } }));
+  test('a postgres ledger without a URL', () => refuses(`${BASE}ledger: {store: postgres}\n`, /ledger: a postgres ledger needs exactly one/));
+  test('a file that does not parse', () => refuses('keys: [unclosed\n', /does not parse/));
+  test('the password of a postgres URL is never in an error', () => refuses(`${BASE}ledger: {store: postgres, url: "mysql://u:hunter2@h/d"}\n`, /^(?!.*hunter2)/));
+});
