@@ -86,3 +86,27 @@ describe('payload v1', () => {
     expect(message).not.toContain(secretish.slice(0, 20));
   });
 });
+
+import { parseZinkAmount, transferPayload } from '../../src/signer/transfer';
+
+describe('funding payloads', () => {
+  it.each([
+    ['1', 1_000_000_000n], ['0.05', 50_000_000n], ['2.5', 2_500_000_000n], ['.5', 500_000_000n],
+    ['0.000000001', 1n], ['18446744073.709551615', 18_446_744_073_709_551_615n],
+  ])('parses %s ZINK exactly', (text, lamports) => {
+    expect(parseZinkAmount(text)).toBe(lamports);
+  });
+
+  it.each(['', '.', '0', '0.0', '-1', '1e3', '1.0000000001', 'abc', '1.2.3', '18446744073.709551616'])('rejects %j', (text) => {
+    expect(() => parseZinkAmount(text)).toThrow(/amount/);
+  });
+
+  it('builds a payload that parses, with the lamports in bytes 4.. of the data', () => {
+    const from = randomAddress();
+    const to = randomAddress();
+    const p = parsePayload(transferPayload({ from, to, lamports: 123_456n, summary: 'fund' }));
+    expect(p.feePayer).toBe(from);
+    expect(Buffer.from(p.instructions[0]!.data).readBigUInt64LE(4)).toBe(123_456n);
+    expect(p.partialSigners).toEqual([]);
+  });
+});

@@ -1,0 +1,110 @@
+/**
+ * The embedded default behind `npm start`: on a fresh clone it creates a demo key, a bearer token and a
+ * config under var/local/, starts the LiteSVM chain in-process with the demo key funded, and can run a
+ * real check and sign end to end. Development only: the production image has no litesvm and never loads this.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
+import { loadConfig } from '../config/load';
+import type { SignerConfig } from '../config/types';
+import { createKeyFile } from '../keys/keyfile';
+import { newToken, tokenSha256 } from '../keys/tokens';
+import type { SignerEngine } from '../signer/types';
+import { SignerError } from '../util/errors';
+import { encodeBase58 } from '../util/base58';
+import { randomBytes } from 'node:crypto';
+import { transferPayload } from '../signer/transfer';
+
+export const DEMO_KEY = 'demo';
+const DEMO_FUNDING = 100_000_000_000; // 100 tokens of 9 decimals: plenty for a day of experiments
+const DEMO_AMOUNT = 1_000_000;
+
+export interface LocalDefault {
+  config: SignerConfig;
+  configFile: string;
+  tokenFile: string;
+  /** True when this start created the key and token (first contact): the caller runs the demo. */
+  firstRun: boolean;
+  close(): Promise<void>;
+}
+
+/** Prepares var/local/ (idempotent) and starts the embedded chain where the config's rpc_url points. */
+export async function prepareLocalDefault(varDir: string, env: NodeJS.ProcessEnv = process.env): Promise<LocalDefault> {
+  fs.mkdirSync(varDir, { recursive: true, mode: 0o700 });
+  const configFile = path.join(varDir, 'config.yaml');
+  const tokenFile = path.join(varDir, 'token');
+  let firstRun = false;
+  if (!fs.existsSync(configFile)) {
+    writeFirstConfig(varDir, configFile);
+    firstRun = true;
+  }
+  if (!fs.existsSync(tokenFile)) {
+    replaceToken(configFile, tokenFile);
+    firstRun = true;
+  }
+  const config = loadConfig({ file: configFile, env, forServe: true });
+  const url = new URL(config.cluster.rpc_url);
+  // Loaded lazily: litesvm is a development dependency the production image does not have.
+  const { startLocalnet } = require('../localnet/server') as typeof import('../localnet/server');
+  let localnet: Awaited<ReturnType<typeof startLocalnet>>;
+  try {
+    localnet = await startLocalnet({ host: url.hostname, port: Number(url.port), fund: config.localnet?.fund ?? [] });
+  } catch (e) {
+    throw new SignerError(
+      'config_invalid',
+      `cannot start the embedded chain on ${url.host} (${(e as Error).message}); set SIGNER_RPC_URL to another loopback address`,
+    );
+  }
+  return { config, configFile, tokenFile, firstRun, close: () => localnet.close() };
+}
+
+function writeFirstConfig(varDir: string, configFile: string): void {
+  const keyDir = path.join(varDir, 'keys');
+  const pubkey = fs.existsSync(path.join(keyDir, `${DEMO_KEY}.json`))
+    ? undefined
+    : createKeyFile(keyDir, DEMO_KEY);
+  if (!pubkey) throw new SignerError('config_invalid', `${keyDir}/${DEMO_KEY}.json exists without ${configFile}; move var/local aside and start again`);
+  const destination = encodeBase58(randomBytes(32));
+  const doc = {
+    cluster: 'local',
+    rpc_url: 'http://127.0.0.1:8899',
+    key_dir: 'keys',
+    state_dir: 'state',
+    ledger: { store: 'sqlite', path: 'state/ledger.sqlite' },
+    keys: {
+      [DEMO_KEY]: { class: 'session', pubkey, transfer_to: [destination], daily_lamport_cap: 1_000_000_000 },
+    },
+    serve: { tokens: [] as unknown[] },
+    localnet: { fund: [{ address: pubkey, lamports: DEMO_FUNDING }] },
+  };
+  const header = '# Written by `npm start` on first run: the embedded default (LiteSVM chain, SQLite ledger, a demo key).\n' +
+    '# config/example.yaml documents every key. Delete var/local/ to start from scratch.\n';
+  fs.writeFileSync(configFile, header + YAML.stringify(doc), { mode: 0o600 });
+}
+
+/** A new token: the token itself goes to a 0600 file; only its sha256 goes into the config. */
+function replaceToken(configFile: string, tokenFile: string): void {
+  const doc = YAML.parse(fs.readFileSync(configFile, 'utf8')) as { serve?: { tokens?: unknown[] }; keys?: Record<string, unknown> };
+  const token = newToken();
+  fs.writeFileSync(tokenFile, token, { mode: 0o600, flag: 'wx' });
+  doc.serve = { ...(doc.serve ?? {}), tokens: [{ name: 'local', sha256: tokenSha256(token), keys: Object.keys(doc.keys ?? {}) }] };
+  const text = fs.readFileSync(configFile, 'utf8');
+  const header = text.split('\n').filter((l) => l.startsWith('#')).join('\n');
+  fs.writeFileSync(configFile, `${header}\n${YAML.stringify(doc)}`, { mode: 0o600 });
+}
+
+/** First contact: a real check and sign of a small transfer on the embedded chain, reports shown. */
+export async function runDemo(engine: SignerEngine, config: SignerConfig, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<void> {
+  const key = config.keys.find((k) => k.name === DEMO_KEY);
+  const destination = key?.transfer_to[0];
+  if (!key || !destination) return;
+  const payload = transferPayload({ from: key.pubkey, to: destination, lamports: DEMO_AMOUNT, summary: `Demo: send ${DEMO_AMOUNT} lamports from ${DEMO_KEY} to its allowed destination` });
+  const principal = { kind: 'operator' } as const;
+  out(`demo: check, then sign, a transfer of ${DEMO_AMOUNT} lamports from key "${DEMO_KEY}" on the embedded chain`);
+  const checked = await engine.check({ payload, principal });
+  out(`demo: check → ${checked.outcome}\n${JSON.stringify(checked, null, 2)}`);
+  if (checked.outcome !== 'ok') return;
+  const signed = await engine.sign({ payload, principal, intent: 'first-contact demo' });
+  out(`demo: sign → ${signed.outcome}\n${JSON.stringify(signed, null, 2)}`);
+}
