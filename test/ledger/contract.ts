@@ -1,0 +1,343 @@
+/**
+ * The ledger contract: every store must pass these. `sqlite.test.ts` and `postgres.test.ts` run it with a factory
+ * that builds a fresh real store per test.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { GENESIS_PREV, exportJsonl, hashEntry, verifyJsonlFile } from '../../src/ledger/chain';
+import type { AuditEntry, Ledger } from '../../src/ledger/types';
+import { SignerError } from '../../src/util/errors';
+import { intentInput, signInput } from './helpers';
+
+export interface StoreUnderTest {
+  ledger: Ledger;
+  /** A second, independent handle on the same store (what another process or replica would open). */
+  reopen(): Promise<Ledger>;
+  /** Edits the stored ts of the entry at chain position `line`, behind the ledger's back. */
+  tamperTs(line: number, ts: number): Promise<void>;
+  dispose(): Promise<void>;
+}
+
+async function collect(it: AsyncIterable<AuditEntry>): Promise<AuditEntry[]> {
+  const out: AuditEntry[] = [];
+  for await (const e of it) out.push(e);
+  return out;
+}
+
+/** Resolves to 'pending' if p has not settled after ms, else to what it settled with. */
+async function stateAfter<T>(p: Promise<T>, ms: number): Promise<'pending' | 'resolved' | 'rejected'> {
+  let state: 'pending' | 'resolved' | 'rejected' = 'pending';
+  p.then(
+    () => (state = 'resolved'),
+    () => (state = 'rejected'),
+  );
+  await new Promise((r) => setTimeout(r, ms));
+  return state;
+}
+
+export function ledgerContract(name: string, factory: () => Promise<StoreUnderTest>): void {
+  describe(`Ledger contract: ${name}`, () => {
+    let s: StoreUnderTest;
+    const others: Ledger[] = [];
+    const reopen = async () => {
+      const l = await s.reopen();
+      others.push(l);
+      return l;
+    };
+    beforeEach(async () => {
+      s = await factory();
+    });
+    afterEach(async () => {
+      for (const l of others.splice(0)) await l.close();
+      await s.dispose();
+    });
+
+    describe('audit chain', () => {
+      it('links each appended entry to the previous one and verifies', async () => {
+        const { ledger } = s;
+        const a = await ledger.append(signInput({ ts: 1 }));
+        const b = await ledger.append(intentInput({ ts: 2, signature: 'sig2', balance_change: -600 }));
+        const c = await ledger.append(signInput({ ts: 3, signature: 'sig2', balance_change: -5 }));
+        expect(a.prev).toBe(GENESIS_PREV);
+        expect(b.prev).toBe(a.hash);
+        expect(c.prev).toBe(b.hash);
+        for (const e of [a, b, c]) expect(e.hash).toBe(hashEntry(e));
+        expect(await ledger.verify()).toEqual({ ok: true, entries: 3 });
+      });
+
+      it('returns entries in chain order, the tail in order, and exactly what was appended', async () => {
+        const { ledger } = s;
+        const written = [];
+        for (let i = 1; i <= 5; i++)
+          written.push(await ledger.append(signInput({ ts: i, programs: ['P1', 'P2'], slot: i, balance_change: -i })));
+        expect(await collect(ledger.entries())).toEqual(written);
+        expect(await ledger.tail(2)).toEqual(written.slice(3));
+        expect(await ledger.tail(50)).toEqual(written);
+        expect(await ledger.tail(0)).toEqual([]);
+      });
+
+      it('a new handle on the store sees every entry the first one appended (durable, one chain)', async () => {
+        await s.ledger.append(signInput({ ts: 1 }));
+        const other = await reopen();
+        const e = await other.append(signInput({ ts: 2 }));
+        expect(e.prev).toBe((await s.ledger.tail(2))[0]!.hash);
+        expect(await s.ledger.verify()).toEqual({ ok: true, entries: 2 });
+      });
+
+      it("lists only the key's sign and sign-intent entries since a time, for limits", async () => {
+        const { ledger } = s;
+        await ledger.append(signInput({ ts: 100, key: 'game' }));
+        await ledger.append(intentInput({ ts: 200, key: 'game', signature: 's' }));
+        await ledger.append(signInput({ ts: 200, key: 'other' }));
+        await ledger.halt({ key: 'game', reason: 'stop', by: 'operator', ts: 210 });
+        await ledger.append(signInput({ ts: 300, key: 'game', signature: 's' }));
+        const got = await ledger.signEntriesForKey('game', 200);
+        expect(got.map((e) => [e.ts, e.command])).toEqual([
+          [200, 'sign-intent'],
+          [300, 'sign'],
+        ]);
+      });
+
+      it('names the line when a stored entry was edited behind its back', async () => {
+        for (let i = 1; i <= 3; i++) await s.ledger.append(signInput({ ts: i }));
+        await s.tamperTs(2, 9);
+        expect(await s.ledger.verify()).toEqual({
+          ok: false,
+          entries: 2,
+          line: 2,
+          reason: 'broken: line 2: hash does not match its content',
+        });
+      });
+
+      it('refuses a malformed entry and writes nothing', async () => {
+        await expect(s.ledger.append(signInput({ ts: 1.5 }))).rejects.toMatchObject({ code: 'internal' });
+        await expect(s.ledger.append(signInput({ balance_change: Number.NaN }))).rejects.toBeInstanceOf(SignerError);
+        expect(await s.ledger.verify()).toEqual({ ok: true, entries: 0 });
+      });
+
+      it('keeps one valid chain under 200 concurrent appends from two handles', async () => {
+        const other = await reopen();
+        const writes = Array.from({ length: 200 }, (_, i) =>
+          (i % 2 ? other : s.ledger).append(signInput({ ts: i, summary: `n${i}` })),
+        );
+        const entries = await Promise.all(writes);
+        expect(new Set(entries.map((e) => e.hash)).size).toBe(200);
+        expect(await s.ledger.verify()).toEqual({ ok: true, entries: 200 });
+        const summaries = (await collect(s.ledger.entries())).map((e) => e.summary).sort();
+        expect(summaries).toEqual(Array.from({ length: 200 }, (_, i) => `n${i}`).sort());
+      });
+
+      it('exports to a JSONL file that verifies, and an edit to the file is detected', async () => {
+        for (let i = 1; i <= 3; i++) await s.ledger.append(signInput({ ts: i }));
+        const dir = mkdtempSync(path.join(tmpdir(), 'ledger-export-'));
+        try {
+          const file = path.join(dir, 'audit.jsonl');
+          expect(await exportJsonl(s.ledger.entries(), file)).toBe(3);
+          expect(await verifyJsonlFile(file)).toEqual({ ok: true, entries: 3 });
+          writeFileSync(file, readFileSync(file, 'utf8').replace('"ts":1,', '"ts":9,'));
+          expect(await verifyJsonlFile(file)).toMatchObject({ ok: false, line: 1 });
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      });
+    });
+
+    describe('halts', () => {
+      it('records a halt with its audit entry, keeps the first record, and resume clears it with its entry', async () => {
+        const { ledger } = s;
+        expect(await ledger.getHalt('game')).toBeNull();
+        const first = { key: 'game', reason: 'agent looping', by: 'token:bot', ts: 10 };
+        expect(await ledger.halt(first)).toEqual(first);
+        expect(await ledger.halt({ key: 'game', reason: 'again', by: 'operator', ts: 11 })).toEqual(first);
+        expect(await ledger.getHalt('game')).toEqual(first);
+        expect(await ledger.listHalts()).toEqual([first]);
+
+        let log = await ledger.tail(10);
+        expect(log).toHaveLength(1);
+        expect(log[0]).toMatchObject({
+          command: 'halt',
+          key: 'game',
+          summary: 'agent looping',
+          outcome: 'halted',
+          detail: 'by token:bot',
+          ts: 10,
+        });
+
+        expect(await ledger.resume('game', 'operator', 20)).toBe(true);
+        expect(await ledger.getHalt('game')).toBeNull();
+        expect(await ledger.resume('game', 'operator', 21)).toBe(false);
+        log = await ledger.tail(10);
+        expect(log).toHaveLength(2);
+        expect(log[1]).toMatchObject({ command: 'resume', key: 'game', outcome: 'resumed', detail: 'by operator', ts: 20 });
+        expect(await ledger.verify()).toEqual({ ok: true, entries: 2 });
+      });
+
+      it('a halt made through one handle is seen by another', async () => {
+        const other = await reopen();
+        await s.ledger.halt({ key: 'a', reason: 'r', by: 'operator', ts: 1 });
+        await s.ledger.halt({ key: 'b', reason: 'r', by: 'operator', ts: 2 });
+        expect((await other.listHalts()).map((h) => h.key)).toEqual(['a', 'b']);
+        expect(await other.resume('a', 'operator', 3)).toBe(true);
+        expect(await s.ledger.getHalt('a')).toBeNull();
+      });
+
+      it('concurrent halts of one key from two handles record one halt and one entry', async () => {
+        const other = await reopen();
+        const results = await Promise.all(
+          Array.from({ length: 10 }, (_, i) =>
+            (i % 2 ? other : s.ledger).halt({ key: 'k', reason: `r${i}`, by: 'operator', ts: i }),
+          ),
+        );
+        expect(new Set(results.map((r) => r.reason)).size).toBe(1);
+        expect((await s.ledger.tail(20)).filter((e) => e.command === 'halt')).toHaveLength(1);
+      });
+    });
+
+    describe('approvals', () => {
+      const request = (over: Partial<Parameters<Ledger['createApproval']>[0]> = {}) => ({
+        key: 'wallet',
+        summary: 'buy ship',
+        payload_hash: 'cd'.repeat(32),
+        balance_change: -1_000_000,
+        fee: 5_000,
+        compute_units: 1_400,
+        requested_by: 'token:bot',
+        ts: 100,
+        expires_at: 220,
+        ...over,
+      });
+
+      it('creates a pending request with a short typeable id and lists it', async () => {
+        const rec = await s.ledger.createApproval(request());
+        expect(rec.id).toMatch(/^[0-9a-hjkmnp-tv-z]{8}$/);
+        expect(rec).toMatchObject({ ...request(), status: 'pending', decided_by: null, decided_at: null });
+        expect(await s.ledger.getApproval(rec.id)).toEqual(rec);
+        expect(await s.ledger.getApproval(rec.id.toUpperCase())).toEqual(rec);
+        expect(await s.ledger.getApproval('zzzzzzzz')).toBeNull();
+        const other = await s.ledger.createApproval(request({ ts: 101 }));
+        expect(other.id).not.toBe(rec.id);
+        expect((await s.ledger.listApprovals()).map((r) => r.id)).toEqual([rec.id, other.id]);
+        expect(await s.ledger.listApprovals({ status: 'approved' })).toEqual([]);
+      });
+
+      it('an approval decided on one handle is seen by another; a second decision changes nothing', async () => {
+        const other = await reopen();
+        const rec = await s.ledger.createApproval(request());
+        expect((await other.listApprovals({ status: 'pending' })).map((r) => r.id)).toEqual([rec.id]);
+        const decided = await other.decideApproval(rec.id, 'approved', 'operator', 150);
+        expect(decided).toMatchObject({ status: 'approved', decided_by: 'operator', decided_at: 150 });
+        expect(await s.ledger.getApproval(rec.id)).toEqual(decided);
+        expect(await s.ledger.decideApproval(rec.id, 'rejected', 'someone', 160)).toEqual(decided);
+      });
+
+      it('rejects, and marks a request expired', async () => {
+        const a = await s.ledger.createApproval(request());
+        const b = await s.ledger.createApproval(request());
+        expect(await s.ledger.decideApproval(a.id, 'rejected', 'operator', 120)).toMatchObject({ status: 'rejected' });
+        expect(await s.ledger.decideApproval(b.id, 'expired', 'signer', 221)).toMatchObject({
+          status: 'expired',
+          decided_by: null,
+        });
+        expect((await s.ledger.listApprovals({ status: 'expired' })).map((r) => r.id)).toEqual([b.id]);
+      });
+
+      it('a decision after expires_at does not count: the request becomes expired', async () => {
+        const rec = await s.ledger.createApproval(request({ expires_at: 200 }));
+        expect(await s.ledger.decideApproval(rec.id, 'approved', 'operator', 200)).toMatchObject({ status: 'approved' });
+        const late = await s.ledger.createApproval(request({ expires_at: 200 }));
+        expect(await s.ledger.decideApproval(late.id, 'approved', 'operator', 201)).toMatchObject({
+          status: 'expired',
+          decided_by: null,
+          decided_at: 201,
+        });
+      });
+
+      it('deciding an unknown id is a request error', async () => {
+        await expect(s.ledger.decideApproval('nosuchid', 'approved', 'operator', 1)).rejects.toMatchObject({
+          code: 'request_invalid',
+        });
+      });
+    });
+
+    describe('per-key lock', () => {
+      it('a second lock on the same key waits; another key does not; release unblocks the waiter', async () => {
+        const first = await s.ledger.lockKey('a');
+        const second = s.ledger.lockKey('a');
+        expect(await stateAfter(second, 300)).toBe('pending');
+        const b = await s.ledger.lockKey('b');
+        await b.release();
+        await first.release();
+        const got = await second;
+        await got.release();
+      });
+
+      it('excludes across two handles on the same store (as across processes or replicas)', async () => {
+        const other = await reopen();
+        const held = await s.ledger.lockKey('a');
+        const waiting = other.lockKey('a');
+        expect(await stateAfter(waiting, 300)).toBe('pending');
+        const otherKey = await other.lockKey('b');
+        await otherKey.release();
+        await held.release();
+        await (await waiting).release();
+      });
+
+      it('serves waiters one at a time: no two holders of one key at once', async () => {
+        const other = await reopen();
+        let inside = 0;
+        let maxInside = 0;
+        await Promise.all(
+          Array.from({ length: 12 }, async (_, i) => {
+            const lock = await (i % 2 ? other : s.ledger).lockKey('k');
+            inside += 1;
+            maxInside = Math.max(maxInside, inside);
+            await new Promise((r) => setTimeout(r, 5));
+            inside -= 1;
+            await lock.release();
+          }),
+        );
+        expect(maxInside).toBe(1);
+      });
+
+      it('a waiter that aborts rejects with cancelled and leaves the lock usable', async () => {
+        const other = await reopen();
+        const held = await s.ledger.lockKey('a');
+        const local = new AbortController();
+        const remote = new AbortController();
+        const localWait = s.ledger.lockKey('a', local.signal);
+        const remoteWait = other.lockKey('a', remote.signal);
+        expect(await stateAfter(localWait, 100)).toBe('pending');
+        local.abort();
+        remote.abort();
+        await expect(localWait).rejects.toMatchObject({ code: 'cancelled' });
+        await expect(remoteWait).rejects.toMatchObject({ code: 'cancelled' });
+        await held.release();
+        const again = await other.lockKey('a');
+        await again.release();
+        const pre = new AbortController();
+        pre.abort();
+        await expect(s.ledger.lockKey('a', pre.signal)).rejects.toMatchObject({ code: 'cancelled' });
+      });
+
+      it('releasing twice is harmless', async () => {
+        const lock = await s.ledger.lockKey('a');
+        await lock.release();
+        await lock.release();
+        const next = await s.ledger.lockKey('a');
+        await next.release();
+      });
+    });
+
+    describe('lifecycle', () => {
+      it('answers ping, and after close every operation fails with a ledger error', async () => {
+        await s.ledger.ping();
+        const other = await s.reopen();
+        await other.close();
+        await other.close();
+        await expect(other.append(signInput())).rejects.toMatchObject({ code: 'ledger' });
+        await expect(other.ping()).rejects.toMatchObject({ code: 'ledger' });
+      });
+    });
+  });
+}
