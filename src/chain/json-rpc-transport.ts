@@ -1,0 +1,177 @@
+/**
+ * One JSON-RPC 2.0 call over HTTP(S) POST on a keep-alive connection pool, with a deadline per call.
+ * It knows nothing about Solana: it returns the `result` value or throws an RpcError whose kind says what
+ * went wrong (transport / timeout / node error / unexpected shape) and whose message names the method and the
+ * cause, never the URL's path, query or credentials (providers put API keys there).
+ */
+import http from 'node:http';
+import https from 'node:https';
+import type { RpcErrorKind } from './types';
+import { SignerError } from '../util/errors';
+
+const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
+const MAX_NODE_MESSAGE_CHARS = 500;
+
+export class RpcError extends SignerError {
+  readonly kind: RpcErrorKind;
+  readonly method: string;
+  /** The JSON-RPC error code, for kind `node`. */
+  readonly rpcCode: number | undefined;
+
+  constructor(kind: RpcErrorKind, method: string, message: string, options?: { rpcCode?: number; cause?: unknown }) {
+    super('rpc', message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.kind = kind;
+    this.method = method;
+    this.rpcCode = options?.rpcCode;
+  }
+}
+
+export function isRpcError(e: unknown): e is RpcError {
+  return e instanceof RpcError;
+}
+
+/** Scheme, host and port only: safe to show in a message or a log. */
+export function describeEndpoint(url: URL): string {
+  return `${url.protocol}//${url.host}`;
+}
+
+export class JsonRpcTransport {
+  readonly endpoint: string;
+  private readonly url: URL;
+  private readonly agent: http.Agent;
+  private readonly request: typeof http.request;
+  private readonly auth: string | undefined;
+  private nextId = 1;
+
+  constructor(
+    url: string,
+    private readonly timeoutMs: number,
+  ) {
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      throw new SignerError('config_invalid', 'the RPC URL is not a valid URL');
+    }
+    if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+      throw new SignerError('config_invalid', `the RPC URL must be http or https, not ${parsed.protocol.replace(/:$/, '')}`);
+    }
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new SignerError('config_invalid', 'the RPC timeout must be positive');
+    this.url = parsed;
+    this.endpoint = describeEndpoint(parsed);
+    this.auth = parsed.username ? `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}` : undefined;
+    const tls = parsed.protocol === 'https:';
+    this.request = tls ? https.request : http.request;
+    // LIFO keeps the hottest sockets busy so idle ones age out instead of racing the server's idle timeout.
+    const agentOptions = { keepAlive: true, maxSockets: 64, scheduling: 'lifo' as const };
+    this.agent = tls ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+  }
+
+  /** Sends one call and returns its `result` (not yet shape-checked). */
+  async call(method: string, params: unknown[]): Promise<unknown> {
+    const id = this.nextId++;
+    const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+    const deadline = Date.now() + this.timeoutMs;
+    let response: { status: number; text: string };
+    try {
+      response = await this.post(method, body, deadline);
+    } catch (e) {
+      // A pooled socket the server had just closed: the request never reached it, so one retry is safe
+      // (also for sendTransaction: the same bytes carry the same signature).
+      if (!(e instanceof StaleSocketError)) throw e;
+      response = await this.post(method, body, deadline);
+    }
+    return this.resultOf(method, id, response);
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+
+  private post(method: string, body: Buffer, deadline: number): Promise<{ status: number; text: string }> {
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      const finish = (fn: () => void) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        fn();
+      };
+      const req = this.request(
+        {
+          protocol: this.url.protocol,
+          hostname: this.url.hostname.replace(/^\[|\]$/g, ''),
+          port: this.url.port || undefined,
+          path: this.url.pathname + this.url.search,
+          method: 'POST',
+          agent: this.agent,
+          auth: this.auth,
+          headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': body.length },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > MAX_RESPONSE_BYTES) {
+              req.destroy();
+              finish(() => reject(new RpcError('shape', method, `${method}: the response is larger than ${MAX_RESPONSE_BYTES} bytes`)));
+              return;
+            }
+            chunks.push(chunk);
+          });
+          res.on('end', () => finish(() => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') })));
+          res.on('error', (e) => finish(() => reject(this.transportError(method, e))));
+        },
+      );
+      const timer = setTimeout(() => {
+        req.destroy();
+        finish(() => reject(new RpcError('timeout', method, `${method}: timed out after ${this.timeoutMs} ms`)));
+      }, Math.max(0, deadline - Date.now()));
+      req.on('error', (e: NodeJS.ErrnoException) => {
+        const stale = req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE');
+        finish(() => reject(stale ? new StaleSocketError() : this.transportError(method, e)));
+      });
+      req.end(body);
+    });
+  }
+
+  private transportError(method: string, e: NodeJS.ErrnoException): RpcError {
+    const cause = e.code ?? e.message;
+    return new RpcError('transport', method, `${method}: cannot reach ${this.endpoint}: ${cause}`, { cause: e });
+  }
+
+  private resultOf(method: string, id: number, response: { status: number; text: string }): unknown {
+    let body: unknown;
+    try {
+      body = JSON.parse(response.text);
+    } catch {
+      if (response.status !== 200) {
+        throw new RpcError('transport', method, `${method}: ${this.endpoint} answered HTTP ${response.status}`);
+      }
+      throw new RpcError('shape', method, `${method}: the response is not JSON`);
+    }
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw new RpcError('shape', method, `${method}: the response is not a JSON-RPC object`);
+    }
+    const reply = body as Record<string, unknown>;
+    const error = reply['error'];
+    if (error !== undefined && error !== null) {
+      const code = typeof error === 'object' && typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : undefined;
+      const text = typeof error === 'object' ? (error as { message?: unknown }).message : error;
+      const detail = typeof text === 'string' ? text.slice(0, MAX_NODE_MESSAGE_CHARS) : 'no message';
+      return this.throwNodeError(method, code, detail);
+    }
+    if (response.status !== 200) throw new RpcError('transport', method, `${method}: ${this.endpoint} answered HTTP ${response.status}`);
+    if (reply['id'] !== id) throw new RpcError('shape', method, `${method}: the response answers another request id`);
+    if (!('result' in reply)) throw new RpcError('shape', method, `${method}: the response has neither result nor error`);
+    return reply['result'];
+  }
+
+  private throwNodeError(method: string, code: number | undefined, detail: string): never {
+    const label = code === undefined ? 'node error' : `node error ${code}`;
+    throw new RpcError('node', method, `${method}: ${label}: ${detail}`, code === undefined ? undefined : { rpcCode: code });
+  }
+}
+
+class StaleSocketError extends Error {}

@@ -1,0 +1,148 @@
+/**
+ * Hand-written guards for the Solana JSON-RPC results the signer reads. Each reader takes the raw `result`
+ * and returns typed data or throws ShapeProblem naming the path that is wrong; the client turns that into an
+ * RpcError of kind `shape`. Lamports and heights must be safe integers: JSON.parse rounds anything larger,
+ * and a rounded amount must never reach a spend check.
+ */
+import { decodeAddress, decodeBase58 } from '../util/base58';
+import type { AccountSummary, SignatureStatus, SimulationResult, TransactionMeta } from './types';
+
+export class ShapeProblem extends Error {}
+
+type Obj = Record<string, unknown>;
+
+function object(v: unknown, path: string): Obj {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new ShapeProblem(`${path} is not an object`);
+  return v as Obj;
+}
+
+function array(v: unknown, path: string): unknown[] {
+  if (!Array.isArray(v)) throw new ShapeProblem(`${path} is not an array`);
+  return v;
+}
+
+export function wholeNumber(v: unknown, path: string): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0) throw new ShapeProblem(`${path} is not a whole number`);
+  if (!Number.isSafeInteger(v)) throw new ShapeProblem(`${path} is beyond the exact integer range`);
+  return v;
+}
+
+function stringList(v: unknown, path: string): string[] {
+  if (v === null || v === undefined) return [];
+  const list = array(v, path);
+  if (!list.every((s) => typeof s === 'string')) throw new ShapeProblem(`${path} holds a non-string`);
+  return list as string[];
+}
+
+function hash32(v: unknown, path: string): string {
+  if (typeof v !== 'string' || !decodeAddress(v)) throw new ShapeProblem(`${path} is not a base58 32-byte value`);
+  return v;
+}
+
+/** `{context, value}` → value. */
+function contextValue(result: unknown): unknown {
+  const r = object(result, 'result');
+  if (!('value' in r)) throw new ShapeProblem('result.value is missing');
+  return r['value'];
+}
+
+function present(o: Obj, key: string, path: string): unknown {
+  if (!(key in o)) throw new ShapeProblem(`${path}.${key} is missing`);
+  return o[key];
+}
+
+function account(v: unknown, path: string): AccountSummary | null {
+  if (v === null) return null;
+  const o = object(v, path);
+  return { lamports: wholeNumber(o['lamports'], `${path}.lamports`), owner: hash32(o['owner'], `${path}.owner`) };
+}
+
+function accountList(v: unknown, count: number, path: string): (AccountSummary | null)[] {
+  const list = array(v, path);
+  if (list.length !== count) throw new ShapeProblem(`${path} has ${list.length} entries for ${count} addresses`);
+  return list.map((a, i) => account(a, `${path}[${i}]`));
+}
+
+export const readGenesisHash = (r: unknown): string => hash32(r, 'result');
+
+export function readLatestBlockhash(r: unknown): { blockhash: string; lastValidBlockHeight: number } {
+  const v = object(contextValue(r), 'result.value');
+  return {
+    blockhash: hash32(v['blockhash'], 'result.value.blockhash'),
+    lastValidBlockHeight: wholeNumber(v['lastValidBlockHeight'], 'result.value.lastValidBlockHeight'),
+  };
+}
+
+export const readBalance = (r: unknown): number => wholeNumber(contextValue(r), 'result.value');
+
+export function readFee(r: unknown): number | null {
+  const v = contextValue(r);
+  return v === null ? null : wholeNumber(v, 'result.value');
+}
+
+export function readSimulation(r: unknown, requested: number): SimulationResult {
+  const v = object(contextValue(r), 'result.value');
+  const units = v['unitsConsumed'];
+  const accounts = v['accounts'];
+  return {
+    err: present(v, 'err', 'result.value'),
+    logs: stringList(v['logs'], 'result.value.logs'),
+    unitsConsumed: units === undefined || units === null ? null : wholeNumber(units, 'result.value.unitsConsumed'),
+    // A node leaves accounts out (null) when the simulation did not run; [] then says "not reported".
+    accounts: accounts === undefined || accounts === null ? [] : accountList(accounts, requested, 'result.value.accounts'),
+  };
+}
+
+export function readSignature(r: unknown): string {
+  const bytes = typeof r === 'string' ? decodeBase58(r) : null;
+  if (!bytes || bytes.length !== 64) throw new ShapeProblem('result is not a base58 64-byte signature');
+  return r as string;
+}
+
+const CONFIRMATION_STATUSES = new Set(['processed', 'confirmed', 'finalized']);
+
+export function readStatuses(r: unknown, count: number): (SignatureStatus | null)[] {
+  const list = array(contextValue(r), 'result.value');
+  if (list.length !== count) throw new ShapeProblem(`result.value has ${list.length} entries for ${count} signatures`);
+  return list.map((s, i) => {
+    const path = `result.value[${i}]`;
+    if (s === null) return null;
+    const o = object(s, path);
+    const status = o['confirmationStatus'];
+    if (status !== undefined && status !== null && !(typeof status === 'string' && CONFIRMATION_STATUSES.has(status))) {
+      throw new ShapeProblem(`${path}.confirmationStatus is not a commitment level`);
+    }
+    return {
+      slot: wholeNumber(o['slot'], `${path}.slot`),
+      confirmationStatus: (status ?? null) as SignatureStatus['confirmationStatus'],
+      err: present(o, 'err', path),
+    };
+  });
+}
+
+export const readBlockHeight = (r: unknown): number => wholeNumber(r, 'result');
+
+export function readTransactionMeta(r: unknown): TransactionMeta | null {
+  if (r === null) return null;
+  const o = object(r, 'result');
+  const slot = wholeNumber(o['slot'], 'result.slot');
+  const metaRaw = o['meta'];
+  if (metaRaw === null || metaRaw === undefined) {
+    return { slot, err: null, fee: null, preBalance0: null, postBalance0: null, logs: [] };
+  }
+  const meta = object(metaRaw, 'result.meta');
+  const pre = array(meta['preBalances'], 'result.meta.preBalances');
+  const post = array(meta['postBalances'], 'result.meta.postBalances');
+  return {
+    slot,
+    err: present(meta, 'err', 'result.meta'),
+    fee: wholeNumber(meta['fee'], 'result.meta.fee'),
+    preBalance0: pre.length === 0 ? null : wholeNumber(pre[0], 'result.meta.preBalances[0]'),
+    postBalance0: post.length === 0 ? null : wholeNumber(post[0], 'result.meta.postBalances[0]'),
+    logs: stringList(meta['logMessages'], 'result.meta.logMessages'),
+  };
+}
+
+export const readAccounts = (r: unknown, count: number): (AccountSummary | null)[] => accountList(contextValue(r), count, 'result.value');
+
+export const readAccount = (r: unknown): AccountSummary | null => account(contextValue(r), 'result.value');

@@ -1,0 +1,360 @@
+/**
+ * A single-node chain over LiteSVM with the parts LiteSVM lacks and a signer depends on: block heights that
+ * advance, one blockhash per block that stays valid for 150 blocks, transactions that land in the current
+ * block and then move processed → confirmed → finalized, a status history, and fee/balance metadata.
+ *
+ * LiteSVM executes; this class decides what a node would decide around execution. LiteSVM's own blockhash
+ * check is turned off because it only knows its latest hash: validity is tracked here instead.
+ *
+ * Uses litesvm's napi binding (`litesvm/dist/internal`) directly rather than the kit-based wrapper: the RPC
+ * already has the wire bytes, and the wrapper would decode them into kit objects only to re-encode them.
+ */
+import {
+  Account,
+  FailedTransactionMetadata,
+  LiteSvm,
+  TransactionMetadata,
+  type Account as LiteSvmAccount,
+} from 'litesvm/dist/internal';
+import { decodeAddress, decodeBase58, encodeBase58 } from '../util/base58';
+import { transactionFee } from './fees';
+import { transactionErrorJson, type TransactionErrorJson } from './tx-error';
+import { parseWireMessage, parseWireTransaction, signatureOf, WireError, type WireTransaction } from './wire';
+
+/** A blockhash can be used for this many blocks after the block that issued it (MAX_PROCESSING_AGE). */
+export const BLOCKHASH_VALID_BLOCKS = 150;
+/** Without searchTransactionHistory a node answers from its status cache, which spans about this many blocks. */
+export const STATUS_CACHE_BLOCKS = 300;
+/** How many landed transactions are kept for status and getTransaction lookups. */
+const HISTORY_LIMIT = 200_000;
+/** Slots run ahead of block heights as on a real cluster, so code that mixes the two up is caught. */
+const SLOT_LEAD = 3_000;
+const FIRST_BLOCK_HEIGHT = 1_000;
+const SIGNATURE_FAILURE = 11;
+
+export type Commitment = 'processed' | 'confirmed' | 'finalized';
+
+export interface ChainSettings {
+  confirmAfterBlocks: number;
+  finalizeAfterBlocks: number;
+}
+
+/** A JSON-RPC error a node would answer with (code and message as a node words them). */
+export class RpcFault extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface AccountView {
+  lamports: number;
+  owner: string;
+  data: Uint8Array;
+  executable: boolean;
+}
+
+export interface SimulationOutcome {
+  err: TransactionErrorJson | null;
+  logs: string[];
+  unitsConsumed: number;
+  accounts: (AccountView | null)[] | null;
+  fee: number | null;
+  replacementBlockhash: { blockhash: string; lastValidBlockHeight: number } | null;
+}
+
+export interface LandedTransaction {
+  signature: string;
+  slot: number;
+  height: number;
+  /** Unix seconds when it landed. */
+  blockTime: number;
+  err: TransactionErrorJson | null;
+  fee: number;
+  preBalances: number[];
+  postBalances: number[];
+  logs: string[];
+  unitsConsumed: number;
+  tx: WireTransaction;
+}
+
+export interface StatusView {
+  slot: number;
+  confirmations: number | null;
+  err: TransactionErrorJson | null;
+  confirmationStatus: Commitment;
+}
+
+export class LocalChain {
+  private readonly svm = new LiteSvm();
+  private height = FIRST_BLOCK_HEIGHT;
+  private latest: string;
+  /** Issued blockhash → the height of the block that issued it, oldest first. */
+  private readonly blockhashes = new Map<string, number>();
+  private readonly landed = new Map<string, LandedTransaction>();
+  private dropSends = false;
+  private stalled = false;
+  sends = 0;
+
+  constructor(private readonly settings: ChainSettings) {
+    this.svm.setBlockhashCheck(false);
+    this.svm.warpToSlot(BigInt(this.slot));
+    this.latest = this.svm.latestBlockhash();
+    this.blockhashes.set(this.latest, this.height);
+  }
+
+  get blockHeight(): number {
+    return this.height;
+  }
+
+  get slot(): number {
+    return this.slotAt(this.height);
+  }
+
+  slotAt(height: number): number {
+    return height + SLOT_LEAD;
+  }
+
+  heightAt(commitment: Commitment): number {
+    if (commitment === 'finalized') return this.height - this.settings.finalizeAfterBlocks;
+    if (commitment === 'confirmed') return this.height - this.settings.confirmAfterBlocks;
+    return this.height;
+  }
+
+  advanceBlocks(n: number): void {
+    for (let i = 0; i < n; i++) {
+      this.height++;
+      this.svm.expireBlockhash();
+      this.svm.warpToSlot(BigInt(this.slot));
+      this.issueBlockhash();
+    }
+    this.pruneBlockhashes();
+  }
+
+  latestBlockhash(): { blockhash: string; lastValidBlockHeight: number } {
+    return { blockhash: this.latest, lastValidBlockHeight: this.blockhashes.get(this.latest)! + BLOCKHASH_VALID_BLOCKS };
+  }
+
+  isBlockhashValid(blockhash: string): boolean {
+    const issued = this.blockhashes.get(blockhash);
+    return issued !== undefined && this.height <= issued + BLOCKHASH_VALID_BLOCKS;
+  }
+
+  // ---- faults ----
+
+  setDropSends(on: boolean): void {
+    this.dropSends = on;
+  }
+
+  setStalled(on: boolean): void {
+    this.stalled = on;
+  }
+
+  /** Every blockhash issued so far stops being valid; a fresh one is issued in the current block. */
+  expireAllBlockhashes(): void {
+    this.blockhashes.clear();
+    this.svm.expireBlockhash();
+    this.issueBlockhash();
+  }
+
+  // ---- accounts ----
+
+  account(address: string): AccountView | null {
+    const acc = this.svm.getAccount(addressBytes(address));
+    // A node reports an account with no lamports as absent.
+    return acc && acc.lamports() > 0n ? accountView(acc) : null;
+  }
+
+  balance(address: string): number {
+    return Number(this.svm.getBalance(addressBytes(address)) ?? 0n);
+  }
+
+  airdrop(address: string, lamports: number): string {
+    const result = this.svm.airdrop(addressBytes(address), BigInt(lamports));
+    if (!(result instanceof TransactionMetadata)) {
+      const why = result ? JSON.stringify(transactionErrorJson(result.err())) : 'no result';
+      throw new RpcFault(-32603, `airdrop failed: ${why}`);
+    }
+    return encodeBase58(result.signature());
+  }
+
+  setAccount(address: string, acc: { lamports: number; owner: string; data?: Uint8Array; executable?: boolean }): void {
+    const owner = decodeAddress(acc.owner);
+    if (!owner) throw new RpcFault(-32602, 'Invalid param: owner is not an address');
+    this.svm.setAccount(addressBytes(address), new Account(BigInt(acc.lamports), acc.data ?? new Uint8Array(0), owner, acc.executable ?? false, 0n));
+  }
+
+  minimumBalanceForRentExemption(dataLength: number): number {
+    return Number(this.svm.minimumBalanceForRentExemption(BigInt(dataLength)));
+  }
+
+  // ---- transactions ----
+
+  feeForMessage(message: Uint8Array): number | null {
+    const tx = parseOrFault(() => parseWireMessage(message));
+    return this.isBlockhashValid(tx.recentBlockhash) ? transactionFee(tx) : null;
+  }
+
+  simulate(bytes: Uint8Array, opts: { sigVerify: boolean; replaceRecentBlockhash: boolean; addresses: string[] }): SimulationOutcome {
+    if (opts.sigVerify && opts.replaceRecentBlockhash) {
+      throw new RpcFault(-32602, 'sigVerify may not be used with replaceRecentBlockhash');
+    }
+    const addressKeys = opts.addresses.map(addressBytes);
+    let tx = parseOrFault(() => parseWireTransaction(bytes));
+    let replacementBlockhash: SimulationOutcome['replacementBlockhash'] = null;
+    if (opts.replaceRecentBlockhash) {
+      replacementBlockhash = this.latestBlockhash();
+      const copy = Uint8Array.from(tx.bytes);
+      copy.set(decodeBase58(replacementBlockhash.blockhash)!, tx.blockhashOffset);
+      tx = parseWireTransaction(copy);
+    } else if (!this.isBlockhashValid(tx.recentBlockhash)) {
+      // What a node answers before executing anything: no logs, no units, no accounts.
+      return { err: 'BlockhashNotFound', logs: [], unitsConsumed: 0, accounts: null, fee: null, replacementBlockhash };
+    }
+
+    // LiteSVM refuses unsigned transactions while sigverify is on; the flag is flipped only for this call
+    // (JS is single-threaded, so no other call can observe it).
+    this.svm.setSigverify(opts.sigVerify);
+    let result;
+    try {
+      result = tx.version === 'legacy' ? this.svm.simulateLegacyTransaction(tx.bytes) : this.svm.simulateVersionedTransaction(tx.bytes);
+    } finally {
+      this.svm.setSigverify(true);
+    }
+
+    if (result instanceof FailedTransactionMetadata) {
+      const err = result.err();
+      if (opts.sigVerify && err === SIGNATURE_FAILURE) throw new RpcFault(-32003, 'Transaction signature verification failure');
+      const meta = result.meta();
+      return {
+        err: transactionErrorJson(err),
+        logs: meta.logs(),
+        unitsConsumed: Number(meta.computeUnitsConsumed()),
+        accounts: null,
+        fee: null,
+        replacementBlockhash,
+      };
+    }
+    const post = new Map<string, LiteSvmAccount>();
+    for (const entry of result.postAccounts()) post.set(encodeBase58(entry.address), entry.account());
+    const accounts = opts.addresses.map((address, i) => {
+      const acc = post.get(address) ?? this.svm.getAccount(addressKeys[i]!);
+      return acc && acc.lamports() > 0n ? accountView(acc) : null;
+    });
+    const meta = result.meta();
+    return {
+      err: null,
+      logs: meta.logs(),
+      unitsConsumed: Number(meta.computeUnitsConsumed()),
+      accounts,
+      fee: transactionFee(tx),
+      replacementBlockhash,
+    };
+  }
+
+  /**
+   * Accepts a transaction as a node does with skipPreflight: the signature comes back at once, whether or not
+   * the transaction can land. One with an unknown or expired blockhash, a bad signature or an unpayable fee
+   * is dropped and never gets a status. A repeat of a landed signature changes nothing.
+   */
+  send(bytes: Uint8Array): string {
+    const tx = parseOrFault(() => parseWireTransaction(bytes));
+    const signature = signatureOf(tx);
+    this.sends++;
+    if (this.landed.has(signature) || this.dropSends || !this.isBlockhashValid(tx.recentBlockhash)) return signature;
+
+    const preBalances = this.balances(tx);
+    const result = tx.version === 'legacy' ? this.svm.sendLegacyTransaction(tx.bytes) : this.svm.sendVersionedTransaction(tx.bytes);
+    // A failed transaction landed (and paid its fee) exactly when LiteSVM committed it to its history.
+    const committed = result instanceof TransactionMetadata || this.svm.getTransaction(tx.signatures[0]!) !== null;
+    if (!committed) return signature;
+
+    const meta = result instanceof TransactionMetadata ? result : result.meta();
+    this.record({
+      signature,
+      slot: this.slot,
+      height: this.height,
+      blockTime: Math.floor(Date.now() / 1000),
+      err: result instanceof FailedTransactionMetadata ? transactionErrorJson(result.err()) : null,
+      fee: transactionFee(tx),
+      preBalances,
+      postBalances: this.balances(tx),
+      logs: meta.logs(),
+      unitsConsumed: Number(meta.computeUnitsConsumed()),
+      tx,
+    });
+    return signature;
+  }
+
+  get landedCount(): number {
+    return this.landed.size;
+  }
+
+  status(signature: string, searchTransactionHistory: boolean): StatusView | null {
+    const tx = this.landed.get(signature);
+    if (!tx) return null;
+    const age = this.height - tx.height;
+    if (!searchTransactionHistory && age > STATUS_CACHE_BLOCKS) return null;
+    const confirmationStatus = this.commitmentOf(tx);
+    return { slot: tx.slot, confirmations: confirmationStatus === 'finalized' ? null : age, err: tx.err, confirmationStatus };
+  }
+
+  /** A landed transaction as seen at `commitment` (confirmed or finalized), or null. */
+  transaction(signature: string, commitment: 'confirmed' | 'finalized'): LandedTransaction | null {
+    const tx = this.landed.get(signature);
+    if (!tx) return null;
+    const reached = this.commitmentOf(tx);
+    const ok = commitment === 'confirmed' ? reached !== 'processed' : reached === 'finalized';
+    return ok ? tx : null;
+  }
+
+  private commitmentOf(tx: LandedTransaction): Commitment {
+    if (this.stalled) return 'processed';
+    const age = this.height - tx.height;
+    if (age >= this.settings.finalizeAfterBlocks) return 'finalized';
+    if (age >= this.settings.confirmAfterBlocks) return 'confirmed';
+    return 'processed';
+  }
+
+  private record(tx: LandedTransaction): void {
+    if (this.landed.size >= HISTORY_LIMIT) this.landed.delete(this.landed.keys().next().value!);
+    this.landed.set(tx.signature, tx);
+  }
+
+  private balances(tx: WireTransaction): number[] {
+    return tx.accountKeyBytes.map((key) => Number(this.svm.getBalance(key) ?? 0n));
+  }
+
+  private issueBlockhash(): void {
+    this.latest = this.svm.latestBlockhash();
+    this.blockhashes.set(this.latest, this.height);
+  }
+
+  private pruneBlockhashes(): void {
+    for (const [hash, issued] of this.blockhashes) {
+      if (issued + BLOCKHASH_VALID_BLOCKS >= this.height || hash === this.latest) break;
+      this.blockhashes.delete(hash);
+    }
+  }
+}
+
+function accountView(acc: LiteSvmAccount): AccountView {
+  return { lamports: Number(acc.lamports()), owner: encodeBase58(acc.owner()), data: acc.data(), executable: acc.executable() };
+}
+
+function addressBytes(address: string): Uint8Array {
+  const bytes = decodeAddress(address);
+  if (!bytes) throw new RpcFault(-32602, `Invalid param: ${JSON.stringify(address.slice(0, 64))} is not a base58 32-byte address`);
+  return bytes;
+}
+
+function parseOrFault(parse: () => WireTransaction): WireTransaction {
+  try {
+    return parse();
+  } catch (e) {
+    if (e instanceof WireError) throw new RpcFault(-32602, `invalid transaction: ${e.message}`);
+    throw e;
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * A Solana JSON-RPC endpoint over LiteSVM for tests, benchmarks and `sa-forge-signer localnet`.
+ *
+ * litesvm is a devDependency: load this module only with `await import('../localnet')`, never a static import,
+ * so a production image without litesvm still starts.
+ */
+import { decodeAddress } from '../util/base58';
+import { SignerError } from '../util/errors';
+import { LocalChain } from './chain';
+import { FaultState, type LocalnetFaults } from './faults';
+import { listenJsonRpc } from './http-server';
+import { LocalnetRpc } from './rpc-methods';
+
+export type { LocalnetFaults } from './faults';
+
+/** sha256("sa-forge-signer localnet genesis") in base58: fixed, so a config can pin it. */
+export const DEFAULT_LOCALNET_GENESIS_HASH = '2GqPixpG6FHjoQ7UZaZR7ZSUkdrWLtwPTDw5aiMa4up5';
+
+export interface LocalnetOptions {
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  /** How often a block is produced; 0 = only by advanceBlocks. Default 400. */
+  blockIntervalMs?: number;
+  /** Blocks after landing until a transaction is `confirmed`. Default 1. */
+  confirmAfterBlocks?: number;
+  /** Blocks after landing until a transaction is `finalized`. Default 2. */
+  finalizeAfterBlocks?: number;
+  genesisHash?: string;
+  fund?: { address: string; lamports: number }[];
+  /** Expose the fault controls as `localnet_*` JSON-RPC methods (for tests that run the localnet in another process). */
+  controls?: boolean;
+}
+
+export interface Localnet {
+  url: string;
+  genesisHash: string;
+  blockHeight(): number;
+  advanceBlocks(n: number): void;
+  airdrop(address: string, lamports: number): void;
+  setAccount(address: string, acc: { lamports: number; owner: string; data?: Uint8Array; executable?: boolean }): void;
+  faults: LocalnetFaults;
+  stats(): { sends: number; landed: number; calls: Record<string, number> };
+  close(): Promise<void>;
+}
+
+export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localnet> {
+  const confirmAfterBlocks = blocks(opts.confirmAfterBlocks ?? 1, 'confirmAfterBlocks');
+  const finalizeAfterBlocks = blocks(opts.finalizeAfterBlocks ?? 2, 'finalizeAfterBlocks');
+  if (finalizeAfterBlocks < confirmAfterBlocks) {
+    throw new SignerError('config_invalid', 'localnet: finalizeAfterBlocks must not be smaller than confirmAfterBlocks');
+  }
+  const blockIntervalMs = blocks(opts.blockIntervalMs ?? 400, 'blockIntervalMs');
+  const genesisHash = opts.genesisHash ?? DEFAULT_LOCALNET_GENESIS_HASH;
+  if (!decodeAddress(genesisHash)) throw new SignerError('config_invalid', 'localnet: genesisHash must be a base58 32-byte hash');
+
+  const chain = new LocalChain({ confirmAfterBlocks, finalizeAfterBlocks });
+  const faults = new FaultState(chain);
+  for (const { address, lamports } of opts.fund ?? []) fund(chain, address, lamports);
+
+  const stats = () => ({ sends: chain.sends, landed: chain.landedCount, calls: { ...rpc.calls } });
+  const rpc = new LocalnetRpc(chain, faults, genesisHash, { advanceBlocks: (n) => chain.advanceBlocks(n), stats }, opts.controls === true);
+  const server = await listenJsonRpc((method, params) => rpc.call(method, params), opts.host ?? '127.0.0.1', opts.port ?? 0);
+
+  const timer =
+    blockIntervalMs > 0
+      ? setInterval(() => {
+          if (!faults.frozen) chain.advanceBlocks(1);
+        }, blockIntervalMs)
+      : null;
+  timer?.unref();
+
+  return {
+    url: server.url,
+    genesisHash,
+    blockHeight: () => chain.blockHeight,
+    advanceBlocks: (n) => chain.advanceBlocks(blocks(n, 'advanceBlocks')),
+    airdrop: (address, lamports) => fund(chain, address, lamports),
+    setAccount: (address, acc) => {
+      if (!decodeAddress(address)) throw new SignerError('request_invalid', `localnet: ${address} is not an address`);
+      chain.setAccount(address, acc);
+    },
+    faults,
+    stats,
+    close: async () => {
+      if (timer) clearInterval(timer);
+      await server.close();
+    },
+  };
+}
+
+function fund(chain: LocalChain, address: string, lamports: number): void {
+  if (!decodeAddress(address)) throw new SignerError('config_invalid', `localnet: cannot fund ${address}: not a base58 address`);
+  if (!Number.isSafeInteger(lamports) || lamports <= 0) {
+    throw new SignerError('config_invalid', `localnet: cannot fund ${address}: lamports must be a positive whole number`);
+  }
+  chain.airdrop(address, lamports);
+}
+
+function blocks(n: number, name: string): number {
+  if (!Number.isSafeInteger(n) || n < 0) throw new SignerError('config_invalid', `localnet: ${name} must be a whole number ≥ 0`);
+  return n;
+}
