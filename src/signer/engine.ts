@@ -364,7 +364,7 @@ export class Engine implements SignerEngine {
         await this.ledger.decideApproval(record.id, 'expired', 'signer', nowSeconds()).catch(() => undefined);
         const last = await this.ledger.getApproval(record.id);
         if (last?.status === 'approved') return; // approved in the last instant
-        throw new Finished(refuse(report, { check: 'approval', message: `not approved: no operator approved request ${record.id} within ${Math.round(timeout / 1000)} s` }));
+        throw new Finished(refuse(report, { check: 'approval', message: `not approved: no operator approved request ${record.id} within ${seconds(timeout)} s` }));
       }
       await sleep(Math.min(this.cfg.timings.approval_poll_ms, Math.max(1, deadline - Date.now())));
     }
@@ -435,7 +435,7 @@ export class Engine implements SignerEngine {
       }
       const elapsed = Date.now() - started;
       if (outcome === null && elapsed >= t.confirm_deadline_ms) {
-        outcome = { landed: false, detail: `no proven outcome within ${Math.round(t.confirm_deadline_ms / 1000)}s; ${reconcile}` };
+        outcome = { landed: false, detail: `no proven outcome within ${seconds(t.confirm_deadline_ms)}s; ${reconcile}` };
       }
       if (outcome === null && polls % t.rebroadcast_every === 0) {
         await this.chain.sendTransaction(built.wireBase64).catch(() => undefined);
@@ -629,6 +629,9 @@ function haltRefusal(keyName: string, h: HaltRecord): Refusal {
     message: `key "${keyName}" was halted by ${h.by} at ${new Date(h.ts * 1000).toISOString()}: ${h.reason}; only an operator can release it (sa-forge-signer resume ${keyName})`,
   };
 }
+
+/** Whole seconds as the ancestor printed them; short test timings keep one decimal. */
+const seconds = (ms: number): number => Number((ms / 1000).toFixed(1));
 
 const spend = (delta: number): number => (delta < 0 ? -delta : 0);
 

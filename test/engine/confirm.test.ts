@@ -1,0 +1,139 @@
+/**
+ * What happens after the send: confirmation, expiry, RPC failures, the one re-sign on BlockhashNotFound,
+ * approvals and the per-key lock — on the real chain, with its fault controls.
+ */
+import http from 'node:http';
+import { makeWorld, type World } from '../support/world';
+import type { SignProgress } from '../../src/signer/types';
+
+const FEE = 5000;
+
+describe('confirmation', () => {
+  let w: World;
+  beforeEach(async () => {
+    w = await makeWorld({ keys: { alpha: {} }, blockIntervalMs: 5, timings: { max_rpc_failures: 60 } });
+  });
+  afterEach(() => w.close());
+
+  it('reports unknown when the send never lands and the blockhash expires, and charges the intent', async () => {
+    w.localnet.faults.dropSends(true);
+    const r = await w.engine.sign({ payload: w.transfer('alpha', 1_000_000), principal: w.operator });
+    expect(r.outcome).toBe('unknown');
+    expect(r.signature).not.toBeNull();
+    expect(r.balance_change).toBeNull();
+    expect(r.detail).toMatch(/^blockhash expired \(finalized height \d+ is past \d+\) .*does not prove it never landed: look up the signature/);
+    const [view] = await w.engine.keyShow({ key: 'alpha', principal: w.operator });
+    expect(view!.spent_or_reserved_24h).toBe(1_000_000 + 2 * FEE);
+    expect(w.localnet.stats().sends).toBeGreaterThan(1); // rebroadcast of the same bytes
+  });
+
+  it('reports unknown after 60 RPC failures in a row, with the error in the detail', async () => {
+    w.localnet.faults.freezeHeight(true);
+    w.localnet.faults.dropSends(true);
+    w.localnet.faults.failNext(1000, 'getSignatureStatuses');
+    w.localnet.faults.failNext(1000, 'getBlockHeight');
+    const r = await w.engine.sign({ payload: w.transfer('alpha', 1_000_000), principal: w.operator });
+    expect(r.outcome).toBe('unknown');
+    expect(r.detail).toMatch(/-32603.*look up the signature and check the on-chain state before retrying$/);
+    expect(w.localnet.stats().sends).toBeGreaterThan(1);
+  });
+
+  it('reports unknown at the deadline when statuses never confirm', async () => {
+    const short = await makeWorld({ keys: { alpha: {} }, blockIntervalMs: 0, timings: { confirm_deadline_ms: 300 } });
+    try {
+      short.localnet.faults.stallConfirmations(true);
+      const r = await short.engine.sign({ payload: short.transfer('alpha', 1_000_000), principal: short.operator });
+      expect(r.outcome).toBe('unknown');
+      expect(r.detail).toBe('no proven outcome within 0.3s; look up the signature and check the on-chain state before retrying');
+    } finally {
+      await short.close();
+    }
+  });
+});
+
+describe('re-sign on BlockhashNotFound', () => {
+  it('rebuilds with a fresh blockhash once and sends what it simulated last', async () => {
+    // A loopback relay in front of the chain expires every blockhash just before the first simulation:
+    // the chain then answers BlockhashNotFound for real, as a cluster does when a blockhash ages out.
+    let w!: World;
+    let expired = false;
+    const relay = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', async () => {
+        const body = Buffer.concat(chunks).toString();
+        if (!expired && body.includes('"simulateTransaction"') && body.includes('"sigVerify":true')) {
+          expired = true;
+          w.localnet.faults.expireAllBlockhashes();
+        }
+        const upstream = await fetch(w.localnet.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(await upstream.text());
+      });
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    const port = (relay.address() as { port: number }).port;
+    w = await makeWorld({ keys: { alpha: {} }, rpcUrl: () => `http://127.0.0.1:${port}` });
+    try {
+      const r = await w.engine.sign({ payload: w.transfer('alpha', 1_000_000), principal: w.operator });
+      expect(expired).toBe(true);
+      expect(r.outcome).toBe('confirmed');
+      expect(w.localnet.stats().calls.simulateTransaction).toBe(2);
+    } finally {
+      await w.close();
+      relay.close();
+    }
+  });
+});
+
+describe('approval and the key lock', () => {
+  let w: World;
+  beforeEach(async () => {
+    w = await makeWorld({ keys: { wallet: { class: 'wallet', approval: 'confirm' }, other: {} }, timings: { approval_timeout_ms: 4_000 } });
+  });
+  afterEach(() => w.close());
+
+  const approvalId = (events: SignProgress[]) => new Promise<string>((resolve) => {
+    const tick = setInterval(() => {
+      const a = events.find((e) => e.stage === 'approval');
+      if (a && a.stage === 'approval') {
+        clearInterval(tick);
+        resolve(a.approval_id);
+      }
+    }, 5);
+  });
+
+  it('serialises signs for one key and lets another key through meanwhile', async () => {
+    const first: SignProgress[] = [];
+    const second: SignProgress[] = [];
+    const p1 = w.engine.sign({ payload: w.transfer('wallet', 1_000_000), principal: w.operator, onProgress: (e) => first.push(e) });
+    const id1 = await approvalId(first);
+    const p2 = w.engine.sign({ payload: w.transfer('wallet', 2_000_000), principal: w.operator, onProgress: (e) => second.push(e) });
+    // Another key is not blocked by the wallet's lock.
+    expect((await w.engine.sign({ payload: w.transfer('other', 1_000_000), principal: w.operator })).outcome).toBe('confirmed');
+    // The second wallet sign is still waiting for the lock: it has not asked for an approval.
+    expect(second.map((e) => e.stage)).toEqual(['lock']);
+    expect((await w.ledger.listApprovals({ status: 'pending' })).map((a) => a.id)).toEqual([id1]);
+
+    await w.ledger.decideApproval(id1, 'approved', 'operator', Math.floor(Date.now() / 1000));
+    const r1 = await p1;
+    expect(r1.outcome).toBe('confirmed');
+    expect(r1.balance_change).toBe(-1_000_000 - FEE);
+
+    const id2 = await approvalId(second);
+    await w.ledger.decideApproval(id2, 'rejected', 'operator', Math.floor(Date.now() / 1000));
+    const r2 = await p2;
+    expect(r2).toMatchObject({ outcome: 'refused', failed_check: 'approval', detail: 'approval: not approved: rejected by operator' });
+  });
+
+  it('refuses as approval when no operator approves in time', async () => {
+    const quick = await makeWorld({ keys: { wallet: { class: 'wallet', approval: 'confirm' } }, timings: { approval_timeout_ms: 200 } });
+    try {
+      const r = await quick.engine.sign({ payload: quick.transfer('wallet', 1_000_000), principal: quick.operator });
+      expect(r.failed_check).toBe('approval');
+      expect(r.detail).toMatch(/^approval: not approved: no operator approved request \S+ within 0.2 s$/);
+      expect((await quick.ledger.listApprovals()).map((a) => a.status)).toEqual(['expired']);
+    } finally {
+      await quick.close();
+    }
+  });
+});

@@ -1,0 +1,118 @@
+/**
+ * A real world for engine tests: the LiteSVM chain behind its JSON-RPC endpoint, real key files in a 0700
+ * directory, a real SQLite ledger, and the engine opened on them. Timings are shortened so the confirmation
+ * loop, expiry and approvals run in well under a second.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { localCluster } from '../../src/config/clusters';
+import type { KeyConfig, SignerConfig, Timings } from '../../src/config/types';
+import { DEFAULT_TIMINGS } from '../../src/config/types';
+import { createKeyFile } from '../../src/keys/keyfile';
+import { openLedger } from '../../src/ledger/open';
+import type { Ledger } from '../../src/ledger/types';
+import { startLocalnet, type Localnet } from '../../src/localnet/server';
+import { openEngine } from '../../src/signer';
+import type { Report } from '../../src/signer/report';
+import type { Principal, SignerEngine } from '../../src/signer/types';
+import { randomAddress, transferInstruction, payload } from './payloads';
+
+export const FAST_TIMINGS: Timings = {
+  ...DEFAULT_TIMINGS,
+  rpc_timeout_ms: 2_000,
+  poll_interval_ms: 10,
+  confirm_deadline_ms: 5_000,
+  max_rpc_failures: 60,
+  rebroadcast_every: 3,
+  metadata_attempts: 5,
+  approval_timeout_ms: 3_000,
+  approval_poll_ms: 10,
+};
+
+export interface WorldKey extends KeyConfig {
+  destination: string;
+}
+
+export interface World {
+  dir: string;
+  config: SignerConfig;
+  localnet: Localnet;
+  ledger: Ledger;
+  engine: SignerEngine;
+  keys: Record<string, WorldKey>;
+  reports: Report[];
+  operator: Principal;
+  /** A payload moving `lamports` from a key to its allowed destination. */
+  transfer(keyName: string, lamports: number, summary?: string): Record<string, unknown>;
+  close(): Promise<void>;
+}
+
+export interface WorldOptions {
+  keys?: Record<string, Partial<KeyConfig>>;
+  timings?: Partial<Timings>;
+  blockIntervalMs?: number;
+  fundLamports?: number;
+  gamePrograms?: string[];
+  /** Put the engine on another RPC URL (e.g. a proxy in front of the localnet). */
+  rpcUrl?: (localnetUrl: string) => string;
+}
+
+export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'signer-world-'));
+  const keyDir = path.join(dir, 'keys');
+  const specs = opts.keys ?? { alpha: {} };
+  const keys: Record<string, WorldKey> = {};
+  for (const [name, over] of Object.entries(specs)) {
+    const pubkey = createKeyFile(keyDir, name);
+    const destination = randomAddress();
+    keys[name] = {
+      name, class: 'session', pubkey, profile: null, approval: 'auto', transfer_to: [destination], extra_programs: [],
+      rate_limit_per_minute: 1000, daily_lamport_cap: 10_000_000_000, allow_unattended: false, destination, ...over,
+    };
+  }
+  const fundLamports = opts.fundLamports ?? 50_000_000_000;
+  const localnet = await startLocalnet({ port: 0, blockIntervalMs: opts.blockIntervalMs ?? 20, fund: Object.values(keys).map((k) => ({ address: k.pubkey, lamports: fundLamports })) });
+  const games = (opts.gamePrograms ?? []).map((address, i) => ({ label: `game-${i}`, address }));
+  const config: SignerConfig = {
+    source: null,
+    cluster: { ...localCluster({ rpc_url: opts.rpcUrl ? opts.rpcUrl(localnet.url) : localnet.url, game_programs: games, player_profile: null }), genesis_hash: localnet.genesisHash },
+    key_dir: keyDir,
+    state_dir: path.join(dir, 'state'),
+    keys: Object.values(keys).map(({ destination: _d, ...k }) => k).sort((a, b) => a.name.localeCompare(b.name)),
+    ledger: { store: 'sqlite', path: path.join(dir, 'state', 'ledger.sqlite') },
+    timings: { ...FAST_TIMINGS, ...opts.timings },
+    serve: {
+      listen: { host: '127.0.0.1', port: 0 }, allowed_hosts: ['127.0.0.1', 'localhost'], tokens: [], max_in_flight: 32,
+      rate_limit_per_minute: 600, body_limit_bytes: 1_048_576, drain_ms: 1_000, param_headers: true, metrics: null,
+    },
+    localnet: null,
+    log_level: 'silent',
+  };
+  const ledger = await openLedger(config.ledger);
+  const reports: Report[] = [];
+  const engine = await openEngine(config, { ledger, onReport: (_t, r) => reports.push(r) });
+  return {
+    dir, config, localnet, ledger, engine, keys, reports,
+    operator: { kind: 'operator' },
+    transfer(keyName, lamports, summary = 'test transfer') {
+      const k = keys[keyName]!;
+      return payload(k.pubkey, [transferInstruction(k.pubkey, k.destination, lamports)], { summary });
+    },
+    async close() {
+      await engine.close();
+      await localnet.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function balanceOf(world: World, address: string): Promise<number> {
+  const res = await fetch(world.localnet.url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getBalance', params: [address, { commitment: 'confirmed' }] }),
+  });
+  const body = (await res.json()) as { result: { value: number } };
+  return body.result.value;
+}
