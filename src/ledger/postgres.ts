@@ -194,7 +194,7 @@ export class PostgresLedger implements Ledger {
   }
 
   private async migrate(): Promise<void> {
-    const client = await this.pool.connect();
+    const { client, done } = await this.connect(this.pool);
     let broken: Error | undefined;
     try {
       await client.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK]);
@@ -228,7 +228,7 @@ export class PostgresLedger implements Ledger {
       broken = e as Error;
       throw e;
     } finally {
-      client.release(broken);
+      done(broken);
     }
   }
 
@@ -236,38 +236,79 @@ export class PostgresLedger implements Ledger {
     if (this.closed) throw new SignerError('ledger', 'PostgreSQL ledger: the ledger is closed');
   }
 
-  private async query(what: string, text: string, values?: unknown[]): Promise<Row[]> {
+  /**
+   * One statement on a pooled connection. A read is retried once on a fresh connection when the first one turns
+   * out to be dead (the database restarted while it sat idle in the pool); a write is never retried blindly.
+   */
+  private async query(what: string, text: string, values?: unknown[], opts: { read?: boolean } = {}): Promise<Row[]> {
     this.checkOpen();
     try {
       return (await this.pool.query(text, values)).rows as Row[];
     } catch (e) {
+      if (opts.read && isConnectionLoss(e)) {
+        try {
+          return (await this.pool.query(text, values)).rows as Row[];
+        } catch (e2) {
+          throw ledgerError(what, e2);
+        }
+      }
       throw ledgerError(what, e);
     }
   }
 
-  /** Runs fn in a transaction on one pooled connection; a failed connection is discarded, not reused. */
+  /**
+   * A checked-out connection with an error listener for as long as we hold it: a connection that dies while
+   * checked out emits 'error', and without a listener Node would crash the process. The statement in flight
+   * fails on its own, so the listener only has to exist.
+   */
+  private async connect(pool: Pool): Promise<{ client: PoolClient; done: (err?: Error) => void }> {
+    const client = await pool.connect();
+    const onError = () => undefined;
+    client.on('error', onError);
+    return {
+      client,
+      done: (err?: Error) => {
+        client.removeListener('error', onError);
+        client.release(err);
+      },
+    };
+  }
+
+  /**
+   * Runs fn in a transaction on one pooled connection; a failed connection is discarded, not reused. If BEGIN
+   * itself fails (a connection that died idle in the pool), nothing was done, so it retries once on a fresh one.
+   */
   private async transaction<T>(what: string, fn: (c: PoolClient) => Promise<T>): Promise<T> {
     this.checkOpen();
-    let client: PoolClient;
-    try {
-      client = await this.pool.connect();
-    } catch (e) {
-      throw ledgerError(what, e);
-    }
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
-      const out = await fn(client);
-      await client.query('COMMIT');
-      return out;
-    } catch (e) {
-      // If ROLLBACK fails the connection is unusable: release it with the error so the pool destroys it.
-      await client.query('ROLLBACK').catch((re: Error) => {
-        broken = re;
-      });
-      throw e instanceof SignerError ? e : ledgerError(what, e);
-    } finally {
-      client.release(broken);
+    for (let attempt = 0; ; attempt++) {
+      let conn: Awaited<ReturnType<PostgresLedger['connect']>>;
+      try {
+        conn = await this.connect(this.pool);
+      } catch (e) {
+        throw ledgerError(what, e);
+      }
+      const { client, done } = conn;
+      try {
+        await client.query('BEGIN');
+      } catch (e) {
+        done(e as Error);
+        if (attempt === 0 && isConnectionLoss(e)) continue;
+        throw ledgerError(what, e);
+      }
+      let broken: Error | undefined;
+      try {
+        const out = await fn(client);
+        await client.query('COMMIT');
+        return out;
+      } catch (e) {
+        // If ROLLBACK fails the connection is unusable: release it with the error so the pool destroys it.
+        await client.query('ROLLBACK').catch((re: Error) => {
+          broken = re;
+        });
+        throw e instanceof SignerError ? e : ledgerError(what, e);
+      } finally {
+        done(broken);
+      }
     }
   }
 
@@ -312,6 +353,7 @@ export class PostgresLedger implements Ledger {
       'cannot read audit entries',
       `SELECT ${ENTRY_COLUMNS} FROM entries WHERE key = $1 AND command IN ('sign', 'sign-intent') AND ts >= $2 ORDER BY seq`,
       [key, since],
+      { read: true },
     );
     return rows.map(rowToEntry);
   }
@@ -320,26 +362,13 @@ export class PostgresLedger implements Ledger {
     this.checkOpen();
     const releaseLocal = await this.mutex.acquire(key, signal);
     const lockId = keyLockId(key);
-    let client: PoolClient | undefined;
-    const onError = () => undefined; // a cut connection: the server has freed the lock; release discards it
+    let held: Awaited<ReturnType<PostgresLedger['connect']>>;
     try {
-      client = await abortable(this.lockPool.connect(), signal, key, (c) => c.release());
-      client.on('error', onError);
-      for (;;) {
-        const res = await client.query('SELECT pg_try_advisory_lock($1::bigint) AS ok', [lockId]);
-        if ((res.rows[0] as Row | undefined)?.ok === true) break;
-        await sleep(this.lockPollMs, signal, () => cancelledError(key));
-      }
+      held = await this.takeAdvisoryLock(key, lockId, signal);
     } catch (e) {
-      if (client) {
-        client.removeListener('error', onError);
-        // Never return a connection that might hold the lock to the pool: destroy it, the server frees the lock.
-        client.release(e instanceof Error ? e : new Error(String(e)));
-      }
       releaseLocal();
-      throw e instanceof SignerError ? e : ledgerError(`cannot take the lock on key ${key}`, e);
+      throw e;
     }
-    const held = client;
     let released = false;
     const lock: KeyLock = {
       release: async () => {
@@ -348,13 +377,12 @@ export class PostgresLedger implements Ledger {
         this.heldLocks.delete(lock);
         let broken: Error | undefined;
         try {
-          const res = await held.query('SELECT pg_advisory_unlock($1::bigint) AS ok', [lockId]);
+          const res = await held.client.query('SELECT pg_advisory_unlock($1::bigint) AS ok', [lockId]);
           if ((res.rows[0] as Row | undefined)?.ok !== true) broken = new Error('the advisory lock was not held');
         } catch (e) {
-          broken = e as Error; // the connection is gone, and with it the lock
+          broken = e as Error; // the connection is gone, and with it the lock: nothing left to free
         } finally {
-          held.removeListener('error', onError);
-          held.release(broken);
+          held.done(broken);
           releaseLocal();
         }
       },
@@ -363,13 +391,43 @@ export class PostgresLedger implements Ledger {
     return lock;
   }
 
+  /**
+   * Polls pg_try_advisory_lock on a dedicated connection until it is ours. A connection that turns out dead
+   * before the lock is taken is replaced once (the server freed whatever it held). On failure or abort the
+   * connection is destroyed rather than pooled, so a lock it might hold is freed by the server.
+   */
+  private async takeAdvisoryLock(
+    key: string,
+    lockId: string,
+    signal?: AbortSignal,
+  ): Promise<Awaited<ReturnType<PostgresLedger['connect']>>> {
+    for (let attempt = 0; ; attempt++) {
+      let conn: Awaited<ReturnType<PostgresLedger['connect']>> | undefined;
+      try {
+        conn = await abortable(this.connect(this.lockPool), signal, key, (c) => c.done());
+        for (;;) {
+          const res = await conn.client.query('SELECT pg_try_advisory_lock($1::bigint) AS ok', [lockId]);
+          if ((res.rows[0] as Row | undefined)?.ok === true) return conn;
+          await sleep(this.lockPollMs, signal, () => cancelledError(key));
+        }
+      } catch (e) {
+        conn?.done(e instanceof Error ? e : new Error(String(e)));
+        if (e instanceof SignerError) throw e;
+        if (attempt === 0 && conn && isConnectionLoss(e)) continue;
+        throw ledgerError(`cannot take the lock on key ${key}`, e);
+      }
+    }
+  }
+
   async getHalt(key: string): Promise<HaltRecord | null> {
-    const rows = await this.query('cannot read halts', 'SELECT key, reason, by, ts FROM halts WHERE key = $1', [key]);
+    const rows = await this.query('cannot read halts', 'SELECT key, reason, by, ts FROM halts WHERE key = $1', [key], {
+      read: true,
+    });
     return rows[0] ? rowToHalt(rows[0]) : null;
   }
 
   async listHalts(): Promise<HaltRecord[]> {
-    return (await this.query('cannot read halts', 'SELECT key, reason, by, ts FROM halts ORDER BY key')).map(rowToHalt);
+    return (await this.query('cannot read halts', 'SELECT key, reason, by, ts FROM halts ORDER BY key', [], { read: true })).map(rowToHalt);
   }
 
   async halt(rec: HaltRecord): Promise<HaltRecord> {
@@ -414,16 +472,18 @@ export class PostgresLedger implements Ledger {
   }
 
   async getApproval(id: string): Promise<ApprovalRecord | null> {
-    const rows = await this.query('cannot read approvals', 'SELECT * FROM approvals WHERE id = $1', [
-      normaliseApprovalId(id),
-    ]);
+    const rows = await this.query('cannot read approvals', 'SELECT * FROM approvals WHERE id = $1', [normaliseApprovalId(id)], {
+      read: true,
+    });
     return rows[0] ? rowToApproval(rows[0]) : null;
   }
 
   async listApprovals(filter?: { status?: ApprovalStatus }): Promise<ApprovalRecord[]> {
     const rows = filter?.status
-      ? await this.query('cannot read approvals', 'SELECT * FROM approvals WHERE status = $1 ORDER BY ts, id', [filter.status])
-      : await this.query('cannot read approvals', 'SELECT * FROM approvals ORDER BY ts, id');
+      ? await this.query('cannot read approvals', 'SELECT * FROM approvals WHERE status = $1 ORDER BY ts, id', [filter.status], {
+          read: true,
+        })
+      : await this.query('cannot read approvals', 'SELECT * FROM approvals ORDER BY ts, id', [], { read: true });
     return rows.map(rowToApproval);
   }
 
@@ -459,6 +519,7 @@ export class PostgresLedger implements Ledger {
       'cannot read audit entries',
       `SELECT ${ENTRY_COLUMNS} FROM entries ORDER BY seq DESC LIMIT $1`,
       [Math.max(0, Math.floor(n))],
+      { read: true },
     );
     return rows.map(rowToEntry).reverse();
   }
@@ -470,6 +531,7 @@ export class PostgresLedger implements Ledger {
         'cannot read audit entries',
         `SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq > $1 ORDER BY seq LIMIT 1000`,
         [after],
+        { read: true },
       );
       for (const r of rows) yield rowToEntry(r);
       if (rows.length < 1000) return;
@@ -478,7 +540,7 @@ export class PostgresLedger implements Ledger {
   }
 
   async ping(): Promise<void> {
-    await this.query('not reachable', 'SELECT 1');
+    await this.query('not reachable', 'SELECT 1', [], { read: true });
   }
 
   async close(): Promise<void> {
@@ -487,6 +549,14 @@ export class PostgresLedger implements Ledger {
     await Promise.allSettled([...this.heldLocks].map((l) => l.release()));
     await Promise.allSettled([this.pool.end(), this.lockPool.end()]);
   }
+}
+
+/** A connection that was cut or refused, as opposed to an error the server reported for the statement. */
+function isConnectionLoss(e: unknown): boolean {
+  if (!(e instanceof Error)) return false;
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string' && /^(ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|57P01|57P02|57P03|08\d{3})$/.test(code)) return true;
+  return /Connection terminated|not queryable|Client has encountered a connection error/i.test(e.message);
 }
 
 /** Awaits p unless signal aborts first; a value that arrives after the abort is handed to `discard`. */

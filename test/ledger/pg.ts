@@ -1,0 +1,30 @@
+/** Fresh PostgreSQL databases for the ledger tests, on the machine's server (127.0.0.1:5432, user postgres). */
+import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
+
+export const PG_HOST = '127.0.0.1';
+export const PG_PORT = 5432;
+const ADMIN_URL = `postgres://postgres@${PG_HOST}:${PG_PORT}/test`;
+
+export const dbUrl = (name: string, port = PG_PORT) => `postgres://postgres@${PG_HOST}:${port}/${name}`;
+
+/** Runs fn with a short-lived admin connection to the `test` database. */
+export async function admin<T>(fn: (c: Client) => Promise<T>, url = ADMIN_URL): Promise<T> {
+  const c = new Client({ connectionString: url });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+export async function createDatabase(): Promise<string> {
+  const name = `ledger_t_${process.pid}_${randomBytes(4).toString('hex')}`;
+  await admin((c) => c.query(`CREATE DATABASE ${name}`));
+  return name;
+}
+
+export async function dropDatabase(name: string): Promise<void> {
+  await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+}

@@ -1,0 +1,259 @@
+/**
+ * The PostgreSQL store on the machine's real server. Every test gets a database of its own, dropped after.
+ */
+import type { LedgerConfig } from '../../src/config/types';
+import { openLedger } from '../../src/ledger/open';
+import { keyLockId } from '../../src/ledger/postgres';
+import type { Ledger } from '../../src/ledger/types';
+import { ledgerContract, type StoreUnderTest } from './contract';
+import { signInput } from './helpers';
+import { PG_HOST, PG_PORT, admin, createDatabase, dbUrl, dropDatabase } from './pg';
+import { Worker, buildLedger } from './procs';
+import { TcpProxy } from './tcp-proxy';
+
+const FAST = { postgres: { lockPollMs: 5, connectTimeoutMs: 1_000 } };
+const cfgFor = (name: string, port = PG_PORT): LedgerConfig => ({ store: 'postgres', url: dbUrl(name, port), pool_size: 4 });
+
+async function pgStore(): Promise<StoreUnderTest> {
+  const name = await createDatabase();
+  const ledger = await openLedger(cfgFor(name), FAST);
+  return {
+    ledger,
+    reopen: () => openLedger(cfgFor(name), FAST),
+    tamperTs: (line, ts) =>
+      admin(async (c) => {
+        await c.query('UPDATE entries SET ts = $1 WHERE seq = $2', [ts, line]);
+      }, dbUrl(name)),
+    dispose: async () => {
+      await ledger.close();
+      await dropDatabase(name);
+    },
+  };
+}
+
+ledgerContract('PostgreSQL', pgStore);
+
+/** The backend pids holding the advisory lock of `key` in database `db` (bigint form: classid/objid halves). */
+async function lockHolders(db: string, key: string): Promise<number[]> {
+  const id = BigInt.asUintN(64, BigInt(keyLockId(key)));
+  const res = await admin((c) =>
+    c.query(
+      `SELECT l.pid FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+        WHERE l.locktype = 'advisory' AND l.granted AND d.datname = $1 AND l.classid = $2 AND l.objid = $3 AND l.objsubid = 1`,
+      [db, Number(id >> 32n), Number(id & 0xffffffffn)],
+    ),
+  );
+  return res.rows.map((r: { pid: number }) => r.pid);
+}
+
+const pending = async <T>(p: Promise<T>, ms: number) => {
+  let settled = false;
+  p.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await new Promise((r) => setTimeout(r, ms));
+  return !settled;
+};
+
+describe('PostgreSQL store specifics', () => {
+  let name: string;
+  const ledgers: Ledger[] = [];
+  const open = async (cfg: LedgerConfig = cfgFor(name)) => {
+    const l = await openLedger(cfg, FAST);
+    ledgers.push(l);
+    return l;
+  };
+  beforeEach(async () => {
+    name = await createDatabase();
+  });
+  afterEach(async () => {
+    for (const l of ledgers.splice(0)) await l.close();
+    await dropDatabase(name);
+  });
+
+  it('replicas starting at once on a new database apply the migrations once', async () => {
+    const all = await Promise.all(Array.from({ length: 5 }, () => open()));
+    const rows = await admin((c) => c.query('SELECT version FROM schema_version'), dbUrl(name));
+    expect(rows.rows).toEqual([{ version: 1 }]);
+    await Promise.all(all.map((l, i) => l.append(signInput({ ts: i }))));
+    expect(await all[0]!.verify()).toEqual({ ok: true, entries: 5 });
+  });
+
+  it('takes its key lock as a server-side advisory lock on one connection held until release', async () => {
+    const ledger = await open();
+    const lock = await ledger.lockKey('game');
+    expect(await lockHolders(name, 'game')).toHaveLength(1);
+    await lock.release();
+    expect(await lockHolders(name, 'game')).toHaveLength(0);
+  });
+
+  it('a lock whose connection the server kills is freed, and its holder can still release without error', async () => {
+    const a = await open();
+    const b = await open();
+    const held = await a.lockKey('game');
+    const waiting = b.lockKey('game');
+    expect(await pending(waiting, 200)).toBe(true);
+    const [pid] = await lockHolders(name, 'game');
+    await admin((c) => c.query('SELECT pg_terminate_backend($1)', [pid]));
+    await (await waiting).release();
+    await held.release(); // the connection is gone: release discards it quietly
+    const again = await a.lockKey('game');
+    await again.release();
+  });
+
+  it('refuses a database whose schema is newer than this signer', async () => {
+    await (await open()).close();
+    await admin((c) => c.query('UPDATE schema_version SET version = 99'), dbUrl(name));
+    await expect(openLedger(cfgFor(name), FAST)).rejects.toMatchObject({
+      code: 'ledger',
+      message: expect.stringContaining('newer than this signer understands'),
+    });
+  });
+
+  describe('database down', () => {
+    let proxy: TcpProxy;
+    beforeEach(async () => {
+      proxy = new TcpProxy({ host: PG_HOST, port: PG_PORT });
+      await proxy.start();
+    });
+    afterEach(() => proxy.close());
+
+    it('while the server is gone every operation fails with a ledger error, and it recovers without a restart', async () => {
+      const ledger = await open(cfgFor(name, proxy.port));
+      await ledger.append(signInput({ ts: 1 }));
+      await proxy.refuse();
+      await expect(ledger.append(signInput({ ts: 2 }))).rejects.toMatchObject({ code: 'ledger' });
+      await expect(ledger.ping()).rejects.toMatchObject({ code: 'ledger' });
+      await expect(ledger.lockKey('game')).rejects.toMatchObject({ code: 'ledger' });
+      await expect(ledger.getHalt('game')).rejects.toMatchObject({ code: 'ledger' });
+      await proxy.restore();
+      await ledger.ping();
+      await ledger.append(signInput({ ts: 3 }));
+      const lock = await ledger.lockKey('game');
+      await lock.release();
+      expect(await ledger.verify()).toEqual({ ok: true, entries: 2 });
+    });
+
+    it('a server that accepts but never answers fails operations after the connect timeout', async () => {
+      const ledger = await open(cfgFor(name, proxy.port));
+      await ledger.append(signInput({ ts: 1 }));
+      await proxy.blackhole();
+      await expect(ledger.append(signInput({ ts: 2 }))).rejects.toMatchObject({
+        code: 'ledger',
+        message: expect.stringMatching(/timeout/i),
+      });
+      await expect(ledger.lockKey('game')).rejects.toMatchObject({ code: 'ledger' });
+      await proxy.restore();
+      await ledger.append(signInput({ ts: 3 }));
+      expect(await ledger.verify()).toEqual({ ok: true, entries: 2 });
+    });
+
+    it('a connection cut while a key lock is held does not crash the process, and the lock is free again', async () => {
+      const ledger = await open(cfgFor(name, proxy.port));
+      const held = await ledger.lockKey('game');
+      await proxy.refuse();
+      await proxy.restore();
+      await new Promise((r) => setTimeout(r, 50));
+      await held.release(); // its connection is gone: release discards it quietly
+      const again = await ledger.lockKey('game');
+      expect(await lockHolders(name, 'game')).toHaveLength(1);
+      await again.release();
+    });
+
+    it('opening against a database that is down fails with a ledger error', async () => {
+      await proxy.refuse();
+      await expect(openLedger(cfgFor(name, proxy.port), FAST)).rejects.toMatchObject({ code: 'ledger' });
+    });
+  });
+});
+
+describe('PostgreSQL across processes', () => {
+  let build: ReturnType<typeof buildLedger>;
+  let name: string;
+  const workers: Worker[] = [];
+  const ledgers: Ledger[] = [];
+  beforeAll(() => {
+    build = buildLedger('postgres');
+  }, 120_000);
+  afterAll(() => build.cleanup());
+  beforeEach(async () => {
+    name = await createDatabase();
+  });
+  afterEach(async () => {
+    for (const w of workers.splice(0)) await w.kill();
+    for (const l of ledgers.splice(0)) await l.close();
+    await dropDatabase(name);
+  });
+  const open = async () => {
+    const l = await openLedger(cfgFor(name), FAST);
+    ledgers.push(l);
+    return l;
+  };
+  const worker = (args: string[]) => {
+    const w = new Worker(build.openJs, cfgFor(name), args);
+    workers.push(w);
+    return w;
+  };
+
+  it('two processes appending at once to a new database build one chain that verifies', async () => {
+    const a = worker(['append', '150', 'a']);
+    const b = worker(['append', '150', 'b']);
+    expect(await a.exited).toBe(0);
+    expect(await b.exited).toBe(0);
+    expect(await (await open()).verify()).toEqual({ ok: true, entries: 300 });
+  });
+
+  it.each([1, 7, 40, 'random'] as const)(
+    'a process SIGKILLed while appending (after %s) leaves a chain that verifies with every durable entry',
+    async (point) => {
+      const ledger = await open();
+      await ledger.append(signInput({ ts: 1 }));
+      const w = worker(['append', '100000', 'k']);
+      if (point === 'random') {
+        await w.waitFor((l) => l === 'ready');
+        await new Promise((r) => setTimeout(r, 20 + Math.floor(Math.random() * 80)));
+      } else await w.waitFor((l) => l === `appended ${point}`);
+      await w.kill();
+      const durable = w.lastAppended();
+      const r = await ledger.verify();
+      expect(r.ok).toBe(true);
+      expect(r.entries).toBeGreaterThanOrEqual(1 + durable);
+      await ledger.append(signInput({ ts: 2 }));
+      expect(await ledger.verify()).toMatchObject({ ok: true, entries: r.entries + 1 });
+    },
+  );
+
+  it('processes SIGKILLed while migrating a new database leave one that opens and verifies', async () => {
+    for (const delay of [0, 30, 60, 90]) {
+      const w = worker(['append', '100000', 'm']);
+      await new Promise((r) => setTimeout(r, delay));
+      await w.kill();
+    }
+    expect((await (await open()).verify()).ok).toBe(true);
+  });
+
+  it("a replica's key lock keeps another waiting, and the server frees it when that replica is killed", async () => {
+    const ledger = await open();
+    const w = worker(['lock', 'game']);
+    await w.waitFor((l) => l === 'locked');
+    const mine = ledger.lockKey('game');
+    expect(await pending(mine, 300)).toBe(true);
+    const other = await ledger.lockKey('other');
+    await other.release();
+    await w.kill();
+    await (await mine).release();
+  });
+
+  it("a replica's key lock is freed when the server terminates its connection", async () => {
+    const ledger = await open();
+    const w = worker(['lock', 'game']);
+    await w.waitFor((l) => l === 'locked');
+    const mine = ledger.lockKey('game');
+    expect(await pending(mine, 300)).toBe(true);
+    const holders = await lockHolders(name, 'game');
+    expect(holders).toHaveLength(1);
+    await admin((c) => c.query('SELECT pg_terminate_backend($1)', [holders[0]]));
+    await (await mine).release();
+  });
+});
