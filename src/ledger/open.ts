@@ -7,8 +7,8 @@ import { closeSync, mkdirSync, openSync } from 'node:fs';
 import * as path from 'node:path';
 import type { LedgerConfig } from '../config/types';
 import { SignerError, errorMessage } from '../util/errors';
-import { PostgresLedger, type PostgresLedgerOptions } from './postgres';
-import { SqliteLedger, type SqliteLedgerOptions } from './sqlite';
+import type { PostgresLedgerOptions } from './postgres';
+import type { SqliteLedgerOptions } from './sqlite';
 import type { Ledger } from './types';
 
 export interface OpenLedgerOptions {
@@ -26,7 +26,12 @@ export async function openLedger(cfg: LedgerConfig, opts: OpenLedgerOptions = {}
     } catch (e) {
       throw new SignerError('ledger', `SQLite ledger: cannot create ${file}: ${errorMessage(e)}`, { cause: e });
     }
+    // Each store's driver is loaded only when used: a PostgreSQL deployment never loads the native SQLite addon.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { SqliteLedger } = require('./sqlite') as typeof import('./sqlite');
     return SqliteLedger.open(file, opts.sqlite);
   }
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { PostgresLedger } = require('./postgres') as typeof import('./postgres');
   return PostgresLedger.open(cfg.url, { ...opts.postgres, poolSize: cfg.pool_size });
 }
