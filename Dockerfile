@@ -1,0 +1,66 @@
+# syntax=docker/dockerfile:1
+# sa-forge-signer: the MCP signing service. Three stages:
+#   deps    production node_modules only (better-sqlite3 compiled here; no LiteSVM, no dev dependencies)
+#   build   every dependency + TypeScript -> dist/
+#   runtime node + production node_modules + dist, uid 10001, read-only root filesystem friendly
+# Both FROM lines pin node:20-bookworm-slim by digest; bump it deliberately (see docs/running.md).
+# `npm ci` is not used: the lockfile lacks LiteSVM's other-platform binaries, which `npm ci` insists on.
+
+FROM node:20-bookworm-slim@sha256:2cf067cfed83d5ea958367df9f966191a942351a2df77d6f0193e162b5febfc0 AS toolchain
+# better-sqlite3 builds from source when its prebuilt binary cannot be fetched
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /src
+COPY package.json package-lock.json ./
+
+FROM toolchain AS deps
+RUN --mount=type=cache,target=/root/.npm \
+    npm install --omit=dev --no-audit --no-fund --no-update-notifier \
+ && npm ls --omit=dev --depth=0 >/dev/null \
+ && rm -rf node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \
+           node_modules/better-sqlite3/build/Release/obj* node_modules/better-sqlite3/build/Release/.deps \
+           node_modules/better-sqlite3/build/Release/test_extension.node
+
+FROM toolchain AS build
+# dev dependencies are needed only to compile; install scripts are skipped (nothing here runs the code)
+RUN --mount=type=cache,target=/root/.npm \
+    npm install --ignore-scripts --no-audit --no-fund --no-update-notifier
+COPY tsconfig.json ./
+COPY src ./src
+RUN npx tsc -p tsconfig.json
+
+FROM node:20-bookworm-slim@sha256:2cf067cfed83d5ea958367df9f966191a942351a2df77d6f0193e162b5febfc0 AS runtime
+ARG VERSION=0.1.0
+ARG REVISION=unknown
+LABEL org.opencontainers.image.title="sa-forge-signer" \
+      org.opencontainers.image.description="Self-hosted transaction signer for AI agents: policy checks, simulation, signing and confirmation for SVM transactions, over MCP 2026-07-28." \
+      org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.base.name="docker.io/library/node:20-bookworm-slim"
+ENV NODE_ENV=production \
+    SIGNER_LISTEN=0.0.0.0:8790
+WORKDIR /app
+COPY --from=deps --chown=0:0 /src/node_modules ./node_modules
+COPY --from=build --chown=0:0 /src/dist/src ./dist/src
+COPY --chown=0:0 package.json ./
+# The three entrypoints on PATH; the package managers go (nothing at run time installs anything).
+# The state directory belongs to the service user, so a fresh named volume inherits 10001:10001 0700.
+RUN set -eu; \
+    for bin in sa-forge-signer-serve:serve sa-forge-signer-mcp:mcp sa-forge-signer:signer; do \
+      printf '#!/bin/sh\nexec node /app/dist/src/cli/%s.js "$@"\n' "${bin#*:}" > "/usr/local/bin/${bin%%:*}"; \
+      chmod 0755 "/usr/local/bin/${bin%%:*}"; \
+    done; \
+    rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack /opt/yarn-* \
+           /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg; \
+    mkdir -p /etc/sa-forge-signer /var/lib/sa-forge-signer; \
+    chown 10001:10001 /var/lib/sa-forge-signer; \
+    chmod 0700 /var/lib/sa-forge-signer
+USER 10001:10001
+EXPOSE 8790 9791
+STOPSIGNAL SIGTERM
+# Liveness of the HTTP listener, whatever port SIGNER_LISTEN chose; no curl in the image.
+HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "const p=(process.env.SIGNER_LISTEN||'').split(':').pop()||'8790';fetch('http://127.0.0.1:'+p+'/health',{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+CMD ["sa-forge-signer-serve", "--config", "/etc/sa-forge-signer/config.yaml"]
