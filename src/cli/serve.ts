@@ -1,0 +1,126 @@
+#!/usr/bin/env node
+/**
+ * sa-forge-signer-serve: the MCP service. `--config FILE` (or SIGNER_CONFIG) for a deployment; `--local` for the
+ * embedded default (a demo key, a token in var/local/token, the in-process chain). The listener opens before
+ * the engine (tools wait for it), so the service answers discovery and lists within moments of starting; the
+ * engine's chain and ledger modules, and litesvm for --local only, are loaded when needed.
+ */
+import path from 'node:path';
+import type http from 'node:http';
+import { loadConfig } from '../config/load';
+import type { SignerConfig } from '../config/types';
+import type { SignerEngine } from '../signer/types';
+import { VERSION } from '../util/version';
+import { errorMessage } from '../util/errors';
+import { parseArgs, option } from './args';
+import { createApp } from '../http/app';
+import { createLogger } from '../http/logging';
+import { boundAddress, drain, listen } from '../http/server';
+
+const HELP = `sa-forge-signer-serve ${VERSION}: the MCP service of sa-forge-signer (MCP 2026-07-28, POST /mcp)
+
+Usage:
+  sa-forge-signer-serve --config FILE     serve with this config (YAML or JSON; or set SIGNER_CONFIG)
+  sa-forge-signer-serve --local           the embedded default: local chain, SQLite, a demo key; files in var/local
+  sa-forge-signer-serve --help | --version
+
+Environment:
+  SIGNER_CONFIG        config file when --config is not given
+  SIGNER_LISTEN        address to serve on (host:port), overriding serve.listen
+  SIGNER_VAR_DIR       folder of the embedded default (default ./var/local)
+  SIGNER_…             every scalar config key (see config/example.yaml)
+
+Endpoints: POST /mcp (bearer token), GET /health, GET /ready; Prometheus /metrics on serve.metrics.
+SIGTERM/SIGINT drain running signs for up to serve.drain_ms (220 s) before exiting.
+`;
+
+const err = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
+
+export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const args = parseArgs(argv, ['help', 'version', 'local']);
+  if (args.options.get('help') === true) return void process.stdout.write(HELP);
+  if (args.options.get('version') === true) return void process.stdout.write(`${VERSION}\n`);
+
+  let config: SignerConfig;
+  let local: { tokenFile: string; firstRun: boolean; close(): Promise<void> } | null = null;
+  let runDemo: ((engine: SignerEngine, config: SignerConfig) => Promise<void>) | null = null;
+  if (args.options.get('local') === true) {
+    // Loaded only here: the embedded chain needs litesvm, which the production image does not have.
+    const mod = require('./local-default') as typeof import('./local-default');
+    const varDir = path.resolve(env.SIGNER_VAR_DIR ?? path.join(process.cwd(), 'var', 'local'));
+    const prepared = await mod.prepareLocalDefault(varDir, env);
+    config = prepared.config;
+    local = prepared;
+    runDemo = mod.runDemo;
+  } else {
+    const file = option(args, 'config') ?? env.SIGNER_CONFIG;
+    if (!file) throw new Error('no config: pass --config FILE, set SIGNER_CONFIG, or use --local for the embedded default');
+    config = loadConfig({ file, env, forServe: true });
+  }
+
+  const logger = createLogger(config.log_level);
+  const metricsMod = config.serve.metrics ? (require('../http/metrics') as typeof import('../http/metrics')) : null;
+  let engine: SignerEngine | null = null;
+  const metrics = metricsMod
+    ? new metricsMod.Metrics({
+        haltedKeys: async () => (engine ? (await engine.keyShow({ principal: { kind: 'operator' } })).filter((k) => k.halted !== null).length : 0),
+      })
+    : null;
+
+  // The engine opens in the background; tool calls wait for it, /ready says "starting" until then.
+  const opening: Promise<SignerEngine> = (async () => {
+    const { openEngine } = require('../signer') as typeof import('../signer');
+    const { RpcChainClient } = require('../chain/rpc-client') as typeof import('../chain/rpc-client');
+    const { timedChain } = require('../http/timed-chain') as typeof import('../http/timed-chain');
+    const rpc = new RpcChainClient(config.cluster.rpc_url, { timeoutMs: config.timings.rpc_timeout_ms });
+    const chain = metrics ? timedChain(rpc, (m, ms, ok) => metrics.rpc(m, ms, ok)) : rpc;
+    const opened = await openEngine(config, { logger, chain });
+    engine = opened;
+    return opened;
+  })();
+  opening.catch((e: unknown) => {
+    err(`error: cannot open the signer engine: ${errorMessage(e)}`);
+    process.exit(1);
+  });
+
+  const signerApp = createApp({ config, version: VERSION, logger, engine: () => opening, engineIfOpen: () => engine, metrics });
+  const server = await listen(signerApp, config, config.serve.listen.host, config.serve.listen.port);
+  let metricsServer: http.Server | null = null;
+  if (metrics && config.serve.metrics) metricsServer = await metrics.listen(config.serve.metrics.host, config.serve.metrics.port);
+  const address = boundAddress(server);
+  err(`sa-forge-signer ${VERSION} serving on ${address}`);
+  err(`MCP endpoint: http://${address}/mcp${metricsServer ? `; metrics: http://${boundAddress(metricsServer)}/metrics` : ''}`);
+  if (local) {
+    err(`token: ${local.tokenFile} (0600). Add the service to Claude Code with:`);
+    err(`  claude mcp add --transport http signer http://${address}/mcp --header "Authorization: Bearer $(cat ${local.tokenFile})"`);
+    if (local.firstRun && runDemo) {
+      const demo = runDemo;
+      void opening.then((e) => demo(e, config)).catch((e: unknown) => err(`demo: ${errorMessage(e)}`));
+    }
+  }
+
+  let stopping = false;
+  const stop = async (signal: NodeJS.Signals): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    err(`signal ${signal}: no new requests; draining`);
+    const remaining = await drain({ server, state: signerApp.state, engineInFlight: () => engine?.inFlight() ?? 0, drainMs: config.serve.drain_ms });
+    if (remaining > 0) err(`stopping with ${remaining} request(s) still running; their callers must treat a sign as unknown`);
+    metricsServer?.close();
+    await Promise.allSettled([engine?.close(), local?.close()]);
+    logger.flush();
+    err('stopped');
+    process.exit(0);
+  };
+  process.on('SIGTERM', (s) => void stop(s));
+  process.on('SIGINT', (s) => void stop(s));
+}
+
+if (require.main === module) {
+  main(process.argv.slice(2)).catch((e: unknown) => {
+    err(`error: ${errorMessage(e)}`);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,77 @@
+/**
+ * The DNS-rebinding guard as pure functions (the MCP SDK's pattern: protocol rules pure, middleware glue).
+ * `allowed_hosts` entries are `host` (any port) or `host:port`; IPv6 in brackets. Compared case-insensitively.
+ */
+export interface Authority {
+  host: string; // lowercase, IPv6 without brackets
+  port: string | null;
+}
+
+export interface AllowList {
+  anyPort: Set<string>;
+  exact: Set<string>; // `host:port`
+}
+
+/** `host`, `host:port`, `[v6]`, `[v6]:port`; anything after `/` is dropped (domain.md §7.1). */
+export function parseAuthority(text: string): Authority | null {
+  const s = text.split('/')[0]!.trim().toLowerCase();
+  if (s === '') return null;
+  if (s.startsWith('[')) {
+    const end = s.indexOf(']');
+    if (end < 0) return null;
+    const rest = s.slice(end + 1);
+    if (rest !== '' && !/^:\d{1,5}$/.test(rest)) return null;
+    return { host: s.slice(1, end), port: rest === '' ? null : rest.slice(1) };
+  }
+  const colon = s.lastIndexOf(':');
+  if (colon < 0) return { host: s, port: null };
+  if (s.indexOf(':') !== colon) return { host: s, port: null }; // bare IPv6 without brackets
+  const port = s.slice(colon + 1);
+  if (!/^\d{1,5}$/.test(port)) return null;
+  return { host: s.slice(0, colon), port };
+}
+
+export function compileAllowList(entries: readonly string[]): AllowList {
+  const list: AllowList = { anyPort: new Set(), exact: new Set() };
+  for (const e of entries) {
+    const a = parseAuthority(e);
+    if (!a) continue;
+    if (a.port === null) list.anyPort.add(a.host);
+    else list.exact.add(`${a.host}:${a.port}`);
+  }
+  return list;
+}
+
+export function isAllowed(list: AllowList, a: Authority): boolean {
+  return list.anyPort.has(a.host) || (a.port !== null && list.exact.has(`${a.host}:${a.port}`));
+}
+
+/** The authority of an Origin (`scheme://host[:port]`); `null` and anything else is not a valid origin. */
+export function originAuthority(origin: string): Authority | null {
+  const m = /^[a-z][a-z0-9+.-]*:\/\/([^/?#@]+)$/i.exec(origin.trim());
+  return m ? parseAuthority(m[1]!) : null;
+}
+
+export type HostOriginVerdict = { ok: true; hostAllowed: boolean } | { ok: false; error: string };
+
+/**
+ * Host and Origin against the allow-list. A probe (`/health`, `/ready`) may name any Host, as Kubernetes
+ * sends the pod IP, but only without an Origin: a browser page (the DNS-rebinding attacker) always sends one
+ * on the cross-origin and non-GET requests that matter, and a probe never does.
+ */
+export function checkHostOrigin(list: AllowList, host: string | undefined, origin: string | undefined, probe: boolean): HostOriginVerdict {
+  let hostAllowed = false;
+  if (host === undefined || host === '') {
+    if (!probe) return { ok: false, error: 'missing Host header' };
+  } else {
+    const a = parseAuthority(host);
+    hostAllowed = a !== null && isAllowed(list, a);
+    if (!hostAllowed && !probe) return { ok: false, error: `host ${JSON.stringify(host)} is not allowed` };
+  }
+  if (origin !== undefined) {
+    const o = originAuthority(origin);
+    if (o === null || !isAllowed(list, o)) return { ok: false, error: `origin ${JSON.stringify(origin)} is not allowed` };
+    if (probe && !hostAllowed) return { ok: false, error: `host ${JSON.stringify(host ?? '')} is not allowed` };
+  }
+  return { ok: true, hostAllowed };
+}

@@ -1,0 +1,92 @@
+/**
+ * Prometheus metrics (prom-client), served on their own listener. Hot-path updates go through cached label
+ * children, so a request costs a map lookup and an add.
+ */
+import http from 'node:http';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { McpObserver } from '../mcp/service';
+
+const KNOWN_METHODS = new Set(['server/discover', 'tools/list', 'tools/call', 'resources/list', 'resources/read', 'resources/templates/list', 'initialize']);
+
+export class Metrics implements McpObserver {
+  readonly registry = new Registry();
+  private readonly requests: Counter<'method' | 'status'>;
+  private readonly toolResults: Counter<'tool' | 'outcome'>;
+  private readonly failedChecks: Counter<'check'>;
+  private readonly toolDuration: Histogram<'tool'>;
+  private readonly rpcDuration: Histogram<'method' | 'ok'>;
+  readonly inFlight: Gauge;
+  private readonly requestChildren = new Map<string, { inc(): void }>();
+
+  constructor(opts: { haltedKeys?: () => Promise<number>; defaultMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    this.requests = new Counter({ name: 'signer_http_requests_total', help: 'HTTP requests by MCP method (or route) and status', labelNames: ['method', 'status'], registers });
+    this.toolResults = new Counter({ name: 'signer_tool_results_total', help: 'Tool calls by tool and outcome', labelNames: ['tool', 'outcome'], registers });
+    this.failedChecks = new Counter({ name: 'signer_failed_checks_total', help: 'Refusals by failed check', labelNames: ['check'], registers });
+    this.toolDuration = new Histogram({
+      name: 'signer_tool_duration_seconds',
+      help: 'Duration of check and sign (and the other tools), seconds',
+      labelNames: ['tool'],
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 240],
+      registers,
+    });
+    this.rpcDuration = new Histogram({
+      name: 'signer_rpc_duration_seconds',
+      help: 'Latency of Solana JSON-RPC calls, seconds',
+      labelNames: ['method', 'ok'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15],
+      registers,
+    });
+    this.inFlight = new Gauge({ name: 'signer_http_in_flight', help: 'HTTP requests being handled now', registers });
+    const haltedKeys = opts.haltedKeys;
+    new Gauge({
+      name: 'signer_halted_keys',
+      help: 'Configured keys that are halted now',
+      registers,
+      async collect() {
+        if (haltedKeys) this.set(await haltedKeys().catch(() => Number.NaN));
+      },
+    });
+    if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: this.registry, prefix: 'signer_' });
+  }
+
+  request(method: string | null, status: number): void {
+    const m = method === null ? 'none' : KNOWN_METHODS.has(method) || method.startsWith('/') ? method : 'other';
+    const k = `${m} ${status}`;
+    let child = this.requestChildren.get(k);
+    if (!child) {
+      child = this.requests.labels(m, String(status));
+      this.requestChildren.set(k, child);
+    }
+    child.inc();
+  }
+
+  toolResult(tool: string, outcome: string, failedCheck: string | null, durationMs: number): void {
+    this.toolResults.labels(tool, outcome).inc();
+    if (failedCheck !== null) this.failedChecks.labels(failedCheck).inc();
+    if (outcome !== 'invalid_arguments') this.toolDuration.labels(tool).observe(durationMs / 1000);
+  }
+
+  /** Hook for the chain client: one observation per JSON-RPC call. */
+  rpc(method: string, durationMs: number, ok: boolean): void {
+    this.rpcDuration.labels(method, ok ? 'true' : 'false').observe(durationMs / 1000);
+  }
+
+  /** The /metrics listener; resolves once listening. */
+  listen(host: string, port: number): Promise<http.Server> {
+    const server = http.createServer((req, res) => {
+      if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
+        res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
+        return;
+      }
+      this.registry.metrics().then(
+        (text) => res.writeHead(200, { 'Content-Type': this.registry.contentType }).end(text),
+        (e: unknown) => res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`${(e as Error).message}\n`),
+      );
+    });
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, host, () => resolve(server));
+    });
+  }
+}

@@ -1,0 +1,165 @@
+/**
+ * The four tool definitions (DESIGN §4), always in the order check, sign, key_show, halt. Plain JSON Schema
+ * 2020-12 literals, built once at start: nothing is converted per request.
+ */
+const KEY_HEADER = 'Key';
+
+type Json = Record<string, unknown>;
+
+export interface ToolDef {
+  name: 'check' | 'sign' | 'key_show' | 'halt';
+  title: string;
+  description: string;
+  inputSchema: Json;
+  outputSchema: Json;
+  annotations: { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
+}
+
+const CHECK_NAMES = ['authorized', 'halted', 'chain', 'fee_payer', 'programs', 'tokens', 'system', 'vault', 'signers', 'new_accounts', 'ata_owners', 'limits', 'approval'];
+const PASS_NAMES = [...CHECK_NAMES, 'simulation', 'cap'];
+const OUTCOMES = ['ok', 'refused', 'simulation_failed', 'confirmed', 'failed', 'unknown'];
+
+const nullable = (type: string, extra: Json = {}): Json => ({ type: [type, 'null'], ...extra });
+
+const REPORT_SCHEMA: Json = {
+  type: 'object',
+  description: 'The report (signer://docs/outcomes): act on `outcome`.',
+  properties: {
+    outcome: { type: 'string', enum: OUTCOMES },
+    key: nullable('string'),
+    signature: nullable('string'),
+    slot: nullable('integer'),
+    explorer: nullable('string'),
+    detail: nullable('string'),
+    failed_check: { enum: [...CHECK_NAMES, null] },
+    program_error: nullable('string'),
+    error: { description: 'The raw transaction error, or null.' },
+    checks: { type: 'array', items: { type: 'string', enum: PASS_NAMES } },
+    compute_units: nullable('integer'),
+    fee: nullable('integer'),
+    balance_change: nullable('integer'),
+    summary: { type: 'string' },
+    warnings: { type: 'array', items: { type: 'string' } },
+    payload_hash: { type: 'string' },
+    logs: { type: 'array', items: { type: 'string' } },
+  },
+  required: ['outcome', 'key', 'signature', 'slot', 'explorer', 'detail', 'failed_check', 'program_error', 'error', 'checks', 'compute_units', 'fee', 'balance_change', 'summary', 'warnings', 'payload_hash', 'logs'],
+};
+
+const KEY_VIEW_SCHEMA: Json = {
+  type: 'object',
+  properties: {
+    name: { type: 'string' },
+    pubkey: { type: 'string' },
+    class: { type: 'string', enum: ['session', 'wallet'] },
+    approval: { type: 'string', enum: ['auto', 'confirm', 'deny'] },
+    profile: nullable('string'),
+    balance_lamports: nullable('integer'),
+    rate_limit_per_minute: { type: 'integer' },
+    daily_lamport_cap: { type: 'integer' },
+    signs_last_minute: { type: 'integer' },
+    spent_or_reserved_24h: { type: 'integer' },
+    halted: {
+      oneOf: [{ type: 'null' }, { type: 'object', properties: { reason: { type: 'string' }, by: { type: 'string' }, ts: { type: 'integer' } }, required: ['reason', 'by', 'ts'] }],
+    },
+  },
+  required: ['name', 'pubkey', 'class', 'approval', 'profile', 'balance_lamports', 'rate_limit_per_minute', 'daily_lamport_cap', 'signs_last_minute', 'spent_or_reserved_24h', 'halted'],
+};
+
+const HALT_SCHEMA: Json = {
+  type: 'object',
+  properties: {
+    halted: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { key: { type: 'string' }, reason: { type: 'string' }, by: { type: 'string' }, ts: { type: 'integer' }, already_halted: { type: 'boolean' } },
+        required: ['key', 'reason', 'by', 'ts', 'already_halted'],
+      },
+    },
+    not_recorded: {
+      type: 'array',
+      description: 'Keys halted in this process only, because the ledger could not record it.',
+      items: { type: 'object', properties: { key: { type: 'string' }, error: { type: 'string' } }, required: ['key', 'error'] },
+    },
+  },
+  required: ['halted', 'not_recorded'],
+};
+
+function keyArg(description: string, paramHeaders: boolean): Json {
+  return { type: 'string', minLength: 1, maxLength: 64, description, ...(paramHeaders ? { 'x-mcp-header': KEY_HEADER } : {}) };
+}
+
+const PAYLOAD_ARG: Json = {
+  type: 'object',
+  description: 'The payload object returned by a forge-mcp build_* call, passed unchanged (format: signer://docs/payload).',
+};
+
+/** The tool list; `paramHeaders` adds SEP-2243 `x-mcp-header: "Key"` to every `key` argument. */
+export function toolDefinitions(paramHeaders: boolean): ToolDef[] {
+  const signKey = "Configured key name; default: the key whose pubkey is the payload's fee payer. Your token may use only its own keys.";
+  return [
+    {
+      name: 'check',
+      title: 'Check a payload',
+      description:
+        'Run every policy check and a simulation on a payload without signing or sending anything. Call it before sign; the report says whether sign would go ahead, what it would cost (fee, balance_change) and, if refused, which check failed and why.',
+      inputSchema: {
+        type: 'object',
+        properties: { payload: PAYLOAD_ARG, key: keyArg(signKey, paramHeaders) },
+        required: ['payload'],
+        additionalProperties: false,
+      },
+      outputSchema: REPORT_SCHEMA,
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    },
+    {
+      name: 'sign',
+      title: 'Sign and send a payload',
+      description:
+        'Check, simulate, sign, send and confirm a payload; returns the report. May take minutes (confirmation, or an operator approving a confirm key). Only outcomes confirmed, failed, refused and simulation_failed are final: after unknown, reconcile before retrying (signer://docs/outcomes).',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          payload: PAYLOAD_ARG,
+          key: keyArg(signKey, paramHeaders),
+          intent: { type: 'string', maxLength: 1000, description: 'Why this is signed, in one sentence; recorded in the audit log. Never put secrets here.' },
+        },
+        required: ['payload'],
+        additionalProperties: false,
+      },
+      outputSchema: REPORT_SCHEMA,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+    },
+    {
+      name: 'key_show',
+      title: 'Show keys',
+      description:
+        'Show a key this token may use (or all of them, without `key`): pubkey, class, approval mode, balance, limits, what was signed in the last minute and spent or reserved in 24 h, and whether it is halted.',
+      inputSchema: {
+        type: 'object',
+        properties: { key: keyArg('Configured key name; omit it to list every key this token may use.', paramHeaders) },
+        additionalProperties: false,
+      },
+      outputSchema: { type: 'object', properties: { keys: { type: 'array', items: KEY_VIEW_SCHEMA } }, required: ['keys'] },
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+    },
+    {
+      name: 'halt',
+      title: 'Halt signing',
+      description:
+        'Emergency brake: stop all signing with a key (or every key this token may use, without `key`) now, durably and in every replica. Only a human operator can release it (sa-forge-signer resume KEY). A sign already sent still runs to its outcome.',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          key: keyArg('Configured key name; omit it to halt every key this token may use.', paramHeaders),
+          reason: { type: 'string', minLength: 1, maxLength: 1000, description: 'Why, for the operator who will read it.' },
+        },
+        required: ['reason'],
+        additionalProperties: false,
+      },
+      outputSchema: HALT_SCHEMA,
+      annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    },
+  ];
+}
