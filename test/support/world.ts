@@ -116,3 +116,22 @@ export async function balanceOf(world: World, address: string): Promise<number> 
   const body = (await res.json()) as { result: { value: number } };
   return body.result.value;
 }
+
+/** The world's config as the YAML file the binaries read (same keys, ledger, chain and timings). */
+export function worldConfigDocument(world: World, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  const c = world.config;
+  return {
+    cluster: 'local',
+    rpc_url: c.cluster.rpc_url,
+    key_dir: c.key_dir,
+    state_dir: c.state_dir,
+    ledger: { store: 'sqlite', path: (c.ledger as { path: string }).path },
+    log_level: 'warn',
+    timings: c.timings,
+    keys: Object.fromEntries(c.keys.map((k) => [k.name, {
+      class: k.class, pubkey: k.pubkey, approval: k.approval, transfer_to: k.transfer_to, extra_programs: k.extra_programs,
+      rate_limit_per_minute: k.rate_limit_per_minute, daily_lamport_cap: k.daily_lamport_cap, allow_unattended: k.allow_unattended,
+    }])),
+    ...extra,
+  };
+}
