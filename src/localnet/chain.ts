@@ -99,6 +99,8 @@ export class LocalChain {
   sends = 0;
 
   constructor(private readonly settings: ChainSettings) {
+    // The faucet behind airdrop starts with far more than any test or operator will hand out (2^62 lamports).
+    this.svm.setLamports(1n << 62n);
     this.svm.setBlockhashCheck(false);
     this.svm.warpToSlot(BigInt(this.slot));
     this.latest = this.svm.latestBlockhash();
@@ -209,24 +211,18 @@ export class LocalChain {
       const copy = Uint8Array.from(tx.bytes);
       copy.set(decodeBase58(replacementBlockhash.blockhash)!, tx.blockhashOffset);
       tx = parseWireTransaction(copy);
-    } else if (!this.isBlockhashValid(tx.recentBlockhash)) {
-      // What a node answers before executing anything: no logs, no units, no accounts.
-      return { err: 'BlockhashNotFound', logs: [], unitsConsumed: 0, accounts: null, fee: null, replacementBlockhash };
     }
-
-    // LiteSVM refuses unsigned transactions while sigverify is on; the flag is flipped only for this call
-    // (JS is single-threaded, so no other call can observe it).
-    this.svm.setSigverify(opts.sigVerify);
-    let result;
-    try {
-      result = tx.version === 'legacy' ? this.svm.simulateLegacyTransaction(tx.bytes) : this.svm.simulateVersionedTransaction(tx.bytes);
-    } finally {
-      this.svm.setSigverify(true);
+    const result = this.execute(tx, opts.sigVerify);
+    const signatureFailure = result instanceof FailedTransactionMetadata && result.err() === SIGNATURE_FAILURE;
+    // A node verifies signatures (when asked) before anything else, then refuses an unknown blockhash
+    // before executing: no logs, no units, no accounts.
+    if (opts.sigVerify && signatureFailure) throw new RpcFault(-32003, 'Transaction signature verification failure');
+    if (!opts.replaceRecentBlockhash && !this.isBlockhashValid(tx.recentBlockhash)) {
+      return { err: 'BlockhashNotFound', logs: [], unitsConsumed: 0, accounts: null, fee: null, replacementBlockhash };
     }
 
     if (result instanceof FailedTransactionMetadata) {
       const err = result.err();
-      if (opts.sigVerify && err === SIGNATURE_FAILURE) throw new RpcFault(-32003, 'Transaction signature verification failure');
       const meta = result.meta();
       return {
         err: transactionErrorJson(err),
@@ -252,6 +248,16 @@ export class LocalChain {
       fee: transactionFee(tx),
       replacementBlockhash,
     };
+  }
+
+  /** Simulates; LiteSVM refuses unsigned transactions while sigverify is on, so the flag is flipped for this call only. */
+  private execute(tx: WireTransaction, sigVerify: boolean): ReturnType<LiteSvm['simulateLegacyTransaction']> {
+    this.svm.setSigverify(sigVerify);
+    try {
+      return tx.version === 'legacy' ? this.svm.simulateLegacyTransaction(tx.bytes) : this.svm.simulateVersionedTransaction(tx.bytes);
+    } finally {
+      this.svm.setSigverify(true);
+    }
   }
 
   /**

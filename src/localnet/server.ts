@@ -94,7 +94,11 @@ function fund(chain: LocalChain, address: string, lamports: number): void {
   if (!Number.isSafeInteger(lamports) || lamports <= 0) {
     throw new SignerError('config_invalid', `localnet: cannot fund ${address}: lamports must be a positive whole number`);
   }
-  chain.airdrop(address, lamports);
+  try {
+    chain.airdrop(address, lamports);
+  } catch (e) {
+    throw new SignerError('config_invalid', `localnet: cannot fund ${address}: ${(e as Error).message}`);
+  }
 }
 
 function blocks(n: number, name: string): number {

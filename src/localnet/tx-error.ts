@@ -62,10 +62,3 @@ function instructionErrorJson(err: ReturnType<TransactionErrorInstructionError['
   if (err instanceof InstructionErrorBorshIo) return { BorshIoError: err.msg };
   return 'UnknownInstructionError';
 }
-
-/** Errors a node never commits: the transaction is dropped without a fee and has no status. */
-export const NOT_LANDED = {
-  signatureFailure: 11,
-  blockhashNotFound: 7,
-  alreadyProcessed: 6,
-} as const;

@@ -114,14 +114,14 @@ test('an unsigned transaction simulates with sigVerify off and a replaced blockh
   expect(sim.accounts).toEqual([{ lamports: 2 * SOL - 1_000_000 - FEE, owner: SYSTEM_PROGRAM }]);
 });
 
-test('an unsigned transaction with sigVerify on is refused as a node refuses it (-32003)', async () => {
+test('an unsigned transaction with sigVerify on is refused as a node refuses it (-32003), before the blockhash is checked', async () => {
   const from = funded();
   const { blockhash } = await client.getLatestBlockhash();
   const tx = unsignedTransfer(from.pubkey, randomAddress(), 1_000_000, blockhash);
-  await expect(client.simulateTransaction(tx.base64, { sigVerify: true, replaceRecentBlockhash: false, accounts: [] })).rejects.toMatchObject({
-    kind: 'node',
-    rpcCode: -32003,
-  });
+  const simulate = () => client.simulateTransaction(tx.base64, { sigVerify: true, replaceRecentBlockhash: false, accounts: [] });
+  await expect(simulate()).rejects.toMatchObject({ kind: 'node', rpcCode: -32003 });
+  net.faults.expireAllBlockhashes();
+  await expect(simulate()).rejects.toMatchObject({ kind: 'node', rpcCode: -32003 });
 });
 
 test('sigVerify together with replaceRecentBlockhash is an invalid-params error', async () => {
