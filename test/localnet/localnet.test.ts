@@ -401,3 +401,18 @@ async function waitUntil(check: () => boolean, timeoutMs = 5000): Promise<void> 
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+test('a malformed transaction is refused at send with invalid params, as a node sanitizes it', async () => {
+  const { blockhash } = await client.getLatestBlockhash();
+  const tx = signedTransfer(payer, randomAddress(), 1_000_000, blockhash);
+  const bytes = Buffer.from(tx.base64, 'base64');
+  const trailing = Buffer.concat([bytes, Buffer.from([0])]).toString('base64');
+  await expect(client.sendTransaction(trailing)).rejects.toMatchObject({
+    kind: 'node',
+    rpcCode: -32602,
+    message: 'sendTransaction: node error -32602: invalid transaction: trailing bytes after the message',
+  });
+  const noSignatures = Buffer.concat([Buffer.from([0]), bytes.subarray(65)]).toString('base64');
+  await expect(client.sendTransaction(noSignatures)).rejects.toThrow('invalid transaction: 0 signatures for 1 required signers');
+  expect(await client.getBalance(payer.pubkey)).toBe(10 * SOL);
+});
