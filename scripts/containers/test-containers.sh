@@ -1,0 +1,375 @@
+#!/usr/bin/env bash
+# npm run test:containers — proves the Dockerfile, compose.yaml and deploy/ for real.
+#
+# Static, always: Dockerfile policy, compose config + policy, kustomize render of base and overlay validated
+# against the Kubernetes schemas + our policy, shipped configs loading with the real loader.
+# With podman (installed from Debian's packages when missing and we are root): build the real Dockerfile against a
+# local stand-in for the digest-pinned base image; run the service read-only as uid 10001 with every capability
+# dropped and answer MCP through it; run the stdio relay container as a client would; compose up, healthy, down.
+# Networking: loopback and slirp4netns only (never a bridge). Ends with `containers: N passed, N failed, N skipped`.
+#
+# Environment: SFS_CONTAINERS_SKIP_PODMAN=1 skips the podman part; SFS_CONTAINERS_CACHE (default
+# /var/tmp/sa-forge-signer-containers) keeps the base image's rootfs and the npm cache between runs.
+set -uo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+HERE=$REPO/scripts/containers
+WORK=$REPO/.tmp/containers
+CACHE=${SFS_CONTAINERS_CACHE:-/var/tmp/sa-forge-signer-containers}
+IMAGE=localhost/sa-forge-signer:ci
+BASE_TAG=docker.io/library/node:20-bookworm-slim
+SIGNER_CTR=sfs-ci-signer
+PROJECT=sfsci
+export CONTAINERS_CONF=$HERE/containers.conf
+mkdir -p "$WORK/logs"
+cd "$REPO" || exit 1
+
+PASSED=0 FAILED=0 SKIPPED=0
+T0=$SECONDS
+declare -A FACTS=()
+note() { printf '     %s\n' "$*"; }
+# step NAME CMD...: runs CMD with its output in a log; prints ok/FAIL with the time taken (and the log's tail on FAIL)
+step() {
+  local name=$1; shift
+  local log="$WORK/logs/$(printf '%s' "$name" | tr -c 'a-zA-Z0-9' '_' | cut -c1-60).log"
+  local t=$SECONDS
+  if "$@" >"$log" 2>&1; then
+    PASSED=$((PASSED + 1)); printf 'ok   %-92s %4ss\n' "$name" $((SECONDS - t))
+    return 0
+  fi
+  FAILED=$((FAILED + 1)); printf 'FAIL %-92s %4ss\n' "$name" $((SECONDS - t))
+  { grep -E '^(FAIL|STRICT|INVALID|UNKNOWN|YAML)' "$log" || tail -25 "$log"; } | head -40 | sed 's/^/     /'
+  return 1
+}
+skip() { SKIPPED=$((SKIPPED + 1)); printf 'skip %s: %s\n' "$1" "$2"; }
+# a step whose prerequisite failed: counted as failed, never silently passed over
+blocked() { FAILED=$((FAILED + 1)); printf 'FAIL %s (not run: %s)\n' "$1" "$2"; }
+
+PIDS=()
+cleanup() {
+  if command -v podman >/dev/null 2>&1; then
+    if [ -n "${COMPOSE_READY:-}" ]; then compose down -v -t 5 >/dev/null 2>&1 || true; fi
+    podman rm -f -t 2 "$SIGNER_CTR" >/dev/null 2>&1 || true
+  fi
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+}
+trap cleanup EXIT
+
+free_port() { node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+# wait_http URL SECONDS: polls until 200; prints the milliseconds it took
+wait_http() {
+  node -e '
+    const [url, secs] = process.argv.slice(1); const t0 = Date.now();
+    (async () => { while (Date.now() - t0 < secs * 1000) {
+      try { const r = await fetch(url, { signal: AbortSignal.timeout(2000) }); if (r.status === 200) { console.log(Date.now() - t0); return; } } catch {}
+      await new Promise((r) => setTimeout(r, 50)); }
+      console.error(`no 200 from ${url} within ${secs} s`); process.exit(1); })();' "$1" "$2"
+}
+
+echo "== static checks"
+step "Dockerfile policy (digest pins, uid 10001, exec-form CMD, no ADD, HEALTHCHECK, labels)" \
+  node "$HERE/dockerfile-policy.mjs" Dockerfile
+# the policy must not be vacuous: a Dockerfile breaking each rule is rejected on each rule
+policy_rejects_bad() {
+  ! node "$HERE/dockerfile-policy.mjs" "$HERE/fixtures/Dockerfile.bad" >"$WORK/bad-policy.out" 2>&1 || return 1
+  cat "$WORK/bad-policy.out"; [ "$(grep -c '^FAIL' "$WORK/bad-policy.out")" -ge 9 ]
+}
+step "Dockerfile policy rejects a Dockerfile that breaks every rule" policy_rejects_bad
+
+# podman, runc, slirp4netns and docker-compose come from Debian's packages; install them once when missing
+ensure_tools() {
+  local need=()
+  for t in podman runc slirp4netns docker-compose debootstrap; do command -v "$t" >/dev/null 2>&1 || need+=("$t"); done
+  [ ${#need[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then echo "missing ${need[*]} and cannot apt-get install (not root)"; return 1; fi
+  echo "installing podman and docker-compose from Debian's packages (missing: ${need[*]})"
+  apt-get update -q >"$WORK/logs/apt.log" 2>&1 &&
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+      podman runc netavark slirp4netns uidmap fuse-overlayfs debootstrap docker-compose >>"$WORK/logs/apt.log" 2>&1 \
+    || { tail -5 "$WORK/logs/apt.log"; return 1; }
+}
+TOOLS_NOTE=$(ensure_tools 2>&1); TOOLS_OK=$?
+[ -n "$TOOLS_NOTE" ] && note "$TOOLS_NOTE"
+
+if command -v docker-compose >/dev/null 2>&1; then
+  step "compose.yaml valid (docker-compose config -q, default, replicas profile, CI override)" \
+    bash -c 'docker-compose -f compose.yaml config -q && docker-compose -f compose.yaml --profile replicas --profile relay config -q &&
+             docker-compose -f compose.yaml -f scripts/containers/compose.ci.yaml config -q'
+  step "compose.yaml policy (127.0.0.1 only, read-only, uid 10001, caps, 230 s grace, secrets, replicas)" \
+    bash -c 'docker-compose -f compose.yaml --profile replicas --profile relay config | node scripts/containers/compose-policy.mjs'
+else
+  skip "compose.yaml checks" "docker-compose is not installed and could not be installed"
+fi
+
+if command -v kubectl >/dev/null 2>&1; then
+  render() { kubectl kustomize deploy/base >"$WORK/base.yaml" && kubectl kustomize deploy/overlays/postgres >"$WORK/overlay.yaml"; }
+  if step "kubectl kustomize deploy/base and deploy/overlays/postgres" render; then
+    step "every rendered manifest and Secret template valid against the Kubernetes schemas (strict)" \
+      node "$HERE/validate-k8s.mjs" "$WORK/base.yaml" "$WORK/overlay.yaml" deploy/base/secret-template.yaml deploy/overlays/postgres/secret-template.yaml
+    step "Kubernetes policy (non-root, read-only, drop ALL, seccomp, probes, grace, NetworkPolicy, PDB)" \
+      node "$HERE/k8s-policy.mjs" "$WORK/base.yaml" "$WORK/overlay.yaml"
+  else
+    blocked "Kubernetes schema and policy checks" "kustomize render failed"
+  fi
+else
+  skip "Kubernetes checks" "kubectl is not installed"
+fi
+step "shipped configs load with the real loader and match their mounts (jest test/containers)" \
+  npx jest --ci test/containers
+
+echo "== podman"
+PODMAN_WHY=""
+if [ "${SFS_CONTAINERS_SKIP_PODMAN:-}" = 1 ]; then PODMAN_WHY="SFS_CONTAINERS_SKIP_PODMAN=1"
+elif [ $TOOLS_OK -ne 0 ] || ! command -v podman >/dev/null 2>&1; then PODMAN_WHY="podman is not installed and could not be installed"
+elif ! podman info >"$WORK/logs/podman-info.log" 2>&1; then PODMAN_WHY="podman cannot run here ($(grep -m1 -iE 'error' "$WORK/logs/podman-info.log" | cut -c1-160))"
+fi
+if [ -n "$PODMAN_WHY" ]; then
+  echo "podman unavailable: $PODMAN_WHY; skipping the image build, run, stdio and compose steps"
+  skip "podman steps (build, run, MCP over HTTP and stdio, compose)" "$PODMAN_WHY"
+  echo "containers: $PASSED passed, $FAILED failed, $SKIPPED skipped"
+  [ $FAILED -eq 0 ]; exit
+fi
+
+podman rm -f -t 2 "$SIGNER_CTR" >/dev/null 2>&1 || true
+base_image() {
+  if podman image exists "$BASE_TAG"; then echo "cached: $BASE_TAG"; return 0; fi
+  mkdir -p "$CACHE"; TAG=$BASE_TAG "$HERE/make-base-image.sh" "$CACHE/rootfs"
+}
+step "base image stand-in for node:20-bookworm-slim (Debian bookworm + this machine's node)" base_image || true
+
+PINNED=$(grep -m1 -oE '^FROM node:20-bookworm-slim@sha256:[0-9a-f]{64}' Dockerfile | cut -d' ' -f2)
+build_image() {
+  # the digest-pinned FROM resolves to the local stand-in; the Dockerfile itself is built unchanged
+  podman build --format docker --network=host --layers \
+    --build-context "$PINNED=container-image://$BASE_TAG" \
+    --build-arg "REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
+    --build-arg "VERSION=$(node -p 'require("./package.json").version')" \
+    -t "$IMAGE" .
+}
+t=$SECONDS
+if ! step "podman build of the real Dockerfile" build_image; then
+  for s in "image facts" "service container" "MCP over HTTP" "stdio relay container" "compose up/healthy/down"; do blocked "$s" "image build failed"; done
+  echo "containers: $PASSED passed, $FAILED failed, $SKIPPED skipped"; exit 1
+fi
+FACTS[build_s]=$((SECONDS - t))
+FACTS[image_mb]=$(podman image inspect "$IMAGE" --format '{{.Size}}' | awk '{printf "%.0f", $1/1000000}')
+note "image $IMAGE: ${FACTS[image_mb]} MB, built in ${FACTS[build_s]} s"
+
+image_facts() {
+  local user cmd health
+  user=$(podman image inspect "$IMAGE" --format '{{.Config.User}}'); echo "user=$user"; [ "$user" = "10001:10001" ] || return 1
+  cmd=$(podman image inspect "$IMAGE" --format '{{json .Config.Cmd}}'); echo "cmd=$cmd"
+  [ "$cmd" = '["sa-forge-signer-serve","--config","/etc/sa-forge-signer/config.yaml"]' ] || return 1
+  health=$(podman image inspect "$IMAGE" --format '{{json .Config.Healthcheck}}'); echo "healthcheck=$health"; [[ $health == *'/health'* ]] || return 1
+  podman image inspect "$IMAGE" --format '{{index .Labels "org.opencontainers.image.revision"}}' | grep -qE '^[0-9a-f]{40}$|^unknown$' || return 1
+  # the three entrypoints answer on PATH; production dependencies only: no LiteSVM, no dev tools, no npm
+  local run=(podman run --rm --read-only --cap-drop ALL --network none "$IMAGE")
+  "${run[@]}" sa-forge-signer-serve --version && "${run[@]}" sa-forge-signer-mcp --version && "${run[@]}" sa-forge-signer --version || return 1
+  "${run[@]}" node -e '
+    for (const m of ["litesvm", "typescript", "jest", "@solana/kit", "kubernetes-models"]) {
+      let found = true; try { require.resolve(m); } catch { found = false; }
+      if (found) { console.error(`dev dependency ${m} is in the runtime image`); process.exit(1); }
+    }
+    require("better-sqlite3")(":memory:").prepare("select 1").get(); console.log("better-sqlite3 loads; no dev dependencies");' || return 1
+  ! "${run[@]}" sh -c 'command -v npm || command -v npx || command -v yarn' || { echo "a package manager is in the runtime image"; return 1; }
+}
+step "image: USER 10001:10001, exec CMD serve, HEALTHCHECK, labels, 3 bins, prod deps only, no npm" image_facts
+
+# ---- the world the service runs in: a key and a token made with the image's own operator CLI, a chain on loopback
+rm -rf "$WORK/world"; mkdir -p "$WORK/world/secrets/keys" "$WORK/world/state"
+chown 10001:10001 "$WORK/world/secrets" "$WORK/world/secrets/keys" "$WORK/world/state"
+chmod 0700 "$WORK/world/secrets/keys" "$WORK/world/state"
+CLI=(podman run --rm --read-only --user 10001:10001 --cap-drop ALL --security-opt no-new-privileges --network none)
+make_secrets() {
+  PUBKEY=$("${CLI[@]}" -v "$WORK/world/secrets/keys:/run/keys" -w /run "$IMAGE" sa-forge-signer key new agent --class session) || return 1
+  TOKEN_SHA=$("${CLI[@]}" -v "$WORK/world/secrets:/out" "$IMAGE" sa-forge-signer token new agent --out /out/agent.token) || return 1
+  echo "pubkey=$PUBKEY token sha256=$TOKEN_SHA"
+  [ "$(stat -c '%a %u' "$WORK/world/secrets/keys/agent.json")" = "600 10001" ] || return 1
+  printf -- '- name: agent\n  sha256: %s\n  keys: [agent]\n' "$TOKEN_SHA" >"$WORK/world/secrets/tokens.yaml"
+  chown 10001:10001 "$WORK/world/secrets/tokens.yaml"; chmod 0600 "$WORK/world/secrets/tokens.yaml"
+  echo "$PUBKEY" >"$WORK/world/pubkey"
+}
+step "key and token made with the image's operator CLI (key file 0600, uid 10001)" make_secrets
+PUBKEY=$(cat "$WORK/world/pubkey" 2>/dev/null || echo "")
+
+# The chain: the embedded LiteSVM chain on the host's loopback (a development part, never in the image). The
+# container reaches it at 10.0.2.2 through slirp4netns. Without it, the RPC points at a closed loopback port:
+# /health and tools/list still work, /ready and key balances do not.
+CHAIN_PORT=$(free_port)
+GENESIS=""
+start_chain() {
+  [ -f dist/src/cli/signer.js ] && [ -d dist/src/localnet ] || npm run -s build || return 1
+  node dist/src/cli/signer.js localnet --listen "127.0.0.1:$CHAIN_PORT" --fund "$PUBKEY=5000000000" >"$WORK/logs/localnet.out" 2>"$WORK/logs/localnet.err" &
+  PIDS+=($!)
+  for _ in $(seq 100); do
+    GENESIS=$(curl -fsS -m 2 -H 'Content-Type: application/json' -d '{"jsonrpc":"2.0","id":1,"method":"getGenesisHash"}' \
+      "http://127.0.0.1:$CHAIN_PORT" 2>/dev/null | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{try{console.log(JSON.parse(s).result??"")}catch{}})')
+    [ -n "$GENESIS" ] && { echo "$GENESIS" >"$WORK/world/genesis"; echo "chain on 127.0.0.1:$CHAIN_PORT genesis $GENESIS"; return 0; }
+    sleep 0.1
+  done
+  cat "$WORK/logs/localnet.err"; return 1
+}
+if step "embedded chain on the host's loopback (sa-forge-signer localnet)" start_chain; then
+  GENESIS=$(cat "$WORK/world/genesis"); HAVE_CHAIN=1
+else
+  HAVE_CHAIN=""; GENESIS=6qaAozzun2WV83PRDgqf79WXtbqfnezKB3demjxXV5EY
+fi
+
+write_config() { # write_config FILE RPC_URL
+  cat >"$1" <<EOF
+# generated by scripts/containers/test-containers.sh
+cluster: ci-localnet
+clusters:
+  ci-localnet:
+    genesis_hash: $GENESIS
+    rpc_url: $2
+    explorer: null
+    programs:
+      - { label: compute-budget, address: ComputeBudget111111111111111111111111111111 }
+      - { label: system, address: "11111111111111111111111111111111" }
+    game_programs: []
+    player_profile: null
+key_dir: /run/keys
+state_dir: /var/lib/sa-forge-signer
+log_level: info
+keys:
+  agent:
+    class: session
+    pubkey: $PUBKEY
+    transfer_to: []
+ledger:
+  store: sqlite
+serve:
+  listen: 0.0.0.0:8790
+  allowed_hosts: [127.0.0.1, localhost]
+  tokens_file: /run/secrets/signer_tokens
+  metrics: 0.0.0.0:9791
+  drain_ms: 5000
+EOF
+  chmod 0644 "$1"
+}
+CHAIN_IN_CTR=http://10.0.2.2:${CHAIN_PORT}
+[ -n "$HAVE_CHAIN" ] || CHAIN_IN_CTR=http://10.0.2.2:9   # discard port on the host's loopback: nothing listens
+write_config "$WORK/world/config.yaml" "$CHAIN_IN_CTR"
+
+# ---- the service container: read-only root (no tmpfs but /tmp, as readOnlyRootFilesystem), uid 10001, no caps
+HTTP_PORT=$(free_port)
+run_service() {
+  podman rm -f -t 2 "$SIGNER_CTR" >/dev/null 2>&1
+  local t0; t0=$(date +%s%N)
+  podman run -d --name "$SIGNER_CTR" \
+    --read-only --read-only-tmpfs=false --tmpfs /tmp:rw,size=16m,mode=1777 \
+    --user 10001:10001 --cap-drop ALL --security-opt no-new-privileges \
+    --network slirp4netns:allow_host_loopback=true -p "127.0.0.1:$HTTP_PORT:8790" \
+    -v "$WORK/world/config.yaml:/etc/sa-forge-signer/config.yaml:ro" \
+    -v "$WORK/world/secrets/keys:/run/keys:ro" \
+    -v "$WORK/world/secrets/tokens.yaml:/run/secrets/signer_tokens:ro" \
+    -v "$WORK/world/state:/var/lib/sa-forge-signer" \
+    --stop-timeout 230 "$IMAGE" || return 1
+  local health_ms ready_ms
+  health_ms=$(wait_http "http://127.0.0.1:$HTTP_PORT/health" 60) || { podman logs "$SIGNER_CTR" 2>&1 | tail -20; return 1; }
+  health_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+  echo "start -> /health 200: $health_ms ms"
+  echo "$health_ms" >"$WORK/world/health_ms"
+  curl -fsS "http://127.0.0.1:$HTTP_PORT/health" | grep -q '"status":"ok"' || return 1
+  if [ -n "$HAVE_CHAIN" ]; then
+    wait_http "http://127.0.0.1:$HTTP_PORT/ready" 60 >/dev/null || { curl -sS "http://127.0.0.1:$HTTP_PORT/ready"; podman logs "$SIGNER_CTR" 2>&1 | tail -20; return 1; }
+    ready_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
+    echo "start -> /ready 200: $ready_ms ms"; echo "$ready_ms" >"$WORK/world/ready_ms"
+  fi
+}
+if step "service container starts read-only as 10001 with no capabilities; /health$([ -n "$HAVE_CHAIN" ] && echo ' and /ready') 200" run_service; then
+  FACTS[start_health_ms]=$(cat "$WORK/world/health_ms"); FACTS[start_ready_ms]=$(cat "$WORK/world/ready_ms" 2>/dev/null || echo "n/a")
+  note "start-to-ready: ${FACTS[start_ready_ms]} ms (/ready), ${FACTS[start_health_ms]} ms (/health), from podman run"
+  SERVICE_UP=1
+else
+  SERVICE_UP=""
+fi
+
+if [ -n "$SERVICE_UP" ]; then
+  confinement() {
+    podman exec "$SIGNER_CTR" node -e '
+      const fs = require("fs");
+      const st = fs.readFileSync("/proc/1/status", "utf8");
+      const field = (k) => (st.match(new RegExp(`^${k}:\\s*(.*)$`, "m")) || [])[1];
+      const out = { uid: field("Uid"), CapEff: field("CapEff"), CapPrm: field("CapPrm"), CapBnd: field("CapBnd"), NoNewPrivs: field("NoNewPrivs") };
+      for (const p of ["/app/x", "/etc/sa-forge-signer/x", "/run/keys/x", "/usr/local/bin/x"]) {
+        try { fs.writeFileSync(p, "x"); out[p] = "WRITABLE"; } catch (e) { out[p] = e.code; }
+      }
+      try { fs.writeFileSync("/var/lib/sa-forge-signer/.probe", "x"); fs.unlinkSync("/var/lib/sa-forge-signer/.probe"); out.state = "writable"; } catch (e) { out.state = e.code; }
+      console.log(JSON.stringify(out));
+      const ok = out.uid.split(/\s+/).every((u) => u === "10001") && [out.CapEff, out.CapPrm, out.CapBnd].every((c) => /^0+$/.test(c)) &&
+        out.NoNewPrivs === "1" && ["/app/x", "/etc/sa-forge-signer/x", "/run/keys/x", "/usr/local/bin/x"].every((p) => out[p] === "EROFS" || out[p] === "EACCES") &&
+        out.state === "writable";
+      process.exit(ok ? 0 : 1);'
+    # nothing of the published port is reachable but 127.0.0.1
+    podman port "$SIGNER_CTR" | tee /dev/stderr | grep -vq '^8790/tcp -> 127.0.0.1:' && return 1
+    [ -f "$WORK/world/state/ledger.sqlite" ] || { echo "no ledger.sqlite in the state volume"; ls -la "$WORK/world/state"; return 1; }
+  }
+  step "inside: uid 10001, all capability sets 0, NoNewPrivs, root/config/keys read-only, state writable" confinement
+  step "MCP over HTTP through the container: 401 without a token, tools/list with it" \
+    node "$HERE/mcp-probe.mjs" http "http://127.0.0.1:$HTTP_PORT/mcp" "$WORK/world/secrets/agent.token"
+  relay_cmd=(podman run --rm -i --network "container:$SIGNER_CTR" --read-only --user 10001:10001 --cap-drop ALL
+    --security-opt no-new-privileges -e SIGNER_URL=http://127.0.0.1:8790/mcp -e SIGNER_TOKEN_FILE=/run/secrets/agent_token
+    -v "$WORK/world/secrets/agent.token:/run/secrets/agent_token:ro" "$IMAGE" sa-forge-signer-mcp)
+  step "podman run --rm -i IMAGE sa-forge-signer-mcp: discover, tools/list, key_show over stdio" \
+    node "$HERE/mcp-probe.mjs" stdio agent "$PUBKEY" -- "${relay_cmd[@]}"
+  graceful_stop() {
+    local t=$SECONDS code
+    podman stop -t 30 "$SIGNER_CTR" >/dev/null || return 1
+    code=$(podman inspect "$SIGNER_CTR" --format '{{.State.ExitCode}}')
+    echo "stopped in $((SECONDS - t)) s, exit code $code"; podman logs "$SIGNER_CTR" 2>&1 | tail -3
+    [ "$code" = 0 ] && [ $((SECONDS - t)) -lt 30 ]
+  }
+  step "SIGTERM stops the service cleanly (exit 0, before the stop timeout)" graceful_stop
+  podman rm -f -t 2 "$SIGNER_CTR" >/dev/null 2>&1
+else
+  for s in "confinement" "MCP over HTTP" "stdio relay container" "graceful stop"; do blocked "$s" "the service container did not start"; done
+fi
+
+# ---- compose: docker-compose 1.29 against podman's Docker API socket
+SOCK=$WORK/podman.sock
+compose() {
+  DOCKER_HOST=unix://$SOCK docker-compose -p "$PROJECT" -f compose.yaml -f scripts/containers/compose.ci.yaml "$@"
+}
+export SFS_IMAGE=$IMAGE SFS_CONFIG=$WORK/world/config.yaml SFS_KEYS_DIR=$WORK/world/secrets/keys \
+  SFS_TOKENS=$WORK/world/secrets/tokens.yaml SFS_AGENT_TOKEN=$WORK/world/secrets/agent.token
+SFS_PORT=$(free_port); SFS_METRICS_PORT=$(free_port); export SFS_PORT SFS_METRICS_PORT
+compose_up() {
+  rm -f "$SOCK"
+  podman system service --time=0 "unix://$SOCK" >"$WORK/logs/podman-service.log" 2>&1 &
+  PIDS+=($!)
+  for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
+  COMPOSE_READY=1
+  compose down -v -t 5 >/dev/null 2>&1
+  compose up -d --no-build signer || return 1
+  local ms; ms=$(wait_http "http://127.0.0.1:$SFS_PORT/health" 60) || { compose logs --tail 20 signer; return 1; }
+  echo "compose signer /health 200 after ${ms} ms of polling"
+  local ctr="${PROJECT}_signer_1"
+  podman healthcheck run "$ctr" && echo "healthcheck: $(podman inspect "$ctr" --format '{{.State.Health.Status}}')" || return 1
+  [ "$(podman inspect "$ctr" --format '{{.State.Health.Status}}')" = healthy ] || return 1
+  podman inspect "$ctr" --format 'ro={{.HostConfig.ReadonlyRootfs}} user={{.Config.User}} capdrop={{.HostConfig.CapDrop}} stop={{.Config.StopTimeout}}' | tee /dev/stderr \
+    | grep -q 'ro=true user=10001:10001' || return 1
+  curl -fsS "http://127.0.0.1:$SFS_METRICS_PORT/metrics" | head -c 300 | grep -q '#' || { echo "no metrics on 127.0.0.1:$SFS_METRICS_PORT"; return 1; }
+}
+if step "docker compose up: signer healthy (healthcheck run), read-only, uid 10001, metrics on 127.0.0.1" compose_up; then
+  step "docker compose run --rm -T relay: discover, tools/list, key_show over stdio" \
+    node "$HERE/mcp-probe.mjs" stdio agent "$PUBKEY" -- env DOCKER_HOST="unix://$SOCK" docker-compose -p "$PROJECT" \
+      -f compose.yaml -f scripts/containers/compose.ci.yaml run --rm -T relay
+else
+  blocked "compose run relay" "compose up failed"
+fi
+compose_down() {
+  compose down -v -t 30 || return 1
+  [ -z "$(podman ps -a --filter "name=^${PROJECT}_" --format '{{.Names}}')" ] || { podman ps -a --filter "name=^${PROJECT}_"; return 1; }
+  ! podman volume exists "${PROJECT}_signer-state"
+}
+step "docker compose down -v: containers and state volume gone" compose_down && COMPOSE_READY=""
+
+echo "== facts"
+note "image size: ${FACTS[image_mb]:-?} MB; build: ${FACTS[build_s]:-?} s"
+note "start-to-ready: ${FACTS[start_ready_ms]:-n/a} ms to /ready, ${FACTS[start_health_ms]:-n/a} ms to /health (podman run to first 200)"
+[ -n "$HAVE_CHAIN" ] || note "no embedded chain: /ready was not checked"
+note "total: $((SECONDS - T0)) s"
+echo "containers: $PASSED passed, $FAILED failed, $SKIPPED skipped"
+[ $FAILED -eq 0 ]
