@@ -1,0 +1,166 @@
+/**
+ * Engine benchmark (issue: signer engine): check/s for one key, sign/s across 16 keys with the SQLite ledger
+ * fsync'd, p50/p99 sign latency, and the engine's own CPU per sign beside one raw Ed25519 signature.
+ *
+ * Throughput runs against the in-process chain (LiteSVM behind its JSON-RPC endpoint in this process). The
+ * CPU-per-sign figure runs the chain in a child process, so the process CPU measured is the engine's own
+ * (payload, checks, signing, RPC client, ledger) and not LiteSVM's; waiting for the chain costs no CPU.
+ */
+import crypto from 'node:crypto';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { localCluster } from '../src/config/clusters';
+import { DEFAULT_TIMINGS, type KeyConfig, type SignerConfig } from '../src/config/types';
+import { createKeyFile } from '../src/keys/keyfile';
+import { openEngine } from '../src/signer';
+import type { SignerEngine } from '../src/signer/types';
+import { transferPayload } from '../src/signer/transfer';
+import { encodeBase58 } from '../src/util/base58';
+import { percentile, type BenchLine } from './stats';
+
+const KEYS = 16;
+const BLOCK_MS = 20; // a fast local cluster: confirmation costs one block plus a poll
+const POLL_MS = 10;
+
+interface Setup {
+  dir: string;
+  config: SignerConfig;
+  engine: SignerEngine;
+  keys: KeyConfig[];
+  close(): Promise<void>;
+}
+
+async function setup(rpc: 'in-process' | 'child-process', keyCount: number): Promise<Setup> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-engine-'));
+  const keyDir = path.join(dir, 'keys');
+  const keys: KeyConfig[] = [];
+  for (let i = 0; i < keyCount; i++) {
+    const name = `k${String(i).padStart(2, '0')}`;
+    keys.push({
+      name, class: 'session', pubkey: createKeyFile(keyDir, name), profile: null, approval: 'auto',
+      transfer_to: [encodeBase58(crypto.randomBytes(32))], extra_programs: [], rate_limit_per_minute: 1_000_000,
+      daily_lamport_cap: 1_000_000_000_000, allow_unattended: false,
+    });
+  }
+  const fund = keys.map((k) => ({ address: k.pubkey, lamports: 1_000_000_000_000 }));
+  let url: string;
+  let stopChain: () => Promise<void>;
+  if (rpc === 'in-process') {
+    const { startLocalnet } = require('../src/localnet/server') as typeof import('../src/localnet/server');
+    const localnet = await startLocalnet({ port: 0, blockIntervalMs: BLOCK_MS, fund });
+    url = localnet.url;
+    stopChain = () => localnet.close();
+  } else {
+    const bin = path.join(__dirname, '../src/cli/signer.js');
+    const child = spawn(process.execPath, [bin, 'localnet', '--listen', '127.0.0.1:0', '--block-ms', String(BLOCK_MS), ...fund.flatMap((f) => ['--fund', `${f.address}=${f.lamports}`])], { stdio: ['ignore', 'pipe', 'inherit'] });
+    url = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /(http:\/\/\S+)/.exec(out);
+        if (m) resolve(m[1]!);
+      });
+      child.once('exit', (code) => reject(new Error(`localnet exited with ${code}`)));
+    });
+    stopChain = async () => {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    };
+  }
+  const config: SignerConfig = {
+    source: null,
+    cluster: localCluster({ rpc_url: url, game_programs: [], player_profile: null }),
+    key_dir: keyDir,
+    state_dir: path.join(dir, 'state'),
+    keys,
+    ledger: { store: 'sqlite', path: path.join(dir, 'state', 'ledger.sqlite') },
+    timings: { ...DEFAULT_TIMINGS, poll_interval_ms: POLL_MS },
+    serve: {
+      listen: { host: '127.0.0.1', port: 0 }, allowed_hosts: [], tokens: [], max_in_flight: 32, rate_limit_per_minute: 1,
+      body_limit_bytes: 1, drain_ms: 0, param_headers: true, metrics: null,
+    },
+    localnet: null,
+    log_level: 'silent',
+  };
+  const engine = await openEngine(config);
+  return {
+    dir, config, engine, keys,
+    async close() {
+      await engine.close();
+      await stopChain();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+const operator = { kind: 'operator' } as const;
+const payloadFor = (k: KeyConfig, i: number) => transferPayload({ from: k.pubkey, to: k.transfer_to[0]!, lamports: 1_000_000 + i, summary: 'bench' });
+
+async function timed<T>(ms: number, concurrency: number, op: (worker: number, i: number) => Promise<T>): Promise<{ count: number; seconds: number; latencies: number[]; results: T[] }> {
+  const end = performance.now() + ms;
+  const started = performance.now();
+  const latencies: number[] = [];
+  const results: T[] = [];
+  await Promise.all(Array.from({ length: concurrency }, async (_, worker) => {
+    for (let i = 0; performance.now() < end; i++) {
+      const t0 = performance.now();
+      results.push(await op(worker, i));
+      latencies.push(performance.now() - t0);
+    }
+  }));
+  return { count: latencies.length, seconds: (performance.now() - started) / 1000, latencies, results };
+}
+
+function rawSignatureMicros(): number {
+  const seed = crypto.randomBytes(32);
+  const key = crypto.createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]), format: 'der', type: 'pkcs8' });
+  const msg = crypto.randomBytes(220);
+  for (let i = 0; i < 2000; i++) crypto.sign(null, msg, key);
+  const n = 20_000;
+  const cpu0 = process.cpuUsage();
+  for (let i = 0; i < n; i++) crypto.sign(null, msg, key);
+  const cpu = process.cpuUsage(cpu0);
+  return (cpu.user + cpu.system) / n;
+}
+
+export async function runEngineBench(seconds: number): Promise<BenchLine[]> {
+  const lines: BenchLine[] = [];
+  const rawUs = rawSignatureMicros();
+
+  const s = await setup('in-process', KEYS);
+  try {
+    const key = s.keys[0]!;
+    await s.engine.check({ payload: payloadFor(key, 0), principal: operator }); // warm-up
+    const checks = await timed(seconds * 1000, 16, (_w, i) => s.engine.check({ payload: payloadFor(key, i), principal: operator }));
+    const failedChecks = checks.results.filter((r) => r.outcome !== 'ok').length;
+    lines.push({ name: 'engine check/s, one key, 16 in flight', value: checks.count / checks.seconds, unit: 'check/s', target: '>= 500', ok: checks.count / checks.seconds >= 500 && failedChecks === 0, note: `${failedChecks} not ok` });
+
+    // Two signs in flight per key: the second waits on the key lock, as concurrent agents would.
+    const signs = await timed(seconds * 1000, KEYS * 2, (w, i) => s.engine.sign({ payload: payloadFor(s.keys[w % KEYS]!, i * 100 + w), principal: operator }));
+    const notConfirmed = signs.results.filter((r) => r.outcome !== 'confirmed').length;
+    const rate = signs.count / signs.seconds;
+    lines.push({ name: `engine sign/s, ${KEYS} keys, SQLite fsync'd, ${BLOCK_MS} ms blocks`, value: rate, unit: 'sign/s', target: '>= 100', ok: rate >= 100 && notConfirmed === 0, note: `${notConfirmed} not confirmed` });
+    lines.push({ name: 'engine sign latency p50 (incl. lock wait and confirmation)', value: percentile(signs.latencies, 50), unit: 'ms' });
+    lines.push({ name: 'engine sign latency p99', value: percentile(signs.latencies, 99), unit: 'ms' });
+  } finally {
+    await s.close();
+  }
+
+  const c = await setup('child-process', 1);
+  try {
+    const key = c.keys[0]!;
+    for (let i = 0; i < 20; i++) await c.engine.sign({ payload: payloadFor(key, i), principal: operator });
+    const n = Math.max(50, seconds * 20);
+    const cpu0 = process.cpuUsage();
+    for (let i = 0; i < n; i++) await c.engine.sign({ payload: payloadFor(key, 1000 + i), principal: operator });
+    const cpu = process.cpuUsage(cpu0);
+    const perSign = (cpu.user + cpu.system) / n;
+    lines.push({ name: 'raw Ed25519 signature (node:crypto, cached key)', value: rawUs, unit: 'µs CPU' });
+    lines.push({ name: 'engine CPU per sign (chain in another process)', value: perSign, unit: 'µs CPU', target: `<= 20x raw (${(20 * rawUs).toFixed(0)} µs)`, ok: perSign <= 20 * rawUs, note: `${(perSign / rawUs).toFixed(1)}x raw` });
+  } finally {
+    await c.close();
+  }
+  return lines;
+}

@@ -1,0 +1,34 @@
+/**
+ * `npm run bench`: every benchmark in one run, one line per figure, then a summary of targets met.
+ * BENCH_SECONDS sets the measured window of each load (default 8); BENCH_ONLY=engine,http,... picks sections.
+ */
+import { formatLine, type BenchLine } from './stats';
+
+type Section = { name: string; run: (seconds: number) => Promise<BenchLine[]> };
+
+function sections(): Section[] {
+  return [
+    { name: 'engine', run: (s) => (require('./engine') as typeof import('./engine')).runEngineBench(s) },
+  ];
+}
+
+async function main(): Promise<void> {
+  const seconds = Number(process.env.BENCH_SECONDS ?? '8');
+  const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim());
+  const all: BenchLine[] = [];
+  for (const section of sections()) {
+    if (only && !only.includes(section.name)) continue;
+    process.stderr.write(`bench: ${section.name}…\n`);
+    const lines = await section.run(seconds);
+    for (const l of lines) process.stdout.write(`${formatLine(l)}\n`);
+    all.push(...lines);
+  }
+  const targets = all.filter((l) => l.ok !== undefined);
+  const missed = targets.filter((l) => !l.ok);
+  process.stdout.write(`bench: ${targets.length - missed.length} of ${targets.length} targets met${missed.length ? `; missed: ${missed.map((l) => l.name).join('; ')}` : ''}\n`);
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`bench failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
+  process.exitCode = 1;
+});
