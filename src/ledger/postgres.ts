@@ -12,7 +12,8 @@
  *   SignerError('ledger'); the pools open fresh connections when it is back, with no restart.
  */
 import { createHash } from 'node:crypto';
-import { Pool, type PoolClient, type PoolConfig } from 'pg';
+import { hostname } from 'node:os';
+import { Client, Pool, type ClientConfig, type PoolClient, type PoolConfig } from 'pg';
 import { SignerError, errorMessage } from '../util/errors';
 import { GENESIS_PREV, sealEntry, validateEntryInput, verifyEntries } from './chain';
 import { newApprovalId, normaliseApprovalId } from './ids';
@@ -35,8 +36,10 @@ export interface PostgresLedgerOptions {
   poolSize: number;
   /** Connections that can hold key locks at once (one per key being signed in this process). Default 32. */
   lockConnections?: number;
-  /** Give up connecting after this long (database down). Default 3000. */
+  /** Give up opening a connection after this long (database down or unreachable). Default 3000. */
   connectTimeoutMs?: number;
+  /** Give up waiting for a free pooled connection after this long (a burst beyond the pool). Default 15000. */
+  queueTimeoutMs?: number;
   /** Server-side and client-side bound on one statement. Default 15000. */
   statementTimeoutMs?: number;
   /** How often a waiter retries a key lock held elsewhere. Default 20. */
@@ -165,13 +168,18 @@ export class PostgresLedger implements Ledger {
   private constructor(url: string, opts: PostgresLedgerOptions) {
     this.lockPollMs = opts.lockPollMs ?? 20;
     const statementTimeout = opts.statementTimeoutMs ?? 15_000;
+    // pg-pool uses one setting for two waits: a free connection in a busy pool, and opening a new one. A burst
+    // of signs must queue for a busy pool, while a database that is down must fail fast, so the pool gets the
+    // queue bound and each new connection its own, shorter, connect bound.
     const base: PoolConfig = {
       connectionString: url,
-      connectionTimeoutMillis: opts.connectTimeoutMs ?? 3_000,
+      connectionTimeoutMillis: opts.queueTimeoutMs ?? 15_000,
+      Client: clientWithConnectTimeout(opts.connectTimeoutMs ?? 3_000),
       statement_timeout: statementTimeout,
       query_timeout: statementTimeout + 5_000,
       keepAlive: true,
-      application_name: 'sa-forge-signer',
+      // Tells replicas apart in pg_stat_activity (and their locks in pg_locks).
+      application_name: `sa-forge-signer@${hostname()}/${process.pid}`.slice(0, 63),
     };
     this.pool = new Pool({ ...base, max: Math.max(1, opts.poolSize), idleTimeoutMillis: 30_000 });
     this.lockPool = new Pool({ ...base, max: Math.max(1, opts.lockConnections ?? 32), idleTimeoutMillis: 30_000 });
@@ -549,6 +557,15 @@ export class PostgresLedger implements Ledger {
     await Promise.allSettled([...this.heldLocks].map((l) => l.release()));
     await Promise.allSettled([this.pool.end(), this.lockPool.end()]);
   }
+}
+
+/** A pg Client class whose connection attempts give up after `ms`, whatever the pool's own timeout. */
+function clientWithConnectTimeout(ms: number): typeof Client {
+  return class ConnectBoundedClient extends Client {
+    constructor(config?: string | ClientConfig) {
+      super(typeof config === 'string' ? { connectionString: config, connectionTimeoutMillis: ms } : { ...config, connectionTimeoutMillis: ms });
+    }
+  };
 }
 
 /** A connection that was cut or refused, as opposed to an error the server reported for the statement. */

@@ -28,3 +28,20 @@ export async function createDatabase(): Promise<string> {
 export async function dropDatabase(name: string): Promise<void> {
   await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
 }
+
+/**
+ * Waits until no server backend of process `pid` remains in database `db`. A killed client's last COMMIT may
+ * still be running on the server after the client is gone; this waits for it to settle.
+ */
+export async function waitForBackendsGone(db: string, pid: number): Promise<void> {
+  for (;;) {
+    const res = await admin((c) =>
+      c.query('SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND application_name LIKE $2', [
+        db,
+        `%/${pid}`,
+      ]),
+    );
+    if ((res.rows[0] as { n: number }).n === 0) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}

@@ -7,7 +7,7 @@ import { keyLockId } from '../../src/ledger/postgres';
 import type { Ledger } from '../../src/ledger/types';
 import { ledgerContract, type StoreUnderTest } from './contract';
 import { signInput } from './helpers';
-import { PG_HOST, PG_PORT, admin, createDatabase, dbUrl, dropDatabase } from './pg';
+import { PG_HOST, PG_PORT, admin, createDatabase, dbUrl, dropDatabase, waitForBackendsGone } from './pg';
 import { Worker, buildLedger } from './procs';
 import { TcpProxy } from './tcp-proxy';
 
@@ -215,6 +215,8 @@ describe('PostgreSQL across processes', () => {
         await new Promise((r) => setTimeout(r, 20 + Math.floor(Math.random() * 80)));
       } else await w.waitFor((l) => l === `appended ${point}`);
       await w.kill();
+      // The server may still be committing what the killed process sent last: let its backend finish.
+      await waitForBackendsGone(name, w.child.pid!);
       const durable = w.lastAppended();
       const r = await ledger.verify();
       expect(r.ok).toBe(true);
