@@ -49,8 +49,11 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
       s = await factory();
     });
     afterEach(async () => {
-      for (const l of others.splice(0)) await l.close();
-      await s.dispose();
+      try {
+        for (const l of others.splice(0)) await l.close();
+      } finally {
+        await s.dispose();
+      }
     });
 
     describe('audit chain', () => {

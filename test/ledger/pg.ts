@@ -25,8 +25,17 @@ export async function createDatabase(): Promise<string> {
   return name;
 }
 
+/** Drops a test database, retrying while a client that is still reconnecting to it gets in the way. */
 export async function dropDatabase(name: string): Promise<void> {
-  await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+      return;
+    } catch (e) {
+      if (attempt >= 10) throw e;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
 }
 
 /**
