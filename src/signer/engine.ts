@@ -249,14 +249,14 @@ export class Engine implements SignerEngine {
     }
     if (halt) throw new Finished(refuse(report, haltRefusal(key.name, halt)));
 
-    const genesis = await this.chain.getGenesisHash();
+    // One round trip: the blockhash is only used once the genesis has been checked.
+    const [genesis, latest] = await Promise.all([this.chain.getGenesisHash(), this.chain.getLatestBlockhash()]);
     if (this.cfg.cluster.genesis_hash !== null && genesis !== this.cfg.cluster.genesis_hash) {
       throw new Finished(refuse(report, { check: 'chain', message: `RPC genesis hash ${genesis} is not ${this.cfg.cluster.name}` }));
     }
     report.checks.push('chain');
     if (signal?.aborted) throw new SignerError('cancelled', 'the request was cancelled');
 
-    const latest = await this.chain.getLatestBlockhash();
     const msg = compileLegacyMessage(payload.feePayer, payload.instructions, latest.blockhash);
     const subject = { key, cluster: this.cfg.cluster, msg, partialSigners: payload.partialSigners.map((s) => s.pubkey) };
     const structural = structuralRefusal(subject);
@@ -409,26 +409,26 @@ export class Engine implements SignerEngine {
     let outcome: { landed: true; slot: number; err: unknown } | { landed: false; detail: string } | null = null;
     for (let polls = 1; outcome === null; polls++) {
       await sleep(t.poll_interval_ms);
-      let status: string | null = null;
-      try {
-        const [s] = await this.chain.getSignatureStatuses([signature], { searchTransactionHistory: false });
-        status = s?.confirmationStatus ?? null;
-        if (s && isLanded(s.confirmationStatus)) outcome = { landed: true, slot: s.slot, err: s.err };
-      } catch (e) {
-        if (failed(e)) outcome = { landed: false, detail: `${lastError}; ${reconcile}` };
-      }
-      if (outcome === null) {
+      // Status and finalized height in one round trip (the RPC client batches calls made together).
+      const [statuses, height] = await Promise.allSettled([
+        this.chain.getSignatureStatuses([signature], { searchTransactionHistory: false }),
+        this.chain.getBlockHeight('finalized'),
+      ]);
+      const s = statuses.status === 'fulfilled' ? statuses.value[0] : null;
+      const status = s?.confirmationStatus ?? null;
+      if (s && isLanded(s.confirmationStatus)) outcome = { landed: true, slot: s.slot, err: s.err };
+      else if (statuses.status === 'rejected' && failed(statuses.reason)) outcome = { landed: false, detail: `${lastError}; ${reconcile}` };
+      else if (height.status === 'rejected') {
+        if (failed(height.reason)) outcome = { landed: false, detail: `${lastError}; ${reconcile}` };
+      } else if (height.value > built.lastValidBlockHeight) {
         try {
-          const finalized = await this.chain.getBlockHeight('finalized');
-          if (finalized > built.lastValidBlockHeight) {
-            const [h] = await this.chain.getSignatureStatuses([signature], { searchTransactionHistory: true });
-            outcome = h && isLanded(h.confirmationStatus)
-              ? { landed: true, slot: h.slot, err: h.err }
-              : {
-                landed: false,
-                detail: `blockhash expired (finalized height ${finalized} is past ${built.lastValidBlockHeight}) and the RPC reports no landed status; that does not prove it never landed: ${reconcile}`,
-              };
-          }
+          const [h] = await this.chain.getSignatureStatuses([signature], { searchTransactionHistory: true });
+          outcome = h && isLanded(h.confirmationStatus)
+            ? { landed: true, slot: h.slot, err: h.err }
+            : {
+              landed: false,
+              detail: `blockhash expired (finalized height ${height.value} is past ${built.lastValidBlockHeight}) and the RPC reports no landed status; that does not prove it never landed: ${reconcile}`,
+            };
         } catch (e) {
           if (failed(e)) outcome = { landed: false, detail: `${lastError}; ${reconcile}` };
         }

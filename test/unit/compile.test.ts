@@ -41,7 +41,7 @@ describe('legacy message compile', () => {
     const tx = getTransactionDecoder().decode(wire);
     const sig = tx.signatures[payer.pubkey as keyof typeof tx.signatures]!;
     expect(verifySignature(decodeBase58(payer.pubkey)!, msg.bytes, sig as Uint8Array)).toBe(true);
-    expect(Buffer.from(tx.messageBytes as Uint8Array)).toEqual(Buffer.from(msg.bytes));
+    expect(Buffer.from(tx.messageBytes as unknown as Uint8Array)).toEqual(Buffer.from(msg.bytes));
   });
 
   it('refuses a transaction larger than a packet', () => {
