@@ -148,6 +148,12 @@ function ledgerError(what: string, e: unknown): SignerError {
 export class SqliteLedger implements Ledger {
   readonly store = 'sqlite' as const;
   private readonly db: Database.Database;
+  /**
+   * Lock rows go through their own connection with synchronous=OFF: a lock needs exclusion, not durability
+   * (after a crash its holder is dead and the row is taken over anyway), so taking and releasing a key's lock
+   * costs no fsync. Audit entries keep synchronous=FULL on the main connection.
+   */
+  private readonly lockDb: Database.Database;
   private readonly mutex = new KeyedMutex();
   private readonly me: ProcessIdentity = selfIdentity();
   private readonly lockPollMs: number;
@@ -168,12 +174,14 @@ export class SqliteLedger implements Ledger {
     getApproval: Database.Statement<[string], ApprovalRecord>;
     getLock: Database.Statement<[string], LockRow>;
     deleteLock: Database.Statement<[string, string]>;
+    putLock: Database.Statement<[string, string, string, number, string | null, number]>;
   };
 
   private constructor(file: string, opts: SqliteLedgerOptions) {
     this.lockPollMs = opts.lockPollMs ?? 20;
     try {
       this.db = new Database(file);
+      this.lockDb = new Database(file);
     } catch (e) {
       throw ledgerError(`cannot open ${file}`, e);
     }
@@ -183,6 +191,8 @@ export class SqliteLedger implements Ledger {
       this.db.pragma('synchronous = FULL');
       this.db.pragma('foreign_keys = ON');
       this.migrate();
+      this.lockDb.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
+      this.lockDb.pragma('synchronous = OFF');
       this.stmts = {
         head: this.db.prepare('SELECT seq, hash FROM entries ORDER BY seq DESC LIMIT 1'),
         insert: this.db.prepare(
@@ -198,11 +208,15 @@ export class SqliteLedger implements Ledger {
         insertHalt: this.db.prepare('INSERT INTO halts (key, reason, by, ts) VALUES (?, ?, ?, ?)'),
         deleteHalt: this.db.prepare('DELETE FROM halts WHERE key = ?'),
         getApproval: this.db.prepare('SELECT * FROM approvals WHERE id = ?'),
-        getLock: this.db.prepare('SELECT owner_id, host, pid, start FROM key_locks WHERE key = ?'),
-        deleteLock: this.db.prepare('DELETE FROM key_locks WHERE key = ? AND owner_id = ?'),
+        getLock: this.lockDb.prepare('SELECT owner_id, host, pid, start FROM key_locks WHERE key = ?'),
+        deleteLock: this.lockDb.prepare('DELETE FROM key_locks WHERE key = ? AND owner_id = ?'),
+        putLock: this.lockDb.prepare(
+          'INSERT OR REPLACE INTO key_locks (key, owner_id, host, pid, start, acquired_at) VALUES (?, ?, ?, ?, ?, ?)',
+        ),
       };
     } catch (e) {
       try {
+        this.lockDb.close();
         this.db.close();
       } catch {
         /* already failing */
@@ -309,14 +323,10 @@ export class SqliteLedger implements Ledger {
 
   /** Polls until the lock row is ours: absent, or held by a process that no longer exists. */
   private async acquireRow(key: string, ownerId: string, signal?: AbortSignal): Promise<void> {
-    const take = this.db.transaction((): boolean => {
+    const take = this.lockDb.transaction((): boolean => {
       const row = this.stmts.getLock.get(key);
       if (row && holderAlive({ host: row.host, pid: row.pid, start: row.start })) return false;
-      this.db
-        .prepare(
-          'INSERT OR REPLACE INTO key_locks (key, owner_id, host, pid, start, acquired_at) VALUES (?, ?, ?, ?, ?, ?)',
-        )
-        .run(key, ownerId, this.me.host, this.me.pid, this.me.start, Math.floor(Date.now() / 1000));
+      this.stmts.putLock.run(key, ownerId, this.me.host, this.me.pid, this.me.start, Math.floor(Date.now() / 1000));
       return true;
     });
     for (;;) {
@@ -455,6 +465,7 @@ export class SqliteLedger implements Ledger {
     try {
       for (const [key, ownerId] of this.heldRows) this.stmts.deleteLock.run(key, ownerId);
       this.heldRows.clear();
+      this.lockDb.close();
       this.db.close();
     } catch (e) {
       throw ledgerError('cannot close', e);
