@@ -45,7 +45,8 @@ WORKDIR /app
 COPY --from=deps --chown=0:0 /src/node_modules ./node_modules
 COPY --from=build --chown=0:0 /src/dist/src ./dist/src
 COPY --chown=0:0 package.json ./
-# The three entrypoints on PATH; the package managers go (nothing at run time installs anything).
+# The three entrypoints on PATH; the package managers and node's C headers go (nothing at run time installs or
+# compiles anything).
 # The state directory belongs to the service user, so a fresh named volume inherits 10001:10001 0700.
 RUN set -eu; \
     for bin in sa-forge-signer-serve:serve sa-forge-signer-mcp:mcp sa-forge-signer:signer; do \
@@ -53,7 +54,8 @@ RUN set -eu; \
       chmod 0755 "/usr/local/bin/${bin%%:*}"; \
     done; \
     rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack /opt/yarn-* \
-           /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg; \
+           /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg \
+           /usr/local/include/node /usr/local/share/doc/node; \
     mkdir -p /etc/sa-forge-signer /var/lib/sa-forge-signer; \
     chown 10001:10001 /var/lib/sa-forge-signer; \
     chmod 0700 /var/lib/sa-forge-signer

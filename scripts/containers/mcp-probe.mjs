@@ -48,8 +48,15 @@ async function stdio(key, pubkey, cmd) {
     try { msg = JSON.parse(line); } catch { nonJson.push(line); return; }
     pending.get(msg.id)?.(msg);
   });
-  const exited = new Promise((res) => child.on("exit", (code) => res(code)));
+  // a relay that dies answers nothing: fail its pending requests at once instead of waiting for the timeout
+  let exitCode = null;
+  const exited = new Promise((res) => child.on("exit", (code) => {
+    exitCode = code;
+    for (const [, settle] of pending) settle({ exited: code, stderr: stderr.slice(-300) });
+    res(code);
+  }));
   const request = (id, method, params) => new Promise((resolve) => {
+    if (exitCode !== null) return resolve({ exited: exitCode, stderr: stderr.slice(-300) });
     const timer = setTimeout(() => { pending.delete(id); resolve({ timeout: true }); }, 60_000);
     pending.set(id, (msg) => { clearTimeout(timer); pending.delete(id); resolve(msg); });
     child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } })}\n`);

@@ -163,7 +163,7 @@ image_facts() {
   health=$(podman image inspect "$IMAGE" --format '{{json .Config.Healthcheck}}'); echo "healthcheck=$health"; [[ $health == *'/health'* ]] || return 1
   podman image inspect "$IMAGE" --format '{{index .Labels "org.opencontainers.image.revision"}}' | grep -qE '^[0-9a-f]{40}$|^unknown$' || return 1
   # the three entrypoints answer on PATH; production dependencies only: no LiteSVM, no dev tools, no npm
-  local run=(podman run --rm --read-only --cap-drop ALL --network none "$IMAGE")
+  local run=(podman run --rm --no-healthcheck --read-only --cap-drop ALL --network none "$IMAGE")
   "${run[@]}" sa-forge-signer-serve --version && "${run[@]}" sa-forge-signer-mcp --version && "${run[@]}" sa-forge-signer --version || return 1
   "${run[@]}" node -e '
     for (const m of ["litesvm", "typescript", "jest", "@solana/kit", "kubernetes-models"]) {
@@ -179,7 +179,7 @@ step "image: USER 10001:10001, exec CMD serve, HEALTHCHECK, labels, 3 bins, prod
 rm -rf "$WORK/world"; mkdir -p "$WORK/world/secrets/keys" "$WORK/world/state"
 chown 10001:10001 "$WORK/world/secrets" "$WORK/world/secrets/keys" "$WORK/world/state"
 chmod 0700 "$WORK/world/secrets/keys" "$WORK/world/state"
-CLI=(podman run --rm --read-only --user 10001:10001 --cap-drop ALL --security-opt no-new-privileges --network none)
+CLI=(podman run --rm --no-healthcheck --read-only --user 10001:10001 --cap-drop ALL --security-opt no-new-privileges --network none)
 make_secrets() {
   PUBKEY=$("${CLI[@]}" -v "$WORK/world/secrets/keys:/run/keys" -w /run "$IMAGE" sa-forge-signer key new agent --class session) || return 1
   TOKEN_SHA=$("${CLI[@]}" -v "$WORK/world/secrets:/out" "$IMAGE" sa-forge-signer token new agent --out /out/agent.token) || return 1
@@ -309,7 +309,7 @@ if [ -n "$SERVICE_UP" ]; then
   step "inside: uid 10001, all capability sets 0, NoNewPrivs, root/config/keys read-only, state writable" confinement
   step "MCP over HTTP through the container: 401 without a token, tools/list with it" \
     node "$HERE/mcp-probe.mjs" http "http://127.0.0.1:$HTTP_PORT/mcp" "$WORK/world/secrets/agent.token"
-  relay_cmd=(podman run --rm -i --network "container:$SIGNER_CTR" --read-only --user 10001:10001 --cap-drop ALL
+  relay_cmd=(podman run --rm -i --no-healthcheck --network "container:$SIGNER_CTR" --read-only --user 10001:10001 --cap-drop ALL
     --security-opt no-new-privileges -e SIGNER_URL=http://127.0.0.1:8790/mcp -e SIGNER_TOKEN_FILE=/run/secrets/agent_token
     -v "$WORK/world/secrets/agent.token:/run/secrets/agent_token:ro" "$IMAGE" sa-forge-signer-mcp)
   step "podman run --rm -i IMAGE sa-forge-signer-mcp: discover, tools/list, key_show over stdio" \
