@@ -1,0 +1,266 @@
+/**
+ * A real several-replica deployment on loopback for the replica tests:
+ * - a fresh PostgreSQL database on the machine's server, reached through a TCP relay the test can cut and restore
+ *   (the shared server itself stays up for everyone else);
+ * - the embedded chain (LiteSVM behind its JSON-RPC endpoint) in the test process, so its faults and counters are
+ *   at hand;
+ * - key files, a bearer token and one config file with `ledger: { store: postgres, url }`;
+ * - N `sa-forge-signer-serve --config …` processes (the built dist/), each on its own loopback port.
+ *
+ * close() kills every replica, stops the chain and the relay and drops the database, whatever state a failed test
+ * left them in; a process exit handler kills replicas that would otherwise outlive a crashed test worker.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from 'pg';
+import { createKeyFile } from '../../src/keys/keyfile';
+import { newToken, tokenSha256 } from '../../src/keys/tokens';
+import type { AuditEntry } from '../../src/ledger/types';
+import { startLocalnet, type Localnet } from '../../src/localnet/server';
+import { assertBuilt, BIN, ROOT, run, writeYaml, type RunResult } from '../support/cli';
+import { randomAddress, transferInstruction, payload } from '../support/payloads';
+import { PG_HOST, PG_PORT, createDatabase, dbUrl, dropDatabase } from '../ledger/pg';
+import { TcpProxy } from '../ledger/tcp-proxy';
+import { McpHttpClient } from './mcp-http';
+
+export interface ReplicaKeySpec {
+  approval?: 'auto' | 'confirm';
+  daily_lamport_cap?: number;
+  rate_limit_per_minute?: number;
+}
+
+export interface ClusterOptions {
+  keys: Record<string, ReplicaKeySpec>;
+  replicas?: number;
+  blockIntervalMs?: number;
+  timings?: Record<string, number>;
+}
+
+export interface Replica {
+  index: number;
+  child: ChildProcess;
+  url: string;
+  mcp: McpHttpClient;
+  /** The last 8 kB of the replica's stderr, for failure messages. */
+  stderr(): string;
+  exited: Promise<number | null>;
+}
+
+/** Timings short enough for a test, long enough that nothing ends `unknown` on a loaded 2-core machine. */
+const TEST_TIMINGS = {
+  rpc_timeout_ms: 5_000,
+  poll_interval_ms: 10,
+  confirm_deadline_ms: 30_000,
+  max_rpc_failures: 60,
+  rebroadcast_every: 5,
+  metadata_attempts: 5,
+  approval_timeout_ms: 30_000,
+  approval_poll_ms: 20,
+};
+
+const live = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const c of live) c.kill('SIGKILL');
+});
+
+export class ReplicaCluster {
+  readonly replicas: Replica[] = [];
+  readonly keys: Record<string, { pubkey: string; destination: string }> = {};
+  private constructor(
+    readonly dir: string,
+    readonly db: string,
+    readonly proxy: TcpProxy,
+    readonly localnet: Localnet,
+    readonly configFile: string,
+    readonly token: string,
+  ) {}
+
+  static async start(opts: ClusterOptions): Promise<ReplicaCluster> {
+    assertBuilt(BIN.serve, BIN.signer);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'signer-replicas-'));
+    const parts: { db?: string; proxy?: TcpProxy; localnet?: Localnet } = {};
+    try {
+      parts.db = await createDatabase();
+      parts.proxy = new TcpProxy({ host: PG_HOST, port: PG_PORT });
+      const proxyPort = await parts.proxy.start();
+      const keyDir = path.join(dir, 'keys');
+      const keys: Record<string, { pubkey: string; destination: string }> = {};
+      for (const name of Object.keys(opts.keys)) keys[name] = { pubkey: createKeyFile(keyDir, name), destination: randomAddress() };
+      parts.localnet = await startLocalnet({
+        port: 0,
+        blockIntervalMs: opts.blockIntervalMs ?? 20,
+        fund: Object.values(keys).map((k) => ({ address: k.pubkey, lamports: 1_000_000_000_000 })),
+      });
+      const token = newToken();
+      const configFile = path.join(dir, 'config.yaml');
+      writeYaml(configFile, {
+        cluster: 'local',
+        rpc_url: parts.localnet.url,
+        key_dir: keyDir,
+        state_dir: path.join(dir, 'state'),
+        ledger: { store: 'postgres', url: dbUrl(parts.db, proxyPort), pool_size: 10 },
+        log_level: 'warn',
+        timings: { ...TEST_TIMINGS, ...opts.timings },
+        keys: Object.fromEntries(
+          Object.entries(opts.keys).map(([name, spec]) => [
+            name,
+            {
+              class: 'session',
+              pubkey: keys[name]!.pubkey,
+              approval: spec.approval ?? 'auto',
+              transfer_to: [keys[name]!.destination],
+              rate_limit_per_minute: spec.rate_limit_per_minute ?? 10_000,
+              daily_lamport_cap: spec.daily_lamport_cap ?? 100_000_000_000,
+            },
+          ]),
+        ),
+        serve: {
+          listen: '127.0.0.1:0',
+          tokens: [{ name: 'agent', sha256: tokenSha256(token), keys: Object.keys(opts.keys) }],
+          // Room for every concurrent request of the tests: the limits under test are the ledger's, not HTTP's.
+          max_in_flight: 512,
+          rate_limit_per_minute: 1_000_000,
+          drain_ms: 1_000,
+          metrics: null,
+        },
+      });
+      const cluster = new ReplicaCluster(dir, parts.db, parts.proxy, parts.localnet, configFile, token);
+      Object.assign(cluster.keys, keys);
+      // Started together: both run the schema migrations at once, as a rolling deploy would.
+      const started = await Promise.allSettled(Array.from({ length: opts.replicas ?? 2 }, (_, i) => cluster.spawnReplica(i)));
+      const failed = started.find((s) => s.status === 'rejected');
+      if (failed) {
+        await cluster.close();
+        throw (failed as PromiseRejectedResult).reason;
+      }
+      return cluster;
+    } catch (e) {
+      await parts.localnet?.close().catch(() => undefined);
+      await parts.proxy?.close().catch(() => undefined);
+      if (parts.db) await dropDatabase(parts.db).catch(() => undefined);
+      fs.rmSync(dir, { recursive: true, force: true });
+      throw e;
+    }
+  }
+
+  /** Starts replica `index` (again, after a kill) and waits until it answers /ready with 200. */
+  async spawnReplica(index: number): Promise<Replica> {
+    const child = spawn(process.execPath, [BIN.serve, '--config', this.configFile], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    live.add(child);
+    let tail = '';
+    const exited = new Promise<number | null>((resolve) =>
+      child.once('exit', (code) => {
+        live.delete(child);
+        resolve(code);
+      }),
+    );
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`replica ${index} did not start: ${tail}`)), 30_000);
+      child.stderr!.on('data', (d: Buffer) => {
+        tail = (tail + d.toString()).slice(-8192);
+        const m = /serving on (\S+)/.exec(tail);
+        if (m) {
+          clearTimeout(timer);
+          resolve(`http://${m[1]}`);
+        }
+      });
+      void exited.then((code) => {
+        clearTimeout(timer);
+        reject(new Error(`replica ${index} exited (${code}) while starting: ${tail}`));
+      });
+    });
+    const replica: Replica = { index, child, url, mcp: new McpHttpClient(url, this.token), stderr: () => tail, exited };
+    this.replicas[index] = replica;
+    await waitFor(async () => (await replica.mcp.ready()) === 200, 30_000, `replica ${index} ready`);
+    return replica;
+  }
+
+  /** kill -9, and wait until the process is reaped. */
+  async kill(index: number): Promise<void> {
+    const r = this.replicas[index]!;
+    r.child.kill('SIGKILL');
+    await r.exited;
+  }
+
+  /** The operator CLI on the same config (so on the same database, through the relay). */
+  cli(args: string[]): Promise<RunResult> {
+    return run(BIN.signer, ['--config', this.configFile, ...args]);
+  }
+
+  /** A payload moving `lamports` from a key to its allowed destination. */
+  transfer(key: string, lamports: number, summary = `transfer by ${key}`): Record<string, unknown> {
+    const k = this.keys[key]!;
+    return payload(k.pubkey, [transferInstruction(k.pubkey, k.destination, lamports)], { summary });
+  }
+
+  /** Audit entries read straight from the database (not through the relay, so they can be read while it is cut). */
+  async entries(key?: string): Promise<AuditEntry[]> {
+    const c = new Client({ connectionString: dbUrl(this.db) });
+    await c.connect();
+    try {
+      const res = key
+        ? await c.query('SELECT * FROM entries WHERE key = $1 ORDER BY seq', [key])
+        : await c.query('SELECT * FROM entries ORDER BY seq');
+      return res.rows.map((r: Record<string, unknown>) => ({
+        ...(r as unknown as AuditEntry),
+        ts: Number(r.ts),
+        balance_change: r.balance_change === null ? null : Number(r.balance_change),
+        slot: r.slot === null ? null : Number(r.slot),
+      }));
+    } finally {
+      await c.end();
+    }
+  }
+
+  async balance(address: string): Promise<number> {
+    const res = await fetch(this.localnet.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getBalance', params: [address, { commitment: 'confirmed' }] }),
+    });
+    return ((await res.json()) as { result: { value: number } }).result.value;
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(
+      this.replicas.filter(Boolean).map(async (r) => {
+        r.child.kill('SIGKILL');
+        await r.exited;
+      }),
+    );
+    await Promise.allSettled([this.localnet.close(), this.proxy.close()]);
+    await dropDatabase(this.db);
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** Polls `cond` until it holds; fails naming `what` after `ms`. */
+export async function waitFor(cond: () => Promise<boolean> | boolean, ms: number, what: string, everyMs = 25): Promise<void> {
+  const deadline = Date.now() + ms;
+  let last: unknown = null;
+  for (;;) {
+    try {
+      if (await cond()) return;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/** True if `p` is still pending after `ms`. */
+export async function stillPending(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let settled = false;
+  p.then(
+    () => (settled = true),
+    () => (settled = true),
+  );
+  await new Promise((r) => setTimeout(r, ms));
+  return !settled;
+}
+
+export const uniqueSummary = (tag: string): string => `${tag} ${crypto.randomBytes(4).toString('hex')}`;
