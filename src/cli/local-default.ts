@@ -66,21 +66,33 @@ function writeFirstConfig(varDir: string, configFile: string): void {
     : createKeyFile(keyDir, DEMO_KEY);
   if (!pubkey) throw new SignerError('config_invalid', `${keyDir}/${DEMO_KEY}.json exists without ${configFile}; move var/local aside and start again`);
   const destination = encodeBase58(randomBytes(32));
+  // config/local.yaml is the template: the generated file adds the demo key, its funding and local paths.
+  const template = readTemplate();
   const doc = {
+    ...template,
     cluster: 'local',
-    rpc_url: 'http://127.0.0.1:8899',
+    rpc_url: template.rpc_url ?? 'http://127.0.0.1:8899',
     key_dir: 'keys',
     state_dir: 'state',
     ledger: { store: 'sqlite', path: 'state/ledger.sqlite' },
     keys: {
       [DEMO_KEY]: { class: 'session', pubkey, transfer_to: [destination], daily_lamport_cap: 1_000_000_000 },
     },
-    serve: { tokens: [] as unknown[] },
-    localnet: { fund: [{ address: pubkey, lamports: DEMO_FUNDING }] },
+    serve: { ...(template.serve ?? {}), tokens: [] as unknown[] },
+    localnet: { ...(template.localnet ?? {}), fund: [{ address: pubkey, lamports: DEMO_FUNDING }] },
   };
   const header = '# Written by `npm start` on first run: the embedded default (LiteSVM chain, SQLite ledger, a demo key).\n' +
     '# config/example.yaml documents every key. Delete var/local/ to start from scratch.\n';
   fs.writeFileSync(configFile, header + YAML.stringify(doc), { mode: 0o600 });
+}
+
+type Template = { rpc_url?: string; serve?: Record<string, unknown>; localnet?: Record<string, unknown> } & Record<string, unknown>;
+
+function readTemplate(): Template {
+  const file = path.resolve(__dirname, '../../../config/local.yaml');
+  const alt = path.resolve(__dirname, '../../config/local.yaml');
+  const found = [file, alt].find((f) => fs.existsSync(f));
+  return found ? ((YAML.parse(fs.readFileSync(found, 'utf8')) as Template | null) ?? {}) : {};
 }
 
 /** A new token: the token itself goes to a 0600 file; only its sha256 goes into the config. */
