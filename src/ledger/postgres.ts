@@ -18,6 +18,8 @@ import { SignerError, errorMessage } from '../util/errors';
 import { GENESIS_PREV, sealEntry, validateEntryInput, verifyEntries } from './chain';
 import { newApprovalId, normaliseApprovalId } from './ids';
 import { KeyedMutex, cancelledError, sleep } from './mutex';
+import { RATE_WINDOW_S, SPEND_WINDOW_S, type KeyUsage } from './limits';
+import { USAGE_INDEXES, usageSql } from './usage-sql';
 import { decisionOutcome, haltEntry, resumeEntry } from './records';
 import type {
   ApprovalRecord,
@@ -85,12 +87,15 @@ const MIGRATIONS: string[] = [
      decided_at bigint
    );
    CREATE INDEX approvals_status ON approvals (status, ts);`,
+  USAGE_INDEXES.join(';\n'),
 ];
 
 /** A stable signed 64-bit advisory lock id for a name, as a decimal string for a ::bigint parameter. */
 export function advisoryLockId(name: string): string {
   return createHash('sha256').update(`sa-forge-signer:${name}`).digest().readBigInt64BE(0).toString();
 }
+
+const USAGE_SQL = usageSql('GREATEST', (n) => (n === 1 ? '$1::text' : `$${n}::bigint`));
 
 const MIGRATION_LOCK = advisoryLockId('migrations');
 export const keyLockId = (key: string): string => advisoryLockId(`key:${key}`);
@@ -354,6 +359,17 @@ export class PostgresLedger implements Ledger {
   async append(input: AuditEntryInput): Promise<AuditEntry> {
     validateEntryInput(input);
     return this.transaction('cannot append an audit entry', (c) => this.appendInTx(c, input));
+  }
+
+  async keyUsage(key: string, now: number, dailyCap: number): Promise<KeyUsage> {
+    const rows = await this.query(
+      'cannot read the key\'s usage',
+      USAGE_SQL,
+      [key, now - RATE_WINDOW_S, now - SPEND_WINDOW_S, dailyCap],
+      { read: true },
+    );
+    const row = rows[0] as { rate: string | number; finals: string | number; orphans: string | number };
+    return { signsLastMinute: Number(row.rate), spent24h: Number(row.finals) + Number(row.orphans) };
   }
 
   async signEntriesForKey(key: string, since: number): Promise<AuditEntry[]> {

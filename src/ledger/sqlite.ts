@@ -18,6 +18,8 @@ import { newApprovalId, newOwnerId, normaliseApprovalId } from './ids';
 import { decisionOutcome, haltEntry, resumeEntry } from './records';
 import { holderAlive, selfIdentity, type ProcessIdentity } from './liveness';
 import { KeyedMutex, cancelledError, sleep } from './mutex';
+import { RATE_WINDOW_S, SPEND_WINDOW_S, type KeyUsage } from './limits';
+import { USAGE_INDEXES, usageSql } from './usage-sql';
 import type {
   ApprovalRecord,
   ApprovalRequest,
@@ -82,6 +84,7 @@ const MIGRATIONS: string[] = [
      start TEXT,
      acquired_at INTEGER NOT NULL
    );`,
+  USAGE_INDEXES.join(';\n'),
 ];
 
 interface EntryRow {
@@ -165,6 +168,7 @@ export class SqliteLedger implements Ledger {
     head: Database.Statement<[], { seq: number; hash: string }>;
     insert: Database.Statement<unknown[]>;
     forKey: Database.Statement<[string, number], EntryRow>;
+    usage: Database.Statement<[{ key: string; rate: number; since: number; cap: number }], { rate: number; finals: number; orphans: number }>;
     page: Database.Statement<[number, number], EntryRow>;
     tail: Database.Statement<[number], EntryRow>;
     getHalt: Database.Statement<[string], HaltRecord>;
@@ -201,6 +205,7 @@ export class SqliteLedger implements Ledger {
         forKey: this.db.prepare(
           `SELECT ${ENTRY_COLUMNS} FROM entries WHERE key = ? AND command IN ('sign', 'sign-intent') AND ts >= ? ORDER BY seq`,
         ),
+        usage: this.db.prepare(usageSql('max', (n) => ['@key', '@rate', '@since', '@cap'][n - 1]!)),
         page: this.db.prepare(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq > ? ORDER BY seq LIMIT ?`),
         tail: this.db.prepare(`SELECT ${ENTRY_COLUMNS} FROM entries ORDER BY seq DESC LIMIT ?`),
         getHalt: this.db.prepare('SELECT key, reason, by, ts FROM halts WHERE key = ?'),
@@ -287,6 +292,13 @@ export class SqliteLedger implements Ledger {
     return this.guard('cannot append an audit entry', () =>
       this.db.transaction(() => this.appendInTx(input)).immediate(),
     );
+  }
+
+  async keyUsage(key: string, now: number, dailyCap: number): Promise<KeyUsage> {
+    return this.guard('cannot read the key\'s usage', () => {
+      const row = this.stmts.usage.get({ key, rate: now - RATE_WINDOW_S, since: now - SPEND_WINDOW_S, cap: dailyCap })!;
+      return { signsLastMinute: row.rate, spent24h: row.finals + row.orphans };
+    });
   }
 
   async signEntriesForKey(key: string, since: number): Promise<AuditEntry[]> {

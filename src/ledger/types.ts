@@ -5,6 +5,8 @@
  */
 
 /** Audit entry fields in their serialisation order (domain.md §6). Options are null, never omitted. */
+import type { KeyUsage } from './limits';
+
 export type AuditCommand = 'sign' | 'sign-intent' | 'halt' | 'resume';
 
 export interface AuditEntryInput {
@@ -70,6 +72,11 @@ export interface Ledger {
   append(entry: AuditEntryInput): Promise<AuditEntry>;
   /** This key's sign and sign-intent entries with ts >= since, in chain order (for limits). */
   signEntriesForKey(key: string, since: number): Promise<AuditEntry[]>;
+  /**
+   * The key's usage at `now` for the limits: the same figures as computeUsage(signEntriesForKey(key, now − 24 h))
+   * (limits.ts), computed by the store without reading every entry.
+   */
+  keyUsage(key: string, now: number, dailyCap: number): Promise<KeyUsage>;
   /** Waits for the per-key lock (across processes and replicas). Rejects with code 'cancelled' if signal aborts. */
   lockKey(key: string, signal?: AbortSignal): Promise<KeyLock>;
 

@@ -7,7 +7,7 @@ import type { ChainClient, SimulationResult } from '../chain/types';
 import type { KeyConfig, SignerConfig } from '../config/types';
 import type { Signer } from '../keys/keypair';
 import { loadKeyFile } from '../keys/keyfile';
-import { computeUsage, type KeyUsage } from '../ledger/limits';
+import type { KeyUsage } from '../ledger/limits';
 import type { AuditEntryInput, HaltRecord, Ledger } from '../ledger/types';
 import { SignerError, errorMessage } from '../util/errors';
 import { nowSeconds, sleep } from '../util/time';
@@ -36,8 +36,6 @@ export interface EngineDeps {
   /** Observes every finished check/sign (metrics). */
   onReport?: (tool: 'check' | 'sign', report: Report, durationMs: number) => void;
 }
-
-const DAY = 86_400;
 
 /** A transaction built for one blockhash: what is simulated is exactly what is sent. */
 interface Built {
@@ -520,10 +518,8 @@ export class Engine implements SignerEngine {
     return signature && this.cfg.cluster.explorer ? `${this.cfg.cluster.explorer}${signature}` : null;
   }
 
-  private async usage(key: KeyConfig): Promise<KeyUsage> {
-    const now = nowSeconds();
-    const entries = await this.ledger.signEntriesForKey(key.name, now - DAY);
-    return computeUsage(entries, now, key.daily_lamport_cap);
+  private usage(key: KeyConfig): Promise<KeyUsage> {
+    return this.ledger.keyUsage(key.name, nowSeconds(), key.daily_lamport_cap);
   }
 
   private async haltOf(keyName: string): Promise<HaltRecord | null> {

@@ -9,6 +9,7 @@ import { GENESIS_PREV, exportJsonl, hashEntry, verifyJsonlFile } from '../../src
 import type { AuditEntry, Ledger } from '../../src/ledger/types';
 import { SignerError } from '../../src/util/errors';
 import { intentInput, signInput } from './helpers';
+import { computeUsage } from '../../src/ledger/limits';
 
 export interface StoreUnderTest {
   ledger: Ledger;
@@ -100,6 +101,33 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
           [200, 'sign-intent'],
           [300, 'sign'],
         ]);
+      });
+
+      it('computes key usage in the store exactly as computeUsage does over the entries', async () => {
+        const { ledger } = s;
+        // A day of mixed history for one key, deterministic but irregular: confirmed and failed finals with and
+        // without figures, unknowns, refusals, orphans, intents without figures or signatures, another key.
+        let seed = 7;
+        const rnd = (n: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+        const NOW = 200_000;
+        for (let i = 0; i < 120; i++) {
+          const ts = NOW - 90_000 + rnd(90_060);
+          const sig = rnd(10) === 0 ? null : `sig-${i}`;
+          const key = rnd(8) === 0 ? 'other' : 'game';
+          const reservation = rnd(6) === 0 ? null : -(1_000 + rnd(50_000));
+          await ledger.append(intentInput({ ts, key, signature: sig, balance_change: reservation }));
+          const fate = rnd(6);
+          if (fate === 0) continue; // orphan
+          const outcome = ['confirmed', 'failed', 'unknown', 'refused', 'confirmed'][fate - 1]!;
+          const actual = rnd(4) === 0 ? null : -(500 + rnd(40_000));
+          await ledger.append(signInput({ ts: ts + rnd(120), key, signature: sig, outcome, balance_change: actual }));
+        }
+        for (const now of [NOW, NOW - 40_000, NOW + 50_000, NOW - 86_000]) {
+          for (const cap of [1_000_000, 50_000_000]) {
+            const expected = computeUsage(await ledger.signEntriesForKey('game', now - 86_400), now, cap);
+            expect(await ledger.keyUsage('game', now, cap)).toEqual(expected);
+          }
+        }
       });
 
       it('names the line when a stored entry was edited behind its back', async () => {

@@ -48,7 +48,7 @@ describe('SQLite store specifics', () => {
     expect(statSync(s.file).mode & 0o777).toBe(0o600);
     const db = new Database(s.file, { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 1 });
+    expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 2 }); // 1: tables, 2: usage indexes
     db.close();
   });
 
