@@ -1,0 +1,400 @@
+/**
+ * Replicas benchmark (issue 5): sign/s across 16 keys through the engine with the SQLite ledger, with PostgreSQL and
+ * one replica, and with PostgreSQL and two replicas, and what bounds each figure.
+ *
+ * Every configuration has the same shape: the chain (LiteSVM behind its JSON-RPC endpoint) runs in this process and
+ * each replica is a child process of its own (this file, forked with `worker`) holding one engine with its own
+ * ledger connections, the way two pods would. Load is 2 signs in flight per key, as concurrent agents would send:
+ * one replica runs 32 workers; two replicas run 16 each, one per key, so every key is wanted by both replicas at
+ * once and its lock is contended across them (a load balancer spreads an agent's calls over replicas).
+ *
+ * Besides sign/s each line states: how long a sign holds its key's lock (with every lock always wanted,
+ * 16 keys / sign/s), the CPU of the engines, of the chain process and of the whole machine (2 cores), and for
+ * PostgreSQL the transactions (≈ round trips) per sign and the connections open.
+ */
+import crypto from 'node:crypto';
+import { fork, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Client } from 'pg';
+import { localCluster } from '../src/config/clusters';
+import { DEFAULT_TIMINGS, type KeyConfig, type LedgerConfig, type SignerConfig } from '../src/config/types';
+import { createKeyFile } from '../src/keys/keyfile';
+import { transferPayload } from '../src/signer/transfer';
+import { encodeBase58 } from '../src/util/base58';
+import { percentile, type BenchLine } from './stats';
+
+const KEYS = 16;
+const IN_FLIGHT_PER_KEY = 2;
+const BLOCK_MS = 20; // as in the engine benchmark: confirmation costs one block plus a poll
+const POLL_MS = 10;
+const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+// ---------------------------------------------------------------------------------------------------- messages
+
+interface WorkerSetup {
+  config: SignerConfig;
+  /** Key names this replica signs with, each by `workersPerKey` workers. */
+  keys: string[];
+  workersPerKey: number;
+  /** Makes payloads of different replicas differ (distinct signatures). */
+  replica: number;
+}
+
+type ToWorker = { type: 'setup'; setup: WorkerSetup } | { type: 'go'; ms: number } | { type: 'close' };
+
+interface WorkerResult {
+  count: number;
+  notConfirmed: number;
+  /** Signs before the window (warm-up), for per-sign ratios over the whole run. */
+  warmup: number;
+  seconds: number;
+  latencies: number[];
+  cpuMicros: number;
+  firstError: string | null;
+}
+
+type FromWorker = { type: 'ready' } | { type: 'result'; result: WorkerResult } | { type: 'error'; message: string };
+
+// ---------------------------------------------------------------------------------------------------- worker side
+
+async function workerMain(): Promise<void> {
+  const send = (m: FromWorker) => process.send!(m);
+  const { openEngine } = require('../src/signer') as typeof import('../src/signer');
+  let engine: import('../src/signer/types').SignerEngine | null = null;
+  let setup: WorkerSetup | null = null;
+  const operator = { kind: 'operator' } as const;
+  const keyOf = (name: string): KeyConfig => setup!.config.keys.find((k) => k.name === name)!;
+  const sign = (name: string, n: number) => {
+    const k = keyOf(name);
+    return engine!.sign({
+      payload: transferPayload({ from: k.pubkey, to: k.transfer_to[0]!, lamports: 1_000_000 + n * 4 + setup!.replica, summary: 'bench' }),
+      principal: operator,
+    });
+  };
+
+  process.on('message', (msg: ToWorker) => {
+    void (async () => {
+      try {
+        if (msg.type === 'setup') {
+          setup = msg.setup;
+          engine = await openEngine(setup.config);
+          // Warm-up: key files loaded, connections open, code hot.
+          await Promise.all(setup.keys.map((name, i) => sign(name, 1_000_000 + i)));
+          send({ type: 'ready' });
+        } else if (msg.type === 'go') {
+          const s = setup!;
+          const latencies: number[] = [];
+          let notConfirmed = 0;
+          let firstError: string | null = null;
+          const cpu0 = process.cpuUsage();
+          const started = performance.now();
+          const end = started + msg.ms;
+          await Promise.all(
+            s.keys.flatMap((name, k) =>
+              Array.from({ length: s.workersPerKey }, async (_, w) => {
+                for (let i = 0; performance.now() < end; i++) {
+                  const t0 = performance.now();
+                  try {
+                    const r = await sign(name, (i * s.workersPerKey + w) * KEYS + k);
+                    if (r.outcome !== 'confirmed') {
+                      notConfirmed++;
+                      firstError ??= `${r.outcome}: ${r.detail}`;
+                    }
+                  } catch (e) {
+                    notConfirmed++;
+                    firstError ??= (e as Error).message;
+                  }
+                  latencies.push(performance.now() - t0);
+                }
+              }),
+            ),
+          );
+          const cpu = process.cpuUsage(cpu0);
+          send({
+            type: 'result',
+            result: {
+              count: latencies.length,
+              notConfirmed,
+              warmup: s.keys.length,
+              seconds: (performance.now() - started) / 1000,
+              latencies,
+              cpuMicros: cpu.user + cpu.system,
+              firstError,
+            },
+          });
+        } else if (msg.type === 'close') {
+          await engine?.close();
+          process.exit(0);
+        }
+      } catch (e) {
+        send({ type: 'error', message: e instanceof Error ? (e.stack ?? e.message) : String(e) });
+      }
+    })();
+  });
+}
+
+// ---------------------------------------------------------------------------------------------------- parent side
+
+class Replica {
+  private readonly child: ChildProcess;
+  private readonly queue: FromWorker[] = [];
+  private waiter: ((m: FromWorker) => void) | null = null;
+  private readonly exited: Promise<void>;
+
+  constructor(setup: WorkerSetup) {
+    this.child = fork(__filename, ['worker'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child.on('message', (m: FromWorker) => {
+      if (this.waiter) {
+        const w = this.waiter;
+        this.waiter = null;
+        w(m);
+      } else this.queue.push(m);
+    });
+    this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
+    void this.exited.then(() => this.waiter?.({ type: 'error', message: 'the replica process exited' }));
+    this.child.send({ type: 'setup', setup } satisfies ToWorker);
+  }
+
+  private async next(): Promise<FromWorker> {
+    const m = this.queue.shift() ?? (await new Promise<FromWorker>((resolve) => (this.waiter = resolve)));
+    if (m.type === 'error') throw new Error(`replica: ${m.message}`);
+    return m;
+  }
+
+  async ready(): Promise<void> {
+    await this.next();
+  }
+
+  async run(ms: number): Promise<WorkerResult> {
+    this.child.send({ type: 'go', ms } satisfies ToWorker);
+    const m = await this.next();
+    if (m.type !== 'result') throw new Error(`replica: unexpected ${m.type}`);
+    return m.result;
+  }
+
+  async close(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.child.send({ type: 'close' } satisfies ToWorker);
+      const timer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+      await this.exited;
+      clearTimeout(timer);
+    }
+  }
+}
+
+/** Busy and total jiffies of the whole machine (/proc/stat), for CPU utilisation in cores. */
+function machineCpu(): { busy: number; total: number } {
+  const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  const total = fields.slice(0, 8).reduce((a, b) => a + b, 0);
+  const idle = (fields[3] ?? 0) + (fields[4] ?? 0);
+  return { busy: total - idle, total };
+}
+
+async function withAdmin<T>(fn: (c: Client) => Promise<T>): Promise<T> {
+  const c = new Client({ connectionString: PG_ADMIN_URL });
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
+}
+
+async function pgXacts(db: string): Promise<number> {
+  // Backends report their counters when they go idle or exit; the caller reads this after the replicas closed.
+  const res = await withAdmin((c) => c.query('SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = $1', [db]));
+  return Number((res.rows[0] as { n: string } | undefined)?.n ?? 0);
+}
+
+async function pgBackends(db: string): Promise<number[]> {
+  const res = await withAdmin((c) => c.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [db]));
+  return res.rows.map((r: { pid: number }) => r.pid);
+}
+
+const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ on Linux, the unit of /proc/stat and /proc/PID/stat
+
+/** CPU seconds used so far by each process (utime + stime from /proc/PID/stat); processes gone are left out. */
+function processCpuSeconds(pids: number[]): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const pid of pids) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from the 3rd (state) on
+      out.set(pid, (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND);
+    } catch {
+      /* exited, or not on this machine */
+    }
+  }
+  return out;
+}
+
+/** CPU seconds the PostgreSQL backends of `db` used between two samples (new backends count from their start). */
+function backendCpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, cpu] of after) total += cpu - (before.get(pid) ?? 0);
+  return total;
+}
+
+interface Scenario {
+  label: string;
+  ledger: (dir: string, db: string | null) => LedgerConfig;
+  postgres: boolean;
+  replicas: number;
+}
+
+interface Measured {
+  rate: number;
+  count: number;
+  notConfirmed: number;
+  firstError: string | null;
+  p50: number;
+  p99: number;
+  engineCpuPerSign: number;
+  chainCpuPerSign: number;
+  machineCores: number;
+  /** Cores used by this benchmark's own processes: engines, chain, PostgreSQL backends of its database. */
+  oursCores: { engines: number; chain: number; postgres: number | null };
+  xactsPerSign: number | null;
+  connections: number | null;
+}
+
+async function runScenario(s: Scenario, base: Omit<SignerConfig, 'ledger'>, keys: KeyConfig[], dir: string, ms: number): Promise<Measured> {
+  const db = s.postgres ? `bench_replicas_${process.pid}_${crypto.randomBytes(3).toString('hex')}` : null;
+  if (db) await withAdmin((c) => c.query(`CREATE DATABASE ${db}`));
+  const replicas: Replica[] = [];
+  try {
+    const config: SignerConfig = { ...base, ledger: s.ledger(dir, db) };
+    const workersPerKey = IN_FLIGHT_PER_KEY / s.replicas;
+    // One replica first, so the schema migrations are not part of what the others wait on.
+    for (let i = 0; i < s.replicas; i++) {
+      const r = new Replica({ config, keys: keys.map((k) => k.name), workersPerKey, replica: i });
+      replicas.push(r);
+      if (i === 0) await r.ready();
+    }
+    await Promise.all(replicas.slice(1).map((r) => r.ready()));
+
+    const backends0 = db ? processCpuSeconds(await pgBackends(db)) : null;
+    const machine0 = machineCpu();
+    const chain0 = process.cpuUsage();
+    const wall0 = performance.now();
+    const results = await Promise.all(replicas.map((r) => r.run(ms)));
+    const wall = (performance.now() - wall0) / 1000;
+    const chainCpu = process.cpuUsage(chain0);
+    const machine1 = machineCpu();
+    const backendPids = db ? await pgBackends(db) : [];
+    const backendCpu = backends0 ? backendCpuBetween(backends0, processCpuSeconds(backendPids)) : null;
+    await Promise.all(replicas.map((r) => r.close()));
+
+    const count = results.reduce((a, r) => a + r.count, 0);
+    const seconds = Math.max(...results.map((r) => r.seconds));
+    const all = results.flatMap((r) => r.latencies);
+    let xactsPerSign: number | null = null;
+    if (db) {
+      await new Promise((r) => setTimeout(r, 200)); // exiting backends flush their counters
+      xactsPerSign = (await pgXacts(db)) / (count + results.reduce((a, r) => a + r.warmup, 0));
+    }
+    return {
+      rate: count / seconds,
+      count,
+      notConfirmed: results.reduce((a, r) => a + r.notConfirmed, 0),
+      firstError: results.find((r) => r.firstError)?.firstError ?? null,
+      p50: percentile(all, 50),
+      p99: percentile(all, 99),
+      engineCpuPerSign: results.reduce((a, r) => a + r.cpuMicros, 0) / count,
+      chainCpuPerSign: (chainCpu.user + chainCpu.system) / count,
+      machineCores: ((machine1.busy - machine0.busy) / Math.max(1, machine1.total - machine0.total)) * os.cpus().length,
+      oursCores: {
+        engines: results.reduce((a, r) => a + r.cpuMicros, 0) / 1e6 / wall,
+        chain: (chainCpu.user + chainCpu.system) / 1e6 / wall,
+        postgres: backendCpu === null ? null : backendCpu / wall,
+      },
+      xactsPerSign,
+      connections: db ? backendPids.length : null,
+    };
+  } finally {
+    await Promise.allSettled(replicas.map((r) => r.close()));
+    if (db) await withAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${db} WITH (FORCE)`)).catch(() => undefined);
+  }
+}
+
+/** What bounds the figure, from what was measured. */
+function boundNote(s: Scenario, m: Measured): string {
+  const cores = os.cpus().length;
+  const holdMs = (KEYS * 1000) / m.rate; // every key's lock is always wanted, so sign/s = 16 / hold time
+  const ours = m.oursCores.engines + m.oursCores.chain + (m.oursCores.postgres ?? 0);
+  const cpu = `CPU: ours ${ours.toFixed(2)} cores (engines ${m.oursCores.engines.toFixed(2)}, chain ${m.oursCores.chain.toFixed(2)}` +
+    `${m.oursCores.postgres !== null ? `, PostgreSQL ${m.oursCores.postgres.toFixed(2)}` : ''}), machine ${m.machineCores.toFixed(2)} of ${cores}`;
+  const parts = [
+    `lock held ${holdMs.toFixed(0)} ms/sign (16 keys / sign/s)`,
+    cpu,
+    `engine ${(m.engineCpuPerSign / 1000).toFixed(2)} ms CPU/sign`,
+    s.postgres ? `${m.xactsPerSign!.toFixed(1)} PG transactions (round trips)/sign incl. lock waits, ${m.connections} connections` : "2 fsync'd appends/sign",
+  ];
+  const bound =
+    m.machineCores >= cores * 0.85
+      ? `CPU, the machine's ${cores} cores are busy${m.machineCores - ours > 0.3 ? ' (partly with other work)' : ''}`
+      : s.replicas > 1
+        ? 'per-key lock hold (confirmation ≥ 1 block + ledger round trips) and its handover between replicas'
+        : s.postgres
+          ? 'per-key lock hold: confirmation (≥ 1 block of 20 ms + poll) plus the ledger round trips under the lock'
+          : "per-key lock hold: confirmation (≥ 1 block of 20 ms + poll) plus 2 fsync'd appends under the lock";
+  return `bound: ${bound}; ${parts.join('; ')}${m.notConfirmed ? `; ${m.notConfirmed} NOT CONFIRMED (${m.firstError})` : ''}`;
+}
+
+export async function runReplicasBench(seconds: number): Promise<BenchLine[]> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-replicas-'));
+  const keyDir = path.join(dir, 'keys');
+  const keys: KeyConfig[] = [];
+  for (let i = 0; i < KEYS; i++) {
+    const name = `k${String(i).padStart(2, '0')}`;
+    keys.push({
+      name, class: 'session', pubkey: createKeyFile(keyDir, name), profile: null, approval: 'auto',
+      transfer_to: [encodeBase58(crypto.randomBytes(32))], extra_programs: [], rate_limit_per_minute: 1_000_000,
+      daily_lamport_cap: 1_000_000_000_000, allow_unattended: false,
+    });
+  }
+  const { startLocalnet } = require('../src/localnet/server') as typeof import('../src/localnet/server');
+  const localnet = await startLocalnet({ port: 0, blockIntervalMs: BLOCK_MS, fund: keys.map((k) => ({ address: k.pubkey, lamports: 1_000_000_000_000 })) });
+  const base: Omit<SignerConfig, 'ledger'> = {
+    source: null,
+    cluster: { ...localCluster({ rpc_url: localnet.url, game_programs: [], player_profile: null }), genesis_hash: localnet.genesisHash },
+    key_dir: keyDir,
+    state_dir: path.join(dir, 'state'),
+    keys,
+    timings: { ...DEFAULT_TIMINGS, poll_interval_ms: POLL_MS },
+    serve: {
+      listen: { host: '127.0.0.1', port: 0 }, allowed_hosts: [], tokens: [], max_in_flight: 32, rate_limit_per_minute: 1,
+      body_limit_bytes: 1, drain_ms: 0, param_headers: true, metrics: null,
+    },
+    localnet: null,
+    log_level: 'silent',
+  };
+  const pgUrl = (db: string | null) => PG_ADMIN_URL.replace(/\/[^/?]*(\?.*)?$/, `/${db}$1`);
+  const scenarios: Scenario[] = [
+    { label: "SQLite fsync'd, 1 replica", postgres: false, replicas: 1, ledger: (d) => ({ store: 'sqlite', path: path.join(d, 'state', `ledger-${crypto.randomBytes(3).toString('hex')}.sqlite`) }) },
+    { label: 'PostgreSQL, 1 replica', postgres: true, replicas: 1, ledger: (_d, db) => ({ store: 'postgres', url: pgUrl(db), pool_size: 10 }) },
+    { label: 'PostgreSQL, 2 replicas (2 processes)', postgres: true, replicas: 2, ledger: (_d, db) => ({ store: 'postgres', url: pgUrl(db), pool_size: 10 }) },
+  ];
+  const lines: BenchLine[] = [];
+  try {
+    for (const s of scenarios) {
+      let m: Measured;
+      try {
+        m = await runScenario(s, base, keys, dir, seconds * 1000);
+      } catch (e) {
+        lines.push({ name: `replicas sign/s, ${KEYS} keys, ${s.label}`, value: NaN, unit: 'sign/s', note: `did not run: ${(e as Error).message.split('\n')[0]}` });
+        continue;
+      }
+      lines.push({ name: `replicas sign/s, ${KEYS} keys, ${s.label}`, value: m.rate, unit: 'sign/s', note: boundNote(s, m) });
+      lines.push({ name: `replicas sign latency p50 / p99, ${s.label}`, value: m.p50, unit: `ms (p99 ${m.p99.toFixed(0)} ms)` });
+    }
+  } finally {
+    await localnet.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  return lines;
+}
+
+if (require.main === module && process.argv[2] === 'worker') void workerMain();
