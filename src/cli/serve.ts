@@ -14,7 +14,7 @@ import { VERSION } from '../util/version';
 import { errorMessage } from '../util/errors';
 import { parseArgs, option } from './args';
 import { createApp } from '../http/app';
-import { createLogger } from '../http/logging';
+import { createLogger, flushLogSync, flushPeriodically } from '../http/logging';
 import { boundAddress, drain, listen } from '../http/server';
 
 const HELP = `sa-forge-signer-serve ${VERSION}: the MCP service of sa-forge-signer (MCP 2026-07-28, POST /mcp)
@@ -61,6 +61,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   }
 
   const logger = createLogger(config.log_level);
+  flushPeriodically(logger);
   const metricsMod = config.serve.metrics ? (require('../http/metrics') as typeof import('../http/metrics')) : null;
   let engine: SignerEngine | null = null;
   const metrics = metricsMod
@@ -110,7 +111,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     if (remaining > 0) err(`stopping with ${remaining} request(s) still running; their callers must treat a sign as unknown`);
     metricsServer?.close();
     await Promise.allSettled([engine?.close(), local?.close()]);
-    logger.flush();
+    flushLogSync(logger);
     err('stopped');
     process.exit(0);
   };

@@ -1,24 +1,27 @@
 /**
  * The HTTP application: every middleware, in the one order that matters, assembled here and nowhere else.
  *
- *   request id + access log → helmet → Host/Origin (403) → probes (/health, /ready) → bearer auth (401, body
- *   unread) → rate limit per token (429) → in-flight cap (503) → JSON body ≤ limit (413/415) → /mcp router
+ *   request id + access log → helmet headers → Host/Origin (403) → probes (/health, /ready) → bearer auth (401, body
+ *   unread) → rate limit per token (429) → in-flight cap (503) → routes: POST /mcp reads a JSON body ≤ limit
+ *   (413/415) into the JSON-RPC router; other methods on /mcp 405; anything else 404.
  *
- * Protocol rules live in pure modules (host-origin, mcp/*); the functions here are glue.
+ * Protocol rules live in pure modules (host-origin, mcp/*); the functions here are glue. The stack runs on
+ * plain node:http (pipeline.ts says why).
  */
-import express, { type NextFunction, type Request, type Response } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import helmet from 'helmet';
 import { rateLimit } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import type { SignerConfig } from '../config/types';
 import type { SignerEngine } from '../signer/types';
-import { McpService } from '../mcp/service';
-import { bearerAuth, type AuthedLocals } from './auth';
-import { jsonBody, type RawBodyRequest } from './body';
+import { McpService, type McpReply } from '../mcp/service';
+import { bearerAuth } from './auth';
+import { readJsonBody } from './body';
 import { checkHostOrigin, compileAllowList } from './host-origin';
-import { httpLogger, logContext } from './logging';
+import { accessLog as accessLogger } from './logging';
 import type { Metrics } from './metrics';
-import { sendBytes, sendError } from './respond';
+import { compose, type Middleware, type RequestContext } from './pipeline';
+import { sendBytes, sendEmpty, sendError, setStaticHeaders } from './respond';
 
 export interface AppDeps {
   config: SignerConfig;
@@ -37,7 +40,8 @@ export interface AppState {
 }
 
 export interface SignerApp {
-  app: express.Express;
+  /** The node:http request listener. */
+  handler: (req: IncomingMessage, res: ServerResponse) => void;
   state: AppState;
   mcp: McpService;
 }
@@ -46,77 +50,88 @@ const HEALTH_BODY = Buffer.from('{"status":"ok"}');
 const READY_CACHE_MS = 1000;
 
 export function createApp(deps: AppDeps): SignerApp {
-  const { config, metrics } = deps;
+  const { config, metrics, logger } = deps;
   const serve = config.serve;
   const state: AppState = { draining: false, inFlight: 0 };
-  const mcp = new McpService({ version: deps.version, paramHeaders: serve.param_headers, engine: deps.engine, log: deps.logger, observer: metrics ?? undefined });
+  const mcp = new McpService({ version: deps.version, paramHeaders: serve.param_headers, engine: deps.engine, log: logger, observer: metrics ?? undefined });
   const allow = compileAllowList(serve.allowed_hosts);
 
-  const app = express();
-  app.disable('x-powered-by');
-  app.disable('etag');
-  app.set('query parser', false);
+  // 1. Request id and the access log (one line per request at `info`, on an asynchronous destination).
+  const accessLog = accessLogger(logger);
 
-  // 1. Request id and the access log (one line per request at `info`, on an async destination).
-  app.use(httpLogger(deps.logger));
-  if (metrics) {
-    app.use((req: Request, res: Response, next: NextFunction) => {
-      res.once('finish', () => metrics.request(logContext(res).mcpMethod ?? routeLabel(req), res.statusCode));
-      next();
-    });
-  }
-
-  // 2. Security headers.
-  app.use(helmet());
-
-  // 3. The DNS-rebinding guard. Probes may name any Host (the pod IP), but never with a foreign Origin.
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    const probe = req.method === 'GET' && (req.path === '/health' || req.path === '/ready');
-    const verdict = checkHostOrigin(allow, req.headers.host, req.headers.origin, probe);
-    if (!verdict.ok) return sendError(res, 403, verdict.error);
-    res.locals.hostAllowed = verdict.hostAllowed;
+  const countRequest: Middleware = (_req, res, next, ctx) => {
+    res.once('finish', () => metrics!.request(ctx.mcpMethod ?? routeLabel(ctx.path), res.statusCode));
     next();
-  });
+  };
+
+  // 2. Security headers: helmet's defaults are the same for every response, so helmet runs once here and its
+  //    headers go out with every response in the same writeHead (respond.ts).
+  setStaticHeaders(captureHeaders(helmet() as unknown as (req: unknown, res: unknown, next: (e?: unknown) => void) => void));
+
+  // 3. The DNS-rebinding guard. Probes may name any Host (the pod IP), but never with an Origin.
+  // Verdicts are memoised per (Host, Origin, probe): a service sees a handful of distinct values.
+  const verdicts = new Map<string, ReturnType<typeof checkHostOrigin>>();
+  const hostOrigin: Middleware = (req, res, next, ctx) => {
+    const probe = req.method === 'GET' && (ctx.path === '/health' || ctx.path === '/ready');
+    const { host, origin } = req.headers;
+    const memo = `${probe ? 'p' : 'r'}\u0000${host ?? '\u0001'}\u0000${origin ?? '\u0001'}`;
+    let verdict = verdicts.get(memo);
+    if (verdict === undefined) {
+      verdict = checkHostOrigin(allow, host, origin, probe);
+      if (verdicts.size > 256) verdicts.clear();
+      verdicts.set(memo, verdict);
+    }
+    if (!verdict.ok) return sendError(res, 403, verdict.error);
+    ctx.hostAllowed = verdict.hostAllowed;
+    next();
+  };
 
   // 4. Probes: liveness, and readiness (ledger reachable, RPC on the right genesis; cached briefly).
-  app.get('/health', (_req: Request, res: Response) => sendBytes(res, 200, HEALTH_BODY));
   let readyCache: { at: number; ok: boolean; detail: Record<string, string> } | null = null;
-  app.get('/ready', async (_req: Request, res: Response) => {
+  const ready = async (res: ServerResponse, ctx: RequestContext): Promise<void> => {
     const engine = deps.engineIfOpen();
     if (state.draining) return sendError(res, 503, 'shutting down');
     if (!engine) return sendBytes(res, 503, JSON.stringify({ status: 'starting' }));
     if (!readyCache || Date.now() - readyCache.at > READY_CACHE_MS) {
       const r = await engine.ready().catch((e: unknown) => ({ ok: false, detail: { engine: (e as Error).message } }));
       readyCache = { at: Date.now(), ...r };
-      if (!r.ok) deps.logger.warn({ detail: r.detail }, 'not ready');
+      if (!r.ok) logger.warn({ detail: r.detail }, 'not ready');
     }
     // The detail (error texts) only for callers on an allowed Host; a probe by pod IP gets the verdict alone.
-    const body = { status: readyCache.ok ? 'ready' : 'not ready', ...(res.locals.hostAllowed ? { detail: readyCache.detail } : {}) };
+    const body = { status: readyCache.ok ? 'ready' : 'not ready', ...(ctx.hostAllowed ? { detail: readyCache.detail } : {}) };
     sendBytes(res, readyCache.ok ? 200 : 503, JSON.stringify(body));
-  });
+  };
+  const probes: Middleware = (req, res, next, ctx) => {
+    if (req.method === 'GET' && ctx.path === '/health') return sendBytes(res, 200, HEALTH_BODY);
+    if (req.method === 'GET' && ctx.path === '/ready') return void ready(res, ctx).catch(next);
+    next();
+  };
 
   // 5. Bearer token, before the body is read.
-  app.use(bearerAuth(serve.tokens));
+  const auth = bearerAuth(serve.tokens);
 
-  // 6. Rate limit per token name.
-  app.use(
-    rateLimit({
-      windowMs: 60_000,
-      limit: serve.rate_limit_per_minute,
-      standardHeaders: false,
-      legacyHeaders: false,
-      validate: false,
-      keyGenerator: (_req: Request, res: Response) => (res.locals as AuthedLocals).token.name,
-      handler: (req: Request, res: Response) => {
-        const reset = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
-        const seconds = reset ? Math.max(1, Math.ceil((reset.getTime() - Date.now()) / 1000)) : 60;
-        sendError(res, 429, `rate limit: more than ${serve.rate_limit_per_minute} requests in a minute for this token; retry later`, { 'Retry-After': String(seconds) });
-      },
-    }),
-  );
+  // 6. Rate limit per token name (express-rate-limit keys by the token the bearer step found).
+  const tokenOf = new WeakMap<ServerResponse, string>();
+  const limiterMiddleware = rateLimit({
+    windowMs: 60_000,
+    limit: serve.rate_limit_per_minute,
+    standardHeaders: false,
+    legacyHeaders: false,
+    validate: false,
+    keyGenerator: (_req, res) => tokenOf.get(res as unknown as ServerResponse) ?? '',
+    handler: (req, res) => {
+      const reset = (req as { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
+      const seconds = reset ? Math.max(1, Math.ceil((reset.getTime() - Date.now()) / 1000)) : 60;
+      sendError(res, 429, `rate limit: more than ${serve.rate_limit_per_minute} requests in a minute for this token; retry later`, { 'Retry-After': String(seconds) });
+    },
+  }) as unknown as (req: IncomingMessage, res: ServerResponse, next: (e?: unknown) => void) => void;
+  const limiter: Middleware = (req, res, next, ctx) => {
+    tokenOf.set(res, ctx.token!.name);
+    limiterMiddleware(req, res, next);
+  };
 
   // 7. Cap on requests in flight (and no new work while draining).
-  app.use((_req: Request, res: Response, next: NextFunction) => {
+  const inFlightCap: Middleware = (_req, res, next) => {
     if (state.draining) return sendError(res, 503, 'shutting down; retry on another replica', { 'Retry-After': '5', Connection: 'close' });
     if (state.inFlight >= serve.max_in_flight) return sendError(res, 503, 'busy; retry shortly', { 'Retry-After': '1' });
     state.inFlight++;
@@ -128,49 +143,66 @@ export function createApp(deps: AppDeps): SignerApp {
       state.inFlight--;
       metrics?.inFlight.dec();
     };
-    res.once('finish', release);
     res.once('close', release);
     next();
-  });
+  };
 
-  // 8. The MCP endpoint: POST only, a bounded JSON body, then the JSON-RPC router.
-  const readBody = jsonBody(serve.body_limit_bytes);
-  app.post('/mcp', readBody, (req: RawBodyRequest, res: Response) => {
-    const token = (res.locals as AuthedLocals).token;
-    const aborted = new AbortController();
+  // 8. Routes.
+  const routes: Middleware = (req, res, _next, ctx) => {
+    if (ctx.path !== '/mcp') return sendError(res, 404, 'not found');
+    if (req.method !== 'POST') return sendError(res, 405, 'use POST', { Allow: 'POST' });
+    readJsonBody(req, res, serve.body_limit_bytes, (body) => answerMcp(req, res, ctx, body));
+  };
+
+  const answerMcp = (req: IncomingMessage, res: ServerResponse, ctx: RequestContext, body: Buffer): void => {
+    const token = ctx.token!;
     // A client that disconnects before its answer cancels the request (streamable-http §Cancellation).
-    const onClose = (): void => {
-      if (!res.writableFinished) aborted.abort();
-    };
-    res.once('close', onClose);
-    const reply = mcp.handle({
-      body: req.rawBody ?? Buffer.alloc(0),
-      rawHeaders: req.rawHeaders,
-      principal: { kind: 'token', name: token.name, keys: token.keys },
-      signal: aborted.signal,
-    });
-    const send = (r: { status: number; body: Buffer | null; method: string | null }): void => {
-      logContext(res).mcpMethod = r.method;
-      if (res.destroyed) return;
-      if (r.body === null) {
-        res.statusCode = r.status;
-        res.end();
-      } else sendBytes(res, r.status, r.body);
-    };
-    if (reply instanceof Promise) {
-      reply.then(send, (e: unknown) => {
-        deps.logger.error({ err: (e as Error).message }, 'MCP handler failed');
-        if (!res.headersSent) sendError(res, 500, 'internal error');
+    // The signal is made only when a tool asks for one.
+    const signal = (): AbortSignal => {
+      const aborted = new AbortController();
+      res.once('close', () => {
+        if (!res.writableFinished) aborted.abort();
       });
+      return aborted.signal;
+    };
+    const send = (r: McpReply): void => {
+      ctx.mcpMethod = r.method;
+      if (res.destroyed) return;
+      if (r.body === null) sendEmpty(res, r.status);
+      else sendBytes(res, r.status, r.body);
+    };
+    const reply = mcp.handle({ body, rawHeaders: req.rawHeaders, principal: { kind: 'token', name: token.name, keys: token.keys }, signal });
+    if (reply instanceof Promise) {
+      reply.then(send, (e: unknown) => onError(e, req, res, ctx));
     } else send(reply);
-  });
-  app.all('/mcp', (_req: Request, res: Response) => sendError(res, 405, 'use POST', { Allow: 'POST' }));
-  app.use((_req: Request, res: Response) => sendError(res, 404, 'not found'));
+  };
 
-  return { app, state, mcp };
+  const onError = (e: unknown, _req: IncomingMessage, res: ServerResponse, ctx: RequestContext): void => {
+    logger.error({ err: (e as Error)?.message ?? String(e), path: ctx.path }, 'request failed');
+    if (!res.headersSent) sendError(res, 500, 'internal error');
+    else res.destroy();
+  };
+
+  const stack: Middleware[] = [accessLog, ...(metrics ? [countRequest] : []), hostOrigin, probes, auth, limiter, inFlightCap, routes];
+  return { handler: compose(stack, onError), state, mcp };
 }
 
-function routeLabel(req: Request): string {
-  const p = req.path;
-  return p === '/mcp' || p === '/health' || p === '/ready' ? p : '/other';
+function routeLabel(path: string): string {
+  return path === '/mcp' || path === '/health' || path === '/ready' ? path : '/other';
+}
+
+/** The headers a connect-style header middleware (helmet) sets, collected once from a stand-in response. */
+function captureHeaders(mw: (req: unknown, res: unknown, next: (e?: unknown) => void) => void): [string, string][] {
+  const headers = new Map<string, string>();
+  const res = {
+    setHeader: (k: string, v: unknown) => void headers.set(k, String(v)),
+    removeHeader: (k: string) => void headers.delete(k),
+    getHeader: (k: string) => headers.get(k),
+  };
+  let ran = false;
+  mw({ method: 'GET', url: '/', headers: {} }, res, () => {
+    ran = true;
+  });
+  if (!ran) throw new Error('the security-header middleware did not finish synchronously');
+  return [...headers];
 }

@@ -23,7 +23,7 @@ export function serverTimeouts(config: SignerConfig): ServerTimeouts {
 
 export async function listen(signerApp: SignerApp, config: SignerConfig, host: string, port: number): Promise<http.Server> {
   const t = serverTimeouts(config);
-  const server = http.createServer({ requestTimeout: t.requestTimeout, headersTimeout: t.headersTimeout, keepAliveTimeout: t.keepAliveTimeout }, signerApp.app);
+  const server = http.createServer({ requestTimeout: t.requestTimeout, headersTimeout: t.headersTimeout, keepAliveTimeout: t.keepAliveTimeout }, signerApp.handler);
   server.timeout = 0; // no socket inactivity timeout while a sign waits on the chain
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

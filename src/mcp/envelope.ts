@@ -44,9 +44,13 @@ function idJson(id: RequestId): string {
   return typeof id === 'number' ? String(id) : JSON.stringify(id);
 }
 
-/** A result reply around an already-serialised result object. */
-export function resultBytes(id: RequestId, resultJson: string): Buffer {
-  return Buffer.from(`${PREFIX}${idJson(id)},"result":${resultJson}}`, 'utf8');
+const CLOSE = Buffer.from('}');
+
+/** A result reply around an already-serialised result object (static results are kept as bytes). */
+export function resultBytes(id: RequestId, result: string | Buffer): Buffer {
+  if (typeof result === 'string') return Buffer.from(`${PREFIX}${idJson(id)},"result":${result}}`, 'utf8');
+  const head = Buffer.from(`${PREFIX}${idJson(id)},"result":`, 'utf8');
+  return Buffer.concat([head, result, CLOSE], head.length + result.length + 1);
 }
 
 export function errorBytes(id: RequestId | undefined, code: ErrorCode, message: string, data?: unknown): Buffer {

@@ -29,7 +29,8 @@ export interface McpRequest {
   body: Buffer;
   rawHeaders: readonly string[];
   principal: Principal;
-  signal?: AbortSignal;
+  /** Made on demand (only tools need one): aborted when the client goes away. */
+  signal?: () => AbortSignal;
 }
 
 /** body null: 202 Accepted with no body. */
@@ -65,11 +66,11 @@ interface PreparedTool {
 export class McpService {
   private readonly tools = new Map<string, PreparedTool>();
   private readonly meta: object;
-  private readonly discoverJson: string;
-  private readonly toolsListJson: string;
-  private readonly resourcesListJson: string;
-  private readonly templatesListJson: string;
-  private readonly readJson = new Map<string, string>();
+  private readonly discoverJson: Buffer;
+  private readonly toolsListJson: Buffer;
+  private readonly resourcesListJson: Buffer;
+  private readonly templatesListJson: Buffer;
+  private readonly readJson = new Map<string, Buffer>();
   private readonly initializeMessage = `Unsupported protocol version: this server speaks only MCP ${PROTOCOL_VERSION}, which has no initialize handshake; send server/discover or any request with params._meta`;
 
   constructor(private readonly opts: McpServiceOptions) {
@@ -79,7 +80,7 @@ export class McpService {
       // Refuses to start on a definition that breaks the x-mcp-header rules (clients would drop the tool).
       this.tools.set(def.name, { def, validate: compileArgsValidator(def.inputSchema), annotations: collectParamAnnotations(def.name, def.inputSchema) });
     }
-    const cacheable = (result: object): string => JSON.stringify({ resultType: 'complete', ...result, ttlMs: CACHE_TTL_MS, cacheScope: CACHE_SCOPE, _meta: this.meta });
+    const cacheable = (result: object): Buffer => Buffer.from(JSON.stringify({ resultType: 'complete', ...result, ttlMs: CACHE_TTL_MS, cacheScope: CACHE_SCOPE, _meta: this.meta }));
     this.discoverJson = cacheable({ supportedVersions: SUPPORTED_VERSIONS, capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS });
     this.toolsListJson = cacheable({ tools: defs });
     this.resourcesListJson = cacheable({
@@ -167,7 +168,7 @@ export class McpService {
     }
   }
 
-  private ok(method: string, id: RequestId, resultJson: string): McpReply {
+  private ok(method: string, id: RequestId, resultJson: Buffer): McpReply {
     return { status: 200, body: resultBytes(id, resultJson), method };
   }
 
@@ -198,6 +199,7 @@ export class McpService {
     const args = checked.args;
     const key = (args.key as string | undefined) ?? null;
     const started = performance.now();
+    const signal = req.signal?.();
     try {
       const engine = await this.opts.engine();
       switch (name) {
@@ -205,8 +207,8 @@ export class McpService {
         case 'sign': {
           const report: Report =
             name === 'check'
-              ? await engine.check({ payload: args.payload, key, principal: req.principal, signal: req.signal })
-              : await engine.sign({ payload: args.payload, key, intent: (args.intent as string | undefined) ?? null, principal: req.principal, signal: req.signal });
+              ? await engine.check({ payload: args.payload, key, principal: req.principal, signal })
+              : await engine.sign({ payload: args.payload, key, intent: (args.intent as string | undefined) ?? null, principal: req.principal, signal });
           this.opts.observer?.toolResult?.(name, report.outcome, report.failed_check, performance.now() - started);
           return this.toolReply(id, report, JSON.stringify(report, null, 2), !isSuccessOutcome(report.outcome));
         }
