@@ -91,8 +91,9 @@ export function post(target: PostTarget, opts: PostOptions): Promise<PostResult>
           if (!finished && opts.onStreamMessage(data)) {
             finished = true;
             // The final response ends the exchange; a server that keeps the stream open is not waited for.
-            res.destroy();
+            // Settled first: destroying an unfinished response emits 'aborted' at once.
             settle(() => resolve({ kind: 'stream', status, ended: 'done' }));
+            res.destroy();
           }
         });
         res.on('data', (chunk: Buffer) => parser.push(chunk));
@@ -113,8 +114,8 @@ export function post(target: PostTarget, opts: PostOptions): Promise<PostResult>
         chunks.push(chunk);
         size += chunk.length;
         if (isJson && size > limit) {
-          res.destroy();
           settle(() => reject(new PostError('too_large', `the reply is larger than ${limit} bytes`)));
+          res.destroy();
         }
       });
       res.on('end', () => {
