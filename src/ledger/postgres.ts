@@ -5,8 +5,8 @@
  * - Migrations run at start-up under a session advisory lock, so replicas starting together apply them once.
  * - One chain across replicas: an append locks the single `chain_head` row (SELECT … FOR UPDATE), inserts the
  *   entry and moves the head in one transaction. Commit order is chain order.
- * - The per-key lock is `pg_try_advisory_lock(hash of key)` polled on a dedicated connection that is held for the
- *   whole sign. Session advisory locks die with their connection, so the server frees the lock when a replica
+ * - The per-key lock is `pg_advisory_lock(hash of key)` on a dedicated connection that is held for the whole sign;
+ *   waiters queue in the server, first come first served across replicas. Session advisory locks die with their connection, so the server frees the lock when a replica
  *   dies or its connection is cut. A local FIFO mutex in front keeps one connection per key per process.
  * - Database down: connecting times out after `connectTimeoutMs` and every operation rejects with
  *   SignerError('ledger'); the pools open fresh connections when it is back, with no restart.
@@ -17,7 +17,7 @@ import { Client, Pool, type ClientConfig, type PoolClient, type PoolConfig } fro
 import { SignerError, errorMessage } from '../util/errors';
 import { GENESIS_PREV, sealEntry, validateEntryInput, verifyEntries } from './chain';
 import { newApprovalId, normaliseApprovalId } from './ids';
-import { KeyedMutex, cancelledError, sleep } from './mutex';
+import { KeyedMutex, cancelledError } from './mutex';
 import { RATE_WINDOW_S, SPEND_WINDOW_S, type KeyUsage } from './limits';
 import { USAGE_INDEXES, usageSql } from './usage-sql';
 import { decisionOutcome, haltEntry, resumeEntry } from './records';
@@ -42,10 +42,8 @@ export interface PostgresLedgerOptions {
   connectTimeoutMs?: number;
   /** Give up waiting for a free pooled connection after this long (a burst beyond the pool). Default 15000. */
   queueTimeoutMs?: number;
-  /** Server-side and client-side bound on one statement. Default 15000. */
+  /** Server-side and client-side bound on one statement (a key-lock wait is renewed after it). Default 15000. */
   statementTimeoutMs?: number;
-  /** How often a waiter retries a key lock held elsewhere. Default 20. */
-  lockPollMs?: number;
 }
 
 /** Versioned migrations: index + 1 is the schema version. Never edit one that shipped. */
@@ -95,7 +93,7 @@ export function advisoryLockId(name: string): string {
   return createHash('sha256').update(`sa-forge-signer:${name}`).digest().readBigInt64BE(0).toString();
 }
 
-const USAGE_SQL = usageSql('GREATEST', (n) => (n === 1 ? '$1::text' : `$${n}::bigint`));
+const USAGE_SQL = usageSql('postgres', (n) => (n === 1 ? '$1::text' : `$${n}::bigint`));
 
 const MIGRATION_LOCK = advisoryLockId('migrations');
 export const keyLockId = (key: string): string => advisoryLockId(`key:${key}`);
@@ -166,12 +164,10 @@ export class PostgresLedger implements Ledger {
   private readonly pool: Pool;
   private readonly lockPool: Pool;
   private readonly mutex = new KeyedMutex();
-  private readonly lockPollMs: number;
   private readonly heldLocks = new Set<KeyLock>();
   private closed = false;
 
   private constructor(url: string, opts: PostgresLedgerOptions) {
-    this.lockPollMs = opts.lockPollMs ?? 20;
     const statementTimeout = opts.statementTimeoutMs ?? 15_000;
     // pg-pool uses one setting for two waits: a free connection in a busy pool, and opening a new one. A burst
     // of signs must queue for a busy pool, while a database that is down must fail fast, so the pool gets the
@@ -416,9 +412,13 @@ export class PostgresLedger implements Ledger {
   }
 
   /**
-   * Polls pg_try_advisory_lock on a dedicated connection until it is ours. A connection that turns out dead
-   * before the lock is taken is replaced once (the server freed whatever it held). On failure or abort the
-   * connection is destroyed rather than pooled, so a lock it might hold is freed by the server.
+   * Waits for the advisory lock on a dedicated connection with the blocking pg_advisory_lock, so waiters queue in the
+   * server in the order they asked and the lock passes to the next one the moment it is freed. (Polling
+   * pg_try_advisory_lock let the replica that had just released take the lock again before the other's next poll:
+   * under load a replica starved, and every poll was a round trip.) A wait that reaches the statement timeout is
+   * queued again on a fresh connection. A connection that turns out dead before the lock is taken is replaced once
+   * (the server freed whatever it held). On failure or abort the connection is destroyed rather than pooled, so a
+   * lock it might hold, or a wait it left queued, is dropped by the server.
    */
   private async takeAdvisoryLock(
     key: string,
@@ -429,14 +429,15 @@ export class PostgresLedger implements Ledger {
       let conn: Awaited<ReturnType<PostgresLedger['connect']>> | undefined;
       try {
         conn = await abortable(this.connect(this.lockPool), signal, key, (c) => c.done());
-        for (;;) {
-          const res = await conn.client.query('SELECT pg_try_advisory_lock($1::bigint) AS ok', [lockId]);
-          if ((res.rows[0] as Row | undefined)?.ok === true) return conn;
-          await sleep(this.lockPollMs, signal, () => cancelledError(key));
-        }
+        await abortable(conn.client.query('SELECT pg_advisory_lock($1::bigint)', [lockId]), signal, key, () => undefined);
+        return conn;
       } catch (e) {
         conn?.done(e instanceof Error ? e : new Error(String(e)));
         if (e instanceof SignerError) throw e;
+        if (conn && isStatementTimeout(e)) {
+          attempt = -1; // still waiting behind a long sign, not a failure
+          continue;
+        }
         if (attempt === 0 && conn && isConnectionLoss(e)) continue;
         throw ledgerError(`cannot take the lock on key ${key}`, e);
       }
@@ -582,6 +583,11 @@ function clientWithConnectTimeout(ms: number): typeof Client {
       super(typeof config === 'string' ? { connectionString: config, connectionTimeoutMillis: ms } : { ...config, connectionTimeoutMillis: ms });
     }
   };
+}
+
+/** The server cancelled the statement at statement_timeout (SQLSTATE 57014 query_canceled). */
+function isStatementTimeout(e: unknown): boolean {
+  return e instanceof Error && (e as { code?: unknown }).code === '57014';
 }
 
 /** A connection that was cut or refused, as opposed to an error the server reported for the statement. */

@@ -205,7 +205,7 @@ export class SqliteLedger implements Ledger {
         forKey: this.db.prepare(
           `SELECT ${ENTRY_COLUMNS} FROM entries WHERE key = ? AND command IN ('sign', 'sign-intent') AND ts >= ? ORDER BY seq`,
         ),
-        usage: this.db.prepare(usageSql('max', (n) => ['@key', '@rate', '@since', '@cap'][n - 1]!)),
+        usage: this.db.prepare(usageSql('sqlite', (n) => ['@key', '@rate', '@since', '@cap'][n - 1]!)),
         page: this.db.prepare(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq > ? ORDER BY seq LIMIT ?`),
         tail: this.db.prepare(`SELECT ${ENTRY_COLUMNS} FROM entries ORDER BY seq DESC LIMIT ?`),
         getHalt: this.db.prepare('SELECT key, reason, by, ts FROM halts WHERE key = ?'),
