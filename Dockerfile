@@ -11,12 +11,13 @@ FROM node:20-bookworm-slim@sha256:2cf067cfed83d5ea958367df9f966191a942351a2df77d
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
+ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 WORKDIR /src
 COPY package.json package-lock.json ./
 
 FROM toolchain AS deps
 RUN --mount=type=cache,target=/root/.npm \
-    npm install --omit=dev --no-audit --no-fund --no-update-notifier \
+    npm install --omit=dev \
  && npm ls --omit=dev --depth=0 >/dev/null \
  && rm -rf node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \
            node_modules/better-sqlite3/build/Release/obj* node_modules/better-sqlite3/build/Release/.deps \
@@ -25,7 +26,7 @@ RUN --mount=type=cache,target=/root/.npm \
 FROM toolchain AS build
 # dev dependencies are needed only to compile; install scripts are skipped (nothing here runs the code)
 RUN --mount=type=cache,target=/root/.npm \
-    npm install --ignore-scripts --no-audit --no-fund --no-update-notifier
+    npm install --ignore-scripts
 COPY tsconfig.json ./
 COPY src ./src
 RUN npx tsc -p tsconfig.json
@@ -45,8 +46,7 @@ WORKDIR /app
 COPY --from=deps --chown=0:0 /src/node_modules ./node_modules
 COPY --from=build --chown=0:0 /src/dist/src ./dist/src
 COPY --chown=0:0 package.json ./
-# The three entrypoints on PATH; the package managers and node's C headers go (nothing at run time installs or
-# compiles anything).
+# The three entrypoints on PATH; the package managers go (nothing at run time installs anything).
 # The state directory belongs to the service user, so a fresh named volume inherits 10001:10001 0700.
 RUN set -eu; \
     for bin in sa-forge-signer-serve:serve sa-forge-signer-mcp:mcp sa-forge-signer:signer; do \
@@ -54,8 +54,7 @@ RUN set -eu; \
       chmod 0755 "/usr/local/bin/${bin%%:*}"; \
     done; \
     rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack /opt/yarn-* \
-           /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg \
-           /usr/local/include/node /usr/local/share/doc/node; \
+           /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg; \
     mkdir -p /etc/sa-forge-signer /var/lib/sa-forge-signer; \
     chown 10001:10001 /var/lib/sa-forge-signer; \
     chmod 0700 /var/lib/sa-forge-signer

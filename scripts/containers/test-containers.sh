@@ -8,7 +8,9 @@
 # dropped and answer MCP through it; run the stdio relay container as a client would; compose up, healthy, down.
 # Networking: loopback and slirp4netns only (never a bridge). Ends with `containers: N passed, N failed, N skipped`.
 #
-# Environment: SFS_CONTAINERS_SKIP_PODMAN=1 skips the podman part; SFS_CONTAINERS_CACHE (default
+# Environment: SFS_CONTAINERS_SKIP_PODMAN=1 skips the podman part; SFS_CONTAINERS_FROM=head builds the image from
+# the last commit (git archive) instead of the work tree, for a tree with others' work in progress;
+# SFS_CONTAINERS_CACHE (default
 # /var/tmp/sa-forge-signer-containers) keeps the base image's rootfs and the npm cache between runs.
 set -uo pipefail
 
@@ -138,13 +140,19 @@ base_image() {
 step "base image stand-in for node:20-bookworm-slim (Debian bookworm + this machine's node)" base_image || true
 
 PINNED=$(grep -m1 -oE '^FROM node:20-bookworm-slim@sha256:[0-9a-f]{64}' Dockerfile | cut -d' ' -f2)
+CONTEXT=.
+if [ "${SFS_CONTAINERS_FROM:-}" = head ]; then
+  CONTEXT=$WORK/context; rm -rf "$CONTEXT"; mkdir -p "$CONTEXT"
+  git archive HEAD | tar -x -C "$CONTEXT"
+  note "building from the last commit ($(git rev-parse --short HEAD)), not the work tree"
+fi
 build_image() {
   # the digest-pinned FROM resolves to the local stand-in; the Dockerfile itself is built unchanged
   podman build --format docker --network=host --layers \
     --build-context "$PINNED=container-image://$BASE_TAG" \
     --build-arg "REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
     --build-arg "VERSION=$(node -p 'require("./package.json").version')" \
-    -t "$IMAGE" .
+    -t "$IMAGE" "$CONTEXT"
 }
 t=$SECONDS
 if ! step "podman build of the real Dockerfile" build_image; then
@@ -348,9 +356,13 @@ compose_up() {
   local ctr="${PROJECT}_signer_1"
   podman healthcheck run "$ctr" && echo "healthcheck: $(podman inspect "$ctr" --format '{{.State.Health.Status}}')" || return 1
   [ "$(podman inspect "$ctr" --format '{{.State.Health.Status}}')" = healthy ] || return 1
-  podman inspect "$ctr" --format 'ro={{.HostConfig.ReadonlyRootfs}} user={{.Config.User}} capdrop={{.HostConfig.CapDrop}} stop={{.Config.StopTimeout}}' | tee /dev/stderr \
-    | grep -q 'ro=true user=10001:10001' || return 1
-  curl -fsS "http://127.0.0.1:$SFS_METRICS_PORT/metrics" | head -c 300 | grep -q '#' || { echo "no metrics on 127.0.0.1:$SFS_METRICS_PORT"; return 1; }
+  podman inspect "$ctr" --format 'ro={{.HostConfig.ReadonlyRootfs}} user={{.Config.User}} stop={{.Config.StopTimeout}} capadd={{.HostConfig.CapAdd}}' >"$WORK/compose-inspect.txt"
+  cat "$WORK/compose-inspect.txt"; grep -q '^ro=true user=10001:10001 stop=230 capadd=\[\]$' "$WORK/compose-inspect.txt" || return 1
+  podman exec "$ctr" grep -E '^Cap(Eff|Prm|Bnd):' /proc/1/status | tee "$WORK/compose-caps.txt"
+  [ "$(grep -c ':\s*0000000000000000$' "$WORK/compose-caps.txt")" = 3 ] || return 1
+  curl -fsS -m 5 -o "$WORK/metrics.txt" "http://127.0.0.1:$SFS_METRICS_PORT/metrics" && grep -q '^# HELP' "$WORK/metrics.txt" \
+    || { echo "no Prometheus metrics on 127.0.0.1:$SFS_METRICS_PORT"; return 1; }
+  echo "metrics: $(grep -c '^# HELP' "$WORK/metrics.txt") families on 127.0.0.1:$SFS_METRICS_PORT"
 }
 if step "docker compose up: signer healthy (healthcheck run), read-only, uid 10001, metrics on 127.0.0.1" compose_up; then
   step "docker compose run --rm -T relay: discover, tools/list, key_show over stdio" \
