@@ -60,22 +60,35 @@ export class FaultProxy {
   private readonly open = new Set<http.ServerResponse>();
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
 
+  private target: URL | null = null;
+
   private constructor(
     private readonly server: http.Server,
-    private readonly target: URL,
-    readonly url: string,
+    readonly port: number,
   ) {}
 
-  static async start(targetUrl: string, opts: { path?: string } = {}): Promise<FaultProxy> {
+  /** Starts on a free loopback port; `target` may be given later (the chain may start after the proxy). */
+  static async start(target?: string): Promise<FaultProxy> {
     const server = http.createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(0, '127.0.0.1', () => resolve());
     });
-    const port = (server.address() as AddressInfo).port;
-    const proxy = new FaultProxy(server, new URL(targetUrl), `http://127.0.0.1:${port}${opts.path ?? ''}`);
+    const proxy = new FaultProxy(server, (server.address() as AddressInfo).port);
+    if (target) proxy.setTarget(target);
     server.on('request', (req, res) => proxy.handle(req, res));
     return proxy;
+  }
+
+  /** The node the proxy passes calls on to. */
+  setTarget(url: string): void {
+    this.target = new URL(url);
+  }
+
+  /** The proxy's URL; any userinfo, path and query (an RPC provider's API key) are accepted and ignored. */
+  url(credentials: { user?: string; password?: string; path?: string } = {}): string {
+    const auth = credentials.user ? `${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password ?? '')}@` : '';
+    return `http://${auth}127.0.0.1:${this.port}${credentials.path ?? ''}`;
   }
 
   add(rule: FaultRule): void {
@@ -195,9 +208,11 @@ export class FaultProxy {
   }
 
   private forward(body: Buffer): Promise<string> {
+    const target = this.target;
+    if (!target) return Promise.reject(new Error('the fault proxy has no target yet'));
     return new Promise((resolve, reject) => {
       const req = http.request(
-        { host: this.target.hostname, port: this.target.port, path: '/', method: 'POST', agent: this.agent, headers: { 'content-type': 'application/json', 'content-length': body.length } },
+        { host: target.hostname, port: target.port, path: '/', method: 'POST', agent: this.agent, headers: { 'content-type': 'application/json', 'content-length': body.length } },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));
