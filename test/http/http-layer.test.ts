@@ -1,0 +1,153 @@
+/**
+ * The HTTP layer around /mcp: body limit, content type, rate limit, in-flight cap, probes behind Kubernetes,
+ * 404s, security headers, metrics, and the drain on shutdown. Real app, real listeners on loopback.
+ */
+import http from 'node:http';
+import request from 'supertest';
+import { makeApp, headersFor, rpc, serveConfig, TOKEN } from './support';
+import { Metrics } from '../../src/http/metrics';
+import { drain, listen } from '../../src/http/server';
+import type { SignerEngine } from '../../src/signer/types';
+
+const list = rpc('tools/list');
+
+test('a body over 1 MiB with a valid token is 413', async () => {
+  const app = makeApp();
+  const big = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"${'x'.repeat(1_100_000)}"}}`;
+  const r = await request(app.handler).post('/mcp').set(headersFor(list)).send(big);
+  expect(r.status).toBe(413);
+  expect(r.body.error).toMatch(/too large/);
+});
+
+test('a non-JSON Content-Type is 415', async () => {
+  const r = await request(makeApp().handler).post('/mcp').set({ ...headersFor(list), 'Content-Type': 'text/plain' }).send(JSON.stringify(list));
+  expect(r.status).toBe(415);
+});
+
+test('more requests than the per-token rate limit are 429 with Retry-After, counted per token', async () => {
+  const app = makeApp({ config: serveConfig({ rate_limit_per_minute: 2 }) });
+  for (let i = 0; i < 2; i++) expect((await request(app.handler).post('/mcp').set(headersFor(list)).send(list)).status).toBe(200);
+  const r = await request(app.handler).post('/mcp').set(headersFor(list)).send(list);
+  expect(r.status).toBe(429);
+  expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
+  const other = await request(app.handler).post('/mcp').set({ ...headersFor(list), Authorization: 'Bearer sfs_second-token' }).send(list);
+  expect(other.status).toBe(200);
+});
+
+// A stand-in engine whose key_show waits on a gate: the only way to hold a request open on cue (a real slow sign
+// needs minutes). Named fake; the tool path itself is covered with the real engine in tools-engine.test.ts.
+test('requests beyond serve.max_in_flight are 503 with Retry-After', async () => {
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  const engine = { keyShow: async () => (await gate, []) } as unknown as SignerEngine;
+  const app = makeApp({ config: serveConfig({ max_in_flight: 1 }), engine });
+  const server = http.createServer(app.handler).listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  try {
+    const slowBody = rpc('tools/call', { name: 'key_show', arguments: {} });
+    const slow = request(server).post('/mcp').set(headersFor(slowBody)).send(slowBody).then((r) => r);
+    await new Promise((r) => setTimeout(r, 50));
+    const busy = await request(server).post('/mcp').set(headersFor(list)).send(list);
+    expect(busy.status).toBe(503);
+    expect(busy.headers['retry-after']).toBe('1');
+    release();
+    expect((await slow).status).toBe(200);
+    expect((await request(server).post('/mcp').set(headersFor(list)).send(list)).status).toBe(200);
+  } finally {
+    server.close();
+  }
+});
+
+describe('probes behind Kubernetes', () => {
+  const engine = { ready: async () => ({ ok: true, detail: { ledger: 'ok', chain: 'ok' } }) } as unknown as SignerEngine;
+  const app = makeApp({ engine });
+
+  test('/health answers {"status":"ok"} for any Host (a pod IP) without a token', async () => {
+    const r = await request(app.handler).get('/health').set('Host', '10.42.0.17:8790');
+    expect(r.status).toBe(200);
+    expect(r.text).toBe('{"status":"ok"}');
+  });
+
+  test('/ready answers for any Host, with the detail only for an allowed Host', async () => {
+    const pod = await request(app.handler).get('/ready').set('Host', '10.42.0.17:8790');
+    expect([pod.status, pod.body]).toEqual([200, { status: 'ready' }]);
+    const local = await request(app.handler).get('/ready').set('Host', '127.0.0.1:8790');
+    expect(local.body).toEqual({ status: 'ready', detail: { ledger: 'ok', chain: 'ok' } });
+  });
+
+  test('a probe with a foreign Origin is 403 (a browser page is never a probe)', async () => {
+    const r = await request(app.handler).get('/health').set('Host', '10.42.0.17:8790').set('Origin', 'http://10.42.0.17:8790');
+    expect(r.status).toBe(403);
+  });
+
+  test('/ready is 503 "starting" until the engine is open', async () => {
+    const r = await request(makeApp().handler).get('/ready');
+    expect([r.status, r.body]).toEqual([503, { status: 'starting' }]);
+  });
+
+  test('other paths need a token and are 404 with one', async () => {
+    expect((await request(app.handler).get('/nope')).status).toBe(401);
+    expect((await request(app.handler).get('/nope').set('Authorization', `Bearer ${TOKEN}`)).status).toBe(404);
+  });
+});
+
+test('every response carries the security headers and a request id', async () => {
+  const r = await request(makeApp().handler).post('/mcp').set(headersFor(list)).send(list);
+  expect(r.headers['x-content-type-options']).toBe('nosniff');
+  expect(r.headers['content-security-policy']).toBeDefined();
+  expect(r.headers['x-request-id']).toMatch(/.+/);
+  expect(r.headers['x-powered-by']).toBeUndefined();
+  const denied = await request(makeApp().handler).post('/mcp').send(list);
+  expect(denied.headers['x-content-type-options']).toBe('nosniff');
+});
+
+test('metrics count requests by MCP method and status on their own listener', async () => {
+  const metrics = new Metrics({ defaultMetrics: false, haltedKeys: async () => 2 });
+  const app = makeApp({ metrics });
+  await request(app.handler).post('/mcp').set(headersFor(list)).send(list);
+  await request(app.handler).post('/mcp').set(headersFor(rpc('ping'))).send(rpc('ping'));
+  const server = await metrics.listen('127.0.0.1', 0);
+  try {
+    const text = (await request(server).get('/metrics')).text;
+    expect(text).toContain('signer_http_requests_total{method="tools/list",status="200"} 1');
+    expect(text).toContain('signer_http_requests_total{method="other",status="404"} 1');
+    expect(text).toContain('signer_halted_keys 2');
+    expect(text).toContain('signer_http_in_flight 0');
+  } finally {
+    server.close();
+  }
+});
+
+test('drain: stops accepting, lets a running request finish, and reports none left', async () => {
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  const engine = { keyShow: async () => (await gate, []), inFlight: () => 0 } as unknown as SignerEngine;
+  const config = serveConfig();
+  const app = makeApp({ config, engine });
+  const server = await listen(app, config, '127.0.0.1', 0);
+  const port = (server.address() as { port: number }).port;
+  const body = rpc('tools/call', { name: 'key_show', arguments: {} });
+  const slow = request(`http://127.0.0.1:${port}`).post('/mcp').set(headersFor(body)).send(body).then((r) => r);
+  await new Promise((r) => setTimeout(r, 50));
+  const draining = drain({ server, state: app.state, drainMs: 5000, pollMs: 10 });
+  await new Promise((r) => setTimeout(r, 30));
+  await expect(request(`http://127.0.0.1:${port}`).post('/mcp').set(headersFor(list)).send(list)).rejects.toThrow();
+  release();
+  expect((await slow).status).toBe(200);
+  expect(await draining).toBe(0);
+});
+
+test('drain gives up after drain_ms and reports what still runs', async () => {
+  const engine = { keyShow: () => new Promise(() => {}), inFlight: () => 0 } as unknown as SignerEngine;
+  const config = serveConfig();
+  const app = makeApp({ config, engine });
+  const server = await listen(app, config, '127.0.0.1', 0);
+  const port = (server.address() as { port: number }).port;
+  const body = rpc('tools/call', { name: 'key_show', arguments: {} });
+  request(`http://127.0.0.1:${port}`).post('/mcp').set(headersFor(body)).send(body).catch(() => {});
+  await new Promise((r) => setTimeout(r, 50));
+  const started = Date.now();
+  expect(await drain({ server, state: app.state, drainMs: 200, pollMs: 10 })).toBe(1);
+  expect(Date.now() - started).toBeLessThan(2000);
+  server.closeAllConnections();
+});

@@ -1,0 +1,82 @@
+/** Builds the real HTTP app (createApp) around a config made in code, for supertest. */
+import { pino } from 'pino';
+import { localCluster } from '../../src/config/clusters';
+import { DEFAULT_TIMINGS, type SignerConfig, type TokenConfig } from '../../src/config/types';
+import { createApp, type SignerApp } from '../../src/http/app';
+import type { Metrics } from '../../src/http/metrics';
+import { tokenSha256 } from '../../src/keys/tokens';
+import type { SignerEngine } from '../../src/signer/types';
+import { SignerError } from '../../src/util/errors';
+
+export const TOKEN = 'sfs_test-token-for-the-http-suite';
+export const OTHER_TOKEN = 'sfs_second-token';
+export const VERSION = '2026-07-28';
+export const META = { 'io.modelcontextprotocol/protocolVersion': VERSION, 'io.modelcontextprotocol/clientCapabilities': {} };
+
+export function serveConfig(over: Partial<SignerConfig['serve']> = {}, base?: SignerConfig): SignerConfig {
+  const tokens: TokenConfig[] = [
+    { name: 'agent', sha256: tokenSha256(TOKEN), keys: base ? base.keys.map((k) => k.name) : [] },
+    { name: 'other', sha256: tokenSha256(OTHER_TOKEN), keys: [] },
+  ];
+  const config: SignerConfig = base ?? {
+    source: null,
+    cluster: localCluster({ rpc_url: 'http://127.0.0.1:9', game_programs: [], player_profile: null }),
+    key_dir: '/nonexistent',
+    state_dir: '/nonexistent',
+    keys: [],
+    ledger: { store: 'sqlite', path: ':memory:' },
+    timings: DEFAULT_TIMINGS,
+    serve: undefined as unknown as SignerConfig['serve'],
+    localnet: null,
+    log_level: 'silent',
+  };
+  return {
+    ...config,
+    serve: {
+      listen: { host: '127.0.0.1', port: 0 },
+      allowed_hosts: ['127.0.0.1', 'localhost'],
+      tokens,
+      max_in_flight: 32,
+      rate_limit_per_minute: 10_000,
+      body_limit_bytes: 1_048_576,
+      drain_ms: 1000,
+      param_headers: true,
+      metrics: null,
+      ...over,
+    },
+  };
+}
+
+export function makeApp(opts: { config?: SignerConfig; engine?: SignerEngine | null; metrics?: Metrics } = {}): SignerApp {
+  const config = opts.config ?? serveConfig();
+  const engine = opts.engine ?? null;
+  return createApp({
+    config,
+    version: '9.9.9-test',
+    logger: pino({ level: 'silent' }),
+    engine: () => (engine ? Promise.resolve(engine) : Promise.reject(new SignerError('internal', 'no engine in this test'))),
+    engineIfOpen: () => engine,
+    metrics: opts.metrics ?? null,
+  });
+}
+
+/** The standard SEP-2243 headers for a body. */
+export function headersFor(body: { method: string; params?: Record<string, unknown> }): Record<string, string> {
+  const h: Record<string, string> = {
+    Authorization: `Bearer ${TOKEN}`,
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+    'MCP-Protocol-Version': VERSION,
+    'Mcp-Method': body.method,
+  };
+  if (body.method === 'tools/call' || body.method === 'prompts/get') h['Mcp-Name'] = String(body.params?.name);
+  if (body.method === 'resources/read') h['Mcp-Name'] = String(body.params?.uri);
+  const key = (body.params?.arguments as Record<string, unknown> | undefined)?.key;
+  if (body.method === 'tools/call' && typeof key === 'string') h['Mcp-Param-Key'] = key;
+  return h;
+}
+
+let nextId = 1;
+export function rpc(method: string, params: Record<string, unknown> = {}, id: string | number = nextId++): { jsonrpc: '2.0'; id: string | number; method: string; params: Record<string, unknown> } {
+  return { jsonrpc: '2.0', id, method, params: { _meta: META, ...params } };
+}
