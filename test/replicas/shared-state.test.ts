@@ -22,7 +22,7 @@ describe('two replicas on one PostgreSQL database', () => {
 
   beforeAll(async () => {
     cluster = await ReplicaCluster.start({
-      keys: { capped: { daily_lamport_cap: CAP }, brake: {}, guarded: { approval: 'confirm' } },
+      keys: { capped: { daily_lamport_cap: CAP }, brake: {}, guarded: { approval: 'confirm' }, busy: {} },
     });
   }, 90_000);
   afterAll(async () => {
@@ -117,4 +117,28 @@ describe('two replicas on one PostgreSQL database', () => {
     expect(report.outcome).toBe('confirmed');
     expect(await cluster.balance(cluster.keys.guarded!.destination)).toBe(AMOUNT);
   }, 60_000);
+
+  it('a key kept busy through one replica does not starve the other: its sign is served next, not after the busy queue', async () => {
+    // Replica 1 always has a sign for the key waiting behind the one it is running (two agents back to back).
+    let stop = false;
+    let busyDone = 0;
+    const busyWorkers = [0, 1, 2, 3].map(async (w) => {
+      for (let i = 0; !stop && busyDone < 40; i++) {
+        expect(McpHttpClient.report(await r(0).sign('busy', cluster.transfer('busy', AMOUNT, `busy ${w}/${i}`))).outcome).toBe('confirmed');
+        busyDone++;
+      }
+    });
+    try {
+      await waitFor(() => busyDone >= 2, 20_000, 'the busy replica to be signing');
+      const before = busyDone;
+      const other = McpHttpClient.report(await r(1).sign('busy', cluster.transfer('busy', AMOUNT, 'from the other replica')));
+      expect(other.outcome).toBe('confirmed');
+      // Waiters queue in the server in arrival order: the other replica's sign waits for the sign in progress and at
+      // most one more that was already queued, never for replica 1's whole stream.
+      expect(busyDone - before).toBeLessThanOrEqual(3);
+    } finally {
+      stop = true;
+      await Promise.allSettled(busyWorkers);
+    }
+  }, 90_000);
 });
