@@ -37,6 +37,8 @@ export interface ClusterOptions {
   replicas?: number;
   blockIntervalMs?: number;
   timings?: Record<string, number>;
+  /** How the config names the database: inline `ledger.url` (default) or `ledger.url_file` (a mounted secret). */
+  urlFrom?: 'url' | 'url_file';
 }
 
 export interface Replica {
@@ -96,12 +98,19 @@ export class ReplicaCluster {
       });
       const token = newToken();
       const configFile = path.join(dir, 'config.yaml');
+      const url = dbUrl(parts.db, proxyPort);
+      let ledgerSource: Record<string, string> = { url };
+      if (opts.urlFrom === 'url_file') {
+        const secret = path.join(dir, 'ledger-url');
+        fs.writeFileSync(secret, `${url}\n`, { mode: 0o600 });
+        ledgerSource = { url_file: secret };
+      }
       writeYaml(configFile, {
         cluster: 'local',
         rpc_url: parts.localnet.url,
         key_dir: keyDir,
         state_dir: path.join(dir, 'state'),
-        ledger: { store: 'postgres', url: dbUrl(parts.db, proxyPort), pool_size: 10 },
+        ledger: { store: 'postgres', ...ledgerSource, pool_size: 10 },
         log_level: 'warn',
         timings: { ...TEST_TIMINGS, ...opts.timings },
         keys: Object.fromEntries(

@@ -14,7 +14,8 @@ describe('replica and database failures', () => {
   let cluster: ReplicaCluster;
 
   beforeAll(async () => {
-    cluster = await ReplicaCluster.start({ keys: { crash: {}, steady_a: {}, steady_b: {} } });
+    // The URL comes from a file, as from a mounted Kubernetes secret.
+    cluster = await ReplicaCluster.start({ keys: { crash: {}, steady_a: {}, steady_b: {} }, urlFrom: 'url_file' });
   }, 90_000);
   afterAll(async () => {
     cluster?.localnet.faults.clear();
