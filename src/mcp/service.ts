@@ -101,7 +101,10 @@ export class McpService {
     if (msg.kind === 'notification') return { status: 202, body: null, method: msg.method };
     const { id, method } = msg;
 
-    if (method === 'initialize') {
+    // A legacy client's handshake is told which revision we speak (-32022). A client of this revision that
+    // sends `initialize` with its own _meta is calling a method the revision removed: -32601 below, as the
+    // conformance harness checks (SEP-2575).
+    if (method === 'initialize' && !speaksThisRevision(msg.params)) {
       const p = msg.params as Params | undefined;
       const requested = typeof p?.protocolVersion === 'string' ? p.protocolVersion : '';
       return this.fail(method, id, ErrorCode.UnsupportedProtocolVersion, this.initializeMessage, { supported: SUPPORTED_VERSIONS, requested });
@@ -237,4 +240,12 @@ export class McpService {
       return this.fail('tools/call', id, ErrorCode.InternalError, 'Internal error: the signer failed unexpectedly; see its logs', undefined, true);
     }
   }
+}
+
+function speaksThisRevision(params: unknown): boolean {
+  if (typeof params !== 'object' || params === null) return false;
+  const meta = (params as Params)._meta;
+  if (typeof meta !== 'object' || meta === null) return false;
+  const version = (meta as Params)[META_PROTOCOL_VERSION];
+  return typeof version === 'string' && SUPPORTED_VERSIONS.includes(version);
 }

@@ -73,6 +73,13 @@ describe('seed § Scope', () => {
     expect(r.text).toBe('');
   });
 
+  test('row initialize: from a client of this revision (its _meta names 2026-07-28) it is a removed method, -32601 on 404', async () => {
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+    const r = await post({ jsonrpc: '2.0', id: 'm', method: 'initialize', params: { _meta: meta } }, headersFor({ method: 'initialize' }));
+    expect(r.status).toBe(404);
+    expect(r.body.error.code).toBe(-32601);
+  });
+
   test('row initialize: error -32022, as above', async () => {
     const r = await post({ jsonrpc: '2.0', id: 'i', method: 'initialize', params: {} }, headersFor({ method: 'initialize' }));
     expect(r.status).toBe(400);
