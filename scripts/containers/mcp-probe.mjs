@@ -3,6 +3,7 @@
 //   node mcp-probe.mjs http URL TOKEN_FILE            tools/list over Streamable HTTP (+ 401 without the token)
 //   node mcp-probe.mjs stdio KEY PUBKEY -- CMD ARGS...   start CMD (the relay), then over its stdin/stdout:
 //                                                     server/discover, tools/list, tools/call key_show {key}
+//   node mcp-probe.mjs call URL TOKEN_FILE TOOL ARGS_JSON   one tools/call over HTTP; prints its structuredContent
 import { readFileSync } from "node:fs";
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -78,9 +79,25 @@ async function stdio(key, pubkey, cmd) {
   if (code === "timeout") child.kill("SIGKILL");
 }
 
+async function call(url, tokenFile, tool, argsJson) {
+  const token = readFileSync(tokenFile, "utf8").trim();
+  const args = JSON.parse(argsJson);
+  const headers = { "Content-Type": "application/json", Accept: "application/json, text/event-stream", Authorization: `Bearer ${token}`,
+    "MCP-Protocol-Version": VERSION, "Mcp-Method": "tools/call", "Mcp-Name": tool };
+  // SEP-2243: the annotated `key` argument travels in a header too
+  if (typeof args.key === "string") headers["Mcp-Param-Key"] = args.key;
+  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: tool, arguments: args, _meta: meta } });
+  const res = await fetch(url, { method: "POST", headers, body, signal: AbortSignal.timeout(30_000) });
+  const text = await res.text();
+  const msg = JSON.parse(text);
+  if (res.status !== 200 || !msg.result || msg.result.isError) { report(false, `tools/call ${tool}`, `status ${res.status} ${text.slice(0, 300)}`); return; }
+  console.log(JSON.stringify(msg.result.structuredContent));
+}
+
 const [mode, ...rest] = process.argv.slice(2);
 try {
   if (mode === "http") await http(rest[0], rest[1]);
+  else if (mode === "call") await call(rest[0], rest[1], rest[2], rest[3]);
   else if (mode === "stdio") { const dd = rest.indexOf("--"); await stdio(rest[0], rest[1], rest.slice(dd + 1)); }
   else throw new Error(`unknown mode ${mode}`);
 } catch (e) {

@@ -52,6 +52,7 @@ cleanup() {
   if command -v podman >/dev/null 2>&1; then
     if [ -n "${COMPOSE_READY:-}" ]; then compose down -v -t 5 >/dev/null 2>&1 || true; fi
     podman rm -f -t 2 "$SIGNER_CTR" >/dev/null 2>&1 || true
+    [ -n "${REPLICAS:-}" ] && replicas_cleanup
   fi
   for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
 }
@@ -280,13 +281,15 @@ run_service() {
   echo "start -> /health 200: $health_ms ms"
   echo "$health_ms" >"$WORK/world/health_ms"
   curl -fsS "http://127.0.0.1:$HTTP_PORT/health" | grep -q '"status":"ok"' || return 1
+  # the image's own HEALTHCHECK (no systemd here to schedule it: run it once on demand)
+  podman healthcheck run "$SIGNER_CTR" && echo "image HEALTHCHECK: healthy" || return 1
   if [ -n "$HAVE_CHAIN" ]; then
     wait_http "http://127.0.0.1:$HTTP_PORT/ready" 60 >/dev/null || { curl -sS "http://127.0.0.1:$HTTP_PORT/ready"; podman logs "$SIGNER_CTR" 2>&1 | tail -20; return 1; }
     ready_ms=$(( ($(date +%s%N) - t0) / 1000000 ))
     echo "start -> /ready 200: $ready_ms ms"; echo "$ready_ms" >"$WORK/world/ready_ms"
   fi
 }
-if step "service container starts read-only as 10001 with no capabilities; /health$([ -n "$HAVE_CHAIN" ] && echo ' and /ready') 200" run_service; then
+if step "service container starts read-only as 10001, no capabilities; /health$([ -n "$HAVE_CHAIN" ] && echo ', /ready') 200, HEALTHCHECK healthy" run_service; then
   FACTS[start_health_ms]=$(cat "$WORK/world/health_ms"); FACTS[start_ready_ms]=$(cat "$WORK/world/ready_ms" 2>/dev/null || echo "n/a")
   note "start-to-ready: ${FACTS[start_ready_ms]} ms (/ready), ${FACTS[start_health_ms]} ms (/health), from podman run"
   SERVICE_UP=1
@@ -333,6 +336,60 @@ if [ -n "$SERVICE_UP" ]; then
   podman rm -f -t 2 "$SIGNER_CTR" >/dev/null 2>&1
 else
   for s in "confinement" "MCP over HTTP" "stdio relay container" "graceful stop"; do blocked "$s" "the service container did not start"; done
+fi
+
+# ---- replicas: two signer containers on one PostgreSQL ledger (the host's, reached through slirp4netns), set up as
+# compose's `replicas` profile: no state volume, the ledger URL from a secret file. The PostgreSQL container image
+# itself cannot be pulled here.
+REPLICAS=(sfs-ci-replica-a sfs-ci-replica-b)
+PG_DB=sfs_ci_containers_$$
+replicas() {
+  local ports=() i
+  psql -h 127.0.0.1 -U postgres -d postgres -qc "create database $PG_DB" || return 1
+  printf 'postgres://postgres@10.0.2.2:5432/%s\n' "$PG_DB" >"$WORK/world/secrets/ledger_url"
+  chown 10001:10001 "$WORK/world/secrets/ledger_url"; chmod 0600 "$WORK/world/secrets/ledger_url"
+  sed -e 's|^  store: sqlite$|  store: postgres\n  url_file: /run/secrets/ledger_url|' "$WORK/world/config.yaml" >"$WORK/world/config.replicas.yaml"
+  grep -q 'store: postgres' "$WORK/world/config.replicas.yaml" || return 1
+  for i in 0 1; do
+    ports[$i]=$(free_port)
+    podman rm -f -t 2 "${REPLICAS[$i]}" >/dev/null 2>&1
+    podman run -d --name "${REPLICAS[$i]}" --read-only --read-only-tmpfs=false --tmpfs /tmp:rw,size=16m,mode=1777 \
+      --user 10001:10001 --cap-drop ALL --security-opt no-new-privileges \
+      --network slirp4netns:allow_host_loopback=true -p "127.0.0.1:${ports[$i]}:8790" \
+      -v "$WORK/world/config.replicas.yaml:/etc/sa-forge-signer/config.yaml:ro" \
+      -v "$WORK/world/secrets/keys:/run/keys:ro" \
+      -v "$WORK/world/secrets/tokens.yaml:/run/secrets/signer_tokens:ro" \
+      -v "$WORK/world/secrets/ledger_url:/run/secrets/ledger_url:ro" \
+      "$IMAGE" >/dev/null || return 1
+  done
+  for i in 0 1; do
+    wait_http "http://127.0.0.1:${ports[$i]}/ready" 60 >/dev/null || { podman logs "${REPLICAS[$i]}" 2>&1 | tail -20; return 1; }
+  done
+  echo "both replicas ready on 127.0.0.1:${ports[0]} and :${ports[1]}"
+  local tok=$WORK/world/secrets/agent.token probe=$HERE/mcp-probe.mjs
+  node "$probe" call "http://127.0.0.1:${ports[0]}/mcp" "$tok" halt '{"key":"agent","reason":"container replicas test"}' || return 1
+  node "$probe" call "http://127.0.0.1:${ports[1]}/mcp" "$tok" key_show '{"key":"agent"}' | tee "$WORK/replica-b.json" || return 1
+  node -e 'const v=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).keys[0];
+    if (v.halted?.reason !== "container replicas test") { console.error("replica B does not see the halt made through A"); process.exit(1); }
+    console.log("replica B sees the halt made through replica A")' "$WORK/replica-b.json" || return 1
+  # only an operator releases a halt: the CLI inside replica B, on the shared ledger
+  podman exec "${REPLICAS[1]}" sa-forge-signer --config /etc/sa-forge-signer/config.yaml resume agent || return 1
+  node "$probe" call "http://127.0.0.1:${ports[0]}/mcp" "$tok" key_show '{"key":"agent"}' | tee "$WORK/replica-a.json" || return 1
+  node -e 'const v=JSON.parse(require("fs").readFileSync(process.argv[1],"utf8")).keys[0];
+    if (v.halted !== null) { console.error("replica A still halted after resume through B"); process.exit(1); }
+    console.log("replica A sees the resume made through replica B")' "$WORK/replica-a.json"
+}
+replicas_cleanup() {
+  podman rm -f -t 5 "${REPLICAS[@]}" >/dev/null 2>&1
+  psql -h 127.0.0.1 -U postgres -d postgres -qc "drop database if exists $PG_DB" >/dev/null 2>&1
+}
+if ! command -v psql >/dev/null 2>&1 || ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
+  skip "replicas on PostgreSQL" "no PostgreSQL on 127.0.0.1:5432 (scripts/ci/ensure-system.sh starts one)"
+elif [ -z "$HAVE_CHAIN" ]; then
+  blocked "replicas on PostgreSQL" "no chain, so /ready cannot pass"
+else
+  step "two replica containers on one PostgreSQL ledger: a halt through A is seen by B, resume by the CLI in B" replicas
+  replicas_cleanup
 fi
 
 # ---- compose: docker-compose 1.29 against podman's Docker API socket
