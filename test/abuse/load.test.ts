@@ -1,0 +1,218 @@
+/**
+ * Load (issue 7 §5): the built service under 64 connections of mixed tools/list, resources/read, check and
+ * key_show for 60 s (ABUSE_LOAD_SECONDS shortens it locally; CI runs 60). No errors besides 429s by design (every
+ * answer read: a JSON-RPC error or a tool error counts), the process's RSS stable after warm-up (growth ≤ 10 %),
+ * no file-descriptor leak (/proc/PID/fd before and after). Then 1,000 idle connections held open while
+ * `/health` must still answer within 100 ms.
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { RESOURCES } from '../../src/mcp/resources';
+import { assertBuilt, BIN, writeYaml } from '../support/cli';
+import { keyDirSecrets } from '../support/secrets';
+import { makeWorld, worldConfigDocument, type World } from '../support/world';
+import { recordLedgerRows } from './support/ledger-rows';
+import { mcpRequest, toolCall } from './support/mcp-client';
+import { recordArtefact, recordFigures, recordSecrets } from './support/record';
+import { issueTokens, scrapeMetrics, startServe, type ServeProcess } from './support/service';
+
+const SUITE = 'load';
+const SECONDS = Number(process.env.ABUSE_LOAD_SECONDS ?? 60);
+const WARMUP_SECONDS = Math.min(10, Math.max(2, Math.round(SECONDS / 6)));
+const CONNECTIONS = 64;
+const IDLE_CONNECTIONS = 1_000;
+/** A JSON-RPC error answer (the service writes the envelope in this order). */
+const JSON_RPC_ERROR = /^\{"jsonrpc":"2\.0"(?:,"id":(?:\d+|"[^"]*"))?,"error":/;
+
+interface AutocannonRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body: string;
+  onResponse?: (status: number, body: string) => void;
+}
+interface AutocannonResult {
+  requests: { total: number; average: number };
+  latency: { p50: number; p99: number; max: number };
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  statusCodeStats: Record<string, { count: number }>;
+}
+type Autocannon = (opts: { url: string; connections: number; duration: number; requests: AutocannonRequest[]; timeout?: number }) => Promise<AutocannonResult>;
+// autocannon ships no types; this is the part of its API used here.
+const autocannon = require('autocannon') as Autocannon;
+
+function rssKb(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m![1]);
+}
+
+function fds(pid: number): { total: number; sockets: number; files: string[] } {
+  const links = fs.readdirSync(`/proc/${pid}/fd`).map((fd) => {
+    try {
+      return fs.readlinkSync(`/proc/${pid}/fd/${fd}`);
+    } catch {
+      return '';
+    }
+  });
+  const sockets = links.filter((l) => l.startsWith('socket:')).length;
+  return { total: links.length, sockets, files: links.filter((l) => !l.startsWith('socket:')).sort() };
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+async function healthLatency(url: string): Promise<number> {
+  const started = performance.now();
+  // A fresh connection each time: the question is whether the server still accepts and answers promptly.
+  const res = await fetch(`${url}/health`, { headers: { connection: 'close' } });
+  await res.text();
+  if (res.status !== 200) throw new Error(`/health answered ${res.status}`);
+  return performance.now() - started;
+}
+
+describe('the service under load', () => {
+  let w: World;
+  let svc: ServeProcess;
+  let token: string;
+
+  beforeAll(async () => {
+    assertBuilt(BIN.serve);
+    w = await makeWorld({ keys: { alpha: {} } });
+    recordSecrets(SUITE, keyDirSecrets(w.config.key_dir).map((s, i) => ({ label: `key file ${i}`, value: s })));
+    const issued = issueTokens(SUITE, [{ name: 'load', keys: ['alpha'] }]);
+    token = issued.tokens[0]!.token;
+    const configFile = path.join(w.dir, 'serve.yaml');
+    // The in-flight cap is sized above the 64 connections: this measures the service, not its busy answer.
+    writeYaml(configFile, worldConfigDocument(w, {
+      log_level: 'warn',
+      serve: { listen: '127.0.0.1:0', metrics: '127.0.0.1:0', tokens: issued.config, max_in_flight: 256, rate_limit_per_minute: 10_000_000 },
+    }));
+    svc = await startServe(configFile, SUITE);
+    for (let i = 0; i < 100 && (await fetch(`${svc.url}/ready`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 50));
+  });
+
+  afterAll(async () => {
+    if (svc) {
+      await scrapeMetrics(svc.metricsUrl!, SUITE).catch(() => undefined);
+      await svc.stop();
+    }
+    if (w) recordLedgerRows((w.config.ledger as { path: string }).path, SUITE);
+    await w?.close();
+  });
+
+  /** Unexpected answers: counted, the first few kept. */
+  class Unexpected {
+    count = 0;
+    readonly samples: string[] = [];
+    add(text: string): void {
+      this.count++;
+      if (this.samples.length < 10) this.samples.push(text);
+    }
+  }
+
+  function mix(unexpected: Unexpected): AutocannonRequest[] {
+    const specs = [
+      mcpRequest('tools/list', {}, token),
+      mcpRequest('resources/read', { uri: RESOURCES[0]!.uri }, token),
+      toolCall('check', { payload: w.transfer('alpha', 1_000_000, 'load check'), key: 'alpha' }, token),
+      toolCall('key_show', { key: 'alpha' }, token),
+    ];
+    return specs.map((s) => ({
+      method: 'POST',
+      path: '/mcp',
+      headers: s.headers,
+      body: JSON.stringify(s.body),
+      // Every answer is read: a JSON-RPC error or a tool error is an error even on HTTP 200.
+      onResponse: (status: number, body: string) => {
+        if (status === 429) return;
+        if (status !== 200 || JSON_RPC_ERROR.test(body) || body.includes('"isError":true')) unexpected.add(`${status} ${body.slice(0, 300)}`);
+      },
+    }));
+  }
+
+  it(`${SECONDS} s at ${CONNECTIONS} connections: only 429s by design, RSS stable, no fd leak`, async () => {
+    const unexpected = new Unexpected();
+    // Warm-up: the same mix, so code paths, pools and caches exist before anything is measured.
+    await autocannon({ url: svc.url, connections: CONNECTIONS, duration: WARMUP_SECONDS, requests: mix(unexpected) });
+    await new Promise((r) => setTimeout(r, 1_000));
+    const fdBefore = fds(svc.pid);
+
+    const rss: number[] = [];
+    const sampler = setInterval(() => rss.push(rssKb(svc.pid)), 1_000);
+    let result: AutocannonResult;
+    try {
+      result = await autocannon({ url: svc.url, connections: CONNECTIONS, duration: SECONDS, requests: mix(unexpected), timeout: 10 });
+    } finally {
+      clearInterval(sampler);
+    }
+    await new Promise((r) => setTimeout(r, 2_000));
+    const fdAfter = fds(svc.pid);
+
+    const codes = Object.keys(result.statusCodeStats);
+    const window = Math.max(1, Math.min(5, Math.floor(rss.length / 4)));
+    const rssStart = median(rss.slice(0, window));
+    const rssEnd = median(rss.slice(-window));
+    const growth = (rssEnd - rssStart) / rssStart;
+    const figures = {
+      requests: result.requests.total,
+      rps: Math.round(result.requests.average),
+      p50_ms: result.latency.p50,
+      p99_ms: result.latency.p99,
+      errors: result.errors,
+      timeouts: result.timeouts,
+      status_codes: codes.join(' '),
+      rss_start_mb: Math.round(rssStart / 1024),
+      rss_end_mb: Math.round(rssEnd / 1024),
+      rss_growth_pct: Math.round(growth * 1000) / 10,
+      fd_before: fdBefore.total,
+      fd_after: fdAfter.total,
+      unexpected_answers: unexpected.count,
+    };
+    recordFigures(SUITE, figures);
+    console.log(`load: ${JSON.stringify(figures)}`);
+    recordArtefact(SUITE, 'response', unexpected.samples.join('\n'));
+
+    expect(unexpected.samples).toEqual([]);
+    expect(unexpected.count).toBe(0);
+    expect(result.errors).toBe(0);
+    expect(result.timeouts).toBe(0);
+    expect(codes.filter((c) => c !== '200' && c !== '429')).toEqual([]);
+    expect(result.requests.total).toBeGreaterThan(SECONDS * 50);
+    expect(growth).toBeLessThanOrEqual(0.1);
+    // No descriptor leak: no file stays open, and sockets are back to what the pools held before.
+    expect(fdAfter.files).toEqual(fdBefore.files);
+    expect(fdAfter.total).toBeLessThanOrEqual(fdBefore.total + 4);
+  }, (SECONDS + 120) * 1000);
+
+  it(`${IDLE_CONNECTIONS} idle connections held open: /health still answers within 100 ms`, async () => {
+    const fdBefore = fds(svc.pid);
+    const idle: net.Socket[] = [];
+    try {
+      await Promise.all(
+        Array.from({ length: IDLE_CONNECTIONS }, () =>
+          new Promise<void>((resolve, reject) => {
+            const s = net.connect({ host: '127.0.0.1', port: Number(new URL(svc.url).port) }, () => resolve());
+            s.on('error', reject);
+            idle.push(s);
+          }),
+        ),
+      );
+      // The server has accepted them all (each is a descriptor in the service process).
+      for (let i = 0; i < 50 && fds(svc.pid).sockets < fdBefore.sockets + IDLE_CONNECTIONS; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(fds(svc.pid).sockets).toBeGreaterThanOrEqual(fdBefore.sockets + IDLE_CONNECTIONS);
+      const latencies: number[] = [];
+      for (let i = 0; i < 20; i++) latencies.push(await healthLatency(svc.url));
+      const worst = Math.max(...latencies);
+      recordFigures(SUITE, { idle_connections: IDLE_CONNECTIONS, health_max_ms: Math.round(worst * 10) / 10, health_p50_ms: Math.round(median(latencies) * 10) / 10 });
+      expect(worst).toBeLessThan(100);
+      expect(idle.every((s) => !s.destroyed)).toBe(true);
+    } finally {
+      for (const s of idle) s.destroy();
+    }
+    // Closed by the client, released by the server.
+    for (let i = 0; i < 100 && fds(svc.pid).total > fdBefore.total + 4; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(fds(svc.pid).total).toBeLessThanOrEqual(fdBefore.total + 4);
+  }, 60_000);
+});
