@@ -40,7 +40,7 @@ step() {
     return 0
   fi
   FAILED=$((FAILED + 1)); printf 'FAIL %-92s %4ss\n' "$name" $((SECONDS - t))
-  { grep -E '^(FAIL|STRICT|INVALID|UNKNOWN|YAML)' "$log" || tail -25 "$log"; } | head -40 | sed 's/^/     /'
+  { grep -aE '^(FAIL|STRICT|INVALID|UNKNOWN|YAML)' "$log" || tail -25 "$log"; } | head -40 | tr -d '\000' | sed 's/^/     /'
   return 1
 }
 skip() { SKIPPED=$((SKIPPED + 1)); printf 'skip %s: %s\n' "$1" "$2"; }
@@ -314,7 +314,9 @@ if [ -n "$SERVICE_UP" ]; then
         out.state === "writable";
       process.exit(ok ? 0 : 1);'
     # nothing of the published port is reachable but 127.0.0.1
-    podman port "$SIGNER_CTR" | tee /dev/stderr | grep -vq '^8790/tcp -> 127.0.0.1:' && return 1
+    # (no `tee /dev/stderr` here: it would reopen the step's log with O_TRUNC and leave NUL holes in it)
+    podman port "$SIGNER_CTR" >"$WORK/ports.txt"; cat "$WORK/ports.txt"
+    grep -q '^8790/tcp -> 127.0.0.1:' "$WORK/ports.txt" && ! grep -vq '^8790/tcp -> 127.0.0.1:' "$WORK/ports.txt" || return 1
     [ -f "$WORK/world/state/ledger.sqlite" ] || { echo "no ledger.sqlite in the state volume"; ls -la "$WORK/world/state"; return 1; }
   }
   step "inside: uid 10001, all capability sets 0, NoNewPrivs, root/config/keys read-only, state writable" confinement
