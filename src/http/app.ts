@@ -17,7 +17,7 @@ import type { SignerEngine } from '../signer/types';
 import { McpService, type McpReply } from '../mcp/service';
 import { bearerAuth } from './auth';
 import { readJsonBody } from './body';
-import { checkHostOrigin, compileAllowList } from './host-origin';
+import { checkHostOrigin, compileAllowList, repeatedGuardHeader } from './host-origin';
 import { accessLog as accessLogger } from './logging';
 import type { Metrics } from './metrics';
 import { compose, type Middleware, type RequestContext } from './pipeline';
@@ -73,6 +73,8 @@ export function createApp(deps: AppDeps): SignerApp {
   const verdicts = new Map<string, ReturnType<typeof checkHostOrigin>>();
   const hostOrigin: Middleware = (req, res, next, ctx) => {
     const probe = req.method === 'GET' && (ctx.path === '/health' || ctx.path === '/ready');
+    const repeated = repeatedGuardHeader(req.rawHeaders);
+    if (repeated !== null) return sendError(res, 403, `several ${repeated} headers: the request is ambiguous`);
     const { host, origin } = req.headers;
     const memo = `${probe ? 'p' : 'r'}\u0000${host ?? '\u0001'}\u0000${origin ?? '\u0001'}`;
     let verdict = verdicts.get(memo);

@@ -52,6 +52,22 @@ export function originAuthority(origin: string): Authority | null {
   return m ? parseAuthority(m[1]!) : null;
 }
 
+/**
+ * `Host` or `Origin` when the request carries it more than once (from Node's rawHeaders), else null. Node keeps
+ * only the first Host and joins Origins, so a second Host would otherwise pass unseen by this guard while another
+ * component (a proxy, a logger) reads the other one; RFC 9112 §3.2 makes such a request invalid.
+ */
+export function repeatedGuardHeader(rawHeaders: readonly string[]): 'Host' | 'Origin' | null {
+  let hosts = 0;
+  let origins = 0;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length === 4 && name.toLowerCase() === 'host' && ++hosts > 1) return 'Host';
+    if (name.length === 6 && name.toLowerCase() === 'origin' && ++origins > 1) return 'Origin';
+  }
+  return null;
+}
+
 export type HostOriginVerdict = { ok: true; hostAllowed: boolean } | { ok: false; error: string };
 
 /**
