@@ -39,6 +39,7 @@ const DISALLOWED_PROGRAMS = [
   'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr',
 ];
 
+const NO_SECRETS: Uint8Array[] = [];
 const randomAddress = (bytes: Uint8Array): string => encodeBase58(bytes);
 const address32 = fc.uint8Array({ minLength: 32, maxLength: 32 }).map(randomAddress);
 
@@ -68,7 +69,7 @@ function wrongTypes(t: PayloadTarget): fc.Arbitrary<HostilePayload> {
   return fc.tuple(fc.constantFrom(...paths), wrongType, fc.integer({ min: 1, max: 1000 })).filter(([[, , bad], v]) => bad(v)).map(([[name, set], v, lamports]) => {
     const p = base(t, [transferInstruction(t.feePayer, t.destination, lamports)]);
     set(p, v);
-    return { defect: `wrong type at ${name}: ${JSON.stringify(v)}`, payload: p, secrets: [] };
+    return { defect: `wrong type at ${name}: ${JSON.stringify(v)}`, payload: p, secrets: NO_SECRETS };
   });
 }
 
@@ -79,21 +80,21 @@ function ixs(p: Record<string, unknown>): PayloadInstruction[] {
 /** Huge arrays: thousands of instructions, accounts, data bytes or warnings (never fit in a transaction). */
 function hugeArrays(t: PayloadTarget): fc.Arbitrary<HostilePayload> {
   return fc.oneof(
-    fc.integer({ min: 60, max: 1500 }).map((n) => ({ defect: `${n} instructions`, payload: base(t, Array.from({ length: n }, () => transferInstruction(t.feePayer, t.destination, 1))), secrets: [] })),
+    fc.integer({ min: 60, max: 1500 }).map((n) => ({ defect: `${n} instructions`, payload: base(t, Array.from({ length: n }, () => transferInstruction(t.feePayer, t.destination, 1))), secrets: NO_SECRETS })),
     fc.integer({ min: 40, max: 400 }).map((n) => {
       const ix = transferInstruction(t.feePayer, t.destination, 1);
       for (let i = 0; i < n; i++) ix.accounts.push({ pubkey: encodeBase58(crypto.randomBytes(32)), is_signer: false, is_writable: false });
-      return { defect: `${n} extra accounts`, payload: base(t, [ix]), secrets: [] };
+      return { defect: `${n} extra accounts`, payload: base(t, [ix]), secrets: NO_SECRETS };
     }),
     fc.integer({ min: 1_300, max: 40_000 }).map((n) => {
       const ix = transferInstruction(t.feePayer, t.destination, 1);
       ix.data = [...ix.data, ...new Array<number>(n).fill(7)];
-      return { defect: `${n} extra data bytes`, payload: base(t, [ix]), secrets: [] };
+      return { defect: `${n} extra data bytes`, payload: base(t, [ix]), secrets: NO_SECRETS };
     }),
     fc.integer({ min: 1, max: 5 }).map((k) => ({
       defect: `${k * 1000} warnings on an unsignable payload`,
       payload: base(t, [transferInstruction(t.feePayer, encodeBase58(crypto.randomBytes(32)), 1)], { warnings: Array.from({ length: k * 1000 }, (_, i) => `w${i}`) }),
-      secrets: [],
+      secrets: NO_SECRETS,
     })),
   );
 }
@@ -108,7 +109,7 @@ function badBase58(t: PayloadTarget): fc.Arbitrary<HostilePayload> {
     if (where === 'program_id') ix.program_id = value;
     if (where === 'account') ix.accounts[0]!.pubkey = value;
     if (where === 'destination') ix.accounts[1]!.pubkey = value;
-    return { defect: `bad base58 ${where}: ${JSON.stringify(value)}`, payload: p, secrets: [] };
+    return { defect: `bad base58 ${where}: ${JSON.stringify(value)}`, payload: p, secrets: NO_SECRETS };
   });
 }
 
@@ -176,19 +177,19 @@ function disallowedPrograms(t: PayloadTarget): fc.Arbitrary<HostilePayload> {
     fc.tuple(fc.oneof(fc.constantFrom(...DISALLOWED_PROGRAMS), address32), fc.uint8Array({ maxLength: 40 }), fc.boolean()).map(([program, data, first]) => {
       const bad: PayloadInstruction = { program_id: program, accounts: [{ pubkey: t.feePayer, is_signer: true, is_writable: true }], data: [...data] };
       const ok = transferInstruction(t.feePayer, t.destination, 1);
-      return { defect: `calls ${program}`, payload: base(t, first ? [bad, ok] : [ok, bad]), secrets: [] };
+      return { defect: `calls ${program}`, payload: base(t, first ? [bad, ok] : [ok, bad]), secrets: NO_SECRETS };
     }),
     fc.integer({ min: 2, max: 255 }).map((tag) => ({
       defect: `associated-token instruction ${tag}`,
       payload: base(t, [{ program_id: ASSOCIATED_TOKEN_PROGRAM, accounts: [{ pubkey: t.feePayer, is_signer: true, is_writable: true }], data: [tag] }]),
-      secrets: [],
+      secrets: NO_SECRETS,
     })),
     fc.integer({ min: 0, max: 12 }).filter((tag) => tag !== 2).map((tag) => {
       const data = Buffer.alloc(12);
       data.writeUInt32LE(tag, 0);
-      return { defect: `System instruction ${tag}`, payload: base(t, [{ program_id: SYSTEM_PROGRAM, accounts: [{ pubkey: t.feePayer, is_signer: true, is_writable: true }, { pubkey: t.destination, is_signer: false, is_writable: true }], data: [...data] }]), secrets: [] };
+      return { defect: `System instruction ${tag}`, payload: base(t, [{ program_id: SYSTEM_PROGRAM, accounts: [{ pubkey: t.feePayer, is_signer: true, is_writable: true }, { pubkey: t.destination, is_signer: false, is_writable: true }], data: [...data] }]), secrets: NO_SECRETS };
     }),
-    fc.uint8Array({ maxLength: 3 }).map((d) => ({ defect: 'truncated System instruction', payload: base(t, [{ program_id: SYSTEM_PROGRAM, accounts: [{ pubkey: t.feePayer, is_signer: true, is_writable: true }], data: [...d] }]), secrets: [] })),
+    fc.uint8Array({ maxLength: 3 }).map((d) => ({ defect: 'truncated System instruction', payload: base(t, [{ program_id: SYSTEM_PROGRAM, accounts: [{ pubkey: t.feePayer, is_signer: true, is_writable: true }], data: [...d] }]), secrets: NO_SECRETS })),
   );
 }
 
@@ -197,25 +198,25 @@ function oversize(t: PayloadTarget): fc.Arbitrary<HostilePayload> {
   return fc.integer({ min: 1_100, max: 4_000 }).map((n) => ({
     defect: `oversize: ${n} data bytes on ComputeBudget`,
     payload: base(t, [{ program_id: COMPUTE_BUDGET_PROGRAM, accounts: [], data: new Array<number>(n).fill(3) }, transferInstruction(t.feePayer, t.destination, 1)]),
-    secrets: [],
+    secrets: NO_SECRETS,
   }));
 }
 
 /** Well-formed transfers the policy must refuse: elsewhere, from someone else, past the cap or the balance. */
 function forbiddenTransfers(t: PayloadTarget): fc.Arbitrary<HostilePayload> {
   return fc.oneof(
-    fc.tuple(address32, fc.integer({ min: 1, max: 1_000_000 })).map(([to, n]) => ({ defect: `transfer to ${to}`, payload: base(t, [transferInstruction(t.feePayer, to, n)]), secrets: [] })),
-    fc.integer({ min: 1, max: 1_000_000 }).map((n) => ({ defect: 'transfer from another key', payload: base(t, [transferInstruction(t.otherKey, t.destination, n)]), secrets: [] })),
-    fc.integer({ min: 1, max: 1_000_000 }).map((n) => ({ defect: 'fee payer is another key', payload: { ...base(t, [transferInstruction(t.otherKey, t.destination, n)]), transaction: { fee_payer: t.otherKey, instructions: [transferInstruction(t.otherKey, t.destination, n)] } }, secrets: [] })),
-    fc.integer({ min: t.overCap, max: t.overCap * 4 }).map((n) => ({ defect: `transfer of ${n} past the daily cap`, payload: base(t, [transferInstruction(t.feePayer, t.destination, n)]), secrets: [] })),
-    fc.integer({ min: t.overBalance, max: t.overBalance * 2 }).map((n) => ({ defect: `transfer of ${n} past the balance`, payload: base(t, [transferInstruction(t.feePayer, t.destination, n)]), secrets: [] })),
+    fc.tuple(address32, fc.integer({ min: 1, max: 1_000_000 })).map(([to, n]) => ({ defect: `transfer to ${to}`, payload: base(t, [transferInstruction(t.feePayer, to, n)]), secrets: NO_SECRETS })),
+    fc.integer({ min: 1, max: 1_000_000 }).map((n) => ({ defect: 'transfer from another key', payload: base(t, [transferInstruction(t.otherKey, t.destination, n)]), secrets: NO_SECRETS })),
+    fc.integer({ min: 1, max: 1_000_000 }).map((n) => ({ defect: 'fee payer is another key', payload: { ...base(t, [transferInstruction(t.otherKey, t.destination, n)]), transaction: { fee_payer: t.otherKey, instructions: [transferInstruction(t.otherKey, t.destination, n)] } }, secrets: NO_SECRETS })),
+    fc.integer({ min: t.overCap, max: t.overCap * 4 }).map((n) => ({ defect: `transfer of ${n} past the daily cap`, payload: base(t, [transferInstruction(t.feePayer, t.destination, n)]), secrets: NO_SECRETS })),
+    fc.integer({ min: t.overBalance, max: t.overBalance * 2 }).map((n) => ({ defect: `transfer of ${n} past the balance`, payload: base(t, [transferInstruction(t.feePayer, t.destination, n)]), secrets: NO_SECRETS })),
     address32.map((signer) => ({
       defect: `an extra signer ${signer} nobody provides`,
       payload: base(t, [{ ...transferInstruction(t.feePayer, t.destination, 1), accounts: [...transferInstruction(t.feePayer, t.destination, 1).accounts, { pubkey: signer, is_signer: true, is_writable: false }] }]),
-      secrets: [],
+      secrets: NO_SECRETS,
     })),
-    fc.constant({ defect: 'no instructions', payload: base(t, []), secrets: [] }),
-    fc.constantFrom<unknown>(null, 'not json', '{"version":1', 42, [], { version: 1 }).map((p) => ({ defect: `not a payload: ${JSON.stringify(p)}`, payload: p, secrets: [] })),
+    fc.constant({ defect: 'no instructions', payload: base(t, []), secrets: NO_SECRETS }),
+    fc.constantFrom<unknown>(null, 'not json', '{"version":1', 42, [], { version: 1 }).map((p) => ({ defect: `not a payload: ${JSON.stringify(p)}`, payload: p, secrets: NO_SECRETS })),
   );
 }
 
