@@ -261,6 +261,42 @@ CHAIN_IN_CTR=http://10.0.2.2:${CHAIN_PORT}
 [ -n "$HAVE_CHAIN" ] || CHAIN_IN_CTR=http://10.0.2.2:9   # discard port on the host's loopback: nothing listens
 write_config "$WORK/world/config.yaml" "$CHAIN_IN_CTR"
 
+# ---- Kubernetes key install: the init container of deploy/base, run in the image against a Secret-shaped volume
+# (root-owned files 0440 behind ..data symlinks, group 10001 as fsGroup makes them) and an fsGroup emptyDir; the
+# keys it writes must be what the key loader accepts.
+k8s_key_install() {
+  [ -f "$WORK/base.yaml" ] || { echo "no rendered deploy/base"; return 1; }
+  node -e '
+    const { parseAllDocuments } = require("yaml");
+    const dep = parseAllDocuments(require("fs").readFileSync(process.argv[1], "utf8")).map((d) => d.toJS()).find((o) => o?.kind === "Deployment");
+    const init = dep.spec.template.spec.initContainers.find((c) => c.name === "install-keys");
+    process.stdout.write([...init.command, ...init.args].join("\0"));' "$WORK/base.yaml" >"$WORK/init-cmd" || return 1
+  local k=$WORK/k8s; rm -rf "$k"; mkdir -p "$k/secret/..2026_01_01_00_00_00.000000000" "$k/emptydir"
+  cp "$WORK/world/secrets/keys/agent.json" "$k/secret/..2026_01_01_00_00_00.000000000/agent.json"
+  chown -R 0:10001 "$k/secret"; chmod 0440 "$k/secret/..2026_01_01_00_00_00.000000000/agent.json"
+  ln -s ..2026_01_01_00_00_00.000000000 "$k/secret/..data"; ln -s ..data/agent.json "$k/secret/agent.json"
+  chown 0:10001 "$k/emptydir"; chmod 2777 "$k/emptydir"
+  local cmd=(); mapfile -d '' -t cmd <"$WORK/init-cmd"
+  podman run --rm --no-healthcheck --read-only --user 10001:10001 --cap-drop ALL --security-opt no-new-privileges --network none \
+    -v "$k/secret:/run/secrets/keys:ro" -v "$k/emptydir:/run/signer" "$IMAGE" "${cmd[@]}" || return 1
+  stat -c '%n %a uid=%u' "$k/emptydir/keys" "$k/emptydir/keys/agent.json"
+  # the real loader, in the image, on the installed keys mounted read-only at /run/keys as the Deployment does
+  "${CLI[@]}" -v "$WORK/world/config.yaml:/etc/sa-forge-signer/config.yaml:ro" -v "$k/emptydir/keys:/run/keys:ro" \
+    -v "$WORK/world/secrets/tokens.yaml:/run/secrets/signer_tokens:ro" \
+    "$IMAGE" sa-forge-signer --config /etc/sa-forge-signer/config.yaml key show agent >"$WORK/k8s-keyshow.txt" 2>&1
+  cat "$WORK/k8s-keyshow.txt"; grep -qx 'key file: ok' "$WORK/k8s-keyshow.txt" || return 1
+  # why the init container exists: the Secret volume itself, mounted at /run/keys, is refused by the loader
+  "${CLI[@]}" -v "$WORK/world/config.yaml:/etc/sa-forge-signer/config.yaml:ro" -v "$k/secret:/run/keys:ro" \
+    -v "$WORK/world/secrets/tokens.yaml:/run/secrets/signer_tokens:ro" \
+    "$IMAGE" sa-forge-signer --config /etc/sa-forge-signer/config.yaml key show agent 2>&1 | grep '^key file:' | tee "$WORK/k8s-keyshow-direct.txt"
+  grep -q '^key file: unavailable' "$WORK/k8s-keyshow-direct.txt"
+}
+if [ -f "$WORK/base.yaml" ]; then
+  step "k8s install-keys init container: Secret-shaped volume -> 0700/0600 keys the loader accepts (refuses the raw Secret)" k8s_key_install
+else
+  blocked "k8s install-keys init container" "deploy/base did not render"
+fi
+
 # ---- the service container: read-only root (no tmpfs but /tmp, as readOnlyRootFilesystem), uid 10001, no caps
 HTTP_PORT=$(free_port)
 run_service() {
