@@ -140,7 +140,9 @@ describe('RPC faults between the engine and the chain', () => {
     return all.slice(count);
   }
 
-  it.each(SCENARIOS.map((s) => [s.name, s] as const))('%s', async (_name, s) => {
+  it.each(SCENARIOS.map((s, i) => [s.name, s, i] as const))('%s', async (_name, s, i) => {
+    // An amount of its own: the same transfer on the same blockhash would be the same transaction (AlreadyProcessed).
+    const amount = AMOUNT + i;
     // A fresh client per scenario: the transport's batching (and its fallback) must not carry over.
     const timings = { ...TIMINGS, ...s.timings };
     const engine = new Engine({ config: { ...w.config, timings }, chain: new RpcChainClient(rpcUrl, { timeoutMs: timings.rpc_timeout_ms }), ledger: w.ledger });
@@ -153,7 +155,7 @@ describe('RPC faults between the engine and the chain', () => {
     let report: Report | null = null;
     let error: unknown = null;
     try {
-      report = await engine.sign({ payload: w.transfer('alpha', AMOUNT, `fault: ${s.name}`), key: null, intent: s.name, principal: w.operator });
+      report = await engine.sign({ payload: w.transfer('alpha', amount, `fault: ${s.name}`), key: null, intent: s.name, principal: w.operator });
       artefacts.add('report', JSON.stringify(report));
     } catch (e) {
       error = e;
@@ -182,7 +184,7 @@ describe('RPC faults between the engine and the chain', () => {
     if (error) throw error;
     expect(report).not.toBeNull();
     const r = report!;
-    expect(r.outcome).toBe(s.expect.outcome);
+    if (r.outcome !== s.expect.outcome) throw new Error(`outcome ${r.outcome} (${r.detail}); expected ${s.expect.outcome}`);
 
     s.also?.(r, seen);
     if (s.expect.outcome === 'refused') {
@@ -200,7 +202,7 @@ describe('RPC faults between the engine and the chain', () => {
     expect(added.map((e) => e.command)).toEqual(['sign-intent', 'sign']);
     const [intent, final] = added as [AuditEntry, AuditEntry];
     expect(intent).toMatchObject({ outcome: 'pending', signature });
-    expect(intent.balance_change).toBeLessThan(-AMOUNT);
+    expect(intent.balance_change).toBeLessThan(-amount);
     expect(final).toMatchObject({ outcome: r.outcome, signature });
     if (s.expect.detail) expect(r.detail).toMatch(s.expect.detail);
 
@@ -208,7 +210,7 @@ describe('RPC faults between the engine and the chain', () => {
     let landed = false;
     const deadline = Date.now() + 3_000;
     do {
-      landed = (await balanceOf(w, destination).catch(() => 0)) - destBefore === AMOUNT;
+      landed = (await balanceOf(w, destination).catch(() => 0)) - destBefore === amount;
       if (landed || !s.expect.landed) break;
       await new Promise((res) => setTimeout(res, 50));
     } while (Date.now() < deadline);
