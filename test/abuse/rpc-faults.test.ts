@@ -66,7 +66,7 @@ const SCENARIOS: Scenario[] = [
   { name: 'the RPC is on another chain', kinds: ['wrongGenesis'], rules: [{ kind: 'wrongGenesis', method: 'getGenesisHash' }], expect: { outcome: 'refused', failed_check: 'chain' }, also: (r) => expect(r.detail).toMatch(/genesis hash \S+ is not local/) },
   { name: 'the fee cannot be quoted', kinds: ['wrongShape'], rules: [{ kind: 'wrongShape', method: 'getFeeForMessage' }], expect: { outcome: 'refused', failed_check: 'limits' }, also: (r) => expect(r.detail).toMatch(/spend cannot be bounded/) },
   // Faults the sign rides out: confirmed, intent first.
-  { name: 'every answer is slow (under the deadline)', kinds: ['slow'], rules: [{ kind: 'slow', delayMs: 120 }], expect: { outcome: 'confirmed', landed: true } },
+  { name: 'every answer is slow (under the deadline)', kinds: ['slow'], rules: [{ kind: 'slow', delayMs: 150 }], timings: { rpc_timeout_ms: 1_500 }, expect: { outcome: 'confirmed', landed: true } },
   { name: 'the first send is lost; a rebroadcast lands', kinds: ['loseSend'], rules: [{ kind: 'loseSend', method: 'sendTransaction', times: 1 }], expect: { outcome: 'confirmed', landed: true }, also: (_r, p) => expect(p.sends.length).toBeGreaterThanOrEqual(2) },
   { name: 'the send reaches the node but its answer is lost', kinds: ['forwardThenDrop'], rules: [{ kind: 'forwardThenDrop', method: 'sendTransaction', times: 1 }], expect: { outcome: 'confirmed', landed: true } },
   { name: 'the send answers HTTP 500; a rebroadcast lands', kinds: ['http500'], rules: [{ kind: 'http500', method: 'sendTransaction', times: 1 }], expect: { outcome: 'confirmed', landed: true }, also: (_r, p) => expect(p.sends.length).toBeGreaterThanOrEqual(2) },

@@ -3,7 +3,9 @@
  * `npm run test:abuse`: every abuse suite in one jest run (jest.abuse.config.js, one at a time, the secret scan
  * last), then the figures the suites recorded as one line, then jest's "N passed, N failed". Exits non-zero on
  * any failure or when a figure is missing (a suite that did not get to record it did not pass).
- * Extra arguments go to jest (e.g. a path pattern); ABUSE_* variables shorten runs locally (see the suites).
+ * Extra arguments go to jest (e.g. a path pattern). CI runs the defaults; to shorten a local run:
+ *   ABUSE_FUZZ_RUNS (20000 protocol cases), ABUSE_PAYLOAD_RUNS (1500), ABUSE_CRASHES (100),
+ *   ABUSE_LOAD_SECONDS (60), ABUSE_SEED (replays the crash suite's kill instants).
  */
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
