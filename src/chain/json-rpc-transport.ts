@@ -109,10 +109,20 @@ export class JsonRpcTransport {
     try {
       replies = JSON.parse(response.text);
     } catch {
-      replies = null;
+      // An HTML error page, a cut-off body: a transport failure of this request, not a verdict on batching.
+      const e = new RpcError('transport', label, `${label}: ${this.endpoint} answered HTTP ${response.status} without JSON`);
+      for (const c of calls) c.reject(e);
+      return;
+    }
+    if (!Array.isArray(replies) && response.status !== 200) {
+      // Rate limited or failing (a 429 or 5xx with a JSON body): this request failed; batching may still work.
+      const e = new RpcError('transport', label, `${label}: ${this.endpoint} answered HTTP ${response.status}`);
+      for (const c of calls) c.reject(e);
+      return;
     }
     if (!Array.isArray(replies)) {
-      // Batches are optional for a node (some providers turn them off): fall back for good.
+      // A JSON-RPC error object in answer to a batch: this node does not take batches (they are optional and
+      // some providers turn them off). Call it one by one from now on.
       this.batching = false;
       for (const c of calls) this.single(c.method, c.params).then(c.resolve, c.reject);
       return;

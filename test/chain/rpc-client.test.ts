@@ -298,3 +298,68 @@ test('a real localnet answer passes every guard (balance of a funded key)', asyn
     client.close();
   }
 });
+
+describe('batching of calls made together', () => {
+  /** Fake: a node whose answer to a batch is scripted per request; single calls get a height. */
+  async function batchNode(onBatch: (n: number, calls: { id: unknown }[]) => { status: number; body: string }) {
+    const seen: ('batch' | 'single')[] = [];
+    const server = http.createServer((req, res) => {
+      let text = '';
+      req.on('data', (c: Buffer) => (text += c.toString()));
+      req.on('end', () => {
+        const parsed = JSON.parse(text) as { id: unknown } | { id: unknown }[];
+        if (Array.isArray(parsed)) {
+          seen.push('batch');
+          const { status, body } = onBatch(seen.filter((s) => s === 'batch').length, parsed);
+          res.writeHead(status, { 'content-type': status === 200 ? 'application/json' : 'text/html' }).end(body);
+        } else {
+          seen.push('single');
+          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: parsed.id, result: 7 }));
+        }
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, close: () => new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); }) };
+  }
+  const heights = (calls: { id: unknown }[]) => JSON.stringify(calls.map((c) => ({ jsonrpc: '2.0', id: c.id, result: 9 })));
+
+  it('sends calls made together as one request and matches the answers by id', async () => {
+    const node = await batchNode((_n, calls) => ({ status: 200, body: JSON.stringify(JSON.parse(heights(calls)).reverse()) }));
+    const client = new RpcChainClient(node.url, { timeoutMs: 2000 });
+    try {
+      expect(await Promise.all([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')])).toEqual([9, 9]);
+      expect(node.seen).toEqual(['batch']);
+    } finally {
+      client.close();
+      await node.close();
+    }
+  });
+
+  it('treats an HTML 500 to a batch as a transport failure of that request, and keeps batching', async () => {
+    const node = await batchNode((n, calls) => (n === 1 ? { status: 500, body: '<html>oops</html>' } : { status: 200, body: heights(calls) }));
+    const client = new RpcChainClient(node.url, { timeoutMs: 2000 });
+    try {
+      const failed = await Promise.allSettled([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')]);
+      expect(failed.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+      expect((failed[0] as PromiseRejectedResult).reason).toMatchObject({ kind: 'transport' });
+      expect(await Promise.all([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')])).toEqual([9, 9]);
+      expect(node.seen).toEqual(['batch', 'batch']);
+    } finally {
+      client.close();
+      await node.close();
+    }
+  });
+
+  it('falls back to single calls for good when the node answers a batch with a JSON-RPC error', async () => {
+    const node = await batchNode(() => ({ status: 200, body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batch requests are disabled' } }) }));
+    const client = new RpcChainClient(node.url, { timeoutMs: 2000 });
+    try {
+      expect(await Promise.all([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')])).toEqual([7, 7]);
+      expect(await Promise.all([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')])).toEqual([7, 7]);
+      expect(node.seen).toEqual(['batch', 'single', 'single', 'single', 'single']);
+    } finally {
+      client.close();
+      await node.close();
+    }
+  });
+});
