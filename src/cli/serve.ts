@@ -62,21 +62,36 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
 
   const logger = createLogger(config.log_level);
   flushPeriodically(logger);
-  const metricsMod = config.serve.metrics ? (require('../http/metrics') as typeof import('../http/metrics')) : null;
   let engine: SignerEngine | null = null;
-  const metrics = metricsMod
-    ? new metricsMod.Metrics({
-        haltedKeys: async () => (engine ? (await engine.keyShow({ principal: { kind: 'operator' } })).filter((k) => k.halted !== null).length : 0),
-      })
-    : null;
+  // prom-client loads after the listener is up (it costs ~40 ms of start-up); until then nothing is counted.
+  const metricsRef: { current: import('../http/metrics').Metrics | null } = { current: null };
+  const rpcObserver = (m: string, ms: number, ok: boolean): void => metricsRef.current?.rpc(m, ms, ok);
 
-  // The engine opens in the background; tool calls wait for it, /ready says "starting" until then.
-  const opening: Promise<SignerEngine> = (async () => {
+  let opening: Promise<SignerEngine> = new Promise(() => {});
+  const signerApp = createApp({ config, version: VERSION, logger, engine: () => opening, engineIfOpen: () => engine, metrics: config.serve.metrics ? metricsRef : null });
+  const server = await listen(signerApp, config, config.serve.listen.host, config.serve.listen.port);
+  const address = boundAddress(server);
+  err(`sa-forge-signer ${VERSION} serving on ${address}`);
+  err(`MCP endpoint: http://${address}/mcp`);
+  // Let the first connections in before loading the rest (prom-client, the engine's chain and ledger modules).
+  await new Promise((r) => setImmediate(r));
+  let metricsServer: http.Server | null = null;
+  if (config.serve.metrics) {
+    const { Metrics } = require('../http/metrics') as typeof import('../http/metrics');
+    const metrics = new Metrics({
+      haltedKeys: async () => (engine ? (await engine.keyShow({ principal: { kind: 'operator' } })).filter((k) => k.halted !== null).length : 0),
+    });
+    metricsServer = await metrics.listen(config.serve.metrics.host, config.serve.metrics.port);
+    metricsRef.current = metrics;
+    err(`metrics: http://${boundAddress(metricsServer)}/metrics`);
+  }
+  // The engine opens in the background, after the listener: tool calls wait for it, /ready says "starting".
+  opening = (async () => {
     const { openEngine } = require('../signer') as typeof import('../signer');
     const { RpcChainClient } = require('../chain/rpc-client') as typeof import('../chain/rpc-client');
     const { timedChain } = require('../http/timed-chain') as typeof import('../http/timed-chain');
     const rpc = new RpcChainClient(config.cluster.rpc_url, { timeoutMs: config.timings.rpc_timeout_ms });
-    const chain = metrics ? timedChain(rpc, (m, ms, ok) => metrics.rpc(m, ms, ok)) : rpc;
+    const chain = config.serve.metrics ? timedChain(rpc, rpcObserver) : rpc;
     const opened = await openEngine(config, { logger, chain });
     engine = opened;
     return opened;
@@ -86,13 +101,6 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     process.exit(1);
   });
 
-  const signerApp = createApp({ config, version: VERSION, logger, engine: () => opening, engineIfOpen: () => engine, metrics });
-  const server = await listen(signerApp, config, config.serve.listen.host, config.serve.listen.port);
-  let metricsServer: http.Server | null = null;
-  if (metrics && config.serve.metrics) metricsServer = await metrics.listen(config.serve.metrics.host, config.serve.metrics.port);
-  const address = boundAddress(server);
-  err(`sa-forge-signer ${VERSION} serving on ${address}`);
-  err(`MCP endpoint: http://${address}/mcp${metricsServer ? `; metrics: http://${boundAddress(metricsServer)}/metrics` : ''}`);
   if (local) {
     err(`token: ${local.tokenFile} (0600). Add the service to Claude Code with:`);
     err(`  claude mcp add --transport http signer http://${address}/mcp --header "Authorization: Bearer $(cat ${local.tokenFile})"`);

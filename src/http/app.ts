@@ -31,7 +31,8 @@ export interface AppDeps {
   engine: () => Promise<SignerEngine>;
   /** The engine if it is open already (readiness never waits). */
   engineIfOpen: () => SignerEngine | null;
-  metrics?: Metrics | null;
+  /** Metrics, or a holder filled in later (serve.ts loads prom-client after the listener is up). */
+  metrics?: Metrics | { current: Metrics | null } | null;
 }
 
 export interface AppState {
@@ -50,17 +51,20 @@ const HEALTH_BODY = Buffer.from('{"status":"ok"}');
 const READY_CACHE_MS = 1000;
 
 export function createApp(deps: AppDeps): SignerApp {
-  const { config, metrics, logger } = deps;
+  const { config, logger } = deps;
+  const ref = deps.metrics && 'current' in deps.metrics ? deps.metrics : { current: (deps.metrics as Metrics | null | undefined) ?? null };
+  const observer = { toolResult: (t: string, o: string, f: string | null, ms: number) => ref.current?.toolResult(t, o, f, ms) };
   const serve = config.serve;
   const state: AppState = { draining: false, inFlight: 0 };
-  const mcp = new McpService({ version: deps.version, paramHeaders: serve.param_headers, engine: deps.engine, log: logger, observer: metrics ?? undefined });
+  const mcp = new McpService({ version: deps.version, paramHeaders: serve.param_headers, engine: deps.engine, log: logger, observer });
   const allow = compileAllowList(serve.allowed_hosts);
 
   // 1. Request id and the access log (one line per request at `info`, on an asynchronous destination).
   const accessLog = accessLogger(logger);
 
   const countRequest: Middleware = (_req, res, next, ctx) => {
-    res.once('finish', () => metrics!.request(ctx.mcpMethod ?? routeLabel(ctx.path), res.statusCode));
+    const metrics = ref.current;
+    if (metrics) res.once('finish', () => metrics.request(ctx.mcpMethod ?? routeLabel(ctx.path), res.statusCode));
     next();
   };
 
@@ -137,6 +141,7 @@ export function createApp(deps: AppDeps): SignerApp {
     if (state.draining) return sendError(res, 503, 'shutting down; retry on another replica', { 'Retry-After': '5', Connection: 'close' });
     if (state.inFlight >= serve.max_in_flight) return sendError(res, 503, 'busy; retry shortly', { 'Retry-After': '1' });
     state.inFlight++;
+    const metrics = ref.current;
     metrics?.inFlight.inc();
     let counted = true;
     const release = (): void => {
@@ -185,7 +190,7 @@ export function createApp(deps: AppDeps): SignerApp {
     else res.destroy();
   };
 
-  const stack: Middleware[] = [accessLog, ...(metrics ? [countRequest] : []), hostOrigin, probes, auth, limiter, inFlightCap, routes];
+  const stack: Middleware[] = [accessLog, ...(deps.metrics ? [countRequest] : []), hostOrigin, probes, auth, limiter, inFlightCap, routes];
   return { handler: compose(stack, onError), state, mcp };
 }
 
