@@ -9,6 +9,7 @@ type Section = { name: string; run: (seconds: number) => Promise<BenchLine[]> };
 function sections(): Section[] {
   return [
     { name: 'engine', run: (s) => (require('./engine') as typeof import('./engine')).runEngineBench(s) },
+    { name: 'http', run: (s) => (require('./http') as typeof import('./http')).runHttpBench(s) },
     { name: 'replicas', run: (s) => (require('./replicas') as typeof import('./replicas')).runReplicasBench(s) },
   ];
 }

@@ -1,0 +1,105 @@
+/**
+ * The MCP service under load on loopback (issue: the MCP service), in one run beside
+ * (a) a bare node:http server answering our tools/list bytes — the ceiling — and
+ * (b) the official SDK's stateless handler serving the same four tools behind the same bearer check.
+ * autocannon, 32 connections, 1 s unmeasured warm-up then the measured window, each server its own process.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { freePort, makeFixture, META, rssMiB, startTimed, type Started } from './service-fixture';
+import type { BenchLine } from './stats';
+import { measureRelayStartup } from './relay';
+
+const CONNECTIONS = 32;
+const SERVE = path.resolve(__dirname, '../src/cli/serve.js');
+const BARE = path.resolve(__dirname, 'servers/bare.js');
+const SDK = path.resolve(__dirname, 'servers/sdk-handler.js');
+
+interface Load {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+}
+
+function requests(token: string) {
+  const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}`, 'mcp-protocol-version': '2026-07-28' };
+  return {
+    list: { headers: { ...base, 'mcp-method': 'tools/list' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: META } }) },
+    read: {
+      headers: { ...base, 'mcp-method': 'resources/read', 'mcp-name': 'signer://docs/skill' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'signer://docs/skill', _meta: META } }),
+    },
+    keyShow: {
+      headers: { ...base, 'mcp-method': 'tools/call', 'mcp-name': 'key_show', 'mcp-param-key': 'demo' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'key_show', arguments: { key: 'demo' }, _meta: META } }),
+    },
+  };
+}
+
+async function load(port: number, req: { headers: Record<string, string>; body: string }, seconds: number): Promise<Load> {
+  const opts = { url: `http://127.0.0.1:${port}/mcp`, method: 'POST' as const, headers: req.headers, body: req.body, connections: CONNECTIONS };
+  await autocannon({ ...opts, duration: 1 });
+  const r = await autocannon({ ...opts, duration: seconds });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
+}
+
+const line = (name: string, l: Load, extra: Partial<BenchLine> = {}): BenchLine => ({
+  name, value: l.rps, unit: 'req/s', note: `p50 ${l.p50} ms, p99 ${l.p99} ms${l.non2xx || l.errors ? `, ${l.non2xx} non-2xx, ${l.errors} errors` : ''}`, ...extra,
+});
+
+export async function runHttpBench(seconds: number): Promise<BenchLine[]> {
+  const lines: BenchLine[] = [];
+  const ourPort = await freePort();
+  const fixture = await makeFixture({ port: ourPort });
+  const req = requests(fixture.token);
+  const started: Started[] = [];
+  try {
+    const ours = await startTimed([SERVE, '--config', fixture.configFile], {}, ourPort, req.list);
+    started.push(ours);
+    const bodyFile = path.join(fixture.dir, 'tools-list.json');
+    fs.writeFileSync(bodyFile, ours.firstBody);
+    const barePort = await freePort();
+    const bare = await startTimed([BARE], { PORT: String(barePort), BODY_FILE: bodyFile }, barePort, req.list);
+    started.push(bare);
+    const sdkPort = await freePort();
+    const sdk = await startTimed([SDK], { PORT: String(sdkPort), TOKEN_SHA256: fixture.tokenSha256 }, sdkPort, req.list);
+    started.push(sdk);
+
+    const a = await load(barePort, req.list, seconds);
+    const b = await load(sdkPort, req.list, seconds);
+    const bCall = await load(sdkPort, req.keyShow, seconds);
+    await bare.stop();
+    await sdk.stop();
+    const list = await load(ourPort, req.list, seconds);
+    const read = await load(ourPort, req.read, seconds);
+    const keyShow = await load(ourPort, req.keyShow, seconds);
+    const mem = rssMiB(ours.child.pid!);
+
+    const clean = (l: Load) => l.non2xx === 0 && l.errors === 0;
+    lines.push(line('(a) bare node:http, fixed tools/list bytes (ceiling)', a));
+    lines.push(line('(b) official SDK stateless handler, tools/list', b, { note: `${line('', b).note}; ${(b.rps / a.rps).toFixed(3)}x ceiling` }));
+    lines.push(line('(b) official SDK stateless handler, tools/call key_show', bCall));
+    for (const [name, l] of [['tools/list', list], ['resources/read', read], ['tools/call key_show (ledger + RPC)', keyShow]] as const) {
+      const ratio = l.rps / a.rps;
+      lines.push(line(`ours, full middleware stack: ${name}`, l, {
+        target: '>= 0.5x ceiling, p99 <= 10 ms',
+        ok: ratio >= 0.5 && l.p99 <= 10 && clean(l),
+        note: `${ratio.toFixed(2)}x ceiling, ${(l.rps / b.rps).toFixed(1)}x SDK; p50 ${l.p50} ms, p99 ${l.p99} ms${clean(l) ? '' : `, ${l.non2xx} non-2xx, ${l.errors} errors`}`,
+      }));
+    }
+    lines.push({ name: 'ours: RSS after load (peak)', value: mem.rss, unit: 'MiB', target: '<= 120 MB', ok: mem.hwm * 1.048576 <= 120, note: `peak ${mem.hwm.toFixed(1)} MiB` });
+    lines.push({ name: 'ours: process start to first answered request', value: ours.startupMs, unit: 'ms', target: '<= 300', ok: ours.startupMs <= 300, note: `SDK handler ${sdk.startupMs.toFixed(0)} ms, bare ${bare.startupMs.toFixed(0)} ms` });
+
+    const relayRuns = await measureRelayStartup({ serviceUrl: `http://127.0.0.1:${ourPort}/mcp`, tokenFile: fixture.tokenFile, runs: 15 });
+    const sorted = [...relayRuns].sort((x, y) => x - y);
+    const median = sorted[Math.floor(sorted.length / 2)]!;
+    lines.push({ name: 'relay: process start to first reply (median of 15)', value: median, unit: 'ms', target: '<= 150', ok: median <= 150, note: `min ${sorted[0]!.toFixed(0)}, max ${sorted[sorted.length - 1]!.toFixed(0)} ms` });
+  } finally {
+    for (const s of started) await s.stop();
+    await fixture.close();
+  }
+  return lines;
+}

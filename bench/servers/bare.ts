@@ -1,0 +1,16 @@
+/** (a) The ceiling: bare node:http answering every POST with fixed bytes (our tools/list reply). */
+import fs from 'node:fs';
+import http from 'node:http';
+
+const body = fs.readFileSync(process.env.BODY_FILE!);
+const headers = { 'content-type': 'application/json', 'content-length': String(body.length) };
+http
+  .createServer((req, res) => {
+    if (req.method !== 'POST') {
+      res.writeHead(405).end();
+      return;
+    }
+    req.resume();
+    req.on('end', () => res.writeHead(200, headers).end(body));
+  })
+  .listen(Number(process.env.PORT), '127.0.0.1');
