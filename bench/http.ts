@@ -39,7 +39,8 @@ function requests(token: string) {
   };
 }
 
-async function load(port: number, req: { headers: Record<string, string>; body: string }, seconds: number): Promise<Load> {
+async function load(port: number, req: { headers: Record<string, string>; body: string }, seconds: number, label: string): Promise<Load> {
+  process.stderr.write(`bench: http: ${label} for ${seconds} s…\n`);
   const opts = { url: `http://127.0.0.1:${port}/mcp`, method: 'POST' as const, headers: req.headers, body: req.body, connections: CONNECTIONS };
   await autocannon({ ...opts, duration: 1 });
   const r = await autocannon({ ...opts, duration: seconds });
@@ -68,14 +69,14 @@ export async function runHttpBench(seconds: number): Promise<BenchLine[]> {
     const sdk = await startTimed([SDK], { PORT: String(sdkPort), TOKEN_SHA256: fixture.tokenSha256 }, sdkPort, req.list);
     started.push(sdk);
 
-    const a = await load(barePort, req.list, seconds);
-    const b = await load(sdkPort, req.list, seconds);
-    const bCall = await load(sdkPort, req.keyShow, seconds);
+    const a = await load(barePort, req.list, seconds, '(a) bare tools/list');
+    const b = await load(sdkPort, req.list, seconds, '(b) SDK tools/list');
+    const bCall = await load(sdkPort, req.keyShow, seconds, '(b) SDK key_show');
     await bare.stop();
     await sdk.stop();
-    const list = await load(ourPort, req.list, seconds);
-    const read = await load(ourPort, req.read, seconds);
-    const keyShow = await load(ourPort, req.keyShow, seconds);
+    const list = await load(ourPort, req.list, seconds, 'ours tools/list');
+    const read = await load(ourPort, req.read, seconds, 'ours resources/read');
+    const keyShow = await load(ourPort, req.keyShow, seconds, 'ours key_show');
     const mem = rssMiB(ours.child.pid!);
 
     const clean = (l: Load) => l.non2xx === 0 && l.errors === 0;
@@ -93,6 +94,7 @@ export async function runHttpBench(seconds: number): Promise<BenchLine[]> {
     lines.push({ name: 'ours: RSS after load (peak)', value: mem.rss, unit: 'MiB', target: '<= 120 MB', ok: mem.hwm * 1.048576 <= 120, note: `peak ${mem.hwm.toFixed(1)} MiB` });
     lines.push({ name: 'ours: process start to first answered request', value: ours.startupMs, unit: 'ms', target: '<= 300', ok: ours.startupMs <= 300, note: `SDK handler ${sdk.startupMs.toFixed(0)} ms, bare ${bare.startupMs.toFixed(0)} ms` });
 
+    process.stderr.write('bench: http: relay start-up…\n');
     const relayRuns = await measureRelayStartup({ serviceUrl: `http://127.0.0.1:${ourPort}/mcp`, tokenFile: fixture.tokenFile, runs: 15 });
     const sorted = [...relayRuns].sort((x, y) => x - y);
     const median = sorted[Math.floor(sorted.length / 2)]!;

@@ -33,7 +33,8 @@ export function freePort(): Promise<number> {
 }
 
 async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
+  // A child ended by a signal has a signalCode and no exitCode: either way its exit event has fired.
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((r) => child.once('exit', r));
   child.kill('SIGTERM');
   await exited;
