@@ -110,6 +110,12 @@ export const topLevelSchema = {
       env: 'SIGNER_APPROVAL_TIMEOUT_MS',
     },
     approval_poll_ms: { doc: 'How often a waiting sign looks for the operator\'s decision.', format: 'positive-int', default: DEFAULT_TIMINGS.approval_poll_ms, env: 'SIGNER_APPROVAL_POLL_MS' },
+    balance_cache_ms: {
+      doc: 'How old a balance shown by key_show may be (0: always asked of the RPC). Concurrent look-ups of one key share one RPC call, and a sign with the key refreshes it.',
+      format: 'nat-strict',
+      default: DEFAULT_TIMINGS.balance_cache_ms,
+      env: 'SIGNER_BALANCE_CACHE_MS',
+    },
   },
   serve: {
     listen: {

@@ -47,6 +47,7 @@ export interface Timings {
   metadata_attempts: number; // 10
   approval_timeout_ms: number; // 120000
   approval_poll_ms: number; // 250
+  balance_cache_ms: number; // 1000: key_show's balance may be this old
 }
 
 export type LedgerConfig =
@@ -96,4 +97,5 @@ export const DEFAULT_TIMINGS: Timings = {
   metadata_attempts: 10,
   approval_timeout_ms: 120_000,
   approval_poll_ms: 250,
+  balance_cache_ms: 1_000,
 };

@@ -46,8 +46,16 @@ export function requestId(req: IncomingMessage): string {
  * which alone would cost a third of the throughput target; this writes the same fields through the same pino
  * logger and costs nothing when `info` is off.
  */
+/**
+ * Successful cacheable reads (the lists, discover, a resource) are logged at `debug`: they change nothing, are
+ * what a busy client repeats most, and metrics count them. Every tool call, every refusal and every error is
+ * logged at `info` or above.
+ */
+const QUIET_READS = new Set(['server/discover', 'tools/list', 'resources/list', 'resources/templates/list', 'resources/read']);
+
 export function accessLog(logger: Logger): Middleware {
   const enabled = logger.isLevelEnabled('info');
+  const debug = logger.isLevelEnabled('debug');
   const log = logger.child({}, { redact: [] });
   return function accessLogMiddleware(req, res, next, ctx) {
     const id = requestId(req);
@@ -55,6 +63,8 @@ export function accessLog(logger: Logger): Middleware {
     if (enabled) {
       const started = performance.now();
       res.once('close', () => {
+        const quiet = res.statusCode < 400 && res.writableFinished && ctx.mcpMethod !== null && QUIET_READS.has(ctx.mcpMethod);
+        if (quiet && !debug) return;
         const line = {
           reqId: id,
           method: req.method,
@@ -65,6 +75,7 @@ export function accessLog(logger: Logger): Middleware {
           mcp: ctx.mcpMethod,
         };
         if (res.statusCode >= 500 || !res.writableFinished) log.warn(line, res.writableFinished ? 'request failed' : 'client went away');
+        else if (quiet) log.debug(line, 'request');
         else log.info(line, 'request');
       });
     }

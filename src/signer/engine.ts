@@ -72,6 +72,8 @@ export class Engine implements SignerEngine {
   private readonly memoryHalts = new Map<string, HaltRecord>();
   private running = 0;
   private readonly signers = new Map<string, Signer>();
+  /** key_show's balances: one RPC call shared by concurrent look-ups, kept `balance_cache_ms`. */
+  private readonly balances = new Map<string, { at: number; value: Promise<number | null> }>();
 
   constructor(private readonly deps: EngineDeps) {
     this.cfg = deps.config;
@@ -140,6 +142,7 @@ export class Engine implements SignerEngine {
           final = e.report;
         }
         await this.writeFinal(final, payload, key, intent, sent);
+        if (sent) this.balances.delete(key.name);
         return this.done('sign', final, started);
       } finally {
         await lock.release().catch((e: unknown) => this.log.error({ key: key.name, err: errorMessage(e) }, 'releasing a key lock failed'));
@@ -549,7 +552,7 @@ export class Engine implements SignerEngine {
 
   private async view(key: KeyConfig): Promise<KeyView> {
     const [balance, usage, halt] = await Promise.all([
-      this.chain.getBalance(key.pubkey).catch(() => null),
+      this.balanceOf(key),
       this.usage(key),
       this.haltOf(key.name),
     ]);
@@ -566,6 +569,15 @@ export class Engine implements SignerEngine {
       spent_or_reserved_24h: usage.spent24h,
       halted: halt ? { reason: halt.reason, by: halt.by, ts: halt.ts } : null,
     };
+  }
+
+  private balanceOf(key: KeyConfig): Promise<number | null> {
+    const cached = this.balances.get(key.name);
+    const now = performance.now();
+    if (cached && now - cached.at < this.cfg.timings.balance_cache_ms) return cached.value;
+    const value = this.chain.getBalance(key.pubkey).catch(() => null);
+    if (this.cfg.timings.balance_cache_ms > 0) this.balances.set(key.name, { at: now, value });
+    return value;
   }
 
   async halt(input: { key?: string | null; reason: string; principal: Principal }): Promise<HaltResult> {

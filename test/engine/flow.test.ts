@@ -202,3 +202,31 @@ describe('halt', () => {
     await expect(w.engine.halt({ key: 'beta', reason: '  ', principal: w.operator })).rejects.toMatchObject({ code: 'request_invalid' });
   });
 });
+
+describe('key_show', () => {
+  let w: World;
+  beforeAll(async () => {
+    w = await makeWorld({ keys: { alpha: {}, beta: {} }, timings: { balance_cache_ms: 60_000 } });
+  });
+  afterAll(() => w.close());
+
+  it('shares one balance look-up between concurrent calls and refreshes it after a sign with the key', async () => {
+    const before = w.localnet.stats().calls.getBalance ?? 0;
+    const views = await Promise.all(Array.from({ length: 10 }, () => w.engine.keyShow({ key: 'alpha', principal: w.operator })));
+    expect(w.localnet.stats().calls.getBalance ?? 0).toBe(before + 1);
+    const first = views[0]![0]!.balance_lamports!;
+    expect(views.every((v) => v[0]!.balance_lamports === first)).toBe(true);
+    expect((await w.engine.sign({ payload: w.transfer('alpha', 1_000_000), principal: w.operator })).outcome).toBe('confirmed');
+    const [after] = await w.engine.keyShow({ key: 'alpha', principal: w.operator });
+    expect(after!.balance_lamports).toBe(first - 1_000_000 - FEE);
+    expect(after!.spent_or_reserved_24h).toBe(1_000_000 + FEE);
+  });
+
+  it('lists only the keys a token may use, and refuses another key before saying whether it exists', async () => {
+    const token = { kind: 'token', name: 't', keys: ['beta'] } as const;
+    expect((await w.engine.keyShow({ principal: token })).map((v) => v.name)).toEqual(['beta']);
+    await expect(w.engine.keyShow({ key: 'alpha', principal: token })).rejects.toMatchObject({ code: 'key_not_authorized' });
+    await expect(w.engine.keyShow({ key: 'nope', principal: token })).rejects.toMatchObject({ code: 'key_not_authorized' });
+    await expect(w.engine.keyShow({ key: 'nope', principal: w.operator })).rejects.toMatchObject({ code: 'key_unknown' });
+  });
+});
