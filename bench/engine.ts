@@ -78,18 +78,22 @@ interface Setup {
   close(): Promise<void>;
 }
 
-async function setup(rpc: 'in-process' | 'child-process', keyCount: number): Promise<Setup> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-engine-'));
-  const keyDir = path.join(dir, 'keys');
-  const keys: KeyConfig[] = [];
-  for (let i = 0; i < keyCount; i++) {
+/** Session keys k00, k01, … with files in keyDir, each allowed one random destination, limits out of the way. */
+export function makeBenchKeys(keyDir: string, count: number): KeyConfig[] {
+  return Array.from({ length: count }, (_, i) => {
     const name = `k${String(i).padStart(2, '0')}`;
-    keys.push({
+    return {
       name, class: 'session', pubkey: createKeyFile(keyDir, name), profile: null, approval: 'auto',
       transfer_to: [encodeBase58(crypto.randomBytes(32))], extra_programs: [], rate_limit_per_minute: 1_000_000,
       daily_lamport_cap: 1_000_000_000_000, allow_unattended: false,
-    });
-  }
+    } satisfies KeyConfig;
+  });
+}
+
+async function setup(rpc: 'in-process' | 'child-process', keyCount: number): Promise<Setup> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-engine-'));
+  const keyDir = path.join(dir, 'keys');
+  const keys = makeBenchKeys(keyDir, keyCount);
   const fund = keys.map((k) => ({ address: k.pubkey, lamports: 1_000_000_000_000 }));
   let url: string;
   let stopChain: () => Promise<void>;

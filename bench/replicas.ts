@@ -20,10 +20,9 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { localCluster } from '../src/config/clusters';
 import { DEFAULT_TIMINGS, type KeyConfig, type LedgerConfig, type SignerConfig } from '../src/config/types';
-import { createKeyFile } from '../src/keys/keyfile';
 import { transferPayload } from '../src/signer/transfer';
-import { encodeBase58 } from '../src/util/base58';
 import { percentile, type BenchLine } from './stats';
+import { makeBenchKeys } from './engine';
 
 const KEYS = 16;
 const IN_FLIGHT_PER_KEY = 2;
@@ -346,15 +345,7 @@ function boundNote(s: Scenario, m: Measured): string {
 export async function runReplicasBench(seconds: number): Promise<BenchLine[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-replicas-'));
   const keyDir = path.join(dir, 'keys');
-  const keys: KeyConfig[] = [];
-  for (let i = 0; i < KEYS; i++) {
-    const name = `k${String(i).padStart(2, '0')}`;
-    keys.push({
-      name, class: 'session', pubkey: createKeyFile(keyDir, name), profile: null, approval: 'auto',
-      transfer_to: [encodeBase58(crypto.randomBytes(32))], extra_programs: [], rate_limit_per_minute: 1_000_000,
-      daily_lamport_cap: 1_000_000_000_000, allow_unattended: false,
-    });
-  }
+  const keys = makeBenchKeys(keyDir, KEYS);
   const { startLocalnet } = require('../src/localnet/server') as typeof import('../src/localnet/server');
   const localnet = await startLocalnet({ port: 0, blockIntervalMs: BLOCK_MS, fund: keys.map((k) => ({ address: k.pubkey, lamports: 1_000_000_000_000 })) });
   const base: Omit<SignerConfig, 'ledger'> = {

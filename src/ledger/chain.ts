@@ -227,3 +227,11 @@ export async function verifyJsonlFile(file: string): Promise<VerifyResult> {
   }
   return check.result();
 }
+
+/** An entry's column values in ENTRY_COLUMNS order (seq first), as both stores insert them. */
+export function entryRowValues(seq: number, entry: AuditEntry): unknown[] {
+  return [
+    seq, entry.ts, entry.key, entry.command, entry.payload_hash, JSON.stringify(entry.programs), entry.summary, entry.intent,
+    entry.outcome, entry.detail, entry.signature, entry.slot, entry.balance_change, entry.prev, entry.hash,
+  ];
+}

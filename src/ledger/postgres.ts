@@ -15,7 +15,7 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Client, Pool, type ClientConfig, type PoolClient, type PoolConfig } from 'pg';
 import { SignerError, errorMessage } from '../util/errors';
-import { GENESIS_PREV, sealEntry, validateEntryInput, verifyEntries } from './chain';
+import { GENESIS_PREV, entryRowValues, sealEntry, validateEntryInput, verifyEntries } from './chain';
 import { newApprovalId, normaliseApprovalId } from './ids';
 import { KeyedMutex, cancelledError } from './mutex';
 import { RATE_WINDOW_S, SPEND_WINDOW_S, type KeyUsage } from './limits';
@@ -330,23 +330,7 @@ export class PostgresLedger implements Ledger {
     const entry = sealEntry(input, String(h.hash));
     await c.query(
       `INSERT INTO entries (${ENTRY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-      [
-        seq,
-        entry.ts,
-        entry.key,
-        entry.command,
-        entry.payload_hash,
-        JSON.stringify(entry.programs),
-        entry.summary,
-        entry.intent,
-        entry.outcome,
-        entry.detail,
-        entry.signature,
-        entry.slot,
-        entry.balance_change,
-        entry.prev,
-        entry.hash,
-      ],
+      entryRowValues(seq, entry),
     );
     await c.query('UPDATE chain_head SET seq = $1, hash = $2 WHERE id = 1', [seq, entry.hash]);
     return entry;

@@ -13,7 +13,7 @@
  */
 import Database from 'better-sqlite3';
 import { SignerError, errorMessage } from '../util/errors';
-import { sealEntry, validateEntryInput, verifyEntries, GENESIS_PREV } from './chain';
+import { entryRowValues, sealEntry, validateEntryInput, verifyEntries, GENESIS_PREV } from './chain';
 import { newApprovalId, newOwnerId, normaliseApprovalId } from './ids';
 import { decisionOutcome, haltEntry, resumeEntry } from './records';
 import { holderAlive, selfIdentity, type ProcessIdentity } from './liveness';
@@ -267,23 +267,7 @@ export class SqliteLedger implements Ledger {
   private appendInTx(input: AuditEntryInput): AuditEntry {
     const head = this.stmts.head.get();
     const entry = sealEntry(input, head?.hash ?? GENESIS_PREV);
-    this.stmts.insert.run(
-      (head?.seq ?? 0) + 1,
-      entry.ts,
-      entry.key,
-      entry.command,
-      entry.payload_hash,
-      JSON.stringify(entry.programs),
-      entry.summary,
-      entry.intent,
-      entry.outcome,
-      entry.detail,
-      entry.signature,
-      entry.slot,
-      entry.balance_change,
-      entry.prev,
-      entry.hash,
-    );
+    this.stmts.insert.run(...entryRowValues((head?.seq ?? 0) + 1, entry));
     return entry;
   }
 
