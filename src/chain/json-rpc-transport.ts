@@ -109,8 +109,10 @@ export class JsonRpcTransport {
     try {
       replies = JSON.parse(response.text);
     } catch {
-      // An HTML error page, a cut-off body: a transport failure of this request, not a verdict on batching.
-      const e = new RpcError('transport', label, `${label}: ${this.endpoint} answered HTTP ${response.status} without JSON`);
+      // An HTML error page, a cut-off body: a failure of this request, not a verdict on batching.
+      const e = response.status === 200
+        ? new RpcError('shape', label, `${label}: the response is not JSON`)
+        : new RpcError('transport', label, `${label}: ${this.endpoint} answered HTTP ${response.status}`);
       for (const c of calls) c.reject(e);
       return;
     }

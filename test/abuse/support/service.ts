@@ -6,6 +6,8 @@
  * Either way every log line and the metrics text end up as artefacts for the secret scan, and every token is
  * registered as a secret.
  */
+import fs from 'node:fs';
+import YAML from 'yaml';
 import type { ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -127,7 +129,9 @@ export async function startServe(configFile: string, suite: string, env: NodeJS.
       resolve(code);
     }),
   );
-  const seen = await waitForOutput(child, /MCP endpoint: http:\/\/\S+\/mcp[^\n]*\n/);
+  // The metrics listener opens just after the MCP one, with its own line: wait for it when one is configured.
+  const metricsWanted = (YAML.parse(fs.readFileSync(configFile, 'utf8')) as { serve?: { metrics?: unknown } }).serve?.metrics != null;
+  const seen = await waitForOutput(child, metricsWanted ? /metrics: http:\/\/\S+\/metrics\n/ : /MCP endpoint: http:\/\/\S+\/mcp[^\n]*\n/);
   const address = /serving on (\S+)/.exec(seen)![1]!;
   const metrics = /metrics: (http:\/\/\S+\/metrics)/.exec(seen)?.[1] ?? null;
   return {
