@@ -110,11 +110,11 @@ export const topLevelSchema = {
       env: 'SIGNER_APPROVAL_TIMEOUT_MS',
     },
     approval_poll_ms: { doc: 'How often a waiting sign looks for the operator\'s decision.', format: 'positive-int', default: DEFAULT_TIMINGS.approval_poll_ms, env: 'SIGNER_APPROVAL_POLL_MS' },
-    balance_cache_ms: {
-      doc: 'How old a balance shown by key_show may be (0: always asked of the RPC). Concurrent look-ups of one key share one RPC call, and a sign with the key refreshes it.',
+    key_show_cache_ms: {
+      doc: 'How old the figures key_show reports (balance, usage, halt) may be; 0: read fresh on every call. Concurrent calls share one look-up, and a sign, halt or resume in this process refreshes the key. check and sign never use it: they always read the ledger and the chain.',
       format: 'nat-strict',
-      default: DEFAULT_TIMINGS.balance_cache_ms,
-      env: 'SIGNER_BALANCE_CACHE_MS',
+      default: DEFAULT_TIMINGS.key_show_cache_ms,
+      env: 'SIGNER_KEY_SHOW_CACHE_MS',
     },
   },
   serve: {

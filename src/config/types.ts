@@ -47,7 +47,7 @@ export interface Timings {
   metadata_attempts: number; // 10
   approval_timeout_ms: number; // 120000
   approval_poll_ms: number; // 250
-  balance_cache_ms: number; // 1000: key_show's balance may be this old
+  key_show_cache_ms: number; // 1000: key_show's figures may be this old (never used by check or sign)
 }
 
 export type LedgerConfig =
@@ -97,5 +97,5 @@ export const DEFAULT_TIMINGS: Timings = {
   metadata_attempts: 10,
   approval_timeout_ms: 120_000,
   approval_poll_ms: 250,
-  balance_cache_ms: 1_000,
+  key_show_cache_ms: 1_000,
 };

@@ -135,7 +135,7 @@ export function toolDefinitions(paramHeaders: boolean): ToolDef[] {
       name: 'key_show',
       title: 'Show keys',
       description:
-        'Show a key this token may use (or all of them, without `key`): pubkey, class, approval mode, balance, limits, what was signed in the last minute and spent or reserved in 24 h, and whether it is halted.',
+        'Show a key this token may use (or all of them, without `key`): pubkey, class, approval mode, balance, limits, what was signed in the last minute and spent or reserved in 24 h, and whether it is halted. The figures may be up to a second old; check and sign always use fresh ones.',
       inputSchema: {
         type: 'object',
         properties: { key: keyArg('Configured key name; omit it to list every key this token may use.', paramHeaders) },

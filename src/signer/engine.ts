@@ -72,8 +72,8 @@ export class Engine implements SignerEngine {
   private readonly memoryHalts = new Map<string, HaltRecord>();
   private running = 0;
   private readonly signers = new Map<string, Signer>();
-  /** key_show's balances: one RPC call shared by concurrent look-ups, kept `balance_cache_ms`. */
-  private readonly balances = new Map<string, { at: number; value: Promise<number | null> }>();
+  /** key_show's views: one look-up shared by concurrent callers, kept `key_show_cache_ms`. */
+  private readonly views = new Map<string, { at: number; value: Promise<KeyView> }>();
 
   constructor(private readonly deps: EngineDeps) {
     this.cfg = deps.config;
@@ -142,7 +142,7 @@ export class Engine implements SignerEngine {
           final = e.report;
         }
         await this.writeFinal(final, payload, key, intent, sent);
-        if (sent) this.balances.delete(key.name);
+        this.views.delete(key.name);
         return this.done('sign', final, started);
       } finally {
         await lock.release().catch((e: unknown) => this.log.error({ key: key.name, err: errorMessage(e) }, 'releasing a key lock failed'));
@@ -538,7 +538,7 @@ export class Engine implements SignerEngine {
 
   async keyShow(input: { key?: string | null; principal: Principal }): Promise<KeyView[]> {
     const keys = this.selectKeys(input.key, input.principal);
-    return Promise.all(keys.map((k) => this.view(k)));
+    return Promise.all(keys.map((k) => this.cachedView(k)));
   }
 
   private selectKeys(named: string | null | undefined, principal: Principal): KeyConfig[] {
@@ -552,7 +552,7 @@ export class Engine implements SignerEngine {
 
   private async view(key: KeyConfig): Promise<KeyView> {
     const [balance, usage, halt] = await Promise.all([
-      this.balanceOf(key),
+      this.chain.getBalance(key.pubkey).catch(() => null),
       this.usage(key),
       this.haltOf(key.name),
     ]);
@@ -571,12 +571,16 @@ export class Engine implements SignerEngine {
     };
   }
 
-  private balanceOf(key: KeyConfig): Promise<number | null> {
-    const cached = this.balances.get(key.name);
+  private cachedView(key: KeyConfig): Promise<KeyView> {
+    const ttl = this.cfg.timings.key_show_cache_ms;
     const now = performance.now();
-    if (cached && now - cached.at < this.cfg.timings.balance_cache_ms) return cached.value;
-    const value = this.chain.getBalance(key.pubkey).catch(() => null);
-    if (this.cfg.timings.balance_cache_ms > 0) this.balances.set(key.name, { at: now, value });
+    const cached = this.views.get(key.name);
+    if (cached && now - cached.at < ttl) return cached.value;
+    const value = this.view(key);
+    if (ttl > 0) {
+      this.views.set(key.name, { at: now, value });
+      value.catch(() => this.views.delete(key.name)); // a failed look-up (ledger down) is not kept
+    }
     return value;
   }
 
@@ -601,6 +605,7 @@ export class Engine implements SignerEngine {
         result.not_recorded.push({ key: key.name, error: errorMessage(e) });
         this.log.error({ key: key.name, err: errorMessage(e) }, 'halt held in memory only: the ledger could not record it');
       }
+      this.views.delete(key.name);
     }
     return result;
   }
@@ -609,6 +614,7 @@ export class Engine implements SignerEngine {
     if (!this.keys.get(keyName)) throw new SignerError('key_unknown', `no key ${JSON.stringify(keyName)} in the config`);
     const hadMemory = this.memoryHalts.delete(keyName);
     const hadLedger = await this.ledger.resume(keyName, 'operator', nowSeconds());
+    this.views.delete(keyName);
     return hadMemory || hadLedger;
   }
 

@@ -206,7 +206,7 @@ describe('halt', () => {
 describe('key_show', () => {
   let w: World;
   beforeAll(async () => {
-    w = await makeWorld({ keys: { alpha: {}, beta: {} }, timings: { balance_cache_ms: 60_000 } });
+    w = await makeWorld({ keys: { alpha: {}, beta: {} }, timings: { key_show_cache_ms: 60_000 } });
   });
   afterAll(() => w.close());
 
