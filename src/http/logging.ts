@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import type { SignerConfig } from '../config/types';
 import type { Middleware } from './pipeline';
+import { tagRequestId } from './respond';
 
 export const REDACT_PATHS = [
   'req.headers.authorization',
@@ -59,7 +60,7 @@ export function accessLog(logger: Logger): Middleware {
   const log = logger.child({}, { redact: [] });
   return function accessLogMiddleware(req, res, next, ctx) {
     const id = requestId(req);
-    res.setHeader('X-Request-Id', id);
+    tagRequestId(res, id);
     if (enabled) {
       const started = performance.now();
       res.once('close', () => {
