@@ -60,13 +60,10 @@ export function createApp(deps: AppDeps): SignerApp {
   const allow = compileAllowList(serve.allowed_hosts);
 
   // 1. Request id and the access log (one line per request at `info`, on an asynchronous destination).
-  const accessLog = accessLogger(logger);
-
-  const countRequest: Middleware = (_req, res, next, ctx) => {
-    const metrics = ref.current;
-    if (metrics) res.once('finish', () => metrics.request(ctx.mcpMethod ?? routeLabel(ctx.path), res.statusCode));
-    next();
-  };
+  // The metrics request counter rides on the access log's close listener (one listener per request).
+  const accessLog = accessLogger(logger, deps.metrics
+    ? (ctx, status) => ref.current?.request(ctx.mcpMethod ?? routeLabel(ctx.path), status)
+    : undefined);
 
   // 2. Security headers: helmet's defaults are the same for every response, so helmet runs once here and its
   //    headers go out with every response in the same writeHead (respond.ts).
@@ -190,7 +187,7 @@ export function createApp(deps: AppDeps): SignerApp {
     else res.destroy();
   };
 
-  const stack: Middleware[] = [accessLog, ...(deps.metrics ? [countRequest] : []), hostOrigin, probes, auth, limiter, inFlightCap, routes];
+  const stack: Middleware[] = [accessLog, hostOrigin, probes, auth, limiter, inFlightCap, routes];
   return { handler: compose(stack, onError), state, mcp };
 }
 

@@ -7,7 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import type { SignerConfig } from '../config/types';
-import type { Middleware } from './pipeline';
+import type { Middleware, RequestContext } from './pipeline';
 import { tagRequestId } from './respond';
 
 export const REDACT_PATHS = [
@@ -54,16 +54,22 @@ export function requestId(req: IncomingMessage): string {
  */
 const QUIET_READS = new Set(['server/discover', 'tools/list', 'resources/list', 'resources/templates/list', 'resources/read']);
 
-export function accessLog(logger: Logger): Middleware {
+/**
+ * `onClose` also runs when the response closes (the metrics counter): one listener per request serves both, as
+ * each listener costs a couple of microseconds on the hot path.
+ */
+export function accessLog(logger: Logger, onClose?: (ctx: RequestContext, status: number) => void): Middleware {
   const enabled = logger.isLevelEnabled('info');
   const debug = logger.isLevelEnabled('debug');
   const log = logger.child({}, { redact: [] });
   return function accessLogMiddleware(req, res, next, ctx) {
     const id = requestId(req);
     tagRequestId(res, id);
-    if (enabled) {
+    if (enabled || onClose) {
       const started = performance.now();
       res.once('close', () => {
+        onClose?.(ctx, res.statusCode);
+        if (!enabled) return;
         const quiet = res.statusCode < 400 && res.writableFinished && ctx.mcpMethod !== null && QUIET_READS.has(ctx.mcpMethod);
         if (quiet && !debug) return;
         const line = {
