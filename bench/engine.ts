@@ -78,6 +78,12 @@ interface Setup {
   close(): Promise<void>;
 }
 
+/** The engine benchmarks never serve HTTP: a serve section that is valid but unused. */
+export const BENCH_SERVE: SignerConfig['serve'] = {
+  listen: { host: '127.0.0.1', port: 0 }, allowed_hosts: [], tokens: [], max_in_flight: 32, rate_limit_per_minute: 1,
+  body_limit_bytes: 1, drain_ms: 0, param_headers: true, metrics: null,
+};
+
 /** Session keys k00, k01, … with files in keyDir, each allowed one random destination, limits out of the way. */
 export function makeBenchKeys(keyDir: string, count: number): KeyConfig[] {
   return Array.from({ length: count }, (_, i) => {
@@ -127,10 +133,7 @@ async function setup(rpc: 'in-process' | 'child-process', keyCount: number): Pro
     keys,
     ledger: { store: 'sqlite', path: path.join(dir, 'state', 'ledger.sqlite') },
     timings: { ...DEFAULT_TIMINGS, poll_interval_ms: POLL_MS },
-    serve: {
-      listen: { host: '127.0.0.1', port: 0 }, allowed_hosts: [], tokens: [], max_in_flight: 32, rate_limit_per_minute: 1,
-      body_limit_bytes: 1, drain_ms: 0, param_headers: true, metrics: null,
-    },
+    serve: BENCH_SERVE,
     localnet: null,
     log_level: 'silent',
   };

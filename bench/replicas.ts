@@ -22,7 +22,7 @@ import { localCluster } from '../src/config/clusters';
 import { DEFAULT_TIMINGS, type KeyConfig, type LedgerConfig, type SignerConfig } from '../src/config/types';
 import { transferPayload } from '../src/signer/transfer';
 import { percentile, type BenchLine } from './stats';
-import { makeBenchKeys } from './engine';
+import { BENCH_SERVE, makeBenchKeys } from './engine';
 
 const KEYS = 16;
 const IN_FLIGHT_PER_KEY = 2;
@@ -355,10 +355,7 @@ export async function runReplicasBench(seconds: number): Promise<BenchLine[]> {
     state_dir: path.join(dir, 'state'),
     keys,
     timings: { ...DEFAULT_TIMINGS, poll_interval_ms: POLL_MS },
-    serve: {
-      listen: { host: '127.0.0.1', port: 0 }, allowed_hosts: [], tokens: [], max_in_flight: 32, rate_limit_per_minute: 1,
-      body_limit_bytes: 1, drain_ms: 0, param_headers: true, metrics: null,
-    },
+    serve: BENCH_SERVE,
     localnet: null,
     log_level: 'silent',
   };
