@@ -7,7 +7,6 @@
  * (payload, checks, signing, RPC client, ledger) and not LiteSVM's; waiting for the chain costs no CPU.
  */
 import crypto from 'node:crypto';
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,6 +18,7 @@ import type { SignerEngine } from '../src/signer/types';
 import { transferPayload } from '../src/signer/transfer';
 import { encodeBase58 } from '../src/util/base58';
 import { percentile, type BenchLine } from './stats';
+import { startChainProcess } from './service-fixture';
 import { RpcChainClient } from '../src/chain/rpc-client';
 import type { ChainClient } from '../src/chain/types';
 
@@ -109,21 +109,9 @@ async function setup(rpc: 'in-process' | 'child-process', keyCount: number): Pro
     url = localnet.url;
     stopChain = () => localnet.close();
   } else {
-    const bin = path.join(__dirname, '../src/cli/signer.js');
-    const child = spawn(process.execPath, [bin, 'localnet', '--listen', '127.0.0.1:0', '--block-ms', String(BLOCK_MS), ...fund.flatMap((f) => ['--fund', `${f.address}=${f.lamports}`])], { stdio: ['ignore', 'pipe', 'inherit'] });
-    url = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-        const m = /(http:\/\/\S+)/.exec(out);
-        if (m) resolve(m[1]!);
-      });
-      child.once('exit', (code) => reject(new Error(`localnet exited with ${code}`)));
-    });
-    stopChain = async () => {
-      child.kill('SIGTERM');
-      await new Promise((r) => child.once('exit', r));
-    };
+    const chain = await startChainProcess(fund, BLOCK_MS);
+    url = chain.url;
+    stopChain = () => chain.stop();
   }
   const config: SignerConfig = {
     source: null,

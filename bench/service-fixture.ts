@@ -40,23 +40,34 @@ async function stop(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+/** The embedded chain as its own process (`sa-forge-signer localnet`), with its announced URL. */
+export async function startChainProcess(fund: { address: string; lamports: number }[], blockMs?: number): Promise<{ url: string; stop(): Promise<void> }> {
+  const args = [path.join(CLI, 'signer.js'), 'localnet', '--listen', '127.0.0.1:0', ...(blockMs === undefined ? [] : ['--block-ms', String(blockMs)])];
+  const child = spawn(process.execPath, [...args, ...fund.flatMap((f) => ['--fund', `${f.address}=${f.lamports}`])], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = /(http:\/\/\S+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`localnet exited with ${code}`)));
+  });
+  return { url, stop: () => stop(child) };
+}
+
 /** The chain process, a key, a token and a config (log_level as a production default would have it). */
 export async function makeFixture(opts: { port: number; logLevel?: string }): Promise<Fixture> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-service-'));
   const pubkey = createKeyFile(path.join(dir, 'keys'), 'demo');
-  const chainPort = await freePort();
-  const chain = spawn(process.execPath, [path.join(CLI, 'signer.js'), 'localnet', '--listen', `127.0.0.1:${chainPort}`, '--fund', `${pubkey}=1000000000000`], { stdio: ['ignore', 'pipe', 'ignore'] });
-  await new Promise<void>((resolve, reject) => {
-    chain.stdout!.on('data', () => resolve());
-    chain.once('exit', (code) => reject(new Error(`localnet exited with ${code}`)));
-  });
+  const chain = await startChainProcess([{ address: pubkey, lamports: 1_000_000_000_000 }]);
   const token = newToken();
   const tokenFile = path.join(dir, 'token');
   fs.writeFileSync(tokenFile, token, { mode: 0o600 });
   const configFile = path.join(dir, 'config.yaml');
   fs.writeFileSync(configFile, YAML.stringify({
     cluster: 'local',
-    rpc_url: `http://127.0.0.1:${chainPort}`,
+    rpc_url: chain.url,
     key_dir: 'keys',
     state_dir: 'state',
     log_level: opts.logLevel ?? 'info',
@@ -73,7 +84,7 @@ export async function makeFixture(opts: { port: number; logLevel?: string }): Pr
   return {
     dir, token, tokenFile, tokenSha256: tokenSha256(token), configFile,
     async close() {
-      await stop(chain);
+      await chain.stop();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
