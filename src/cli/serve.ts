@@ -80,6 +80,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     const { Metrics } = require('../http/metrics') as typeof import('../http/metrics');
     const metrics = new Metrics({
       haltedKeys: async () => (engine ? (await engine.keyShow({ principal: { kind: 'operator' } })).filter((k) => k.halted !== null).length : 0),
+      inFlight: () => signerApp.state.inFlight,
     });
     metricsServer = await metrics.listen(config.serve.metrics.host, config.serve.metrics.port);
     metricsRef.current = metrics;

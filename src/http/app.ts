@@ -18,7 +18,7 @@ import { McpService, type McpReply } from '../mcp/service';
 import { bearerAuth } from './auth';
 import { readJsonBody } from './body';
 import { checkHostOrigin, compileAllowList, repeatedGuardHeader } from './host-origin';
-import { accessLog as accessLogger } from './logging';
+import { accessLogWriter, requestIdMiddleware } from './logging';
 import type { Metrics } from './metrics';
 import { compose, type Middleware, type RequestContext } from './pipeline';
 import { sendBytes, sendEmpty, sendError, setStaticHeaders } from './respond';
@@ -59,11 +59,9 @@ export function createApp(deps: AppDeps): SignerApp {
   const mcp = new McpService({ version: deps.version, paramHeaders: serve.param_headers, engine: deps.engine, log: logger, observer });
   const allow = compileAllowList(serve.allowed_hosts);
 
-  // 1. Request id and the access log (one line per request at `info`, on an asynchronous destination).
-  // The metrics request counter rides on the access log's close listener (one listener per request).
-  const accessLog = accessLogger(logger, deps.metrics
-    ? (ctx, status) => ref.current?.request(ctx.mcpMethod ?? routeLabel(ctx.path), status)
-    : undefined);
+  // 1. Request id; the access log (one line per request at `info`, on an asynchronous destination) is written when
+  //    the response closes, by the one close listener the pipeline adds (onClose below).
+  const accessLine = accessLogWriter(logger);
 
   // 2. Security headers: helmet's defaults are the same for every response, so helmet runs once here and its
   //    headers go out with every response in the same writeHead (respond.ts).
@@ -134,20 +132,11 @@ export function createApp(deps: AppDeps): SignerApp {
   };
 
   // 7. Cap on requests in flight (and no new work while draining).
-  const inFlightCap: Middleware = (_req, res, next) => {
+  const inFlightCap: Middleware = (_req, res, next, ctx) => {
     if (state.draining) return sendError(res, 503, 'shutting down; retry on another replica', { 'Retry-After': '5', Connection: 'close' });
     if (state.inFlight >= serve.max_in_flight) return sendError(res, 503, 'busy; retry shortly', { 'Retry-After': '1' });
     state.inFlight++;
-    const metrics = ref.current;
-    metrics?.inFlight.inc();
-    let counted = true;
-    const release = (): void => {
-      if (!counted) return;
-      counted = false;
-      state.inFlight--;
-      metrics?.inFlight.dec();
-    };
-    res.once('close', release);
+    ctx.inFlight = true; // released in onClose
     next();
   };
 
@@ -187,8 +176,18 @@ export function createApp(deps: AppDeps): SignerApp {
     else res.destroy();
   };
 
-  const stack: Middleware[] = [accessLog, hostOrigin, probes, auth, limiter, inFlightCap, routes];
-  return { handler: compose(stack, onError), state, mcp };
+  // When a response closes: the in-flight place, the metrics counter, the access line; one listener for all three.
+  const onClose = (req: IncomingMessage, res: ServerResponse, ctx: RequestContext): void => {
+    if (ctx.inFlight) {
+      ctx.inFlight = false;
+      state.inFlight--;
+    }
+    ref.current?.request(ctx.mcpMethod ?? routeLabel(ctx.path), res.statusCode);
+    accessLine?.(req, res, ctx);
+  };
+
+  const stack: Middleware[] = [requestIdMiddleware, hostOrigin, probes, auth, limiter, inFlightCap, routes];
+  return { handler: compose(stack, onError, onClose), state, mcp };
 }
 
 function routeLabel(path: string): string {

@@ -12,11 +12,10 @@ export function readJsonBody(req: IncomingMessage, res: ServerResponse, limit: n
   const chunks: Buffer[] = [];
   let size = 0;
   let done = false;
+  // Once answered, the listeners stay but ignore what follows (Node discards the rest of the body): removing
+  // three listeners per request was measurable on the hot path.
   const finish = (): void => {
     done = true;
-    req.removeListener('data', onData);
-    req.removeListener('end', onEnd);
-    req.removeListener('error', onError);
   };
   const onData = (chunk: Buffer): void => {
     if (done) return;

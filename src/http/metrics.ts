@@ -15,10 +15,10 @@ export class Metrics implements McpObserver {
   private readonly failedChecks: Counter<'check'>;
   private readonly toolDuration: Histogram<'tool'>;
   private readonly rpcDuration: Histogram<'method' | 'ok'>;
-  readonly inFlight: Gauge;
   private readonly requestChildren = new Map<string, { inc(): void }>();
+  private readonly toolChildren = new Map<string, { result: { inc(): void }; duration: { observe(v: number): void } }>();
 
-  constructor(opts: { haltedKeys?: () => Promise<number>; defaultMetrics?: boolean } = {}) {
+  constructor(opts: { haltedKeys?: () => Promise<number>; inFlight?: () => number; defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
     this.requests = new Counter({ name: 'signer_http_requests_total', help: 'HTTP requests by MCP method (or route) and status', labelNames: ['method', 'status'], registers });
     this.toolResults = new Counter({ name: 'signer_tool_results_total', help: 'Tool calls by tool and outcome', labelNames: ['tool', 'outcome'], registers });
@@ -37,7 +37,16 @@ export class Metrics implements McpObserver {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15],
       registers,
     });
-    this.inFlight = new Gauge({ name: 'signer_http_in_flight', help: 'HTTP requests being handled now', registers });
+    // Read at scrape time rather than counted per request: two gauge updates per request were measurable.
+    const inFlight = opts.inFlight;
+    new Gauge({
+      name: 'signer_http_in_flight',
+      help: 'HTTP requests being handled now',
+      registers,
+      collect() {
+        if (inFlight) this.set(inFlight());
+      },
+    });
     const haltedKeys = opts.haltedKeys;
     new Gauge({
       name: 'signer_halted_keys',
@@ -62,9 +71,15 @@ export class Metrics implements McpObserver {
   }
 
   toolResult(tool: string, outcome: string, failedCheck: string | null, durationMs: number): void {
-    this.toolResults.labels(tool, outcome).inc();
+    const k = `${tool} ${outcome}`;
+    let child = this.toolChildren.get(k);
+    if (!child) {
+      child = { result: this.toolResults.labels(tool, outcome), duration: this.toolDuration.labels(tool) };
+      this.toolChildren.set(k, child);
+    }
+    child.result.inc();
     if (failedCheck !== null) this.failedChecks.labels(failedCheck).inc();
-    if (outcome !== 'invalid_arguments') this.toolDuration.labels(tool).observe(durationMs / 1000);
+    if (outcome !== 'invalid_arguments') child.duration.observe(durationMs / 1000);
   }
 
   /** Hook for the chain client: one observation per JSON-RPC call. */

@@ -3,7 +3,7 @@
  * seed's order — one JSON message → `initialize` → `_meta` → headers against the body → version — then the method
  * table. Every static answer (discover, the lists, each resource) is serialised once at construction.
  */
-import type { SignerEngine, Principal } from '../signer/types';
+import type { SignerEngine, Principal, KeyView } from '../signer/types';
 import { isSuccessOutcome, type Report } from '../signer/report';
 import { isSignerError, errorMessage } from '../util/errors';
 import { errorBytes, parseMessage, resultBytes, type RequestId } from './envelope';
@@ -71,6 +71,7 @@ export class McpService {
   private readonly resourcesListJson: Buffer;
   private readonly templatesListJson: Buffer;
   private readonly readJson = new Map<string, Buffer>();
+  private readonly keyShowMemo = new WeakMap<KeyView, { views: KeyView[]; json: Buffer }>();
   private readonly initializeMessage = `Unsupported protocol version: this server speaks only MCP ${PROTOCOL_VERSION}, which has no initialize handshake; send server/discover or any request with params._meta`;
 
   constructor(private readonly opts: McpServiceOptions) {
@@ -182,6 +183,10 @@ export class McpService {
   }
 
   private toolReply(id: RequestId, structured: object | null, text: string, isError: boolean): McpReply {
+    return { status: 200, body: resultBytes(id, this.toolResultJson(structured, text, isError)), method: 'tools/call' };
+  }
+
+  private toolResultJson(structured: object | null, text: string, isError: boolean): string {
     const result = {
       content: [{ type: 'text', text }],
       ...(structured !== null ? { structuredContent: structured } : {}),
@@ -189,7 +194,22 @@ export class McpService {
       resultType: 'complete',
       _meta: this.meta,
     };
-    return { status: 200, body: resultBytes(id, JSON.stringify(result)), method: 'tools/call' };
+    return JSON.stringify(result);
+  }
+
+  /**
+   * key_show's result, serialised once per set of views: the engine hands out the same view objects while its
+   * cache holds them (`timings.key_show_cache_ms`), and a busy agent polls it, so serialising the view twice
+   * (text and structuredContent) on every call would be most of the call's cost.
+   */
+  private keyShowResult(keys: KeyView[]): Buffer {
+    const first = keys[0];
+    const memo = first !== undefined ? this.keyShowMemo.get(first) : undefined;
+    if (memo !== undefined && memo.views.length === keys.length && memo.views.every((v, i) => v === keys[i])) return memo.json;
+    const out = { keys };
+    const json = Buffer.from(this.toolResultJson(out, JSON.stringify(out, null, 2), false));
+    if (first !== undefined) this.keyShowMemo.set(first, { views: keys, json });
+    return json;
   }
 
   private async callTool(id: RequestId, tool: PreparedTool, rawArgs: unknown, req: McpRequest): Promise<McpReply> {
@@ -202,12 +222,13 @@ export class McpService {
     const args = checked.args;
     const key = (args.key as string | undefined) ?? null;
     const started = performance.now();
-    const signal = req.signal?.();
     try {
       const engine = await this.opts.engine();
       switch (name) {
         case 'check':
         case 'sign': {
+          // Only check and sign wait on anything a departed client could cancel (simulation, confirmation).
+          const signal = req.signal?.();
           const report: Report =
             name === 'check'
               ? await engine.check({ payload: args.payload, key, principal: req.principal, signal })
@@ -218,8 +239,7 @@ export class McpService {
         case 'key_show': {
           const keys = await engine.keyShow({ key, principal: req.principal });
           this.opts.observer?.toolResult?.(name, 'ok', null, performance.now() - started);
-          const out = { keys };
-          return this.toolReply(id, out, JSON.stringify(out, null, 2), false);
+          return { status: 200, body: resultBytes(id, this.keyShowResult(keys)), method: 'tools/call' };
         }
         case 'halt': {
           const result = await engine.halt({ key, reason: args.reason as string, principal: req.principal });
