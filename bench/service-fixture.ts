@@ -76,7 +76,7 @@ export async function makeFixture(opts: { port: number; logLevel?: string }): Pr
       listen: `127.0.0.1:${opts.port}`,
       allowed_hosts: ['127.0.0.1', 'localhost'],
       metrics: '127.0.0.1:0', // on, as by default: its request counter is part of the stack
-      // The load is one token: keep express-rate-limit in the path but above what the load generator sends.
+      // The load is one token: keep the per-token rate limit in the path but above what the load generator sends.
       rate_limit_per_minute: 100_000_000,
       tokens: [{ name: 'bench', sha256: tokenSha256(token), keys: ['demo'] }],
     },

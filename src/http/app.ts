@@ -10,13 +10,13 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import helmet from 'helmet';
-import { rateLimit } from 'express-rate-limit';
 import type { Logger } from 'pino';
 import type { SignerConfig } from '../config/types';
 import type { SignerEngine } from '../signer/types';
 import { McpService, type McpReply } from '../mcp/service';
 import { bearerAuth } from './auth';
 import { readJsonBody } from './body';
+import { TokenRateLimiter } from './rate-limit';
 import { checkHostOrigin, compileAllowList, repeatedGuardHeader } from './host-origin';
 import { accessLogWriter, requestIdMiddleware } from './logging';
 import type { Metrics } from './metrics';
@@ -111,24 +111,14 @@ export function createApp(deps: AppDeps): SignerApp {
   // 5. Bearer token, before the body is read.
   const auth = bearerAuth(serve.tokens);
 
-  // 6. Rate limit per token name (express-rate-limit keys by the token the bearer step found).
-  const tokenOf = new WeakMap<ServerResponse, string>();
-  const limiterMiddleware = rateLimit({
-    windowMs: 60_000,
-    limit: serve.rate_limit_per_minute,
-    standardHeaders: false,
-    legacyHeaders: false,
-    validate: false,
-    keyGenerator: (_req, res) => tokenOf.get(res as unknown as ServerResponse) ?? '',
-    handler: (req, res) => {
-      const reset = (req as { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
-      const seconds = reset ? Math.max(1, Math.ceil((reset.getTime() - Date.now()) / 1000)) : 60;
-      sendError(res, 429, `rate limit: more than ${serve.rate_limit_per_minute} requests in a minute for this token; retry later`, { 'Retry-After': String(seconds) });
-    },
-  }) as unknown as (req: IncomingMessage, res: ServerResponse, next: (e?: unknown) => void) => void;
-  const limiter: Middleware = (req, res, next, ctx) => {
-    tokenOf.set(res, ctx.token!.name);
-    limiterMiddleware(req, res, next);
+  // 6. Rate limit per token name (the token the bearer step found).
+  const rateLimiter = new TokenRateLimiter(serve.rate_limit_per_minute);
+  const limiter: Middleware = (_req, res, next, ctx) => {
+    const verdict = rateLimiter.take(ctx.token!.name);
+    if (!verdict.allowed) {
+      return sendError(res, 429, `rate limit: more than ${serve.rate_limit_per_minute} requests in a minute for this token; retry later`, { 'Retry-After': String(verdict.retryAfterSeconds) });
+    }
+    next();
   };
 
   // 7. Cap on requests in flight (and no new work while draining).
@@ -160,6 +150,7 @@ export function createApp(deps: AppDeps): SignerApp {
     };
     const send = (r: McpReply): void => {
       ctx.mcpMethod = r.method;
+      ctx.mcpRead = r.read === true;
       if (res.destroyed) return;
       if (r.body === null) sendEmpty(res, r.status);
       else sendBytes(res, r.status, r.body);

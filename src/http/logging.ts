@@ -48,13 +48,6 @@ export const requestIdMiddleware: Middleware = (req, res, next, ctx) => {
 };
 
 /**
- * Successful cacheable reads (the lists, discover, a resource) are logged at `debug`: they change nothing, are
- * what a busy client repeats most, and metrics count them. Every tool call, every refusal and every error is
- * logged at `info` or above.
- */
-const QUIET_READS = new Set(['server/discover', 'tools/list', 'resources/list', 'resources/templates/list', 'resources/read']);
-
-/**
  * The access log: one line per request when its response closes, with the request id, method, path, status,
  * duration, token name and MCP method; null when `info` is off. pino-http was measured here at ~40 µs of CPU per
  * request even with its lines turned off (it builds child loggers per request, serialising the request eagerly),
@@ -66,7 +59,10 @@ export function accessLogWriter(logger: Logger): OnClose | null {
   const debug = logger.isLevelEnabled('debug');
   const log = logger.child({}, { redact: [] });
   return function writeAccessLine(req, res, ctx) {
-    const quiet = res.statusCode < 400 && res.writableFinished && ctx.mcpMethod !== null && QUIET_READS.has(ctx.mcpMethod);
+    // Successful reads that change nothing (discover, the lists, a resource, key_show) are what a busy client
+    // repeats most; metrics count them, and they are logged at `debug`. Every check, sign and halt, every refusal
+    // and every error is logged at `info` or above.
+    const quiet = ctx.mcpRead && res.statusCode < 400 && res.writableFinished;
     if (quiet && !debug) return;
     const line = {
       reqId: ctx.id,

@@ -25,7 +25,7 @@ export class Metrics implements McpObserver {
     this.failedChecks = new Counter({ name: 'signer_failed_checks_total', help: 'Refusals by failed check', labelNames: ['check'], registers });
     this.toolDuration = new Histogram({
       name: 'signer_tool_duration_seconds',
-      help: 'Duration of check and sign (and the other tools), seconds',
+      help: 'Duration of check, sign and halt, seconds',
       labelNames: ['tool'],
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 240],
       registers,
@@ -79,7 +79,8 @@ export class Metrics implements McpObserver {
     }
     child.result.inc();
     if (failedCheck !== null) this.failedChecks.labels(failedCheck).inc();
-    if (outcome !== 'invalid_arguments') child.duration.observe(durationMs / 1000);
+    // key_show answers from a one-second cache: its duration says nothing an operator acts on.
+    if (outcome !== 'invalid_arguments' && tool !== 'key_show') child.duration.observe(durationMs / 1000);
   }
 
   /** Hook for the chain client: one observation per JSON-RPC call. */

@@ -1,7 +1,7 @@
 /**
  * A connect-style middleware runner on plain node:http. Express 5 was measured here at 96 µs of CPU per request
  * for a route that only writes fixed bytes (bare node:http: 22 µs), so it is not on the request path: the same
- * ecosystem middleware (helmet, express-rate-limit) run as plain `(req, res, next)` functions. Per-request state
+ * ecosystem middleware (helmet) run as plain `(req, res, next)` functions. Per-request state
  * lives in a context object passed as a fourth argument, never as new properties on Node's req/res (which
  * changes their shape and slows Node's own http code).
  */
@@ -20,6 +20,8 @@ export interface RequestContext {
   /** The request holds a place under the in-flight cap (released when the response closes). */
   inFlight: boolean;
   mcpMethod: string | null;
+  /** The MCP answer was a successful read that changes nothing (McpReply.read). */
+  mcpRead: boolean;
 }
 
 export type Next = (err?: unknown) => void;
@@ -35,7 +37,7 @@ export function compose(stack: readonly Middleware[], onError: (err: unknown, re
   return function handle(req: IncomingMessage, res: ServerResponse): void {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    const ctx: RequestContext = { path: q < 0 ? url : url.slice(0, q), started: performance.now(), id: '', token: null, hostAllowed: false, inFlight: false, mcpMethod: null };
+    const ctx: RequestContext = { path: q < 0 ? url : url.slice(0, q), started: performance.now(), id: '', token: null, hostAllowed: false, inFlight: false, mcpMethod: null, mcpRead: false };
     if (onClose !== undefined) res.once('close', () => onClose(req, res, ctx));
     let i = 0;
     const next: Next = (err) => {

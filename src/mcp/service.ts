@@ -40,6 +40,8 @@ export interface McpReply {
   /** For logs and metrics: the JSON-RPC method when readable, and the error code if any. */
   method: string | null;
   errorCode?: number;
+  /** A successful read that changes nothing (discover, the lists, a resource, key_show): logged at debug. */
+  read?: boolean;
 }
 
 export interface McpObserver {
@@ -173,7 +175,7 @@ export class McpService {
   }
 
   private ok(method: string, id: RequestId, resultJson: Buffer): McpReply {
-    return { status: 200, body: resultBytes(id, resultJson), method };
+    return { status: 200, body: resultBytes(id, resultJson), method, read: true };
   }
 
   /** An error reply; header, envelope and version problems travel on 400, method-level ones on 200, -32601 on 404. */
@@ -239,7 +241,7 @@ export class McpService {
         case 'key_show': {
           const keys = await engine.keyShow({ key, principal: req.principal });
           this.opts.observer?.toolResult?.(name, 'ok', null, performance.now() - started);
-          return { status: 200, body: resultBytes(id, this.keyShowResult(keys)), method: 'tools/call' };
+          return { status: 200, body: resultBytes(id, this.keyShowResult(keys)), method: 'tools/call', read: true };
         }
         case 'halt': {
           const result = await engine.halt({ key, reason: args.reason as string, principal: req.principal });

@@ -4,6 +4,7 @@
  */
 import http from 'node:http';
 import request from 'supertest';
+import { pino } from 'pino';
 import { makeApp, headersFor, rpc, serveConfig, TOKEN } from './support';
 import { Metrics } from '../../src/http/metrics';
 import { drain, listen } from '../../src/http/server';
@@ -116,6 +117,50 @@ test('metrics count requests by MCP method and status on their own listener', as
   } finally {
     server.close();
   }
+});
+
+test('the in-flight gauge reads the requests being answered when /metrics is scraped', async () => {
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => (release = r));
+  const engine = { keyShow: async () => (await gate, []) } as unknown as SignerEngine;
+  const holder: { current: Metrics | null } = { current: null };
+  const app = makeApp({ engine, metrics: holder });
+  holder.current = new Metrics({ defaultMetrics: false, inFlight: () => app.state.inFlight });
+  const server = http.createServer(app.handler).listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  const metricsServer = await holder.current.listen('127.0.0.1', 0);
+  try {
+    const slowBody = rpc('tools/call', { name: 'key_show', arguments: {} });
+    const slow = request(server).post('/mcp').set(headersFor(slowBody)).send(slowBody).then((r) => r);
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await request(metricsServer).get('/metrics')).text).toContain('signer_http_in_flight 1');
+    release();
+    expect((await slow).status).toBe(200);
+    expect((await request(metricsServer).get('/metrics')).text).toContain('signer_http_in_flight 0');
+  } finally {
+    server.close();
+    metricsServer.close();
+  }
+});
+
+test('the access log at info: a line per check and per failure, none for reads that change nothing', async () => {
+  const lines: { level: number; status: number; mcp: string | null; reqId: string }[] = [];
+  const logger = pino({ level: 'info' }, { write: (s: string) => void lines.push(JSON.parse(s)) });
+  const engine = {
+    keyShow: async () => [],
+    check: async () => ({ outcome: 'ok', failed_check: null }),
+  } as unknown as SignerEngine;
+  const app = makeApp({ engine, logger });
+  const keyShow = rpc('tools/call', { name: 'key_show', arguments: {} });
+  const check = rpc('tools/call', { name: 'check', arguments: { payload: {} } });
+  const r1 = await request(app.handler).post('/mcp').set(headersFor(list)).send(list);
+  await request(app.handler).post('/mcp').set(headersFor(keyShow)).send(keyShow);
+  const r3 = await request(app.handler).post('/mcp').set(headersFor(check)).send(check);
+  const r4 = await request(app.handler).post('/mcp').set(headersFor(rpc('nope'))).send(rpc('nope'));
+  expect(r1.status).toBe(200);
+  expect(lines.map((l) => [l.mcp, l.status])).toEqual([['tools/call', 200], ['nope', 404]]);
+  expect(lines.map((l) => l.reqId)).toEqual([r3.headers['x-request-id'], r4.headers['x-request-id']]);
+  expect(JSON.stringify(lines)).not.toContain(TOKEN);
 });
 
 test('drain: stops accepting, lets a running request finish, and reports none left', async () => {

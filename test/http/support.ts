@@ -1,5 +1,5 @@
 /** Builds the real HTTP app (createApp) around a config made in code, for supertest. */
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { localCluster } from '../../src/config/clusters';
 import { DEFAULT_TIMINGS, type SignerConfig, type TokenConfig } from '../../src/config/types';
 import { createApp, type SignerApp } from '../../src/http/app';
@@ -47,13 +47,13 @@ export function serveConfig(over: Partial<SignerConfig['serve']> = {}, base?: Si
   };
 }
 
-export function makeApp(opts: { config?: SignerConfig; engine?: SignerEngine | null; metrics?: Metrics } = {}): SignerApp {
+export function makeApp(opts: { config?: SignerConfig; engine?: SignerEngine | null; metrics?: Metrics | { current: Metrics | null }; logger?: Logger } = {}): SignerApp {
   const config = opts.config ?? serveConfig();
   const engine = opts.engine ?? null;
   return createApp({
     config,
     version: '9.9.9-test',
-    logger: pino({ level: 'silent' }),
+    logger: opts.logger ?? pino({ level: 'silent' }),
     engine: () => (engine ? Promise.resolve(engine) : Promise.reject(new SignerError('internal', 'no engine in this test'))),
     engineIfOpen: () => engine,
     metrics: opts.metrics ?? null,
