@@ -17,11 +17,11 @@ import { McpService, type McpReply } from '../mcp/service';
 import { bearerAuth } from './auth';
 import { readJsonBody } from './body';
 import { TokenRateLimiter } from './rate-limit';
-import { checkHostOrigin, compileAllowList, repeatedGuardHeader } from './host-origin';
+import { checkHostOrigin, compileAllowList, repeatedGuardHeader, type HostOriginVerdict } from './host-origin';
 import { accessLogWriter, requestIdMiddleware } from './logging';
 import type { Metrics } from './metrics';
 import { compose, type Middleware, type RequestContext } from './pipeline';
-import { sendBytes, sendEmpty, sendError, setStaticHeaders } from './respond';
+import { sendBytes, sendEmpty, sendError, sendReply, setStaticHeaders } from './respond';
 
 export interface AppDeps {
   config: SignerConfig;
@@ -69,20 +69,29 @@ export function createApp(deps: AppDeps): SignerApp {
 
   // 3. The DNS-rebinding guard. Probes may name any Host (the pod IP), but never with an Origin.
   // Verdicts are memoised per (Host, Origin, probe): a service sees a handful of distinct values.
-  const verdicts = new Map<string, ReturnType<typeof checkHostOrigin>>();
+  // The last verdict is kept apart: one client sends the same Host and Origin on every request.
+  const verdicts = new Map<string, HostOriginVerdict>();
+  let last: { probe: boolean; host: string | undefined; origin: string | undefined; verdict: HostOriginVerdict } = {
+    probe: false, host: '\u0000', origin: '\u0000', verdict: { ok: false, error: '' },
+  };
   const hostOrigin: Middleware = (req, res, next, ctx) => {
     const probe = req.method === 'GET' && (ctx.path === '/health' || ctx.path === '/ready');
     const repeated = repeatedGuardHeader(req.rawHeaders);
-    if (repeated !== null) return sendError(res, 403, `several ${repeated} headers: the request is ambiguous`);
+    if (repeated !== null) return sendError(res, ctx.id, 403, `several ${repeated} headers: the request is ambiguous`);
     const { host, origin } = req.headers;
-    const memo = `${probe ? 'p' : 'r'}\u0000${host ?? '\u0001'}\u0000${origin ?? '\u0001'}`;
-    let verdict = verdicts.get(memo);
-    if (verdict === undefined) {
-      verdict = checkHostOrigin(allow, host, origin, probe);
-      if (verdicts.size > 256) verdicts.clear();
-      verdicts.set(memo, verdict);
+    let verdict: HostOriginVerdict | undefined;
+    if (last.probe === probe && last.host === host && last.origin === origin) verdict = last.verdict;
+    else {
+      const memo = `${probe ? 'p' : 'r'}\u0000${host ?? '\u0001'}\u0000${origin ?? '\u0001'}`;
+      verdict = verdicts.get(memo);
+      if (verdict === undefined) {
+        verdict = checkHostOrigin(allow, host, origin, probe);
+        if (verdicts.size > 256) verdicts.clear();
+        verdicts.set(memo, verdict);
+      }
+      last = { probe, host, origin, verdict };
     }
-    if (!verdict.ok) return sendError(res, 403, verdict.error);
+    if (!verdict.ok) return sendError(res, ctx.id, 403, verdict.error);
     ctx.hostAllowed = verdict.hostAllowed;
     next();
   };
@@ -91,8 +100,8 @@ export function createApp(deps: AppDeps): SignerApp {
   let readyCache: { at: number; ok: boolean; detail: Record<string, string> } | null = null;
   const ready = async (res: ServerResponse, ctx: RequestContext): Promise<void> => {
     const engine = deps.engineIfOpen();
-    if (state.draining) return sendError(res, 503, 'shutting down');
-    if (!engine) return sendBytes(res, 503, JSON.stringify({ status: 'starting' }));
+    if (state.draining) return sendError(res, ctx.id, 503, 'shutting down');
+    if (!engine) return sendBytes(res, ctx.id, 503, JSON.stringify({ status: 'starting' }));
     if (!readyCache || Date.now() - readyCache.at > READY_CACHE_MS) {
       const r = await engine.ready().catch((e: unknown) => ({ ok: false, detail: { engine: (e as Error).message } }));
       readyCache = { at: Date.now(), ...r };
@@ -100,10 +109,10 @@ export function createApp(deps: AppDeps): SignerApp {
     }
     // The detail (error texts) only for callers on an allowed Host; a probe by pod IP gets the verdict alone.
     const body = { status: readyCache.ok ? 'ready' : 'not ready', ...(ctx.hostAllowed ? { detail: readyCache.detail } : {}) };
-    sendBytes(res, readyCache.ok ? 200 : 503, JSON.stringify(body));
+    sendBytes(res, ctx.id, readyCache.ok ? 200 : 503, JSON.stringify(body));
   };
   const probes: Middleware = (req, res, next, ctx) => {
-    if (req.method === 'GET' && ctx.path === '/health') return sendBytes(res, 200, HEALTH_BODY);
+    if (req.method === 'GET' && ctx.path === '/health') return sendBytes(res, ctx.id, 200, HEALTH_BODY);
     if (req.method === 'GET' && ctx.path === '/ready') return void ready(res, ctx).catch(next);
     next();
   };
@@ -116,15 +125,15 @@ export function createApp(deps: AppDeps): SignerApp {
   const limiter: Middleware = (_req, res, next, ctx) => {
     const verdict = rateLimiter.take(ctx.token!.name);
     if (!verdict.allowed) {
-      return sendError(res, 429, `rate limit: more than ${serve.rate_limit_per_minute} requests in a minute for this token; retry later`, { 'Retry-After': String(verdict.retryAfterSeconds) });
+      return sendError(res, ctx.id, 429, `rate limit: more than ${serve.rate_limit_per_minute} requests in a minute for this token; retry later`, { 'Retry-After': String(verdict.retryAfterSeconds) });
     }
     next();
   };
 
   // 7. Cap on requests in flight (and no new work while draining).
   const inFlightCap: Middleware = (_req, res, next, ctx) => {
-    if (state.draining) return sendError(res, 503, 'shutting down; retry on another replica', { 'Retry-After': '5', Connection: 'close' });
-    if (state.inFlight >= serve.max_in_flight) return sendError(res, 503, 'busy; retry shortly', { 'Retry-After': '1' });
+    if (state.draining) return sendError(res, ctx.id, 503, 'shutting down; retry on another replica', { 'Retry-After': '5', Connection: 'close' });
+    if (state.inFlight >= serve.max_in_flight) return sendError(res, ctx.id, 503, 'busy; retry shortly', { 'Retry-After': '1' });
     state.inFlight++;
     ctx.inFlight = true; // released in onClose
     next();
@@ -132,9 +141,9 @@ export function createApp(deps: AppDeps): SignerApp {
 
   // 8. Routes.
   const routes: Middleware = (req, res, _next, ctx) => {
-    if (ctx.path !== '/mcp') return sendError(res, 404, 'not found');
-    if (req.method !== 'POST') return sendError(res, 405, 'use POST', { Allow: 'POST' });
-    readJsonBody(req, res, serve.body_limit_bytes, (body) => answerMcp(req, res, ctx, body));
+    if (ctx.path !== '/mcp') return sendError(res, ctx.id, 404, 'not found');
+    if (req.method !== 'POST') return sendError(res, ctx.id, 405, 'use POST', { Allow: 'POST' });
+    readJsonBody(req, res, ctx.id, serve.body_limit_bytes, (body) => answerMcp(req, res, ctx, body));
   };
 
   const answerMcp = (req: IncomingMessage, res: ServerResponse, ctx: RequestContext, body: Buffer): void => {
@@ -152,8 +161,8 @@ export function createApp(deps: AppDeps): SignerApp {
       ctx.mcpMethod = r.method;
       ctx.mcpRead = r.read === true;
       if (res.destroyed) return;
-      if (r.body === null) sendEmpty(res, r.status);
-      else sendBytes(res, r.status, r.body);
+      if (r.body === null) sendEmpty(res, ctx.id, r.status);
+      else sendReply(res, ctx.id, r.status, r.body);
     };
     const reply = mcp.handle({ body, rawHeaders: req.rawHeaders, principal: { kind: 'token', name: token.name, keys: token.keys }, signal });
     if (reply instanceof Promise) {
@@ -163,7 +172,7 @@ export function createApp(deps: AppDeps): SignerApp {
 
   const onError = (e: unknown, _req: IncomingMessage, res: ServerResponse, ctx: RequestContext): void => {
     logger.error({ err: (e as Error)?.message ?? String(e), path: ctx.path }, 'request failed');
-    if (!res.headersSent) sendError(res, 500, 'internal error');
+    if (!res.headersSent) sendError(res, ctx.id, 500, 'internal error');
     else res.destroy();
   };
 

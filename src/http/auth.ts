@@ -29,7 +29,7 @@ export function bearerAuth(tokens: readonly TokenConfig[]): Middleware {
     const token = verify(req.socket, req.headers.authorization);
     if (token === null) {
       // The request body is never read: Node discards it after this reply.
-      return sendError(res, 401, UNAUTHORIZED, { 'WWW-Authenticate': 'Bearer realm="sa-forge-signer"' });
+      return sendError(res, ctx.id, 401, UNAUTHORIZED, { 'WWW-Authenticate': 'Bearer realm="sa-forge-signer"' });
     }
     ctx.token = token;
     next();

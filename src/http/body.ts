@@ -4,11 +4,11 @@ import { sendError } from './respond';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
-export function readJsonBody(req: IncomingMessage, res: ServerResponse, limit: number, then: (body: Buffer) => void): void {
+export function readJsonBody(req: IncomingMessage, res: ServerResponse, requestId: string, limit: number, then: (body: Buffer) => void): void {
   const type = req.headers['content-type'];
-  if (type !== undefined && !JSON_TYPE.test(type)) return sendError(res, 415, 'Content-Type must be application/json');
+  if (type !== undefined && !JSON_TYPE.test(type)) return sendError(res, requestId, 415, 'Content-Type must be application/json');
   const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limit) return sendError(res, 413, `body too large (limit ${limit} bytes)`, { Connection: 'close' });
+  if (declared !== undefined && Number(declared) > limit) return sendError(res, requestId, 413, `body too large (limit ${limit} bytes)`, { Connection: 'close' });
   const chunks: Buffer[] = [];
   let size = 0;
   let done = false;
@@ -22,7 +22,7 @@ export function readJsonBody(req: IncomingMessage, res: ServerResponse, limit: n
     size += chunk.length;
     if (size > limit) {
       finish();
-      sendError(res, 413, `body too large (limit ${limit} bytes)`, { Connection: 'close' });
+      sendError(res, requestId, 413, `body too large (limit ${limit} bytes)`, { Connection: 'close' });
       return;
     }
     chunks.push(chunk);
@@ -35,7 +35,7 @@ export function readJsonBody(req: IncomingMessage, res: ServerResponse, limit: n
   const onError = (): void => {
     if (done) return;
     finish();
-    sendError(res, 400, 'the request body could not be read');
+    sendError(res, requestId, 400, 'the request body could not be read');
   };
   req.on('data', onData);
   req.on('end', onEnd);

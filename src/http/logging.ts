@@ -8,7 +8,6 @@ import { randomBytes } from 'node:crypto';
 import { pino, type Logger } from 'pino';
 import type { SignerConfig } from '../config/types';
 import type { Middleware, OnClose } from './pipeline';
-import { tagRequestId } from './respond';
 
 export const REDACT_PATHS = [
   'req.headers.authorization',
@@ -41,9 +40,8 @@ export function requestId(req: IncomingMessage): string {
 }
 
 /** The first middleware: gives the request its id (also sent back as X-Request-Id). */
-export const requestIdMiddleware: Middleware = (req, res, next, ctx) => {
+export const requestIdMiddleware: Middleware = (req, _res, next, ctx) => {
   ctx.id = requestId(req);
-  tagRequestId(res, ctx.id);
   next();
 };
 

@@ -38,23 +38,37 @@ export function parseMessage(body: Buffer): Parsed {
   return { kind: 'request', id, method: m.method, params: m.params };
 }
 
-const PREFIX = '{"jsonrpc":"2.0","id":';
-
-function idJson(id: RequestId): string {
-  return typeof id === 'number' ? String(id) : JSON.stringify(id);
+/**
+ * A reply's bytes in two parts, written to the socket together: the envelope's head with the request's id
+ * (`{"jsonrpc":"2.0","id":1`) and the rest (`,"result":…}` or `,"error":…}`). A cached result keeps its rest as
+ * bytes made once, so answering never copies it (tools/list is kilobytes; copying it into a new buffer per reply
+ * was measurable).
+ */
+export interface ReplyBody {
+  head: string;
+  rest: Buffer;
 }
 
-const CLOSE = Buffer.from('}');
-
-/** A result reply around an already-serialised result object (static results are kept as bytes). */
-export function resultBytes(id: RequestId, result: string | Buffer): Buffer {
-  if (typeof result === 'string') return Buffer.from(`${PREFIX}${idJson(id)},"result":${result}}`, 'utf8');
-  const head = Buffer.from(`${PREFIX}${idJson(id)},"result":`, 'utf8');
-  return Buffer.concat([head, result, CLOSE], head.length + result.length + 1);
+function head(id: RequestId | undefined): string {
+  if (id === undefined) return '{"jsonrpc":"2.0"';
+  return `{"jsonrpc":"2.0","id":${typeof id === 'number' ? String(id) : JSON.stringify(id)}`;
 }
 
-export function errorBytes(id: RequestId | undefined, code: ErrorCode, message: string, data?: unknown): Buffer {
+/** The rest of a result reply around a serialised result object: made once for a cached result. */
+export function resultRest(resultJson: string): Buffer {
+  return Buffer.from(`,"result":${resultJson}}`, 'utf8');
+}
+
+export function resultReply(id: RequestId, rest: Buffer): ReplyBody {
+  return { head: head(id), rest };
+}
+
+export function errorReply(id: RequestId | undefined, code: ErrorCode, message: string, data?: unknown): ReplyBody {
   const error = data === undefined ? { code, message } : { code, message, data };
-  const head = id === undefined ? '{"jsonrpc":"2.0"' : `${PREFIX}${idJson(id)}`;
-  return Buffer.from(`${head},"error":${JSON.stringify(error)}}`, 'utf8');
+  return { head: head(id), rest: Buffer.from(`,"error":${JSON.stringify(error)}}`, 'utf8') };
+}
+
+/** The whole reply as one buffer (tests, and callers that are not on the hot path). */
+export function replyBytes(body: ReplyBody): Buffer {
+  return Buffer.concat([Buffer.from(body.head, 'utf8'), body.rest]);
 }

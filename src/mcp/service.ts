@@ -6,7 +6,7 @@
 import type { SignerEngine, Principal, KeyView } from '../signer/types';
 import { isSuccessOutcome, type Report } from '../signer/report';
 import { isSignerError, errorMessage } from '../util/errors';
-import { errorBytes, parseMessage, resultBytes, type RequestId } from './envelope';
+import { errorReply, parseMessage, resultReply, resultRest, type ReplyBody, type RequestId } from './envelope';
 import { checkParamHeaders, checkStandardHeaders, collectMcpHeaders, collectParamAnnotations, NAME_SOURCE, type ParamAnnotation } from './headers';
 import {
   CACHE_SCOPE,
@@ -36,7 +36,7 @@ export interface McpRequest {
 /** body null: 202 Accepted with no body. */
 export interface McpReply {
   status: number;
-  body: Buffer | null;
+  body: ReplyBody | null;
   /** For logs and metrics: the JSON-RPC method when readable, and the error code if any. */
   method: string | null;
   errorCode?: number;
@@ -68,12 +68,12 @@ interface PreparedTool {
 export class McpService {
   private readonly tools = new Map<string, PreparedTool>();
   private readonly meta: object;
-  private readonly discoverJson: Buffer;
-  private readonly toolsListJson: Buffer;
-  private readonly resourcesListJson: Buffer;
-  private readonly templatesListJson: Buffer;
-  private readonly readJson = new Map<string, Buffer>();
-  private readonly keyShowMemo = new WeakMap<KeyView, { views: KeyView[]; json: Buffer }>();
+  private readonly discoverRest: Buffer;
+  private readonly toolsListRest: Buffer;
+  private readonly resourcesListRest: Buffer;
+  private readonly templatesListRest: Buffer;
+  private readonly readRest = new Map<string, Buffer>();
+  private readonly keyShowMemo = new WeakMap<KeyView, { views: KeyView[]; rest: Buffer }>();
   private readonly initializeMessage = `Unsupported protocol version: this server speaks only MCP ${PROTOCOL_VERSION}, which has no initialize handshake; send server/discover or any request with params._meta`;
 
   constructor(private readonly opts: McpServiceOptions) {
@@ -83,14 +83,14 @@ export class McpService {
       // Refuses to start on a definition that breaks the x-mcp-header rules (clients would drop the tool).
       this.tools.set(def.name, { def, validate: compileArgsValidator(def.inputSchema), annotations: collectParamAnnotations(def.name, def.inputSchema) });
     }
-    const cacheable = (result: object): Buffer => Buffer.from(JSON.stringify({ resultType: 'complete', ...result, ttlMs: CACHE_TTL_MS, cacheScope: CACHE_SCOPE, _meta: this.meta }));
-    this.discoverJson = cacheable({ supportedVersions: SUPPORTED_VERSIONS, capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS });
-    this.toolsListJson = cacheable({ tools: defs });
-    this.resourcesListJson = cacheable({
+    const cacheable = (result: object): Buffer => resultRest(JSON.stringify({ resultType: 'complete', ...result, ttlMs: CACHE_TTL_MS, cacheScope: CACHE_SCOPE, _meta: this.meta }));
+    this.discoverRest = cacheable({ supportedVersions: SUPPORTED_VERSIONS, capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS });
+    this.toolsListRest = cacheable({ tools: defs });
+    this.resourcesListRest = cacheable({
       resources: RESOURCES.map((r) => ({ uri: r.uri, name: r.name, title: r.title, description: r.description, mimeType: r.mimeType, size: Buffer.byteLength(r.text) })),
     });
-    this.templatesListJson = cacheable({ resourceTemplates: [] });
-    for (const r of RESOURCES) this.readJson.set(r.uri, cacheable({ contents: [{ uri: r.uri, mimeType: r.mimeType, text: r.text }] }));
+    this.templatesListRest = cacheable({ resourceTemplates: [] });
+    for (const r of RESOURCES) this.readRest.set(r.uri, cacheable({ contents: [{ uri: r.uri, mimeType: r.mimeType, text: r.text }] }));
   }
 
   /** The tool definitions as served (for tests and the relay). */
@@ -154,17 +154,17 @@ export class McpService {
 
     switch (method) {
       case 'server/discover':
-        return this.ok(method, id, this.discoverJson);
+        return this.ok(method, id, this.discoverRest);
       case 'tools/list':
-        return this.ok(method, id, this.toolsListJson);
+        return this.ok(method, id, this.toolsListRest);
       case 'resources/list':
-        return this.ok(method, id, this.resourcesListJson);
+        return this.ok(method, id, this.resourcesListRest);
       case 'resources/templates/list':
-        return this.ok(method, id, this.templatesListJson);
+        return this.ok(method, id, this.templatesListRest);
       case 'resources/read': {
-        const json = this.readJson.get(nameValue!);
-        if (json === undefined) return this.fail(method, id, ErrorCode.InvalidParams, 'Resource not found', { uri: nameValue }, true);
-        return this.ok(method, id, json);
+        const rest = this.readRest.get(nameValue!);
+        if (rest === undefined) return this.fail(method, id, ErrorCode.InvalidParams, 'Resource not found', { uri: nameValue }, true);
+        return this.ok(method, id, rest);
       }
       case 'tools/call':
         if (!tool) return this.fail(method, id, ErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(nameValue)}; the tools are check, sign, key_show and halt`, undefined, true);
@@ -174,18 +174,18 @@ export class McpService {
     }
   }
 
-  private ok(method: string, id: RequestId, resultJson: Buffer): McpReply {
-    return { status: 200, body: resultBytes(id, resultJson), method, read: true };
+  private ok(method: string, id: RequestId, rest: Buffer): McpReply {
+    return { status: 200, body: resultReply(id, rest), method, read: true };
   }
 
   /** An error reply; header, envelope and version problems travel on 400, method-level ones on 200, -32601 on 404. */
   private fail(method: string | null, id: RequestId | undefined, code: ErrorCode, message: string, data?: unknown, methodLevel = false): McpReply {
     const status = code === ErrorCode.MethodNotFound ? 404 : methodLevel ? 200 : 400;
-    return { status, body: errorBytes(id, code, message, data), method, errorCode: code };
+    return { status, body: errorReply(id, code, message, data), method, errorCode: code };
   }
 
   private toolReply(id: RequestId, structured: object | null, text: string, isError: boolean): McpReply {
-    return { status: 200, body: resultBytes(id, this.toolResultJson(structured, text, isError)), method: 'tools/call' };
+    return { status: 200, body: resultReply(id, resultRest(this.toolResultJson(structured, text, isError))), method: 'tools/call' };
   }
 
   private toolResultJson(structured: object | null, text: string, isError: boolean): string {
@@ -207,11 +207,11 @@ export class McpService {
   private keyShowResult(keys: KeyView[]): Buffer {
     const first = keys[0];
     const memo = first !== undefined ? this.keyShowMemo.get(first) : undefined;
-    if (memo !== undefined && memo.views.length === keys.length && memo.views.every((v, i) => v === keys[i])) return memo.json;
+    if (memo !== undefined && memo.views.length === keys.length && memo.views.every((v, i) => v === keys[i])) return memo.rest;
     const out = { keys };
-    const json = Buffer.from(this.toolResultJson(out, JSON.stringify(out, null, 2), false));
-    if (first !== undefined) this.keyShowMemo.set(first, { views: keys, json });
-    return json;
+    const rest = resultRest(this.toolResultJson(out, JSON.stringify(out, null, 2), false));
+    if (first !== undefined) this.keyShowMemo.set(first, { views: keys, rest });
+    return rest;
   }
 
   private async callTool(id: RequestId, tool: PreparedTool, rawArgs: unknown, req: McpRequest): Promise<McpReply> {
@@ -241,7 +241,7 @@ export class McpService {
         case 'key_show': {
           const keys = await engine.keyShow({ key, principal: req.principal });
           this.opts.observer?.toolResult?.(name, 'ok', null, performance.now() - started);
-          return { status: 200, body: resultBytes(id, this.keyShowResult(keys)), method: 'tools/call', read: true };
+          return { status: 200, body: resultReply(id, this.keyShowResult(keys)), method: 'tools/call', read: true };
         }
         case 'halt': {
           const result = await engine.halt({ key, reason: args.reason as string, principal: req.principal });
