@@ -7,16 +7,16 @@
 import type { ServerResponse } from 'node:http';
 import type { ReplyBody } from '../mcp/envelope';
 
-let staticHeaders: readonly [string, string][] = [];
+/** Name, value, name, value… as writeHead takes them. */
+let staticHeaders: readonly string[] = [];
 
 /** Headers sent with every response (helmet's, captured once at start by app.ts). */
 export function setStaticHeaders(headers: readonly [string, string][]): void {
-  staticHeaders = headers;
+  staticHeaders = headers.flat();
 }
 
 function headerList(requestId: string, length: number | null, extra?: Record<string, string>): string[] {
-  const out: string[] = [];
-  for (const [k, v] of staticHeaders) out.push(k, v);
+  const out = staticHeaders.slice();
   if (requestId !== '') out.push('X-Request-Id', requestId);
   if (length !== null) out.push('Content-Type', 'application/json', 'Content-Length', String(length));
   if (extra) for (const k in extra) out.push(k, extra[k]!);

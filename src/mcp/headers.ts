@@ -82,6 +82,8 @@ export interface ParamAnnotation {
   header: string; // the {Name} of Mcp-Param-{Name}, as declared
   headerLower: string; // `mcp-param-<name>` lowercased, for lookup
   path: readonly string[];
+  /** `arguments.<path>`, for messages. */
+  field: string;
   type: 'string' | 'integer' | 'boolean';
 }
 
@@ -120,7 +122,7 @@ export function collectParamAnnotations(toolName: string, inputSchema: unknown):
         } else if (found.some((f) => f.header.toLowerCase() === name.toLowerCase())) {
           problems.push(`x-mcp-header ${JSON.stringify(name)} is used twice (names are compared ignoring case)`);
         } else {
-          found.push({ header: name, headerLower: `${H_PARAM_PREFIX}${name.toLowerCase()}`, path: [...path], type });
+          found.push({ header: name, headerLower: `${H_PARAM_PREFIX}${name.toLowerCase()}`, path: [...path], field: `arguments.${path.join('.')}`, type });
         }
       }
     }
@@ -170,7 +172,7 @@ export function checkParamHeaders(h: McpHeaders, annotations: readonly ParamAnno
   for (const a of annotations) {
     const raw = h.values.get(a.headerLower);
     const value = valueAt(args, a.path);
-    const field = `arguments.${a.path.join('.')}`;
+    const field = a.field;
     if (value === undefined || value === null) {
       if (raw !== undefined) return `Header mismatch: Mcp-Param-${a.header} header was sent but ${field} is ${value === null ? 'null' : 'absent'}`;
       continue;

@@ -22,7 +22,7 @@ describe('sep-2243-x-mcp-header: the key argument of all four tools carries x-mc
     const r = await post(rpc('tools/list'), headersFor({ method: 'tools/list' }));
     for (const t of r.body.result.tools) {
       expect(t.inputSchema.properties.key['x-mcp-header']).toBe('Key');
-      expect(collectParamAnnotations(t.name, t.inputSchema)).toEqual([{ header: 'Key', headerLower: 'mcp-param-key', path: ['key'], type: 'string' }]);
+      expect(collectParamAnnotations(t.name, t.inputSchema)).toEqual([{ header: 'Key', headerLower: 'mcp-param-key', path: ['key'], field: 'arguments.key', type: 'string' }]);
     }
   });
 
@@ -102,7 +102,7 @@ describe('sep-2243-server-decode-base64 and reject-invalid-param-chars (the harn
 
   test('control characters and non-ASCII in a raw header value are rejected', () => {
     const h = collectMcpHeaders(['Mcp-Param-Key', 'caf\u00e9']);
-    expect(checkParamHeaders(h, [{ header: 'Key', headerLower: 'mcp-param-key', path: ['key'], type: 'string' }], { key: 'café' })).toMatch(/invalid characters/);
+    expect(checkParamHeaders(h, [{ header: 'Key', headerLower: 'mcp-param-key', path: ['key'], field: 'arguments.key', type: 'string' }], { key: 'café' })).toMatch(/invalid characters/);
   });
 
   test('a repeated Mcp- header is refused as ambiguous', async () => {
@@ -142,7 +142,7 @@ describe('sep-2243-client-encode-values, compared generically for integer and bo
   test('a nested annotated integer is found and validated through its properties chain', () => {
     const schema = { type: 'object', properties: { opts: { type: 'object', properties: { n: { type: 'integer', minimum: 0, maximum: 10, 'x-mcp-header': 'N' } } } } };
     const ann = collectParamAnnotations('t', schema);
-    expect(ann).toEqual([{ header: 'N', headerLower: 'mcp-param-n', path: ['opts', 'n'], type: 'integer' }]);
+    expect(ann).toEqual([{ header: 'N', headerLower: 'mcp-param-n', path: ['opts', 'n'], field: 'arguments.opts.n', type: 'integer' }]);
     expect(checkParamHeaders(collectMcpHeaders(['Mcp-Param-N', '3']), ann, { opts: { n: 3 } })).toBeNull();
     expect(checkParamHeaders(collectMcpHeaders(['Mcp-Param-N', '4']), ann, { opts: { n: 3 } })).toMatch(/does not match/);
   });
