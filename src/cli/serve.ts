@@ -17,6 +17,9 @@ import { createApp } from '../http/app';
 import { createLogger, flushLogSync, flushPeriodically } from '../http/logging';
 import { boundAddress, drain, listen } from '../http/server';
 
+/** How long the fresh listener serves alone before the remaining modules load (see main). */
+const START_GRACE_MS = 25;
+
 const HELP = `sa-forge-signer-serve ${VERSION}: the MCP service of sa-forge-signer (MCP 2026-07-28, POST /mcp)
 
 Usage:
@@ -73,8 +76,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const address = boundAddress(server);
   err(`sa-forge-signer ${VERSION} serving on ${address}`);
   err(`MCP endpoint: http://${address}/mcp`);
-  // Let the first connections in before loading the rest (prom-client, the engine's chain and ledger modules).
-  await new Promise((r) => setImmediate(r));
+  // Answer whoever was waiting for the port (a probe, an agent) before loading the rest: prom-client and the
+  // engine's chain and ledger modules take tens of milliseconds of synchronous loading, which would hold them.
+  await new Promise((r) => setTimeout(r, START_GRACE_MS));
   let metricsServer: http.Server | null = null;
   if (config.serve.metrics) {
     const { Metrics } = require('../http/metrics') as typeof import('../http/metrics');
