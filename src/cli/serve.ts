@@ -70,7 +70,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const metricsRef: { current: import('../http/metrics').Metrics | null } = { current: null };
   const rpcObserver = (m: string, ms: number, ok: boolean): void => metricsRef.current?.rpc(m, ms, ok);
 
-  let opening: Promise<SignerEngine> = new Promise(() => {});
+  // Tool calls wait on `opening` from the first request on, including those that arrive before the engine starts
+  // to open (below, after the listener's grace period).
+  let startOpening!: (engine: Promise<SignerEngine>) => void;
+  const opening = new Promise<SignerEngine>((resolve) => (startOpening = resolve));
   const signerApp = createApp({ config, version: VERSION, logger, engine: () => opening, engineIfOpen: () => engine, metrics: config.serve.metrics ? metricsRef : null });
   const server = await listen(signerApp, config, config.serve.listen.host, config.serve.listen.port);
   const address = boundAddress(server);
@@ -91,7 +94,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     err(`metrics: http://${boundAddress(metricsServer)}/metrics`);
   }
   // The engine opens in the background, after the listener: tool calls wait for it, /ready says "starting".
-  opening = (async () => {
+  startOpening((async () => {
     const { openEngine } = require('../signer') as typeof import('../signer');
     const { RpcChainClient } = require('../chain/rpc-client') as typeof import('../chain/rpc-client');
     const { timedChain } = require('../http/timed-chain') as typeof import('../http/timed-chain');
@@ -100,7 +103,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     const opened = await openEngine(config, { logger, chain });
     engine = opened;
     return opened;
-  })();
+  })());
   opening.catch((e: unknown) => {
     err(`error: cannot open the signer engine: ${errorMessage(e)}`);
     process.exit(1);
