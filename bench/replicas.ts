@@ -21,7 +21,7 @@ import { Client } from 'pg';
 import { localCluster } from '../src/config/clusters';
 import { DEFAULT_TIMINGS, type KeyConfig, type LedgerConfig, type SignerConfig } from '../src/config/types';
 import { transferPayload } from '../src/signer/transfer';
-import { percentile, type BenchLine } from './stats';
+import { percentile, processCpuSeconds, type BenchLine } from './stats';
 import { BENCH_SERVE, makeBenchKeys } from './engine';
 
 const KEYS = 16;
@@ -210,23 +210,6 @@ async function pgXacts(db: string): Promise<number> {
 async function pgBackends(db: string): Promise<number[]> {
   const res = await withAdmin((c) => c.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [db]));
   return res.rows.map((r: { pid: number }) => r.pid);
-}
-
-const CLOCK_TICKS_PER_SECOND = 100; // USER_HZ on Linux, the unit of /proc/stat and /proc/PID/stat
-
-/** CPU seconds used so far by each process (utime + stime from /proc/PID/stat); processes gone are left out. */
-function processCpuSeconds(pids: number[]): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const pid of pids) {
-    try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' '); // fields from the 3rd (state) on
-      out.set(pid, (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND);
-    } catch {
-      /* exited, or not on this machine */
-    }
-  }
-  return out;
 }
 
 /** CPU seconds the PostgreSQL backends of `db` used between two samples (new backends count from their start). */
