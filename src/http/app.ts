@@ -56,7 +56,7 @@ export function createApp(deps: AppDeps): SignerApp {
   const observer = { toolResult: (t: string, o: string, f: string | null, ms: number) => ref.current?.toolResult(t, o, f, ms) };
   const serve = config.serve;
   const state: AppState = { draining: false, inFlight: 0 };
-  const mcp = new McpService({ version: deps.version, paramHeaders: serve.param_headers, engine: deps.engine, log: logger, observer });
+  const mcp = new McpService({ version: deps.version, paramHeaders: serve.param_headers, engine: deps.engine, engineIfOpen: deps.engineIfOpen, log: logger, observer });
   const allow = compileAllowList(serve.allowed_hosts);
 
   // 1. Request id; the access log (one line per request at `info`, on an asynchronous destination) is written when

@@ -53,6 +53,8 @@ export interface McpServiceOptions {
   paramHeaders: boolean;
   /** Resolves once the engine is open; tools wait for it, everything else answers without it. */
   engine: () => Promise<SignerEngine>;
+  /** The engine if it is open already (key_show answers from its cache without waiting). */
+  engineIfOpen?: () => SignerEngine | null;
   log?: { error(obj: object, msg?: string): void };
   observer?: McpObserver;
 }
@@ -168,7 +170,7 @@ export class McpService {
       }
       case 'tools/call':
         if (!tool) return this.fail(method, id, ErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(nameValue)}; the tools are check, sign, key_show and halt`, undefined, true);
-        return this.callTool(id, tool, p.arguments, req);
+        return this.cachedKeyShow(id, tool, p.arguments, req) ?? this.callTool(id, tool, p.arguments, req);
       default:
         return this.fail(method, id, ErrorCode.MethodNotFound, `Method not found: ${JSON.stringify(method)}`);
     }
@@ -212,6 +214,27 @@ export class McpService {
     const rest = resultRest(this.toolResultJson(out, JSON.stringify(out, null, 2), false));
     if (first !== undefined) this.keyShowMemo.set(first, { views: keys, rest });
     return rest;
+  }
+
+  /**
+   * key_show answered without a turn of the event loop when the engine has every view cached (an agent polling
+   * it); null sends the call down the ordinary path, which also reports any error.
+   */
+  private cachedKeyShow(id: RequestId, tool: PreparedTool, rawArgs: unknown, req: McpRequest): McpReply | null {
+    if (tool.def.name !== 'key_show') return null;
+    const engine = this.opts.engineIfOpen?.();
+    if (!engine?.keyShowCached) return null;
+    const checked = tool.validate(rawArgs);
+    if (!checked.ok) return null;
+    let keys: KeyView[] | null;
+    try {
+      keys = engine.keyShowCached({ key: (checked.args.key as string | undefined) ?? null, principal: req.principal });
+    } catch {
+      return null;
+    }
+    if (keys === null) return null;
+    this.opts.observer?.toolResult?.('key_show', 'ok', null, 0);
+    return { status: 200, body: resultReply(id, this.keyShowResult(keys)), method: 'tools/call', read: true };
   }
 
   private async callTool(id: RequestId, tool: PreparedTool, rawArgs: unknown, req: McpRequest): Promise<McpReply> {

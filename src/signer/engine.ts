@@ -73,7 +73,7 @@ export class Engine implements SignerEngine {
   private running = 0;
   private readonly signers = new Map<string, Signer>();
   /** key_show's views: one look-up shared by concurrent callers, kept `key_show_cache_ms`. */
-  private readonly views = new Map<string, { at: number; value: Promise<KeyView> }>();
+  private readonly views = new Map<string, { at: number; value: Promise<KeyView>; settled: KeyView | null }>();
 
   constructor(private readonly deps: EngineDeps) {
     this.cfg = deps.config;
@@ -541,6 +541,19 @@ export class Engine implements SignerEngine {
     return Promise.all(keys.map((k) => this.cachedView(k)));
   }
 
+  keyShowCached(input: { key?: string | null; principal: Principal }): KeyView[] | null {
+    const keys = this.selectKeys(input.key, input.principal);
+    const ttl = this.cfg.timings.key_show_cache_ms;
+    const now = performance.now();
+    const out: KeyView[] = [];
+    for (const k of keys) {
+      const cached = this.views.get(k.name);
+      if (!cached || cached.settled === null || now - cached.at >= ttl) return null;
+      out.push(cached.settled);
+    }
+    return out;
+  }
+
   private selectKeys(named: string | null | undefined, principal: Principal): KeyConfig[] {
     if (named === undefined || named === null) return this.keys.usableBy(principal);
     // Authorisation first, so a token cannot probe which key names exist.
@@ -578,8 +591,16 @@ export class Engine implements SignerEngine {
     if (cached && now - cached.at < ttl) return cached.value;
     const value = this.view(key);
     if (ttl > 0) {
-      this.views.set(key.name, { at: now, value });
-      value.catch(() => this.views.delete(key.name)); // a failed look-up (ledger down) is not kept
+      const entry: { at: number; value: Promise<KeyView>; settled: KeyView | null } = { at: now, value, settled: null };
+      this.views.set(key.name, entry);
+      value.then(
+        (view) => {
+          entry.settled = view;
+        },
+        () => {
+          if (this.views.get(key.name) === entry) this.views.delete(key.name); // a failed look-up (ledger down) is not kept
+        },
+      );
     }
     return value;
   }

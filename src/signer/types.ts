@@ -57,6 +57,11 @@ export interface SignerEngine {
   sign(input: SignInput): Promise<Report>;
   /** With no key: every key the principal may use, in name order. */
   keyShow(input: { key?: string | null; principal: Principal }): Promise<KeyView[]>;
+  /**
+   * keyShow's answer without waiting, when every view it needs is cached and settled; null otherwise (then call
+   * keyShow). Throws as keyShow does for a key the principal may not use or that does not exist.
+   */
+  keyShowCached?(input: { key?: string | null; principal: Principal }): KeyView[] | null;
   /** With no key: every key the principal may use. */
   halt(input: { key?: string | null; reason: string; principal: Principal }): Promise<HaltResult>;
   /** Operator only (never over MCP). */

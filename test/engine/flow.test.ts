@@ -222,6 +222,22 @@ describe('key_show', () => {
     expect(after!.spent_or_reserved_24h).toBe(1_000_000 + FEE);
   });
 
+  it('answers from the cache without waiting once the views are settled, and not after a sign or a halt', async () => {
+    const op = { key: 'beta', principal: w.operator };
+    w.engine.keyShowCached!(op); // whatever an earlier test left
+    const [view] = await w.engine.keyShow(op);
+    expect(w.engine.keyShowCached!(op)).toEqual([view]);
+    expect(w.engine.keyShowCached!(op)![0]).toBe(view); // the same object: the MCP layer serialises it once
+    await w.engine.halt({ key: 'beta', reason: 'cache test', principal: w.operator });
+    expect(w.engine.keyShowCached!(op)).toBeNull();
+    const [halted] = await w.engine.keyShow(op);
+    expect(halted!.halted).toMatchObject({ reason: 'cache test' });
+    expect(w.engine.keyShowCached!(op)![0]!.halted).toMatchObject({ reason: 'cache test' });
+    await w.engine.resume('beta');
+    expect(w.engine.keyShowCached!(op)).toBeNull();
+    expect(() => w.engine.keyShowCached!({ key: 'beta', principal: { kind: 'token', name: 't', keys: ['alpha'] } })).toThrow(/not/);
+  });
+
   it('lists only the keys a token may use, and refuses another key before saying whether it exists', async () => {
     const token = { kind: 'token', name: 't', keys: ['beta'] } as const;
     expect((await w.engine.keyShow({ principal: token })).map((v) => v.name)).toEqual(['beta']);

@@ -68,6 +68,8 @@ test('key_show: the keys this token may use, validated against its outputSchema;
   const all = await callTool('key_show', {});
   expect((all.structuredContent!.keys as { name: string }[]).map((k) => k.name)).toEqual(['alpha', 'beta']);
   conforms('key_show', all.structuredContent);
+  // The views are cached now: the same answer comes from the engine's cache without waiting (McpService.cachedKeyShow).
+  expect(await callTool('key_show', {})).toEqual(all);
   const one = await callTool('key_show', { key: 'beta' });
   expect((one.structuredContent!.keys as { name: string; balance_lamports: number }[])[0]).toMatchObject({ name: 'beta', balance_lamports: expect.any(Number) });
   const refused = await callTool('key_show', { key: 'beta' }, { Authorization: `Bearer ${OTHER_TOKEN}` });
