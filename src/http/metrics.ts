@@ -10,17 +10,33 @@ const KNOWN_METHODS = new Set(['server/discover', 'tools/list', 'tools/call', 'r
 
 export class Metrics implements McpObserver {
   readonly registry = new Registry();
-  private readonly requests: Counter<'method' | 'status'>;
   private readonly toolResults: Counter<'tool' | 'outcome'>;
   private readonly failedChecks: Counter<'check'>;
   private readonly toolDuration: Histogram<'tool'>;
   private readonly rpcDuration: Histogram<'method' | 'ok'>;
-  private readonly requestChildren = new Map<string, { inc(): void }>();
+  /** Requests counted in plain numbers by method, then status; handed to prom-client when /metrics is scraped. */
+  private readonly requestCounts = new Map<string, Map<number, { n: number; reported: number }>>();
   private readonly toolChildren = new Map<string, { result: { inc(): void }; duration: { observe(v: number): void } }>();
 
   constructor(opts: { haltedKeys?: () => Promise<number>; inFlight?: () => number; defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
-    this.requests = new Counter({ name: 'signer_http_requests_total', help: 'HTTP requests by MCP method (or route) and status', labelNames: ['method', 'status'], registers });
+    // Counted per request in plain numbers (prom-client's inc per request showed in the profile) and added to the
+    // counter at scrape time.
+    const requestCounts = this.requestCounts;
+    new Counter({
+      name: 'signer_http_requests_total',
+      help: 'HTTP requests by MCP method (or route) and status',
+      labelNames: ['method', 'status'],
+      registers,
+      collect() {
+        for (const [method, byStatus] of requestCounts) {
+          for (const [status, c] of byStatus) {
+            if (c.n > c.reported) this.inc({ method, status: String(status) }, c.n - c.reported);
+            c.reported = c.n;
+          }
+        }
+      },
+    });
     this.toolResults = new Counter({ name: 'signer_tool_results_total', help: 'Tool calls by tool and outcome', labelNames: ['tool', 'outcome'], registers });
     this.failedChecks = new Counter({ name: 'signer_failed_checks_total', help: 'Refusals by failed check', labelNames: ['check'], registers });
     this.toolDuration = new Histogram({
@@ -61,13 +77,14 @@ export class Metrics implements McpObserver {
 
   request(method: string | null, status: number): void {
     const m = method === null ? 'none' : KNOWN_METHODS.has(method) || method.startsWith('/') ? method : 'other';
-    const k = `${m} ${status}`;
-    let child = this.requestChildren.get(k);
-    if (!child) {
-      child = this.requests.labels(m, String(status));
-      this.requestChildren.set(k, child);
+    let byStatus = this.requestCounts.get(m);
+    if (!byStatus) {
+      byStatus = new Map();
+      this.requestCounts.set(m, byStatus);
     }
-    child.inc();
+    const c = byStatus.get(status);
+    if (c) c.n++;
+    else byStatus.set(status, { n: 1, reported: 0 });
   }
 
   toolResult(tool: string, outcome: string, failedCheck: string | null, durationMs: number): void {

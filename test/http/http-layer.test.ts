@@ -114,6 +114,9 @@ test('metrics count requests by MCP method and status on their own listener', as
     expect(text).toContain('signer_http_requests_total{method="other",status="404"} 1');
     expect(text).toContain('signer_halted_keys 2');
     expect(text).toContain('signer_http_in_flight 0');
+    // Counted between scrapes and added once: a second scrape after one more request says 2, not 3.
+    await request(app.handler).post('/mcp').set(headersFor(list)).send(list);
+    expect((await request(server).get('/metrics')).text).toContain('signer_http_requests_total{method="tools/list",status="200"} 2');
   } finally {
     server.close();
   }
