@@ -7,6 +7,7 @@ import { keyLockId } from '../../src/ledger/postgres';
 import type { Ledger } from '../../src/ledger/types';
 import { ledgerContract, type StoreUnderTest } from './contract';
 import { signInput } from './helpers';
+import { stillPending } from '../support/async';
 import { PG_HOST, PG_PORT, admin, createDatabase, dbUrl, dropDatabase, waitForBackendsGone } from './pg';
 import { Worker, buildLedger } from './procs';
 import { TcpProxy } from './tcp-proxy';
@@ -46,15 +47,6 @@ async function lockHolders(db: string, key: string): Promise<number[]> {
   return res.rows.map((r: { pid: number }) => r.pid);
 }
 
-const pending = async <T>(p: Promise<T>, ms: number) => {
-  let settled = false;
-  p.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
-  await new Promise((r) => setTimeout(r, ms));
-  return !settled;
-};
 
 describe('PostgreSQL store specifics', () => {
   let name: string;
@@ -93,7 +85,7 @@ describe('PostgreSQL store specifics', () => {
     const b = await open();
     const held = await a.lockKey('game');
     const waiting = b.lockKey('game');
-    expect(await pending(waiting, 200)).toBe(true);
+    expect(await stillPending(waiting, 200)).toBe(true);
     const [pid] = await lockHolders(name, 'game');
     await admin((c) => c.query('SELECT pg_terminate_backend($1)', [pid]));
     await (await waiting).release();
@@ -240,7 +232,7 @@ describe('PostgreSQL across processes', () => {
     const w = worker(['lock', 'game']);
     await w.waitFor((l) => l === 'locked');
     const mine = ledger.lockKey('game');
-    expect(await pending(mine, 300)).toBe(true);
+    expect(await stillPending(mine, 300)).toBe(true);
     const other = await ledger.lockKey('other');
     await other.release();
     await w.kill();
@@ -252,7 +244,7 @@ describe('PostgreSQL across processes', () => {
     const w = worker(['lock', 'game']);
     await w.waitFor((l) => l === 'locked');
     const mine = ledger.lockKey('game');
-    expect(await pending(mine, 300)).toBe(true);
+    expect(await stillPending(mine, 300)).toBe(true);
     const holders = await lockHolders(name, 'game');
     expect(holders).toHaveLength(1);
     await admin((c) => c.query('SELECT pg_terminate_backend($1)', [holders[0]]));

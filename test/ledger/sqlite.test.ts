@@ -8,6 +8,7 @@ import { SqliteLedger } from '../../src/ledger/sqlite';
 import type { Ledger } from '../../src/ledger/types';
 import { ledgerContract, type StoreUnderTest } from './contract';
 import { signInput } from './helpers';
+import { stillPending } from '../support/async';
 import { Worker, buildLedger } from './procs';
 
 const FAST = { sqlite: { lockPollMs: 5 } };
@@ -147,10 +148,7 @@ describe('SQLite across processes', () => {
     const w = worker(['lock', 'game']);
     await w.waitFor((l) => l === 'locked');
     const mine = ledger.lockKey('game');
-    let got = false;
-    void mine.then(() => (got = true));
-    await new Promise((r) => setTimeout(r, 300));
-    expect(got).toBe(false);
+    expect(await stillPending(mine, 300)).toBe(true);
     const other = await ledger.lockKey('other');
     await other.release();
     await w.kill();

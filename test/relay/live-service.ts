@@ -12,6 +12,8 @@ import { newToken, tokenSha256 } from '../../src/keys/tokens';
 import { startLocalnet, type Localnet } from '../../src/localnet/server';
 import { assertBuilt, BIN, ROOT, run, writeYaml, type RunResult } from '../support/cli';
 import { payload, randomAddress, transferInstruction } from '../support/payloads';
+import { killOnExit } from '../support/children';
+import { PROCESS_TIMINGS } from '../support/world';
 
 export interface KeySpec {
   approval?: 'auto' | 'confirm';
@@ -24,22 +26,8 @@ export interface LiveServiceOptions {
   timings?: Record<string, number>;
 }
 
-/** Timings short enough for a test; approvals wait long enough for a test to act while a sign is held. */
-const TEST_TIMINGS = {
-  rpc_timeout_ms: 5_000,
-  poll_interval_ms: 10,
-  confirm_deadline_ms: 30_000,
-  max_rpc_failures: 60,
-  rebroadcast_every: 5,
-  metadata_attempts: 5,
-  approval_timeout_ms: 60_000,
-  approval_poll_ms: 20,
-};
-
-const live = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const c of live) c.kill('SIGKILL');
-});
+/** Approvals wait long enough for a test to act while a sign is held. */
+const TEST_TIMINGS = { ...PROCESS_TIMINGS, approval_timeout_ms: 60_000 };
 
 export class LiveService {
   child: ChildProcess | null = null;
@@ -111,10 +99,9 @@ export class LiveService {
   /** Starts the service process and resolves once it announced its address. */
   async spawn(): Promise<void> {
     const child = spawn(process.execPath, [BIN.serve, '--config', this.configFile], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-    live.add(child);
+    killOnExit(child);
     this.child = child;
     this.tail = '';
-    child.once('exit', () => live.delete(child));
     const address = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`the service did not start: ${this.tail}`)), 30_000);
       child.stderr!.on('data', (d: Buffer) => {

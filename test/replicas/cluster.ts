@@ -22,6 +22,8 @@ import type { AuditEntry } from '../../src/ledger/types';
 import { startLocalnet, type Localnet } from '../../src/localnet/server';
 import { assertBuilt, BIN, ROOT, run, writeYaml, type RunResult } from '../support/cli';
 import { randomAddress, transferInstruction, payload } from '../support/payloads';
+import { killOnExit } from '../support/children';
+import { PROCESS_TIMINGS } from '../support/world';
 import { PG_HOST, PG_PORT, createDatabase, dbUrl, dropDatabase } from '../ledger/pg';
 import { TcpProxy } from '../ledger/tcp-proxy';
 import { McpHttpClient } from './mcp-http';
@@ -51,24 +53,8 @@ export interface Replica {
   exited: Promise<number | null>;
 }
 
-/** Timings short enough for a test, long enough that nothing ends `unknown` on a loaded 2-core machine. */
-const TEST_TIMINGS = {
-  rpc_timeout_ms: 5_000,
-  poll_interval_ms: 10,
-  confirm_deadline_ms: 30_000,
-  max_rpc_failures: 60,
-  rebroadcast_every: 5,
-  metadata_attempts: 5,
-  approval_timeout_ms: 30_000,
-  approval_poll_ms: 20,
-  // The tests read one replica's writes through another's key_show at once: no display cache.
-  key_show_cache_ms: 0,
-};
-
-const live = new Set<ChildProcess>();
-process.once('exit', () => {
-  for (const c of live) c.kill('SIGKILL');
-});
+/** The tests read one replica's writes through another's key_show at once: no display cache. */
+const TEST_TIMINGS = { ...PROCESS_TIMINGS, key_show_cache_ms: 0 };
 
 export class ReplicaCluster {
   readonly replicas: Replica[] = [];
@@ -160,14 +146,9 @@ export class ReplicaCluster {
   /** Starts replica `index` (again, after a kill) and waits until it answers /ready with 200. */
   async spawnReplica(index: number): Promise<Replica> {
     const child = spawn(process.execPath, [BIN.serve, '--config', this.configFile], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-    live.add(child);
+    killOnExit(child);
     let tail = '';
-    const exited = new Promise<number | null>((resolve) =>
-      child.once('exit', (code) => {
-        live.delete(child);
-        resolve(code);
-      }),
-    );
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`replica ${index} did not start: ${tail}`)), 30_000);
       child.stderr!.on('data', (d: Buffer) => {
@@ -261,17 +242,6 @@ export async function waitFor(cond: () => Promise<boolean> | boolean, ms: number
     if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
-}
-
-/** True if `p` is still pending after `ms`. */
-export async function stillPending(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let settled = false;
-  p.then(
-    () => (settled = true),
-    () => (settled = true),
-  );
-  await new Promise((r) => setTimeout(r, ms));
-  return !settled;
 }
 
 export const uniqueSummary = (tag: string): string => `${tag} ${crypto.randomBytes(4).toString('hex')}`;

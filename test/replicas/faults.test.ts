@@ -5,7 +5,8 @@
  */
 import { LAMPORTS_PER_SIGNATURE } from '../../src/localnet/fees';
 import { McpHttpClient, type ReportView, type ToolReply } from './mcp-http';
-import { ReplicaCluster, stillPending, waitFor } from './cluster';
+import { ReplicaCluster, waitFor } from './cluster';
+import { stillPending } from '../support/async';
 
 const AMOUNT = 1_000_000;
 const FEE = LAMPORTS_PER_SIGNATURE;

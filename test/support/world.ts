@@ -30,6 +30,21 @@ export const FAST_TIMINGS: Timings = {
   approval_poll_ms: 10,
 };
 
+/**
+ * Timings for the service run as its own process beside other processes on this 2-core machine: short enough for
+ * a test, long enough that nothing ends `unknown` under load.
+ */
+export const PROCESS_TIMINGS: Partial<Timings> = {
+  rpc_timeout_ms: 5_000,
+  poll_interval_ms: 10,
+  confirm_deadline_ms: 30_000,
+  max_rpc_failures: 60,
+  rebroadcast_every: 5,
+  metadata_attempts: 5,
+  approval_timeout_ms: 30_000,
+  approval_poll_ms: 20,
+};
+
 export interface WorldKey extends KeyConfig {
   destination: string;
 }
