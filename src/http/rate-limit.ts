@@ -6,9 +6,12 @@
  */
 export interface RateLimitVerdict {
   allowed: boolean;
-  /** Whole seconds until the token's window resets (for Retry-After); at least 1. */
+  /** When refused: whole seconds until the token's window resets (for Retry-After), at least 1; else 0. */
   retryAfterSeconds: number;
 }
+
+/** One verdict for every admitted request: nothing is allocated or computed on the common path. */
+const ALLOWED: RateLimitVerdict = Object.freeze({ allowed: true, retryAfterSeconds: 0 });
 
 export class TokenRateLimiter {
   private readonly windows = new Map<string, { count: number; resetsAt: number }>();
@@ -28,6 +31,7 @@ export class TokenRateLimiter {
       this.windows.set(token, w);
     }
     w.count++;
-    return { allowed: w.count <= this.limit, retryAfterSeconds: Math.max(1, Math.ceil((w.resetsAt - now) / 1000)) };
+    if (w.count <= this.limit) return ALLOWED;
+    return { allowed: false, retryAfterSeconds: Math.max(1, Math.ceil((w.resetsAt - now) / 1000)) };
   }
 }

@@ -170,7 +170,7 @@ export class McpService {
       }
       case 'tools/call':
         if (!tool) return this.fail(method, id, ErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(nameValue)}; the tools are check, sign, key_show and halt`, undefined, true);
-        return this.cachedKeyShow(id, tool, p.arguments, req) ?? this.callTool(id, tool, p.arguments, req);
+        return this.callTool(id, tool, p.arguments, req);
       default:
         return this.fail(method, id, ErrorCode.MethodNotFound, `Method not found: ${JSON.stringify(method)}`);
     }
@@ -220,15 +220,12 @@ export class McpService {
    * key_show answered without a turn of the event loop when the engine has every view cached (an agent polling
    * it); null sends the call down the ordinary path, which also reports any error.
    */
-  private cachedKeyShow(id: RequestId, tool: PreparedTool, rawArgs: unknown, req: McpRequest): McpReply | null {
-    if (tool.def.name !== 'key_show') return null;
+  private cachedKeyShow(id: RequestId, key: string | null, req: McpRequest): McpReply | null {
     const engine = this.opts.engineIfOpen?.();
     if (!engine?.keyShowCached) return null;
-    const checked = tool.validate(rawArgs);
-    if (!checked.ok) return null;
     let keys: KeyView[] | null;
     try {
-      keys = engine.keyShowCached({ key: (checked.args.key as string | undefined) ?? null, principal: req.principal });
+      keys = engine.keyShowCached({ key, principal: req.principal });
     } catch {
       return null;
     }
@@ -237,15 +234,19 @@ export class McpService {
     return { status: 200, body: resultReply(id, this.keyShowResult(keys)), method: 'tools/call', read: true };
   }
 
-  private async callTool(id: RequestId, tool: PreparedTool, rawArgs: unknown, req: McpRequest): Promise<McpReply> {
+  /** Arguments checked once; key_show from the engine's cache when it can; everything else waits on the engine. */
+  private callTool(id: RequestId, tool: PreparedTool, rawArgs: unknown, req: McpRequest): McpReply | Promise<McpReply> {
     const name = tool.def.name;
     const checked = tool.validate(rawArgs);
     if (!checked.ok) {
       this.opts.observer?.toolResult?.(name, 'invalid_arguments', null, 0);
       return this.toolReply(id, null, `error: invalid arguments for ${name}: ${checked.message}`, true);
     }
-    const args = checked.args;
-    const key = (args.key as string | undefined) ?? null;
+    const key = (checked.args.key as string | undefined) ?? null;
+    return (name === 'key_show' ? this.cachedKeyShow(id, key, req) : null) ?? this.runTool(id, name, checked.args, key, req);
+  }
+
+  private async runTool(id: RequestId, name: ToolDef['name'], args: Record<string, unknown>, key: string | null, req: McpRequest): Promise<McpReply> {
     const started = performance.now();
     try {
       const engine = await this.opts.engine();
