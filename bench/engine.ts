@@ -56,9 +56,11 @@ class CpuAccountedChain implements ChainClient {
   getLatestBlockhash = () => this.wrap(() => this.inner.getLatestBlockhash());
   getBalance = (a: string) => this.wrap(() => this.inner.getBalance(a));
   getFeeForMessage = (m: string) => this.wrap(() => this.inner.getFeeForMessage(m));
-  simulateTransaction: ChainClient['simulateTransaction'] = (tx, o) => this.wrap(() => this.inner.simulateTransaction(tx, o));
+  simulateTransaction: ChainClient['simulateTransaction'] = (tx, o) =>
+    this.wrap(() => this.inner.simulateTransaction(tx, o));
   sendTransaction = (tx: string) => this.wrap(() => this.inner.sendTransaction(tx));
-  getSignatureStatuses: ChainClient['getSignatureStatuses'] = (s, o) => this.wrap(() => this.inner.getSignatureStatuses(s, o));
+  getSignatureStatuses: ChainClient['getSignatureStatuses'] = (s, o) =>
+    this.wrap(() => this.inner.getSignatureStatuses(s, o));
   getBlockHeight: ChainClient['getBlockHeight'] = (c) => this.wrap(() => this.inner.getBlockHeight(c));
   getTransaction = (s: string) => this.wrap(() => this.inner.getTransaction(s));
   getMultipleAccounts = (a: string[]) => this.wrap(() => this.inner.getMultipleAccounts(a));
@@ -80,8 +82,15 @@ interface Setup {
 
 /** The engine benchmarks never serve HTTP: a serve section that is valid but unused. */
 export const BENCH_SERVE: SignerConfig['serve'] = {
-  listen: { host: '127.0.0.1', port: 0 }, allowed_hosts: [], tokens: [], max_in_flight: 32, rate_limit_per_minute: 1,
-  body_limit_bytes: 1, drain_ms: 0, param_headers: true, metrics: null,
+  listen: { host: '127.0.0.1', port: 0 },
+  allowed_hosts: [],
+  tokens: [],
+  max_in_flight: 32,
+  rate_limit_per_minute: 1,
+  body_limit_bytes: 1,
+  drain_ms: 0,
+  param_headers: true,
+  metrics: null,
 };
 
 /** Session keys k00, k01, … with files in keyDir, each allowed one random destination, limits out of the way. */
@@ -89,9 +98,16 @@ export function makeBenchKeys(keyDir: string, count: number): KeyConfig[] {
   return Array.from({ length: count }, (_, i) => {
     const name = `k${String(i).padStart(2, '0')}`;
     return {
-      name, class: 'session', pubkey: createKeyFile(keyDir, name), profile: null, approval: 'auto',
-      transfer_to: [encodeBase58(crypto.randomBytes(32))], extra_programs: [], rate_limit_per_minute: 1_000_000,
-      daily_lamport_cap: 1_000_000_000_000, allow_unattended: false,
+      name,
+      class: 'session',
+      pubkey: createKeyFile(keyDir, name),
+      profile: null,
+      approval: 'auto',
+      transfer_to: [encodeBase58(crypto.randomBytes(32))],
+      extra_programs: [],
+      rate_limit_per_minute: 1_000_000,
+      daily_lamport_cap: 1_000_000_000_000,
+      allow_unattended: false,
     } satisfies KeyConfig;
   });
 }
@@ -128,7 +144,11 @@ async function setup(rpc: 'in-process' | 'child-process', keyCount: number): Pro
   const chain = new CpuAccountedChain(new RpcChainClient(url, { timeoutMs: config.timings.rpc_timeout_ms }));
   const engine = await openEngine(config, { chain });
   return {
-    dir, config, engine, keys, chain,
+    dir,
+    config,
+    engine,
+    keys,
+    chain,
     async close() {
       await engine.close();
       await stopChain();
@@ -138,26 +158,37 @@ async function setup(rpc: 'in-process' | 'child-process', keyCount: number): Pro
 }
 
 const operator = { kind: 'operator' } as const;
-const payloadFor = (k: KeyConfig, i: number) => transferPayload({ from: k.pubkey, to: k.transfer_to[0]!, lamports: 1_000_000 + i, summary: 'bench' });
+const payloadFor = (k: KeyConfig, i: number) =>
+  transferPayload({ from: k.pubkey, to: k.transfer_to[0]!, lamports: 1_000_000 + i, summary: 'bench' });
 
-async function timed<T>(ms: number, concurrency: number, op: (worker: number, i: number) => Promise<T>): Promise<{ count: number; seconds: number; latencies: number[]; results: T[] }> {
+async function timed<T>(
+  ms: number,
+  concurrency: number,
+  op: (worker: number, i: number) => Promise<T>,
+): Promise<{ count: number; seconds: number; latencies: number[]; results: T[] }> {
   const end = performance.now() + ms;
   const started = performance.now();
   const latencies: number[] = [];
   const results: T[] = [];
-  await Promise.all(Array.from({ length: concurrency }, async (_, worker) => {
-    for (let i = 0; performance.now() < end; i++) {
-      const t0 = performance.now();
-      results.push(await op(worker, i));
-      latencies.push(performance.now() - t0);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async (_, worker) => {
+      for (let i = 0; performance.now() < end; i++) {
+        const t0 = performance.now();
+        results.push(await op(worker, i));
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
   return { count: latencies.length, seconds: (performance.now() - started) / 1000, latencies, results };
 }
 
 function rawSignatureMicros(): number {
   const seed = crypto.randomBytes(32);
-  const key = crypto.createPrivateKey({ key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]), format: 'der', type: 'pkcs8' });
+  const key = crypto.createPrivateKey({
+    key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]),
+    format: 'der',
+    type: 'pkcs8',
+  });
   const msg = crypto.randomBytes(220);
   for (let i = 0; i < 2000; i++) crypto.sign(null, msg, key);
   const n = 20_000;
@@ -175,16 +206,38 @@ export async function runEngineBench(seconds: number): Promise<BenchLine[]> {
   try {
     const key = s.keys[0]!;
     await s.engine.check({ payload: payloadFor(key, 0), principal: operator }); // warm-up
-    const checks = await timed(seconds * 1000, 16, (_w, i) => s.engine.check({ payload: payloadFor(key, i), principal: operator }));
+    const checks = await timed(seconds * 1000, 16, (_w, i) =>
+      s.engine.check({ payload: payloadFor(key, i), principal: operator }),
+    );
     const failedChecks = checks.results.filter((r) => r.outcome !== 'ok').length;
-    lines.push({ name: 'engine check/s, one key, 16 in flight', value: checks.count / checks.seconds, unit: 'check/s', target: '>= 500', ok: checks.count / checks.seconds >= 500 && failedChecks === 0, note: `${failedChecks} not ok` });
+    lines.push({
+      name: 'engine check/s, one key, 16 in flight',
+      value: checks.count / checks.seconds,
+      unit: 'check/s',
+      target: '>= 500',
+      ok: checks.count / checks.seconds >= 500 && failedChecks === 0,
+      note: `${failedChecks} not ok`,
+    });
 
     // Two signs in flight per key: the second waits on the key lock, as concurrent agents would.
-    const signs = await timed(seconds * 1000, KEYS * 2, (w, i) => s.engine.sign({ payload: payloadFor(s.keys[w % KEYS]!, i * 100 + w), principal: operator }));
+    const signs = await timed(seconds * 1000, KEYS * 2, (w, i) =>
+      s.engine.sign({ payload: payloadFor(s.keys[w % KEYS]!, i * 100 + w), principal: operator }),
+    );
     const notConfirmed = signs.results.filter((r) => r.outcome !== 'confirmed').length;
     const rate = signs.count / signs.seconds;
-    lines.push({ name: `engine sign/s, ${KEYS} keys, SQLite fsync'd, ${BLOCK_MS} ms blocks`, value: rate, unit: 'sign/s', target: '>= 100', ok: rate >= 100 && notConfirmed === 0, note: `${notConfirmed} not confirmed` });
-    lines.push({ name: 'engine sign latency p50 (incl. lock wait and confirmation)', value: percentile(signs.latencies, 50), unit: 'ms' });
+    lines.push({
+      name: `engine sign/s, ${KEYS} keys, SQLite fsync'd, ${BLOCK_MS} ms blocks`,
+      value: rate,
+      unit: 'sign/s',
+      target: '>= 100',
+      ok: rate >= 100 && notConfirmed === 0,
+      note: `${notConfirmed} not confirmed`,
+    });
+    lines.push({
+      name: 'engine sign latency p50 (incl. lock wait and confirmation)',
+      value: percentile(signs.latencies, 50),
+      unit: 'ms',
+    });
     lines.push({ name: 'engine sign latency p99', value: percentile(signs.latencies, 99), unit: 'ms' });
   } finally {
     await s.close();
@@ -203,8 +256,20 @@ export async function runEngineBench(seconds: number): Promise<BenchLine[]> {
     const rpcPerSign = c.chain.cpuMicros / n;
     const ownPerSign = perSign - rpcPerSign;
     lines.push({ name: 'raw Ed25519 signature (node:crypto, cached key)', value: rawUs, unit: 'µs CPU' });
-    lines.push({ name: 'process CPU per sign, RPC client included (chain in another process)', value: perSign, unit: 'µs CPU', note: `${(perSign / rawUs).toFixed(1)}x raw; ${(c.chain.calls / n).toFixed(1)} RPC calls per sign` });
-    lines.push({ name: 'engine CPU per sign excluding RPC calls', value: ownPerSign, unit: 'µs CPU', target: `<= 20x raw (${(20 * rawUs).toFixed(0)} µs)`, ok: ownPerSign <= 20 * rawUs, note: `${(ownPerSign / rawUs).toFixed(1)}x raw` });
+    lines.push({
+      name: 'process CPU per sign, RPC client included (chain in another process)',
+      value: perSign,
+      unit: 'µs CPU',
+      note: `${(perSign / rawUs).toFixed(1)}x raw; ${(c.chain.calls / n).toFixed(1)} RPC calls per sign`,
+    });
+    lines.push({
+      name: 'engine CPU per sign excluding RPC calls',
+      value: ownPerSign,
+      unit: 'µs CPU',
+      target: `<= 20x raw (${(20 * rawUs).toFixed(0)} µs)`,
+      ok: ownPerSign <= 20 * rawUs,
+      note: `${(ownPerSign / rawUs).toFixed(1)}x raw`,
+    });
   } finally {
     await c.close();
   }

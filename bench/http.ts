@@ -26,26 +26,61 @@ interface Load {
 }
 
 function requests(token: string) {
-  const base = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}`, 'mcp-protocol-version': '2026-07-28' };
+  const base = {
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    authorization: `Bearer ${token}`,
+    'mcp-protocol-version': '2026-07-28',
+  };
   return {
-    list: { headers: { ...base, 'mcp-method': 'tools/list' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: META } }) },
+    list: {
+      headers: { ...base, 'mcp-method': 'tools/list' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: META } }),
+    },
     read: {
       headers: { ...base, 'mcp-method': 'resources/read', 'mcp-name': 'signer://docs/skill' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: 'signer://docs/skill', _meta: META } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'resources/read',
+        params: { uri: 'signer://docs/skill', _meta: META },
+      }),
     },
     keyShow: {
       headers: { ...base, 'mcp-method': 'tools/call', 'mcp-name': 'key_show', 'mcp-param-key': 'demo' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'key_show', arguments: { key: 'demo' }, _meta: META } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 3,
+        method: 'tools/call',
+        params: { name: 'key_show', arguments: { key: 'demo' }, _meta: META },
+      }),
     },
   };
 }
 
-async function load(port: number, req: { headers: Record<string, string>; body: string }, seconds: number, label: string): Promise<Load> {
+async function load(
+  port: number,
+  req: { headers: Record<string, string>; body: string },
+  seconds: number,
+  label: string,
+): Promise<Load> {
   process.stderr.write(`bench: http: ${label} for ${seconds} s…\n`);
-  const opts = { url: `http://127.0.0.1:${port}/mcp`, method: 'POST' as const, headers: req.headers, body: req.body, connections: CONNECTIONS };
+  const opts = {
+    url: `http://127.0.0.1:${port}/mcp`,
+    method: 'POST' as const,
+    headers: req.headers,
+    body: req.body,
+    connections: CONNECTIONS,
+  };
   await autocannon({ ...opts, duration: 1 });
   const r = await autocannon({ ...opts, duration: seconds });
-  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, errors: r.errors + r.timeouts };
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+  };
 }
 
 /**
@@ -58,10 +93,19 @@ async function cpuPerRequestSideBySide(
   ours: { port: number; pid: number; req: { headers: Record<string, string>; body: string } },
   seconds: number,
 ): Promise<number> {
-  const opts = (t: typeof bare) => ({ url: `http://127.0.0.1:${t.port}/mcp`, method: 'POST' as const, headers: t.req.headers, body: t.req.body, connections: CONNECTIONS / 2 });
+  const opts = (t: typeof bare) => ({
+    url: `http://127.0.0.1:${t.port}/mcp`,
+    method: 'POST' as const,
+    headers: t.req.headers,
+    body: t.req.body,
+    connections: CONNECTIONS / 2,
+  });
   await Promise.all([autocannon({ ...opts(bare), duration: 1 }), autocannon({ ...opts(ours), duration: 1 })]);
   const before = processCpuSeconds([bare.pid, ours.pid]);
-  const [b, o] = await Promise.all([autocannon({ ...opts(bare), duration: seconds }), autocannon({ ...opts(ours), duration: seconds })]);
+  const [b, o] = await Promise.all([
+    autocannon({ ...opts(bare), duration: seconds }),
+    autocannon({ ...opts(ours), duration: seconds }),
+  ]);
   const after = processCpuSeconds([bare.pid, ours.pid]);
   const perRequest = (pid: number, total: number) => (after.get(pid)! - before.get(pid)!) / total;
   return perRequest(ours.pid, o.requests.total) / perRequest(bare.pid, b.requests.total);
@@ -75,7 +119,11 @@ function medianLoad(ls: Load[]): Load {
 }
 
 const line = (name: string, l: Load, extra: Partial<BenchLine> = {}): BenchLine => ({
-  name, value: l.rps, unit: 'req/s', note: `p50 ${l.p50} ms, p99 ${l.p99} ms${l.non2xx || l.errors ? `, ${l.non2xx} non-2xx, ${l.errors} errors` : ''}`, ...extra,
+  name,
+  value: l.rps,
+  unit: 'req/s',
+  note: `p50 ${l.p50} ms, p99 ${l.p99} ms${l.non2xx || l.errors ? `, ${l.non2xx} non-2xx, ${l.errors} errors` : ''}`,
+  ...extra,
 });
 
 export async function runHttpBench(seconds: number): Promise<BenchLine[]> {
@@ -93,13 +141,25 @@ export async function runHttpBench(seconds: number): Promise<BenchLine[]> {
     const bare = await startTimed([BARE], { PORT: String(barePort), BODY_FILE: bodyFile }, barePort, req.list);
     started.push(bare);
     const sdkPort = await freePort();
-    const sdk = await startTimed([SDK], { PORT: String(sdkPort), TOKEN_SHA256: fixture.tokenSha256 }, sdkPort, req.list);
+    const sdk = await startTimed(
+      [SDK],
+      { PORT: String(sdkPort), TOKEN_SHA256: fixture.tokenSha256 },
+      sdkPort,
+      req.list,
+    );
     started.push(sdk);
 
     // Rounds alternate the targets so a slow moment of the shared machine does not fall on one of them;
     // each figure is the median over the rounds, each ratio the median of the rounds' own ratios.
     const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? '3'));
-    const runs: Record<'a' | 'b' | 'bCall' | 'list' | 'read' | 'keyShow', Load[]> = { a: [], b: [], bCall: [], list: [], read: [], keyShow: [] };
+    const runs: Record<'a' | 'b' | 'bCall' | 'list' | 'read' | 'keyShow', Load[]> = {
+      a: [],
+      b: [],
+      bCall: [],
+      list: [],
+      read: [],
+      keyShow: [],
+    };
     for (let r = 1; r <= rounds; r++) {
       const tag = `round ${r}/${rounds}`;
       runs.a.push(await load(barePort, req.list, seconds, `${tag}: (a) bare tools/list`));
@@ -112,9 +172,17 @@ export async function runHttpBench(seconds: number): Promise<BenchLine[]> {
     const mem = rssMiB(ours.child.pid!);
 
     const sideBySide: { name: string; ratio: number }[] = [];
-    for (const [name, r] of [['tools/list', req.list], ['resources/read', req.read], ['key_show', req.keyShow]] as const) {
+    for (const [name, r] of [
+      ['tools/list', req.list],
+      ['resources/read', req.read],
+      ['key_show', req.keyShow],
+    ] as const) {
       process.stderr.write(`bench: http: ${name} beside the bare server, CPU per request…\n`);
-      const ratio = await cpuPerRequestSideBySide({ port: barePort, pid: bare.child.pid!, req: req.list }, { port: ourPort, pid: ours.child.pid!, req: r }, seconds);
+      const ratio = await cpuPerRequestSideBySide(
+        { port: barePort, pid: bare.child.pid!, req: req.list },
+        { port: ourPort, pid: ours.child.pid!, req: r },
+        seconds,
+      );
       sideBySide.push({ name, ratio });
     }
     const a = medianLoad(runs.a);
@@ -122,17 +190,27 @@ export async function runHttpBench(seconds: number): Promise<BenchLine[]> {
 
     const clean = (ls: Load[]) => ls.every((l) => l.non2xx === 0 && l.errors === 0);
     lines.push(line(`(a) bare node:http, fixed tools/list bytes (ceiling), median of ${rounds}`, a));
-    lines.push(line('(b) official SDK stateless handler, tools/list', b, { note: `${line('', b).note}; ${median(runs.b.map((x, i) => x.rps / runs.a[i]!.rps)).toFixed(3)}x ceiling` }));
+    lines.push(
+      line('(b) official SDK stateless handler, tools/list', b, {
+        note: `${line('', b).note}; ${median(runs.b.map((x, i) => x.rps / runs.a[i]!.rps)).toFixed(3)}x ceiling`,
+      }),
+    );
     lines.push(line('(b) official SDK stateless handler, tools/call key_show', medianLoad(runs.bCall)));
-    for (const [name, ls] of [['tools/list', runs.list], ['resources/read', runs.read], ['tools/call key_show (ledger + RPC)', runs.keyShow]] as const) {
+    for (const [name, ls] of [
+      ['tools/list', runs.list],
+      ['resources/read', runs.read],
+      ['tools/call key_show (ledger + RPC)', runs.keyShow],
+    ] as const) {
       const l = medianLoad(ls);
       const ratio = median(ls.map((x, i) => x.rps / runs.a[i]!.rps));
       const vsSdk = median(ls.map((x, i) => x.rps / runs.b[i]!.rps));
-      lines.push(line(`ours, full middleware stack: ${name}`, l, {
-        target: '>= 0.5x ceiling, p99 <= 10 ms',
-        ok: ratio >= 0.5 && l.p99 <= 10 && clean(ls),
-        note: `${ratio.toFixed(2)}x ceiling (rounds: ${ls.map((x, i) => (x.rps / runs.a[i]!.rps).toFixed(2)).join(', ')}), ${vsSdk.toFixed(1)}x SDK; p50 ${l.p50} ms, p99 ${l.p99} ms${clean(ls) ? '' : ', some non-2xx or errors'}`,
-      }));
+      lines.push(
+        line(`ours, full middleware stack: ${name}`, l, {
+          target: '>= 0.5x ceiling, p99 <= 10 ms',
+          ok: ratio >= 0.5 && l.p99 <= 10 && clean(ls),
+          note: `${ratio.toFixed(2)}x ceiling (rounds: ${ls.map((x, i) => (x.rps / runs.a[i]!.rps).toFixed(2)).join(', ')}), ${vsSdk.toFixed(1)}x SDK; p50 ${l.p50} ms, p99 ${l.p99} ms${clean(ls) ? '' : ', some non-2xx or errors'}`,
+        }),
+      );
     }
     lines.push({
       name: 'ours: CPU per request vs bare, loaded side by side (tools/list)',
@@ -140,14 +218,39 @@ export async function runHttpBench(seconds: number): Promise<BenchLine[]> {
       unit: 'x',
       note: `${sideBySide.map((x) => `${x.name} ${x.ratio.toFixed(2)}x`).join(', ')}; 0.5x of the ceiling's throughput needs at most 2x`,
     });
-    lines.push({ name: 'ours: RSS after load (peak)', value: mem.rss, unit: 'MiB', target: '<= 120 MB', ok: mem.hwm * 1.048576 <= 120, note: `peak ${mem.hwm.toFixed(1)} MiB` });
-    lines.push({ name: 'ours: process start to first answered request', value: ours.startupMs, unit: 'ms', target: '<= 300', ok: ours.startupMs <= 300, note: `SDK handler ${sdk.startupMs.toFixed(0)} ms, bare ${bare.startupMs.toFixed(0)} ms` });
+    lines.push({
+      name: 'ours: RSS after load (peak)',
+      value: mem.rss,
+      unit: 'MiB',
+      target: '<= 120 MB',
+      ok: mem.hwm * 1.048576 <= 120,
+      note: `peak ${mem.hwm.toFixed(1)} MiB`,
+    });
+    lines.push({
+      name: 'ours: process start to first answered request',
+      value: ours.startupMs,
+      unit: 'ms',
+      target: '<= 300',
+      ok: ours.startupMs <= 300,
+      note: `SDK handler ${sdk.startupMs.toFixed(0)} ms, bare ${bare.startupMs.toFixed(0)} ms`,
+    });
 
     process.stderr.write('bench: http: relay start-up…\n');
-    const relayRuns = await measureRelayStartup({ serviceUrl: `http://127.0.0.1:${ourPort}/mcp`, tokenFile: fixture.tokenFile, runs: 15 });
+    const relayRuns = await measureRelayStartup({
+      serviceUrl: `http://127.0.0.1:${ourPort}/mcp`,
+      tokenFile: fixture.tokenFile,
+      runs: 15,
+    });
     const sorted = [...relayRuns].sort((x, y) => x - y);
     const relayMedian = sorted[Math.floor(sorted.length / 2)]!;
-    lines.push({ name: 'relay: process start to first reply (median of 15)', value: relayMedian, unit: 'ms', target: '<= 150', ok: relayMedian <= 150, note: `min ${sorted[0]!.toFixed(0)}, max ${sorted[sorted.length - 1]!.toFixed(0)} ms` });
+    lines.push({
+      name: 'relay: process start to first reply (median of 15)',
+      value: relayMedian,
+      unit: 'ms',
+      target: '<= 150',
+      ok: relayMedian <= 150,
+      note: `min ${sorted[0]!.toFixed(0)}, max ${sorted[sorted.length - 1]!.toFixed(0)} ms`,
+    });
   } finally {
     for (const s of started) await s.stop();
     await fixture.close();

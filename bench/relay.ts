@@ -11,7 +11,12 @@ const DISCOVER = `${JSON.stringify({
   jsonrpc: '2.0',
   id: 1,
   method: 'server/discover',
-  params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+  params: {
+    _meta: {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    },
+  },
 })}\n`;
 
 function once(serviceUrl: string, tokenFile: string): Promise<number> {
@@ -28,9 +33,13 @@ function once(serviceUrl: string, tokenFile: string): Promise<number> {
       out += d.toString();
       if (!out.includes('\n')) return;
       const ms = performance.now() - started;
-      const reply = JSON.parse(out.slice(0, out.indexOf('\n'))) as { result?: { supportedVersions?: string[] }; error?: { message: string } };
+      const reply = JSON.parse(out.slice(0, out.indexOf('\n'))) as {
+        result?: { supportedVersions?: string[] };
+        error?: { message: string };
+      };
       child.stdin.end();
-      if (!reply.result?.supportedVersions) reject(new Error(`the relay did not relay discover: ${reply.error?.message ?? out}`));
+      if (!reply.result?.supportedVersions)
+        reject(new Error(`the relay did not relay discover: ${reply.error?.message ?? out}`));
       else child.once('exit', () => resolve(ms));
     });
     child.once('error', reject);
@@ -42,7 +51,11 @@ function once(serviceUrl: string, tokenFile: string): Promise<number> {
 }
 
 /** Milliseconds from process start to the first reply, one per run (runs are sequential). */
-export async function measureRelayStartup(opts: { serviceUrl: string; tokenFile: string; runs: number }): Promise<number[]> {
+export async function measureRelayStartup(opts: {
+  serviceUrl: string;
+  tokenFile: string;
+  runs: number;
+}): Promise<number[]> {
   const times: number[] = [];
   for (let i = 0; i < opts.runs; i++) times.push(await once(opts.serviceUrl, opts.tokenFile));
   return times;

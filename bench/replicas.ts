@@ -68,7 +68,12 @@ async function workerMain(): Promise<void> {
   const sign = (name: string, n: number) => {
     const k = keyOf(name);
     return engine!.sign({
-      payload: transferPayload({ from: k.pubkey, to: k.transfer_to[0]!, lamports: 1_000_000 + n * 4 + setup!.replica, summary: 'bench' }),
+      payload: transferPayload({
+        from: k.pubkey,
+        to: k.transfer_to[0]!,
+        lamports: 1_000_000 + n * 4 + setup!.replica,
+        summary: 'bench',
+      }),
       principal: operator,
     });
   };
@@ -203,7 +208,9 @@ async function withAdmin<T>(fn: (c: Client) => Promise<T>): Promise<T> {
 
 async function pgXacts(db: string): Promise<number> {
   // Backends report their counters when they go idle or exit; the caller reads this after the replicas closed.
-  const res = await withAdmin((c) => c.query('SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = $1', [db]));
+  const res = await withAdmin((c) =>
+    c.query('SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = $1', [db]),
+  );
   return Number((res.rows[0] as { n: string } | undefined)?.n ?? 0);
 }
 
@@ -242,7 +249,13 @@ interface Measured {
   connections: number | null;
 }
 
-async function runScenario(s: Scenario, base: Omit<SignerConfig, 'ledger'>, keys: KeyConfig[], dir: string, ms: number): Promise<Measured> {
+async function runScenario(
+  s: Scenario,
+  base: Omit<SignerConfig, 'ledger'>,
+  keys: KeyConfig[],
+  dir: string,
+  ms: number,
+): Promise<Measured> {
   const db = s.postgres ? `bench_replicas_${process.pid}_${crypto.randomBytes(3).toString('hex')}` : null;
   if (db) await withAdmin((c) => c.query(`CREATE DATABASE ${db}`));
   const replicas: Replica[] = [];
@@ -306,13 +319,16 @@ function boundNote(s: Scenario, m: Measured): string {
   const cores = os.cpus().length;
   const holdMs = (KEYS * 1000) / m.rate; // every key's lock is always wanted, so sign/s = 16 / hold time
   const ours = m.oursCores.engines + m.oursCores.chain + (m.oursCores.postgres ?? 0);
-  const cpu = `CPU: ours ${ours.toFixed(2)} cores (engines ${m.oursCores.engines.toFixed(2)}, chain ${m.oursCores.chain.toFixed(2)}` +
+  const cpu =
+    `CPU: ours ${ours.toFixed(2)} cores (engines ${m.oursCores.engines.toFixed(2)}, chain ${m.oursCores.chain.toFixed(2)}` +
     `${m.oursCores.postgres !== null ? `, PostgreSQL ${m.oursCores.postgres.toFixed(2)}` : ''}), machine ${m.machineCores.toFixed(2)} of ${cores}`;
   const parts = [
     `lock held ${holdMs.toFixed(0)} ms/sign (16 keys / sign/s)`,
     cpu,
     `engine ${(m.engineCpuPerSign / 1000).toFixed(2)} ms CPU/sign`,
-    s.postgres ? `${m.xactsPerSign!.toFixed(1)} PG transactions (round trips)/sign incl. lock waits, ${m.connections} connections` : "2 fsync'd appends/sign",
+    s.postgres
+      ? `${m.xactsPerSign!.toFixed(1)} PG transactions (round trips)/sign incl. lock waits, ${m.connections} connections`
+      : "2 fsync'd appends/sign",
   ];
   const bound =
     m.machineCores >= cores * 0.85
@@ -330,10 +346,17 @@ export async function runReplicasBench(seconds: number): Promise<BenchLine[]> {
   const keyDir = path.join(dir, 'keys');
   const keys = makeBenchKeys(keyDir, KEYS);
   const { startLocalnet } = require('../src/localnet/server') as typeof import('../src/localnet/server');
-  const localnet = await startLocalnet({ port: 0, blockIntervalMs: BLOCK_MS, fund: keys.map((k) => ({ address: k.pubkey, lamports: 1_000_000_000_000 })) });
+  const localnet = await startLocalnet({
+    port: 0,
+    blockIntervalMs: BLOCK_MS,
+    fund: keys.map((k) => ({ address: k.pubkey, lamports: 1_000_000_000_000 })),
+  });
   const base: Omit<SignerConfig, 'ledger'> = {
     source: null,
-    cluster: { ...localCluster({ rpc_url: localnet.url, game_programs: [], player_profile: null }), genesis_hash: localnet.genesisHash },
+    cluster: {
+      ...localCluster({ rpc_url: localnet.url, game_programs: [], player_profile: null }),
+      genesis_hash: localnet.genesisHash,
+    },
     key_dir: keyDir,
     state_dir: path.join(dir, 'state'),
     keys,
@@ -344,9 +367,27 @@ export async function runReplicasBench(seconds: number): Promise<BenchLine[]> {
   };
   const pgUrl = (db: string | null) => PG_ADMIN_URL.replace(/\/[^/?]*(\?.*)?$/, `/${db}$1`);
   const scenarios: Scenario[] = [
-    { label: "SQLite fsync'd, 1 replica", postgres: false, replicas: 1, ledger: (d) => ({ store: 'sqlite', path: path.join(d, 'state', `ledger-${crypto.randomBytes(3).toString('hex')}.sqlite`) }) },
-    { label: 'PostgreSQL, 1 replica', postgres: true, replicas: 1, ledger: (_d, db) => ({ store: 'postgres', url: pgUrl(db), pool_size: 10 }) },
-    { label: 'PostgreSQL, 2 replicas (2 processes)', postgres: true, replicas: 2, ledger: (_d, db) => ({ store: 'postgres', url: pgUrl(db), pool_size: 10 }) },
+    {
+      label: "SQLite fsync'd, 1 replica",
+      postgres: false,
+      replicas: 1,
+      ledger: (d) => ({
+        store: 'sqlite',
+        path: path.join(d, 'state', `ledger-${crypto.randomBytes(3).toString('hex')}.sqlite`),
+      }),
+    },
+    {
+      label: 'PostgreSQL, 1 replica',
+      postgres: true,
+      replicas: 1,
+      ledger: (_d, db) => ({ store: 'postgres', url: pgUrl(db), pool_size: 10 }),
+    },
+    {
+      label: 'PostgreSQL, 2 replicas (2 processes)',
+      postgres: true,
+      replicas: 2,
+      ledger: (_d, db) => ({ store: 'postgres', url: pgUrl(db), pool_size: 10 }),
+    },
   ];
   const lines: BenchLine[] = [];
   try {
@@ -355,11 +396,25 @@ export async function runReplicasBench(seconds: number): Promise<BenchLine[]> {
       try {
         m = await runScenario(s, base, keys, dir, seconds * 1000);
       } catch (e) {
-        lines.push({ name: `replicas sign/s, ${KEYS} keys, ${s.label}`, value: NaN, unit: 'sign/s', note: `did not run: ${(e as Error).message.split('\n')[0]}` });
+        lines.push({
+          name: `replicas sign/s, ${KEYS} keys, ${s.label}`,
+          value: NaN,
+          unit: 'sign/s',
+          note: `did not run: ${(e as Error).message.split('\n')[0]}`,
+        });
         continue;
       }
-      lines.push({ name: `replicas sign/s, ${KEYS} keys, ${s.label}`, value: m.rate, unit: 'sign/s', note: boundNote(s, m) });
-      lines.push({ name: `replicas sign latency p50 / p99, ${s.label}`, value: m.p50, unit: `ms (p99 ${m.p99.toFixed(0)} ms)` });
+      lines.push({
+        name: `replicas sign/s, ${KEYS} keys, ${s.label}`,
+        value: m.rate,
+        unit: 'sign/s',
+        note: boundNote(s, m),
+      });
+      lines.push({
+        name: `replicas sign latency p50 / p99, ${s.label}`,
+        value: m.p50,
+        unit: `ms (p99 ${m.p99.toFixed(0)} ms)`,
+      });
     }
   } finally {
     await localnet.close();

@@ -27,10 +27,12 @@ async function main(): Promise<void> {
   }
   const targets = all.filter((l) => l.ok !== undefined);
   const missed = targets.filter((l) => !l.ok);
-  process.stdout.write(`bench: ${targets.length - missed.length} of ${targets.length} targets met${missed.length ? `; missed: ${missed.map((l) => l.name).join('; ')}` : ''}\n`);
+  process.stdout.write(
+    `bench: ${targets.length - missed.length} of ${targets.length} targets met${missed.length ? `; missed: ${missed.map((l) => l.name).join('; ')}` : ''}\n`,
+  );
 }
 
 main().catch((e: unknown) => {
-  process.stderr.write(`bench failed: ${e instanceof Error ? e.stack ?? e.message : String(e)}\n`);
+  process.stderr.write(`bench failed: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}\n`);
   process.exitCode = 1;
 });

@@ -12,7 +12,10 @@ import { createKeyFile } from '../src/keys/keyfile';
 import { newToken, tokenSha256 } from '../src/keys/tokens';
 
 const CLI = path.resolve(__dirname, '../src/cli');
-export const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+export const META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
 
 export interface Fixture {
   dir: string;
@@ -41,9 +44,20 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 /** The embedded chain as its own process (`sa-forge-signer localnet`), with its announced URL. */
-export async function startChainProcess(fund: { address: string; lamports: number }[], blockMs?: number): Promise<{ url: string; stop(): Promise<void> }> {
-  const args = [path.join(CLI, 'signer.js'), 'localnet', '--listen', '127.0.0.1:0', ...(blockMs === undefined ? [] : ['--block-ms', String(blockMs)])];
-  const child = spawn(process.execPath, [...args, ...fund.flatMap((f) => ['--fund', `${f.address}=${f.lamports}`])], { stdio: ['ignore', 'pipe', 'ignore'] });
+export async function startChainProcess(
+  fund: { address: string; lamports: number }[],
+  blockMs?: number,
+): Promise<{ url: string; stop(): Promise<void> }> {
+  const args = [
+    path.join(CLI, 'signer.js'),
+    'localnet',
+    '--listen',
+    '127.0.0.1:0',
+    ...(blockMs === undefined ? [] : ['--block-ms', String(blockMs)]),
+  ];
+  const child = spawn(process.execPath, [...args, ...fund.flatMap((f) => ['--fund', `${f.address}=${f.lamports}`])], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (d: Buffer) => {
@@ -65,24 +79,32 @@ export async function makeFixture(opts: { port: number; logLevel?: string }): Pr
   const tokenFile = path.join(dir, 'token');
   fs.writeFileSync(tokenFile, token, { mode: 0o600 });
   const configFile = path.join(dir, 'config.yaml');
-  fs.writeFileSync(configFile, YAML.stringify({
-    cluster: 'local',
-    rpc_url: chain.url,
-    key_dir: 'keys',
-    state_dir: 'state',
-    log_level: opts.logLevel ?? 'info',
-    keys: { demo: { class: 'session', pubkey } },
-    serve: {
-      listen: `127.0.0.1:${opts.port}`,
-      allowed_hosts: ['127.0.0.1', 'localhost'],
-      metrics: '127.0.0.1:0', // on, as by default: its request counter is part of the stack
-      // The load is one token: keep the per-token rate limit in the path but above what the load generator sends.
-      rate_limit_per_minute: 100_000_000,
-      tokens: [{ name: 'bench', sha256: tokenSha256(token), keys: ['demo'] }],
-    },
-  }), { mode: 0o600 });
+  fs.writeFileSync(
+    configFile,
+    YAML.stringify({
+      cluster: 'local',
+      rpc_url: chain.url,
+      key_dir: 'keys',
+      state_dir: 'state',
+      log_level: opts.logLevel ?? 'info',
+      keys: { demo: { class: 'session', pubkey } },
+      serve: {
+        listen: `127.0.0.1:${opts.port}`,
+        allowed_hosts: ['127.0.0.1', 'localhost'],
+        metrics: '127.0.0.1:0', // on, as by default: its request counter is part of the stack
+        // The load is one token: keep the per-token rate limit in the path but above what the load generator sends.
+        rate_limit_per_minute: 100_000_000,
+        tokens: [{ name: 'bench', sha256: tokenSha256(token), keys: ['demo'] }],
+      },
+    }),
+    { mode: 0o600 },
+  );
   return {
-    dir, token, tokenFile, tokenSha256: tokenSha256(token), configFile,
+    dir,
+    token,
+    tokenFile,
+    tokenSha256: tokenSha256(token),
+    configFile,
     async close() {
       await chain.stop();
       fs.rmSync(dir, { recursive: true, force: true });
@@ -90,13 +112,20 @@ export async function makeFixture(opts: { port: number; logLevel?: string }): Pr
   };
 }
 
-export function post(port: number, headers: Record<string, string>, body: string): Promise<{ status: number; body: Buffer }> {
+export function post(
+  port: number,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ status: number; body: Buffer }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -110,14 +139,23 @@ export interface Started {
 }
 
 /** Spawns a server and times process start → first 200 answer to the probe request (polling every 2 ms). */
-export async function startTimed(args: string[], env: NodeJS.ProcessEnv, port: number, probe: { headers: Record<string, string>; body: string }): Promise<Started> {
+export async function startTimed(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  port: number,
+  probe: { headers: Record<string, string>; body: string },
+): Promise<Started> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited with ${child.exitCode}`);
     try {
       const r = await post(port, probe.headers, probe.body);
-      if (r.status === 200) return { child, startupMs: performance.now() - t0, firstBody: r.body, stop: () => stop(child) };
+      if (r.status === 200)
+        return { child, startupMs: performance.now() - t0, firstBody: r.body, stop: () => stop(child) };
     } catch {
       // not listening yet
     }

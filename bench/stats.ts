@@ -38,4 +38,3 @@ export function processCpuSeconds(pids: number[]): Map<number, number> {
   }
   return out;
 }
-

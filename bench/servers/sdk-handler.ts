@@ -15,14 +15,35 @@ const payload = z.record(z.string(), z.unknown());
 
 function buildServer(): McpServer {
   const server = new McpServer({ name: 'sdk-anchor', version: '0.0.0' });
-  server.registerTool('check', { description: 'Run every check and a simulation on a payload. Never signs.', inputSchema: z.object({ payload, key: z.string().optional() }) },
-    async () => ({ content: [{ type: 'text', text: '{"outcome":"ok"}' }] }));
-  server.registerTool('sign', { description: 'Check, simulate, sign, send and confirm a payload.', inputSchema: z.object({ payload, key: z.string().optional(), intent: z.string().optional() }) },
-    async () => ({ content: [{ type: 'text', text: '{"outcome":"confirmed"}' }] }));
-  server.registerTool('key_show', { description: 'Show a key this token may use.', inputSchema: z.object({ key: z.string().optional() }) },
-    async ({ key }) => ({ content: [{ type: 'text', text: JSON.stringify({ keys: [{ name: key ?? 'demo' }] }) }] }));
-  server.registerTool('halt', { description: 'Stop all signing with a key now.', inputSchema: z.object({ key: z.string().optional(), reason: z.string() }) },
-    async () => ({ content: [{ type: 'text', text: '{"halted":[]}' }] }));
+  server.registerTool(
+    'check',
+    {
+      description: 'Run every check and a simulation on a payload. Never signs.',
+      inputSchema: z.object({ payload, key: z.string().optional() }),
+    },
+    async () => ({ content: [{ type: 'text', text: '{"outcome":"ok"}' }] }),
+  );
+  server.registerTool(
+    'sign',
+    {
+      description: 'Check, simulate, sign, send and confirm a payload.',
+      inputSchema: z.object({ payload, key: z.string().optional(), intent: z.string().optional() }),
+    },
+    async () => ({ content: [{ type: 'text', text: '{"outcome":"confirmed"}' }] }),
+  );
+  server.registerTool(
+    'key_show',
+    { description: 'Show a key this token may use.', inputSchema: z.object({ key: z.string().optional() }) },
+    async ({ key }) => ({ content: [{ type: 'text', text: JSON.stringify({ keys: [{ name: key ?? 'demo' }] }) }] }),
+  );
+  server.registerTool(
+    'halt',
+    {
+      description: 'Stop all signing with a key now.',
+      inputSchema: z.object({ key: z.string().optional(), reason: z.string() }),
+    },
+    async () => ({ content: [{ type: 'text', text: '{"halted":[]}' }] }),
+  );
   return server;
 }
 

@@ -43,12 +43,15 @@ for (const [scenario, d] of [...latest].sort()) {
   const unexpected = bad.filter((c) => !baseline.has(scenario) && !baseline.has(`${scenario}:${c.id}`));
   const ok = checks.filter((c) => c.status === 'SUCCESS').length;
   const tag = !counted ? 'info' : unexpected.length ? 'FAIL' : 'ok  ';
-  console.log(`${tag} ${scenario}: ${ok} checks ok, ${unexpected.length} unexpected, ${bad.length - unexpected.length} expected`);
+  console.log(
+    `${tag} ${scenario}: ${ok} checks ok, ${unexpected.length} unexpected, ${bad.length - unexpected.length} expected`,
+  );
   if (!counted) continue;
   pass += ok;
   fail += unexpected.length;
   expected += bad.length - unexpected.length;
-  for (const c of unexpected) console.log(`       - ${c.status} ${c.id}: ${(c.errorMessage || '').split('\n')[0].slice(0, 200)}`);
+  for (const c of unexpected)
+    console.log(`       - ${c.status} ${c.id}: ${(c.errorMessage || '').split('\n')[0].slice(0, 200)}`);
 }
 console.log(`(${expected} failures in scenarios that need the reference fixture's own tools and prompts, not counted)`);
 if (Number(opt('--harness-rc') || 0) !== 0 && fail === 0) {

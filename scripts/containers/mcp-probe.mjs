@@ -4,102 +4,171 @@
 //   node mcp-probe.mjs stdio KEY PUBKEY -- CMD ARGS...   start CMD (the relay), then over its stdin/stdout:
 //                                                     server/discover, tools/list, tools/call key_show {key}
 //   node mcp-probe.mjs call URL TOKEN_FILE TOOL ARGS_JSON   one tools/call over HTTP; prints its structuredContent
-import { readFileSync } from "node:fs";
-import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
+import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
 
-const VERSION = "2026-07-28";
-const meta = { "io.modelcontextprotocol/protocolVersion": VERSION, "io.modelcontextprotocol/clientCapabilities": {},
-  "io.modelcontextprotocol/clientInfo": { name: "sa-forge-signer-container-probe", version: "1.0.0" } };
-const EXPECTED_TOOLS = ["check", "sign", "key_show", "halt"];
+const VERSION = '2026-07-28';
+const meta = {
+  'io.modelcontextprotocol/protocolVersion': VERSION,
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'sa-forge-signer-container-probe', version: '1.0.0' },
+};
+const EXPECTED_TOOLS = ['check', 'sign', 'key_show', 'halt'];
 let failures = 0;
-const report = (ok, what, detail = "") => {
+const report = (ok, what, detail = '') => {
   if (!ok) failures++;
-  console.log(`${ok ? "ok  " : "FAIL"} ${what}${detail ? `: ${detail}` : ""}`);
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}${detail ? `: ${detail}` : ''}`);
 };
 const brief = (v) => JSON.stringify(v)?.slice(0, 300);
 
 async function http(url, tokenFile) {
-  const token = readFileSync(tokenFile, "utf8").trim();
-  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: { _meta: meta } });
-  const headers = { "Content-Type": "application/json", Accept: "application/json, text/event-stream",
-    "MCP-Protocol-Version": VERSION, "Mcp-Method": "tools/list" };
-  const anon = await fetch(url, { method: "POST", headers, body, signal: AbortSignal.timeout(10_000) });
-  report(anon.status === 401, "POST /mcp without a token is refused with 401", `status ${anon.status}`);
+  const token = readFileSync(tokenFile, 'utf8').trim();
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: meta } });
+  const headers = {
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+    'MCP-Protocol-Version': VERSION,
+    'Mcp-Method': 'tools/list',
+  };
+  const anon = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(10_000) });
+  report(anon.status === 401, 'POST /mcp without a token is refused with 401', `status ${anon.status}`);
   const t0 = performance.now();
-  const res = await fetch(url, { method: "POST", headers: { ...headers, Authorization: `Bearer ${token}` }, body, signal: AbortSignal.timeout(10_000) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { ...headers, Authorization: `Bearer ${token}` },
+    body,
+    signal: AbortSignal.timeout(10_000),
+  });
   const ms = (performance.now() - t0).toFixed(1);
   const text = await res.text();
   let msg = null;
-  try { msg = JSON.parse(text); } catch { /* reported below */ }
+  try {
+    msg = JSON.parse(text);
+  } catch {
+    /* reported below */
+  }
   const names = msg?.result?.tools?.map((t) => t.name) ?? [];
-  report(res.status === 200 && EXPECTED_TOOLS.every((n) => names.includes(n)),
-    `tools/list with the bearer token lists ${EXPECTED_TOOLS.join(", ")} (${ms} ms)`, res.status === 200 ? `tools ${names}` : `status ${res.status} ${text.slice(0, 200)}`);
+  report(
+    res.status === 200 && EXPECTED_TOOLS.every((n) => names.includes(n)),
+    `tools/list with the bearer token lists ${EXPECTED_TOOLS.join(', ')} (${ms} ms)`,
+    res.status === 200 ? `tools ${names}` : `status ${res.status} ${text.slice(0, 200)}`,
+  );
 }
 
 async function stdio(key, pubkey, cmd) {
-  const child = spawn(cmd[0], cmd.slice(1), { stdio: ["pipe", "pipe", "pipe"] });
-  let stderr = "";
-  child.stderr.on("data", (d) => { stderr += d; });
+  const child = spawn(cmd[0], cmd.slice(1), { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
   const pending = new Map();
   const lines = createInterface({ input: child.stdout });
   const nonJson = [];
-  lines.on("line", (line) => {
+  lines.on('line', (line) => {
     let msg;
-    try { msg = JSON.parse(line); } catch { nonJson.push(line); return; }
+    try {
+      msg = JSON.parse(line);
+    } catch {
+      nonJson.push(line);
+      return;
+    }
     pending.get(msg.id)?.(msg);
   });
   // a relay that dies answers nothing: fail its pending requests at once instead of waiting for the timeout
   let exitCode = null;
-  const exited = new Promise((res) => child.on("exit", (code) => {
-    exitCode = code;
-    for (const [, settle] of pending) settle({ exited: code, stderr: stderr.slice(-300) });
-    res(code);
-  }));
-  const request = (id, method, params) => new Promise((resolve) => {
-    if (exitCode !== null) return resolve({ exited: exitCode, stderr: stderr.slice(-300) });
-    const timer = setTimeout(() => { pending.delete(id); resolve({ timeout: true }); }, 60_000);
-    pending.set(id, (msg) => { clearTimeout(timer); pending.delete(id); resolve(msg); });
-    child.stdin.write(`${JSON.stringify({ jsonrpc: "2.0", id, method, params: { ...params, _meta: meta } })}\n`);
-  });
+  const exited = new Promise((res) =>
+    child.on('exit', (code) => {
+      exitCode = code;
+      for (const [, settle] of pending) settle({ exited: code, stderr: stderr.slice(-300) });
+      res(code);
+    }),
+  );
+  const request = (id, method, params) =>
+    new Promise((resolve) => {
+      if (exitCode !== null) return resolve({ exited: exitCode, stderr: stderr.slice(-300) });
+      const timer = setTimeout(() => {
+        pending.delete(id);
+        resolve({ timeout: true });
+      }, 60_000);
+      pending.set(id, (msg) => {
+        clearTimeout(timer);
+        pending.delete(id);
+        resolve(msg);
+      });
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta } })}\n`);
+    });
   const t0 = performance.now();
-  const discover = await request("discover-1", "server/discover", {});
-  report(discover.result?.supportedVersions?.includes(VERSION), `server/discover over stdio answers (${(performance.now() - t0).toFixed(0)} ms incl. container start)`, brief(discover.error ?? discover.result ?? discover));
-  const list = await request(2, "tools/list", {});
+  const discover = await request('discover-1', 'server/discover', {});
+  report(
+    discover.result?.supportedVersions?.includes(VERSION),
+    `server/discover over stdio answers (${(performance.now() - t0).toFixed(0)} ms incl. container start)`,
+    brief(discover.error ?? discover.result ?? discover),
+  );
+  const list = await request(2, 'tools/list', {});
   const names = list.result?.tools?.map((t) => t.name) ?? [];
-  report(EXPECTED_TOOLS.every((n) => names.includes(n)), "tools/list over stdio", brief(names.length ? names : list));
-  const call = await request(3, "tools/call", { name: "key_show", arguments: { key } });
+  report(
+    EXPECTED_TOOLS.every((n) => names.includes(n)),
+    'tools/list over stdio',
+    brief(names.length ? names : list),
+  );
+  const call = await request(3, 'tools/call', { name: 'key_show', arguments: { key } });
   const keys = call.result?.structuredContent?.keys ?? [];
-  report(call.result && call.result.isError !== true && keys[0]?.pubkey === pubkey,
-    `tools/call key_show {key: ${key}} over stdio returns the key's pubkey`, brief(call.error ?? (keys[0] ? { pubkey: keys[0].pubkey, balance: keys[0].balance_lamports ?? keys[0].balance } : call)));
-  report(nonJson.length === 0, "stdout carries only JSON-RPC lines", nonJson.slice(0, 2).join(" | "));
+  report(
+    call.result && call.result.isError !== true && keys[0]?.pubkey === pubkey,
+    `tools/call key_show {key: ${key}} over stdio returns the key's pubkey`,
+    brief(
+      call.error ?? (keys[0] ? { pubkey: keys[0].pubkey, balance: keys[0].balance_lamports ?? keys[0].balance } : call),
+    ),
+  );
+  report(nonJson.length === 0, 'stdout carries only JSON-RPC lines', nonJson.slice(0, 2).join(' | '));
   child.stdin.end();
-  const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r("timeout"), 20_000))]);
-  report(code === 0, "the relay exits 0 at end of input", `exit ${code}${stderr ? `; stderr: ${stderr.slice(-300)}` : ""}`);
-  if (code === "timeout") child.kill("SIGKILL");
+  const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r('timeout'), 20_000))]);
+  report(
+    code === 0,
+    'the relay exits 0 at end of input',
+    `exit ${code}${stderr ? `; stderr: ${stderr.slice(-300)}` : ''}`,
+  );
+  if (code === 'timeout') child.kill('SIGKILL');
 }
 
 async function call(url, tokenFile, tool, argsJson) {
-  const token = readFileSync(tokenFile, "utf8").trim();
+  const token = readFileSync(tokenFile, 'utf8').trim();
   const args = JSON.parse(argsJson);
-  const headers = { "Content-Type": "application/json", Accept: "application/json, text/event-stream", Authorization: `Bearer ${token}`,
-    "MCP-Protocol-Version": VERSION, "Mcp-Method": "tools/call", "Mcp-Name": tool };
+  const headers = {
+    'Content-Type': 'application/json',
+    Accept: 'application/json, text/event-stream',
+    Authorization: `Bearer ${token}`,
+    'MCP-Protocol-Version': VERSION,
+    'Mcp-Method': 'tools/call',
+    'Mcp-Name': tool,
+  };
   // SEP-2243: the annotated `key` argument travels in a header too
-  if (typeof args.key === "string") headers["Mcp-Param-Key"] = args.key;
-  const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: tool, arguments: args, _meta: meta } });
-  const res = await fetch(url, { method: "POST", headers, body, signal: AbortSignal.timeout(30_000) });
+  if (typeof args.key === 'string') headers['Mcp-Param-Key'] = args.key;
+  const body = JSON.stringify({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: { name: tool, arguments: args, _meta: meta },
+  });
+  const res = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(30_000) });
   const text = await res.text();
   const msg = JSON.parse(text);
-  if (res.status !== 200 || !msg.result || msg.result.isError) { report(false, `tools/call ${tool}`, `status ${res.status} ${text.slice(0, 300)}`); return; }
+  if (res.status !== 200 || !msg.result || msg.result.isError) {
+    report(false, `tools/call ${tool}`, `status ${res.status} ${text.slice(0, 300)}`);
+    return;
+  }
   console.log(JSON.stringify(msg.result.structuredContent));
 }
 
 const [mode, ...rest] = process.argv.slice(2);
 try {
-  if (mode === "http") await http(rest[0], rest[1]);
-  else if (mode === "call") await call(rest[0], rest[1], rest[2], rest[3]);
-  else if (mode === "stdio") { const dd = rest.indexOf("--"); await stdio(rest[0], rest[1], rest.slice(dd + 1)); }
-  else throw new Error(`unknown mode ${mode}`);
+  if (mode === 'http') await http(rest[0], rest[1]);
+  else if (mode === 'call') await call(rest[0], rest[1], rest[2], rest[3]);
+  else if (mode === 'stdio') {
+    const dd = rest.indexOf('--');
+    await stdio(rest[0], rest[1], rest.slice(dd + 1));
+  } else throw new Error(`unknown mode ${mode}`);
 } catch (e) {
   report(false, `${mode} probe`, e.message);
 }

@@ -56,12 +56,18 @@ export class JsonRpcTransport {
       throw new SignerError('config_invalid', 'the RPC URL is not a valid URL');
     }
     if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-      throw new SignerError('config_invalid', `the RPC URL must be http or https, not ${parsed.protocol.replace(/:$/, '')}`);
+      throw new SignerError(
+        'config_invalid',
+        `the RPC URL must be http or https, not ${parsed.protocol.replace(/:$/, '')}`,
+      );
     }
-    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new SignerError('config_invalid', 'the RPC timeout must be positive');
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+      throw new SignerError('config_invalid', 'the RPC timeout must be positive');
     this.url = parsed;
     this.endpoint = describeEndpoint(parsed);
-    this.auth = parsed.username ? `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}` : undefined;
+    this.auth = parsed.username
+      ? `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`
+      : undefined;
     const tls = parsed.protocol === 'https:';
     this.request = tls ? https.request : http.request;
     // LIFO keeps the hottest sockets busy so idle ones age out instead of racing the server's idle timeout.
@@ -103,16 +109,19 @@ export class JsonRpcTransport {
   private async batch(calls: QueuedCall[]): Promise<void> {
     const ids = calls.map(() => this.nextId++);
     const label = calls.map((c) => c.method).join('+');
-    const body = Buffer.from(JSON.stringify(calls.map((c, i) => ({ jsonrpc: '2.0', id: ids[i], method: c.method, params: c.params }))));
+    const body = Buffer.from(
+      JSON.stringify(calls.map((c, i) => ({ jsonrpc: '2.0', id: ids[i], method: c.method, params: c.params }))),
+    );
     const response = await this.postOnce(label, body);
     let replies: unknown;
     try {
       replies = JSON.parse(response.text);
     } catch {
       // An HTML error page, a cut-off body: a failure of this request, not a verdict on batching.
-      const e = response.status === 200
-        ? new RpcError('shape', label, `${label}: the response is not JSON`)
-        : new RpcError('transport', label, `${label}: ${this.endpoint} answered HTTP ${response.status}`);
+      const e =
+        response.status === 200
+          ? new RpcError('shape', label, `${label}: the response is not JSON`)
+          : new RpcError('transport', label, `${label}: ${this.endpoint} answered HTTP ${response.status}`);
       for (const c of calls) c.reject(e);
       return;
     }
@@ -134,7 +143,8 @@ export class JsonRpcTransport {
     calls.forEach((c, i) => {
       const reply = byId.get(ids[i]);
       try {
-        if (reply === undefined) throw new RpcError('shape', c.method, `${c.method}: the batch response has no answer for this call`);
+        if (reply === undefined)
+          throw new RpcError('shape', c.method, `${c.method}: the batch response has no answer for this call`);
         c.resolve(this.resultOf(c.method, ids[i]!, { status: response.status, text: '' }, reply));
       } catch (e) {
         c.reject(e);
@@ -186,19 +196,28 @@ export class JsonRpcTransport {
             size += chunk.length;
             if (size > MAX_RESPONSE_BYTES) {
               req.destroy();
-              finish(() => reject(new RpcError('shape', method, `${method}: the response is larger than ${MAX_RESPONSE_BYTES} bytes`)));
+              finish(() =>
+                reject(
+                  new RpcError('shape', method, `${method}: the response is larger than ${MAX_RESPONSE_BYTES} bytes`),
+                ),
+              );
               return;
             }
             chunks.push(chunk);
           });
-          res.on('end', () => finish(() => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') })));
+          res.on('end', () =>
+            finish(() => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') })),
+          );
           res.on('error', (e) => finish(() => reject(this.transportError(method, e))));
         },
       );
-      const timer = setTimeout(() => {
-        req.destroy();
-        finish(() => reject(new RpcError('timeout', method, `${method}: timed out after ${this.timeoutMs} ms`)));
-      }, Math.max(0, deadline - Date.now()));
+      const timer = setTimeout(
+        () => {
+          req.destroy();
+          finish(() => reject(new RpcError('timeout', method, `${method}: timed out after ${this.timeoutMs} ms`)));
+        },
+        Math.max(0, deadline - Date.now()),
+      );
       req.on('error', (e: NodeJS.ErrnoException) => {
         const stale = req.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE');
         finish(() => reject(stale ? new StaleSocketError() : this.transportError(method, e)));
@@ -220,14 +239,19 @@ export class JsonRpcTransport {
     const reply = body as Record<string, unknown>;
     const error = reply['error'];
     if (error !== undefined && error !== null) {
-      const code = typeof error === 'object' && typeof (error as { code?: unknown }).code === 'number' ? (error as { code: number }).code : undefined;
+      const code =
+        typeof error === 'object' && typeof (error as { code?: unknown }).code === 'number'
+          ? (error as { code: number }).code
+          : undefined;
       const text = typeof error === 'object' ? (error as { message?: unknown }).message : error;
       const detail = typeof text === 'string' ? text.slice(0, MAX_NODE_MESSAGE_CHARS) : 'no message';
       return this.throwNodeError(method, code, detail);
     }
-    if (response.status !== 200) throw new RpcError('transport', method, `${method}: ${this.endpoint} answered HTTP ${response.status}`);
+    if (response.status !== 200)
+      throw new RpcError('transport', method, `${method}: ${this.endpoint} answered HTTP ${response.status}`);
     if (reply['id'] !== id) throw new RpcError('shape', method, `${method}: the response answers another request id`);
-    if (!('result' in reply)) throw new RpcError('shape', method, `${method}: the response has neither result nor error`);
+    if (!('result' in reply))
+      throw new RpcError('shape', method, `${method}: the response has neither result nor error`);
     return reply['result'];
   }
 
@@ -244,7 +268,12 @@ export class JsonRpcTransport {
 
   private throwNodeError(method: string, code: number | undefined, detail: string): never {
     const label = code === undefined ? 'node error' : `node error ${code}`;
-    throw new RpcError('node', method, `${method}: ${label}: ${detail}`, code === undefined ? undefined : { rpcCode: code });
+    throw new RpcError(
+      'node',
+      method,
+      `${method}: ${label}: ${detail}`,
+      code === undefined ? undefined : { rpcCode: code },
+    );
   }
 }
 

@@ -65,10 +65,17 @@ export class RpcChainClient implements ChainClient {
   }
 
   sendTransaction(txBase64: string): Promise<string> {
-    return this.call('sendTransaction', [txBase64, { encoding: 'base64', skipPreflight: true, maxRetries: 0 }], shape.readSignature);
+    return this.call(
+      'sendTransaction',
+      [txBase64, { encoding: 'base64', skipPreflight: true, maxRetries: 0 }],
+      shape.readSignature,
+    );
   }
 
-  getSignatureStatuses(signatures: string[], opts: { searchTransactionHistory: boolean }): Promise<(SignatureStatus | null)[]> {
+  getSignatureStatuses(
+    signatures: string[],
+    opts: { searchTransactionHistory: boolean },
+  ): Promise<(SignatureStatus | null)[]> {
     const params = [signatures, { searchTransactionHistory: opts.searchTransactionHistory }];
     return this.call('getSignatureStatuses', params, (r) => shape.readStatuses(r, signatures.length));
   }
@@ -96,7 +103,8 @@ export class RpcChainClient implements ChainClient {
     try {
       return read(result);
     } catch (e) {
-      if (e instanceof shape.ShapeProblem) throw new RpcError('shape', method, `${method}: unexpected response: ${e.message}`);
+      if (e instanceof shape.ShapeProblem)
+        throw new RpcError('shape', method, `${method}: unexpected response: ${e.message}`);
       throw e;
     }
   }

@@ -89,7 +89,8 @@ export function readSimulation(r: unknown, requested: number): SimulationResult 
     logs: stringList(v['logs'], 'result.value.logs'),
     unitsConsumed: units === undefined || units === null ? null : wholeNumber(units, 'result.value.unitsConsumed'),
     // A node leaves accounts out (null) when the simulation did not run; [] then says "not reported".
-    accounts: accounts === undefined || accounts === null ? [] : accountList(accounts, requested, 'result.value.accounts'),
+    accounts:
+      accounts === undefined || accounts === null ? [] : accountList(accounts, requested, 'result.value.accounts'),
   };
 }
 
@@ -143,6 +144,7 @@ export function readTransactionMeta(r: unknown): TransactionMeta | null {
   };
 }
 
-export const readAccounts = (r: unknown, count: number): (AccountSummary | null)[] => accountList(contextValue(r), count, 'result.value');
+export const readAccounts = (r: unknown, count: number): (AccountSummary | null)[] =>
+  accountList(contextValue(r), count, 'result.value');
 
 export const readAccount = (r: unknown): AccountSummary | null => account(contextValue(r), 'result.value');

@@ -45,7 +45,10 @@ export interface ChainClient {
   ): Promise<SimulationResult>;
   /** skipPreflight true, maxRetries 0; resolves to the signature the node reports. */
   sendTransaction(txBase64: string): Promise<string>;
-  getSignatureStatuses(signatures: string[], opts: { searchTransactionHistory: boolean }): Promise<(SignatureStatus | null)[]>;
+  getSignatureStatuses(
+    signatures: string[],
+    opts: { searchTransactionHistory: boolean },
+  ): Promise<(SignatureStatus | null)[]>;
   getBlockHeight(commitment: 'confirmed' | 'finalized'): Promise<number>;
   getTransaction(signature: string): Promise<TransactionMeta | null>;
   getMultipleAccounts(addresses: string[]): Promise<(AccountSummary | null)[]>;

@@ -61,10 +61,12 @@ export async function prepareLocalDefault(varDir: string, env: NodeJS.ProcessEnv
 
 function writeFirstConfig(varDir: string, configFile: string): void {
   const keyDir = path.join(varDir, 'keys');
-  const pubkey = fs.existsSync(path.join(keyDir, `${DEMO_KEY}.json`))
-    ? undefined
-    : createKeyFile(keyDir, DEMO_KEY);
-  if (!pubkey) throw new SignerError('config_invalid', `${keyDir}/${DEMO_KEY}.json exists without ${configFile}; move var/local aside and start again`);
+  const pubkey = fs.existsSync(path.join(keyDir, `${DEMO_KEY}.json`)) ? undefined : createKeyFile(keyDir, DEMO_KEY);
+  if (!pubkey)
+    throw new SignerError(
+      'config_invalid',
+      `${keyDir}/${DEMO_KEY}.json exists without ${configFile}; move var/local aside and start again`,
+    );
   const destination = encodeBase58(randomBytes(32));
   // config/local.yaml is the template: the generated file adds the demo key, its funding and local paths.
   const template = readTemplate();
@@ -81,12 +83,16 @@ function writeFirstConfig(varDir: string, configFile: string): void {
     serve: { ...(template.serve ?? {}), tokens: [] as unknown[] },
     localnet: { ...(template.localnet ?? {}), fund: [{ address: pubkey, lamports: DEMO_FUNDING }] },
   };
-  const header = '# Written by `npm start` on first run: the embedded default (LiteSVM chain, SQLite ledger, a demo key).\n' +
+  const header =
+    '# Written by `npm start` on first run: the embedded default (LiteSVM chain, SQLite ledger, a demo key).\n' +
     '# config/example.yaml documents every key. Delete var/local/ to start from scratch.\n';
   fs.writeFileSync(configFile, header + YAML.stringify(doc), { mode: 0o600 });
 }
 
-type Template = { rpc_url?: string; serve?: Record<string, unknown>; localnet?: Record<string, unknown> } & Record<string, unknown>;
+type Template = { rpc_url?: string; serve?: Record<string, unknown>; localnet?: Record<string, unknown> } & Record<
+  string,
+  unknown
+>;
 
 function readTemplate(): Template {
   const file = path.resolve(__dirname, '../../../config/local.yaml');
@@ -97,21 +103,39 @@ function readTemplate(): Template {
 
 /** A new token: the token itself goes to a 0600 file; only its sha256 goes into the config. */
 function replaceToken(configFile: string, tokenFile: string): void {
-  const doc = YAML.parse(fs.readFileSync(configFile, 'utf8')) as { serve?: { tokens?: unknown[] }; keys?: Record<string, unknown> };
+  const doc = YAML.parse(fs.readFileSync(configFile, 'utf8')) as {
+    serve?: { tokens?: unknown[] };
+    keys?: Record<string, unknown>;
+  };
   const token = newToken();
   fs.writeFileSync(tokenFile, token, { mode: 0o600, flag: 'wx' });
-  doc.serve = { ...(doc.serve ?? {}), tokens: [{ name: 'local', sha256: tokenSha256(token), keys: Object.keys(doc.keys ?? {}) }] };
+  doc.serve = {
+    ...(doc.serve ?? {}),
+    tokens: [{ name: 'local', sha256: tokenSha256(token), keys: Object.keys(doc.keys ?? {}) }],
+  };
   const text = fs.readFileSync(configFile, 'utf8');
-  const header = text.split('\n').filter((l) => l.startsWith('#')).join('\n');
+  const header = text
+    .split('\n')
+    .filter((l) => l.startsWith('#'))
+    .join('\n');
   fs.writeFileSync(configFile, `${header}\n${YAML.stringify(doc)}`, { mode: 0o600 });
 }
 
 /** First contact: a real check and sign of a small transfer on the embedded chain, reports shown. */
-export async function runDemo(engine: SignerEngine, config: SignerConfig, out: (line: string) => void = (l) => process.stdout.write(`${l}\n`)): Promise<void> {
+export async function runDemo(
+  engine: SignerEngine,
+  config: SignerConfig,
+  out: (line: string) => void = (l) => process.stdout.write(`${l}\n`),
+): Promise<void> {
   const key = config.keys.find((k) => k.name === DEMO_KEY);
   const destination = key?.transfer_to[0];
   if (!key || !destination) return;
-  const payload = transferPayload({ from: key.pubkey, to: destination, lamports: DEMO_AMOUNT, summary: `Demo: send ${DEMO_AMOUNT} lamports from ${DEMO_KEY} to its allowed destination` });
+  const payload = transferPayload({
+    from: key.pubkey,
+    to: destination,
+    lamports: DEMO_AMOUNT,
+    summary: `Demo: send ${DEMO_AMOUNT} lamports from ${DEMO_KEY} to its allowed destination`,
+  });
   const principal = { kind: 'operator' } as const;
   out(`demo: check, then sign, a transfer of ${DEMO_AMOUNT} lamports from key "${DEMO_KEY}" on the embedded chain`);
   const checked = await engine.check({ payload, principal });

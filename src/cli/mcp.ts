@@ -81,7 +81,7 @@ function main(argv: readonly string[]): void {
   // The client closed our stdout: nobody can read an answer, so stop now (closing the POSTs cancels them).
   process.stdout.on('error', () => {
     stdoutBroken = true;
-    relay.abortAll('the client closed the relay\'s output');
+    relay.abortAll("the client closed the relay's output");
     exit();
   });
 
@@ -104,7 +104,9 @@ function main(argv: readonly string[]): void {
   let signalled = false;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (signalled) {
-      relay.abortAll(`the relay was stopped (${signal}) before the service answered; a sign may still complete: check key_show before retrying`);
+      relay.abortAll(
+        `the relay was stopped (${signal}) before the service answered; a sign may still complete: check key_show before retrying`,
+      );
       return exit();
     }
     signalled = true;
@@ -114,7 +116,9 @@ function main(argv: readonly string[]): void {
     if (running === 0) return exit();
     log(`${signal}: finishing ${running} request(s) in flight, for up to ${config.drainMs} ms`);
     const timer = setTimeout(() => {
-      relay.abortAll(`the relay was stopped (${signal}) before the service answered; a sign may still complete: check key_show before retrying`);
+      relay.abortAll(
+        `the relay was stopped (${signal}) before the service answered; a sign may still complete: check key_show before retrying`,
+      );
       exit();
     }, config.drainMs);
     void relay.whenIdle().then(() => {

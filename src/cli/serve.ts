@@ -59,7 +59,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     runDemo = mod.runDemo;
   } else {
     const file = option(args, 'config') ?? env.SIGNER_CONFIG;
-    if (!file) throw new Error('no config: pass --config FILE, set SIGNER_CONFIG, or use --local for the embedded default');
+    if (!file)
+      throw new Error('no config: pass --config FILE, set SIGNER_CONFIG, or use --local for the embedded default');
     config = loadConfig({ file, env, forServe: true });
   }
 
@@ -74,7 +75,14 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   // to open (below, after the listener's grace period).
   let startOpening!: (engine: Promise<SignerEngine>) => void;
   const opening = new Promise<SignerEngine>((resolve) => (startOpening = resolve));
-  const signerApp = createApp({ config, version: VERSION, logger, engine: () => opening, engineIfOpen: () => engine, metrics: config.serve.metrics ? metricsRef : null });
+  const signerApp = createApp({
+    config,
+    version: VERSION,
+    logger,
+    engine: () => opening,
+    engineIfOpen: () => engine,
+    metrics: config.serve.metrics ? metricsRef : null,
+  });
   const server = await listen(signerApp, config, config.serve.listen.host, config.serve.listen.port);
   const address = boundAddress(server);
   err(`sa-forge-signer ${VERSION} serving on ${address}`);
@@ -86,7 +94,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   if (config.serve.metrics) {
     const { Metrics } = require('../http/metrics') as typeof import('../http/metrics');
     const metrics = new Metrics({
-      haltedKeys: async () => (engine ? (await engine.keyShow({ principal: { kind: 'operator' } })).filter((k) => k.halted !== null).length : 0),
+      haltedKeys: async () =>
+        engine
+          ? (await engine.keyShow({ principal: { kind: 'operator' } })).filter((k) => k.halted !== null).length
+          : 0,
       inFlight: () => signerApp.state.inFlight,
     });
     metricsServer = await metrics.listen(config.serve.metrics.host, config.serve.metrics.port);
@@ -94,16 +105,18 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     err(`metrics: http://${boundAddress(metricsServer)}/metrics`);
   }
   // The engine opens in the background, after the listener: tool calls wait for it, /ready says "starting".
-  startOpening((async () => {
-    const { openEngine } = require('../signer') as typeof import('../signer');
-    const { RpcChainClient } = require('../chain/rpc-client') as typeof import('../chain/rpc-client');
-    const { timedChain } = require('../http/timed-chain') as typeof import('../http/timed-chain');
-    const rpc = new RpcChainClient(config.cluster.rpc_url, { timeoutMs: config.timings.rpc_timeout_ms });
-    const chain = config.serve.metrics ? timedChain(rpc, rpcObserver) : rpc;
-    const opened = await openEngine(config, { logger, chain });
-    engine = opened;
-    return opened;
-  })());
+  startOpening(
+    (async () => {
+      const { openEngine } = require('../signer') as typeof import('../signer');
+      const { RpcChainClient } = require('../chain/rpc-client') as typeof import('../chain/rpc-client');
+      const { timedChain } = require('../http/timed-chain') as typeof import('../http/timed-chain');
+      const rpc = new RpcChainClient(config.cluster.rpc_url, { timeoutMs: config.timings.rpc_timeout_ms });
+      const chain = config.serve.metrics ? timedChain(rpc, rpcObserver) : rpc;
+      const opened = await openEngine(config, { logger, chain });
+      engine = opened;
+      return opened;
+    })(),
+  );
   opening.catch((e: unknown) => {
     err(`error: cannot open the signer engine: ${errorMessage(e)}`);
     process.exit(1);
@@ -111,7 +124,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
 
   if (local) {
     err(`token: ${local.tokenFile} (0600). Add the service to Claude Code with:`);
-    err(`  claude mcp add --transport http signer http://${address}/mcp --header "Authorization: Bearer $(cat ${local.tokenFile})"`);
+    err(
+      `  claude mcp add --transport http signer http://${address}/mcp --header "Authorization: Bearer $(cat ${local.tokenFile})"`,
+    );
     if (local.firstRun && runDemo) {
       const demo = runDemo;
       void opening.then((e) => demo(e, config)).catch((e: unknown) => err(`demo: ${errorMessage(e)}`));
@@ -123,8 +138,14 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     if (stopping) return;
     stopping = true;
     err(`signal ${signal}: no new requests; draining`);
-    const remaining = await drain({ server, state: signerApp.state, engineInFlight: () => engine?.inFlight() ?? 0, drainMs: config.serve.drain_ms });
-    if (remaining > 0) err(`stopping with ${remaining} request(s) still running; their callers must treat a sign as unknown`);
+    const remaining = await drain({
+      server,
+      state: signerApp.state,
+      engineInFlight: () => engine?.inFlight() ?? 0,
+      drainMs: config.serve.drain_ms,
+    });
+    if (remaining > 0)
+      err(`stopping with ${remaining} request(s) still running; their callers must treat a sign as unknown`);
     metricsServer?.close();
     await Promise.allSettled([engine?.close(), local?.close()]);
     flushLogSync(logger);

@@ -67,7 +67,11 @@ function configPath(args: ParsedArgs): string | undefined {
 
 function config(args: ParsedArgs): SignerConfig {
   const file = configPath(args);
-  if (!file) throw new SignerError('config_invalid', 'no config: pass --config FILE, set SIGNER_CONFIG, or run `npm start` once to create var/local/config.yaml');
+  if (!file)
+    throw new SignerError(
+      'config_invalid',
+      'no config: pass --config FILE, set SIGNER_CONFIG, or run `npm start` once to create var/local/config.yaml',
+    );
   return loadConfig({ file, env: process.env });
 }
 
@@ -103,7 +107,8 @@ async function keyCommand(args: ParsedArgs): Promise<number> {
   const name = requirePositional(args, 2, 'a key name', usage);
   if (sub === 'new') {
     const cls = requireOption(args, 'class', 'key new NAME --class session|wallet');
-    if (cls !== 'session' && cls !== 'wallet') throw new SignerError('request_invalid', '--class must be session or wallet');
+    if (cls !== 'session' && cls !== 'wallet')
+      throw new SignerError('request_invalid', '--class must be session or wallet');
     // The config may not exist yet: then the key goes to ./keys, as the config's default key_dir would say.
     const file = configPath(args);
     const keyDir = file ? loadConfig({ file, env: process.env }).key_dir : path.resolve('keys');
@@ -125,22 +130,44 @@ async function keyCommand(args: ParsedArgs): Promise<number> {
       keyFile = held ? `MISMATCH: file holds ${held[1]}` : `unavailable: ${m}`;
     }
     const rpc = new RpcChainClient(cfg.cluster.rpc_url, { timeoutMs: cfg.timings.rpc_timeout_ms });
-    const balance = await rpc.getBalance(key.pubkey).then((b: number) => `${b} lamports`, (e: unknown) => `unavailable: ${errorMessage(e)}`);
+    const balance = await rpc.getBalance(key.pubkey).then(
+      (b: number) => `${b} lamports`,
+      (e: unknown) => `unavailable: ${errorMessage(e)}`,
+    );
     const halt = await withLedger(cfg, (l) => l.getHalt(name)).catch(() => null);
-    out([
-      `name: ${key.name}`, `pubkey: ${key.pubkey}`, `class: ${key.class}`, `approval: ${key.approval}`,
-      `profile: ${key.profile ?? '-'}`, `key file: ${keyFile}`, `balance: ${balance}`,
-      `halted: ${halt ? `yes, by ${halt.by}: ${halt.reason}` : 'no'}`,
-    ].join('\n'));
+    out(
+      [
+        `name: ${key.name}`,
+        `pubkey: ${key.pubkey}`,
+        `class: ${key.class}`,
+        `approval: ${key.approval}`,
+        `profile: ${key.profile ?? '-'}`,
+        `key file: ${keyFile}`,
+        `balance: ${balance}`,
+        `halted: ${halt ? `yes, by ${halt.by}: ${halt.reason}` : 'no'}`,
+      ].join('\n'),
+    );
     return 0;
   }
   if (sub === 'fund') {
     const lamports = parseZinkAmount(requireOption(args, 'zink', 'key fund NAME --zink AMOUNT --from KEY|ADDRESS'));
     const fromArg = requireOption(args, 'from', 'key fund NAME --zink AMOUNT --from KEY|ADDRESS');
     const from = cfg.keys.find((k) => k.name === fromArg)?.pubkey ?? (decodeAddress(fromArg) ? fromArg : null);
-    if (!from) throw new SignerError('request_invalid', `--from ${JSON.stringify(fromArg)} is neither a configured key nor an address`);
-    const zink = `${lamports / 1_000_000_000n}.${(lamports % 1_000_000_000n).toString().padStart(9, '0')}`.replace(/\.?0+$/, '');
-    const payload = transferPayload({ from, to: key.pubkey, lamports, summary: `Fund key ${name} (${key.pubkey}) with ${zink} ZINK from ${from}` });
+    if (!from)
+      throw new SignerError(
+        'request_invalid',
+        `--from ${JSON.stringify(fromArg)} is neither a configured key nor an address`,
+      );
+    const zink = `${lamports / 1_000_000_000n}.${(lamports % 1_000_000_000n).toString().padStart(9, '0')}`.replace(
+      /\.?0+$/,
+      '',
+    );
+    const payload = transferPayload({
+      from,
+      to: key.pubkey,
+      lamports,
+      summary: `Fund key ${name} (${key.pubkey}) with ${zink} ZINK from ${from}`,
+    });
     const text = `${JSON.stringify(payload, null, 2)}\n`;
     const outFile = option(args, 'out');
     if (outFile) {
@@ -154,11 +181,16 @@ async function keyCommand(args: ParsedArgs): Promise<number> {
       const rpc = new RpcChainClient(cfg.cluster.rpc_url, { timeoutMs: cfg.timings.rpc_timeout_ms });
       const balance = await rpc.getBalance(key.pubkey);
       if (balance > 0) {
-        throw new SignerError('request_invalid', `${name} (${key.pubkey}) still holds ${balance} lamports; move them out first, or pass --abandon-balance`);
+        throw new SignerError(
+          'request_invalid',
+          `${name} (${key.pubkey}) still holds ${balance} lamports; move them out first, or pass --abandon-balance`,
+        );
       }
     }
     destroyKeyFile(cfg.key_dir, name);
-    err(`destroyed the key file of ${name}. Remove the key from its player profile if it was added, and delete keys.${name} from the config.`);
+    err(
+      `destroyed the key file of ${name}. Remove the key from its player profile if it was added, and delete keys.${name} from the config.`,
+    );
     return 0;
   }
   throw new SignerError('request_invalid', `unknown key command ${JSON.stringify(sub)}: ${usage}`);
@@ -175,11 +207,16 @@ function tokenCommand(args: ParsedArgs): number {
   try {
     fs.writeFileSync(file, token, { mode: 0o600, flag: 'wx' });
   } catch (e) {
-    throw new SignerError('request_invalid', `cannot create ${file}: ${(e as NodeJS.ErrnoException).code === 'EEXIST' ? 'it already exists' : errorMessage(e)}`);
+    throw new SignerError(
+      'request_invalid',
+      `cannot create ${file}: ${(e as NodeJS.ErrnoException).code === 'EEXIST' ? 'it already exists' : errorMessage(e)}`,
+    );
   }
   const digest = tokenSha256(token);
   out(digest);
-  err(`Add to your config (list the keys this token may use):\nserve:\n  tokens:\n    - name: ${name}\n      sha256: ${digest}\n      keys: []`);
+  err(
+    `Add to your config (list the keys this token may use):\nserve:\n  tokens:\n    - name: ${name}\n      sha256: ${digest}\n      keys: []`,
+  );
   return 0;
 }
 
@@ -203,10 +240,18 @@ function progressPrinter(): (p: SignProgress) => void {
   return (p) => {
     let line: string;
     switch (p.stage) {
-      case 'lock': line = 'waiting for the key lock…'; break;
-      case 'approval': line = `waiting for an operator: sa-forge-signer approvals approve ${p.approval_id} (or reject), until ${new Date(p.expires_at * 1000).toISOString()}`; break;
-      case 'sent': line = `sent ${p.signature}`; break;
-      case 'confirming': line = `confirming ${p.signature}: ${p.status ?? 'no status yet'}, ${Math.round(p.elapsed_ms / 1000)} s`; break;
+      case 'lock':
+        line = 'waiting for the key lock…';
+        break;
+      case 'approval':
+        line = `waiting for an operator: sa-forge-signer approvals approve ${p.approval_id} (or reject), until ${new Date(p.expires_at * 1000).toISOString()}`;
+        break;
+      case 'sent':
+        line = `sent ${p.signature}`;
+        break;
+      case 'confirming':
+        line = `confirming ${p.signature}: ${p.status ?? 'no status yet'}, ${Math.round(p.elapsed_ms / 1000)} s`;
+        break;
     }
     if (live) process.stderr.write(`\r\x1b[2K${line}`);
     else if (p.stage !== lastStage || (p.stage === 'confirming' && p.polls % 10 === 0)) err(line);
@@ -286,7 +331,11 @@ async function haltCommand(args: ParsedArgs): Promise<number> {
   const reason = requireOption(args, 'reason', 'sa-forge-signer halt KEY|--all --reason TEXT');
   const cfg = config(args);
   return withLedger(cfg, async (ledger) => {
-    const engine = new Engine({ config: cfg, ledger, chain: new RpcChainClient(cfg.cluster.rpc_url, { timeoutMs: cfg.timings.rpc_timeout_ms }) });
+    const engine = new Engine({
+      config: cfg,
+      ledger,
+      chain: new RpcChainClient(cfg.cluster.rpc_url, { timeoutMs: cfg.timings.rpc_timeout_ms }),
+    });
     const result = await engine.halt({ key: all ? null : key, reason, principal: { kind: 'operator' } });
     out(JSON.stringify(result, null, 2));
     return result.not_recorded.length > 0 ? EXIT_ERROR : 0;
@@ -312,14 +361,18 @@ async function approvalsCommand(args: ParsedArgs): Promise<number> {
       const pending = await l.listApprovals({ status: 'pending' });
       if (pending.length === 0) err('no signs are waiting for approval');
       for (const a of pending) {
-        out(`${a.id}  key ${a.key}  balance change ${a.balance_change ?? 'unknown'} lamports  fee ${a.fee ?? 'unknown'}  ` +
-          `compute ${a.compute_units ?? 'unknown'}  by ${a.requested_by}  expires ${new Date(a.expires_at * 1000).toISOString()}\n` +
-          `    summary (from the builder, not verified): ${a.summary}`);
+        out(
+          `${a.id}  key ${a.key}  balance change ${a.balance_change ?? 'unknown'} lamports  fee ${a.fee ?? 'unknown'}  ` +
+            `compute ${a.compute_units ?? 'unknown'}  by ${a.requested_by}  expires ${new Date(a.expires_at * 1000).toISOString()}\n` +
+            `    summary (from the builder, not verified): ${a.summary}`,
+        );
       }
       return 0;
     }
     if (sub === 'approve' || sub === 'reject') {
-      const id = normaliseApprovalId(requirePositional(args, 2, 'an approval id', `sa-forge-signer approvals ${sub} ID`));
+      const id = normaliseApprovalId(
+        requirePositional(args, 2, 'an approval id', `sa-forge-signer approvals ${sub} ID`),
+      );
       const record = await l.decideApproval(id, sub === 'approve' ? 'approved' : 'rejected', 'operator', nowSeconds());
       const wanted = sub === 'approve' ? 'approved' : 'rejected';
       if (record.status !== wanted) {
@@ -347,14 +400,22 @@ export async function main(argv: string[]): Promise<number> {
     return command === undefined && args.options.get('help') !== true ? EXIT_ERROR : 0;
   }
   switch (command) {
-    case 'key': return keyCommand(args);
-    case 'token': return tokenCommand(args);
-    case 'check': return checkOrSign(args, 'check');
-    case 'sign': return checkOrSign(args, 'sign');
-    case 'audit': return auditCommand(args);
-    case 'halt': return haltCommand(args);
-    case 'resume': return resumeCommand(args);
-    case 'approvals': return approvalsCommand(args);
+    case 'key':
+      return keyCommand(args);
+    case 'token':
+      return tokenCommand(args);
+    case 'check':
+      return checkOrSign(args, 'check');
+    case 'sign':
+      return checkOrSign(args, 'sign');
+    case 'audit':
+      return auditCommand(args);
+    case 'halt':
+      return haltCommand(args);
+    case 'resume':
+      return resumeCommand(args);
+    case 'approvals':
+      return approvalsCommand(args);
     case 'localnet': {
       // Loaded lazily: litesvm is a development dependency the production image does not have.
       const { runLocalnet } = require('../localnet/main') as typeof import('../localnet/main');
@@ -362,7 +423,10 @@ export async function main(argv: string[]): Promise<number> {
       return 0;
     }
     default:
-      throw new SignerError('request_invalid', `unknown command ${JSON.stringify(command)}; see sa-forge-signer --help`);
+      throw new SignerError(
+        'request_invalid',
+        `unknown command ${JSON.stringify(command)}; see sa-forge-signer --help`,
+      );
   }
 }
 

@@ -39,7 +39,11 @@ export const LOCAL_DEFAULT_RPC_URL = 'http://127.0.0.1:8899';
  * The `local` profile: the utility programs plus the game programs the operator deployed on the embedded chain.
  * Its genesis hash is learnt from the chain at start (it changes with every fresh chain).
  */
-export function localCluster(opts: { rpc_url: string; game_programs: ProgramEntry[]; player_profile: string | null }): ClusterProfile {
+export function localCluster(opts: {
+  rpc_url: string;
+  game_programs: ProgramEntry[];
+  player_profile: string | null;
+}): ClusterProfile {
   return {
     name: 'local',
     genesis_hash: null,

@@ -26,13 +26,15 @@ export function registerFormats(): void {
   convict.addFormats({
     'nat-strict': {
       validate(v: unknown) {
-        if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw new Error('must be a whole number, 0 or more');
+        if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
+          throw new Error('must be a whole number, 0 or more');
       },
       coerce: (v: unknown) => (typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v.trim()) : v),
     },
     'positive-int': {
       validate(v: unknown) {
-        if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1) throw new Error('must be a whole number, 1 or more');
+        if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1)
+          throw new Error('must be a whole number, 1 or more');
       },
       coerce: (v: unknown) => (typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v.trim()) : v),
     },
@@ -50,19 +52,23 @@ export function registerFormats(): void {
     },
     'listen-address': {
       validate(v: unknown) {
-        if (typeof v !== 'string' || parseListen(v) === null) throw new Error('must be host:port, e.g. 127.0.0.1:8790 or [::1]:8790');
+        if (typeof v !== 'string' || parseListen(v) === null)
+          throw new Error('must be host:port, e.g. 127.0.0.1:8790 or [::1]:8790');
       },
     },
     'listen-address-or-off': {
       validate(v: unknown) {
         if (v === null) return;
-        if (typeof v !== 'string' || parseListen(v) === null) throw new Error('must be host:port, or null to turn it off');
+        if (typeof v !== 'string' || parseListen(v) === null)
+          throw new Error('must be host:port, or null to turn it off');
       },
-      coerce: (v: unknown) => (typeof v === 'string' && ['', 'off', 'null', 'none'].includes(v.trim().toLowerCase()) ? null : v),
+      coerce: (v: unknown) =>
+        typeof v === 'string' && ['', 'off', 'null', 'none'].includes(v.trim().toLowerCase()) ? null : v,
     },
     'string-list': {
       validate(v: unknown) {
-        if (!Array.isArray(v) || v.some((s) => typeof s !== 'string' || s.trim() === '')) throw new Error('must be a list of non-empty strings');
+        if (!Array.isArray(v) || v.some((s) => typeof s !== 'string' || s.trim() === ''))
+          throw new Error('must be a list of non-empty strings');
       },
       coerce: (v: unknown) =>
         typeof v === 'string'
@@ -75,17 +81,21 @@ export function registerFormats(): void {
     'address-list': {
       validate(v: unknown) {
         if (!Array.isArray(v)) throw new Error('must be a list of base58 addresses');
-        for (const s of v) if (typeof s !== 'string' || decodeAddress(s) === null) throw new Error(`${JSON.stringify(s)} is not a base58 address`);
+        for (const s of v)
+          if (typeof s !== 'string' || decodeAddress(s) === null)
+            throw new Error(`${JSON.stringify(s)} is not a base58 address`);
       },
     },
     address: {
       validate(v: unknown) {
-        if (typeof v !== 'string' || decodeAddress(v) === null) throw new Error(`${JSON.stringify(v)} is not a base58 address`);
+        if (typeof v !== 'string' || decodeAddress(v) === null)
+          throw new Error(`${JSON.stringify(v)} is not a base58 address`);
       },
     },
     'address-or-null': {
       validate(v: unknown) {
-        if (v !== null && (typeof v !== 'string' || decodeAddress(v) === null)) throw new Error(`${JSON.stringify(v)} is not a base58 address`);
+        if (v !== null && (typeof v !== 'string' || decodeAddress(v) === null))
+          throw new Error(`${JSON.stringify(v)} is not a base58 address`);
       },
     },
     'non-empty-string': {
@@ -95,7 +105,8 @@ export function registerFormats(): void {
     },
     'string-or-null': {
       validate(v: unknown) {
-        if (v !== null && (typeof v !== 'string' || v.trim() === '')) throw new Error('must be a non-empty string or null');
+        if (v !== null && (typeof v !== 'string' || v.trim() === ''))
+          throw new Error('must be a non-empty string or null');
       },
       coerce: (v: unknown) => (typeof v === 'string' && v.trim() === '' ? null : v),
     },

@@ -13,7 +13,16 @@ import { decodeAddress } from '../util/base58';
 import { registerFormats, parseListen } from './formats';
 import { clusterSchema, fundEntrySchema, keySchema, programEntrySchema, tokenSchema, topLevelSchema } from './schema';
 import { BUILT_IN_CLUSTERS, LOCAL_DEFAULT_RPC_URL, ZINK_TESTNET, localCluster } from './clusters';
-import type { ApprovalMode, ClusterProfile, KeyClass, KeyConfig, LedgerConfig, ProgramEntry, SignerConfig, TokenConfig } from './types';
+import type {
+  ApprovalMode,
+  ClusterProfile,
+  KeyClass,
+  KeyConfig,
+  LedgerConfig,
+  ProgramEntry,
+  SignerConfig,
+  TokenConfig,
+} from './types';
 
 export interface LoadConfigOptions {
   /** YAML (.yaml/.yml) or JSON (.json) file; relative paths in it resolve against its folder. */
@@ -97,7 +106,14 @@ type TopLevel = {
   log_level: SignerConfig['log_level'];
   keys: Record<string, unknown>;
   clusters: Record<string, unknown>;
-  ledger: { store: 'sqlite' | 'postgres'; path: string | null; url: string | null; url_file: string | null; url_env: string | null; pool_size: number };
+  ledger: {
+    store: 'sqlite' | 'postgres';
+    path: string | null;
+    url: string | null;
+    url_file: string | null;
+    url_env: string | null;
+    pool_size: number;
+  };
   timings: SignerConfig['timings'];
   serve: {
     listen: string;
@@ -123,7 +139,9 @@ function buildKeys(raw: Record<string, unknown>): KeyConfig[] {
     const e = validateEntry<KeyEntry>(keySchema, raw[name], `keys.${name}`);
     const approval: ApprovalMode = e.approval ?? (e.class === 'wallet' ? 'confirm' : 'auto');
     if (e.class === 'wallet' && approval === 'auto' && !e.allow_unattended) {
-      fail(`keys.${name}.approval: a wallet key cannot be auto unless keys.${name}.allow_unattended is true (meant for throwaway testnet keys)`);
+      fail(
+        `keys.${name}.approval: a wallet key cannot be auto unless keys.${name}.allow_unattended is true (meant for throwaway testnet keys)`,
+      );
     }
     keys.push({ ...e, name, approval });
   }
@@ -134,13 +152,17 @@ function buildTokens(list: unknown[], where: string, keys: KeyConfig[]): TokenCo
   return list.map((item, i) => {
     const t = validateEntry<TokenConfig>(tokenSchema, item, `${where}[${i}]`);
     const at = `${where}[${i}] (${JSON.stringify(t.name)})`;
-    if (!isValidKeyName(t.name)) fail(`${where}[${i}].name: token name must be 1 to 64 lowercase letters, digits, '-' or '_'`);
-    if (!SHA256_HEX.test(t.sha256)) fail(`${at}.sha256: must be exactly 64 lowercase hex characters (the sha256 of the token, never the token)`);
+    if (!isValidKeyName(t.name))
+      fail(`${where}[${i}].name: token name must be 1 to 64 lowercase letters, digits, '-' or '_'`);
+    if (!SHA256_HEX.test(t.sha256))
+      fail(`${at}.sha256: must be exactly 64 lowercase hex characters (the sha256 of the token, never the token)`);
     for (const k of t.keys) {
       const key = keys.find((c) => c.name === k);
       if (!key) fail(`${at}.keys: no key ${JSON.stringify(k)} under keys`);
       if (key.class === 'wallet' && !key.allow_unattended) {
-        fail(`${at}.keys: wallet key ${JSON.stringify(k)} may not be used by a token unless keys.${k}.allow_unattended is true`);
+        fail(
+          `${at}.keys: wallet key ${JSON.stringify(k)} may not be used by a token unless keys.${k}.allow_unattended is true`,
+        );
       }
     }
     return { name: t.name, sha256: t.sha256, keys: [...new Set(t.keys)] };
@@ -150,7 +172,8 @@ function buildTokens(list: unknown[], where: string, keys: KeyConfig[]): TokenCo
 function readTokensFile(file: string): unknown[] {
   const doc = readDocument(file);
   const list = isPlainObject(doc) && Array.isArray(doc.tokens) ? doc.tokens : doc;
-  if (!Array.isArray(list)) fail(`serve.tokens_file ${file}: must hold a list of tokens (or a mapping with a tokens list)`);
+  if (!Array.isArray(list))
+    fail(`serve.tokens_file ${file}: must hold a list of tokens (or a mapping with a tokens list)`);
   return list as unknown[];
 }
 
@@ -160,9 +183,16 @@ function buildPrograms(list: unknown[], where: string): ProgramEntry[] {
 
 function buildCluster(top: TopLevel): ClusterProfile {
   for (const name of Object.keys(top.clusters)) {
-    if ((BUILT_IN_CLUSTERS as readonly string[]).includes(name)) fail(`clusters.${name}: ${name} is built in and cannot be redefined`);
+    if ((BUILT_IN_CLUSTERS as readonly string[]).includes(name))
+      fail(`clusters.${name}: ${name} is built in and cannot be redefined`);
   }
-  if (top.cluster === 'zink-testnet') return { ...ZINK_TESTNET, programs: [...ZINK_TESTNET.programs], game_programs: [...ZINK_TESTNET.game_programs], rpc_url: top.rpc_url ?? ZINK_TESTNET.rpc_url };
+  if (top.cluster === 'zink-testnet')
+    return {
+      ...ZINK_TESTNET,
+      programs: [...ZINK_TESTNET.programs],
+      game_programs: [...ZINK_TESTNET.game_programs],
+      rpc_url: top.rpc_url ?? ZINK_TESTNET.rpc_url,
+    };
   if (top.cluster === 'local') {
     return localCluster({
       rpc_url: top.rpc_url ?? LOCAL_DEFAULT_RPC_URL,
@@ -176,11 +206,14 @@ function buildCluster(top: TopLevel): ClusterProfile {
     fail(`cluster: unknown cluster ${JSON.stringify(top.cluster)} (known: ${known}); declare it under clusters`);
   }
   const where = `clusters.${top.cluster}`;
-  const c = validateEntry<{ genesis_hash: string; rpc_url: string | null; explorer: string | null; programs: unknown[]; game_programs: string[]; player_profile: string | null }>(
-    clusterSchema,
-    raw,
-    where,
-  );
+  const c = validateEntry<{
+    genesis_hash: string;
+    rpc_url: string | null;
+    explorer: string | null;
+    programs: unknown[];
+    game_programs: string[];
+    player_profile: string | null;
+  }>(clusterSchema, raw, where);
   if (decodeAddress(c.genesis_hash) === null) fail(`${where}.genesis_hash: must be a base58 hash`);
   const rpc = top.rpc_url ?? c.rpc_url;
   if (rpc === null) fail(`${where}.rpc_url: required (or set rpc_url)`);
@@ -195,13 +228,19 @@ function buildCluster(top: TopLevel): ClusterProfile {
   };
 }
 
-function buildLedger(top: TopLevel, resolve: (p: string) => string, env: NodeJS.ProcessEnv, stateDir: string): LedgerConfig {
+function buildLedger(
+  top: TopLevel,
+  resolve: (p: string) => string,
+  env: NodeJS.ProcessEnv,
+  stateDir: string,
+): LedgerConfig {
   const l = top.ledger;
   if (l.store === 'sqlite') {
     return { store: 'sqlite', path: l.path === null ? path.join(stateDir, 'ledger.sqlite') : resolve(l.path) };
   }
   const sources = [l.url !== null, l.url_file !== null, l.url_env !== null].filter(Boolean).length;
-  if (sources !== 1) fail('ledger: a postgres ledger needs exactly one of ledger.url, ledger.url_file or ledger.url_env');
+  if (sources !== 1)
+    fail('ledger: a postgres ledger needs exactly one of ledger.url, ledger.url_file or ledger.url_env');
   let url: string;
   if (l.url !== null) url = l.url;
   else if (l.url_file !== null) {
@@ -248,11 +287,14 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
   }
   const seen = new Set<string>();
   for (const t of tokens) {
-    if (seen.has(t.name)) fail(`serve.tokens: two tokens are named ${JSON.stringify(t.name)}; token names must be unique`);
+    if (seen.has(t.name))
+      fail(`serve.tokens: two tokens are named ${JSON.stringify(t.name)}; token names must be unique`);
     seen.add(t.name);
   }
   if (opts.forServe && tokens.length === 0) {
-    fail('serve.tokens: no tokens configured; create one with `sa-forge-signer token new NAME --out FILE` and add it under serve.tokens');
+    fail(
+      'serve.tokens: no tokens configured; create one with `sa-forge-signer token new NAME --out FILE` and add it under serve.tokens',
+    );
   }
 
   const cluster = buildCluster(top);
@@ -264,7 +306,9 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
     cluster.name === 'local'
       ? {
           enabled: true,
-          fund: top.localnet.fund.map((f, i) => validateEntry<{ address: string; lamports: number }>(fundEntrySchema, f, `localnet.fund[${i}]`)),
+          fund: top.localnet.fund.map((f, i) =>
+            validateEntry<{ address: string; lamports: number }>(fundEntrySchema, f, `localnet.fund[${i}]`),
+          ),
         }
       : null;
 

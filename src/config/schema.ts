@@ -21,7 +21,7 @@ export const topLevelSchema = {
     env: 'SIGNER_RPC_URL',
   },
   key_dir: {
-    doc: 'Directory of key files (0700, files 0600). Relative paths resolve against the config file\'s folder.',
+    doc: "Directory of key files (0700, files 0600). Relative paths resolve against the config file's folder.",
     format: 'non-empty-string',
     default: 'keys',
     env: 'SIGNER_KEY_DIR',
@@ -56,7 +56,7 @@ export const topLevelSchema = {
       env: 'SIGNER_LEDGER_STORE',
     },
     path: {
-      doc: 'SQLite file; null means `<state_dir>/ledger.sqlite`. Relative to the config file\'s folder.',
+      doc: "SQLite file; null means `<state_dir>/ledger.sqlite`. Relative to the config file's folder.",
       format: 'string-or-null',
       default: null as string | null,
       nullable: true,
@@ -92,24 +92,54 @@ export const topLevelSchema = {
     },
   },
   timings: {
-    rpc_timeout_ms: { doc: 'Timeout of one RPC call.', format: 'positive-int', default: DEFAULT_TIMINGS.rpc_timeout_ms, env: 'SIGNER_RPC_TIMEOUT_MS' },
-    poll_interval_ms: { doc: 'Pause between confirmation polls.', format: 'positive-int', default: DEFAULT_TIMINGS.poll_interval_ms, env: 'SIGNER_POLL_INTERVAL_MS' },
+    rpc_timeout_ms: {
+      doc: 'Timeout of one RPC call.',
+      format: 'positive-int',
+      default: DEFAULT_TIMINGS.rpc_timeout_ms,
+      env: 'SIGNER_RPC_TIMEOUT_MS',
+    },
+    poll_interval_ms: {
+      doc: 'Pause between confirmation polls.',
+      format: 'positive-int',
+      default: DEFAULT_TIMINGS.poll_interval_ms,
+      env: 'SIGNER_POLL_INTERVAL_MS',
+    },
     confirm_deadline_ms: {
       doc: 'After this long without a landed status a sign ends `unknown`.',
       format: 'positive-int',
       default: DEFAULT_TIMINGS.confirm_deadline_ms,
       env: 'SIGNER_CONFIRM_DEADLINE_MS',
     },
-    max_rpc_failures: { doc: 'RPC failures in a row during confirmation before `unknown`.', format: 'positive-int', default: DEFAULT_TIMINGS.max_rpc_failures, env: 'SIGNER_MAX_RPC_FAILURES' },
-    rebroadcast_every: { doc: 'Rebroadcast the transaction every N polls.', format: 'positive-int', default: DEFAULT_TIMINGS.rebroadcast_every, env: 'SIGNER_REBROADCAST_EVERY' },
-    metadata_attempts: { doc: 'Attempts to fetch a landed transaction\'s metadata.', format: 'positive-int', default: DEFAULT_TIMINGS.metadata_attempts, env: 'SIGNER_METADATA_ATTEMPTS' },
+    max_rpc_failures: {
+      doc: 'RPC failures in a row during confirmation before `unknown`.',
+      format: 'positive-int',
+      default: DEFAULT_TIMINGS.max_rpc_failures,
+      env: 'SIGNER_MAX_RPC_FAILURES',
+    },
+    rebroadcast_every: {
+      doc: 'Rebroadcast the transaction every N polls.',
+      format: 'positive-int',
+      default: DEFAULT_TIMINGS.rebroadcast_every,
+      env: 'SIGNER_REBROADCAST_EVERY',
+    },
+    metadata_attempts: {
+      doc: "Attempts to fetch a landed transaction's metadata.",
+      format: 'positive-int',
+      default: DEFAULT_TIMINGS.metadata_attempts,
+      env: 'SIGNER_METADATA_ATTEMPTS',
+    },
     approval_timeout_ms: {
-      doc: 'How long a `confirm` key\'s sign waits for `sa-forge-signer approvals approve`; then it is refused (`approval`).',
+      doc: "How long a `confirm` key's sign waits for `sa-forge-signer approvals approve`; then it is refused (`approval`).",
       format: 'positive-int',
       default: DEFAULT_TIMINGS.approval_timeout_ms,
       env: 'SIGNER_APPROVAL_TIMEOUT_MS',
     },
-    approval_poll_ms: { doc: 'How often a waiting sign looks for the operator\'s decision.', format: 'positive-int', default: DEFAULT_TIMINGS.approval_poll_ms, env: 'SIGNER_APPROVAL_POLL_MS' },
+    approval_poll_ms: {
+      doc: "How often a waiting sign looks for the operator's decision.",
+      format: 'positive-int',
+      default: DEFAULT_TIMINGS.approval_poll_ms,
+      env: 'SIGNER_APPROVAL_POLL_MS',
+    },
     key_show_cache_ms: {
       doc: 'How old the figures key_show reports (balance, usage, halt) may be; 0: read fresh on every call. Concurrent calls share one look-up, and a sign, halt or resume in this process refreshes the key. check and sign never use it: they always read the ledger and the chain.',
       format: 'nat-strict',
@@ -202,37 +232,96 @@ export const topLevelSchema = {
 
 /** One entry of `keys:` (the entry's name is the key name). */
 export const keySchema = {
-  class: { doc: '`session` (day-to-day play, approval auto by default) or `wallet` (the profile authority, confirm by default).', format: ['session', 'wallet'], default: null as string | null },
-  pubkey: { doc: 'The key\'s public key (base58); the key file must hold it.', format: 'address', default: null as string | null },
-  profile: { doc: 'Player profile address, informational (shown by key_show).', format: 'address-or-null', default: null as string | null, nullable: true },
+  class: {
+    doc: '`session` (day-to-day play, approval auto by default) or `wallet` (the profile authority, confirm by default).',
+    format: ['session', 'wallet'],
+    default: null as string | null,
+  },
+  pubkey: {
+    doc: "The key's public key (base58); the key file must hold it.",
+    format: 'address',
+    default: null as string | null,
+  },
+  profile: {
+    doc: 'Player profile address, informational (shown by key_show).',
+    format: 'address-or-null',
+    default: null as string | null,
+    nullable: true,
+  },
   approval: {
     doc: '`auto`, `confirm` (an operator approves each sign) or `deny`; null: session → auto, wallet → confirm.',
     format: ['auto', 'confirm', 'deny', null],
     default: null as string | null,
     nullable: true,
   },
-  transfer_to: { doc: 'Allowed System Transfer destinations (also trusted token-account owners).', format: 'address-list', default: [] as string[] },
-  extra_programs: { doc: 'More top-level programs this key may call (never SPL Token or Token-2022).', format: 'address-list', default: [] as string[] },
+  transfer_to: {
+    doc: 'Allowed System Transfer destinations (also trusted token-account owners).',
+    format: 'address-list',
+    default: [] as string[],
+  },
+  extra_programs: {
+    doc: 'More top-level programs this key may call (never SPL Token or Token-2022).',
+    format: 'address-list',
+    default: [] as string[],
+  },
   rate_limit_per_minute: { doc: 'Signs per minute for this key.', format: 'nat-strict', default: 30 },
-  daily_lamport_cap: { doc: 'Lamports this key may spend or reserve in 24 h.', format: 'nat-strict', default: 50_000_000 },
-  allow_unattended: { doc: 'Lets a wallet key be `auto` or listed on a token: throwaway testnet keys only.', format: 'bool-strict', default: false },
+  daily_lamport_cap: {
+    doc: 'Lamports this key may spend or reserve in 24 h.',
+    format: 'nat-strict',
+    default: 50_000_000,
+  },
+  allow_unattended: {
+    doc: 'Lets a wallet key be `auto` or listed on a token: throwaway testnet keys only.',
+    format: 'bool-strict',
+    default: false,
+  },
 };
 
 /** One entry of `serve.tokens` (or of `serve.tokens_file`). */
 export const tokenSchema = {
-  name: { doc: 'Token name ([a-z0-9_-]{1,64}), unique; it is what logs, metrics and the audit log show.', format: 'non-empty-string', default: null as string | null },
-  sha256: { doc: 'sha256 of the token string, 64 lowercase hex characters.', format: 'non-empty-string', default: null as string | null },
+  name: {
+    doc: 'Token name ([a-z0-9_-]{1,64}), unique; it is what logs, metrics and the audit log show.',
+    format: 'non-empty-string',
+    default: null as string | null,
+  },
+  sha256: {
+    doc: 'sha256 of the token string, 64 lowercase hex characters.',
+    format: 'non-empty-string',
+    default: null as string | null,
+  },
   keys: { doc: 'The configured keys this token may use.', format: 'string-list', default: null as string[] | null },
 };
 
 /** One entry of `clusters:`. */
 export const clusterSchema = {
-  genesis_hash: { doc: 'The cluster\'s genesis hash (base58); the RPC must report it.', format: 'non-empty-string', default: null as string | null },
+  genesis_hash: {
+    doc: "The cluster's genesis hash (base58); the RPC must report it.",
+    format: 'non-empty-string',
+    default: null as string | null,
+  },
   rpc_url: { doc: 'Default RPC endpoint.', format: 'http-url-or-null', default: null as string | null },
-  explorer: { doc: 'Explorer prefix the signature is appended to, or null.', format: 'string-or-null', default: null as string | null, nullable: true },
-  programs: { doc: 'Top-level allow-list for every key, a list of {label, address}.', format: 'object-list', default: [] as unknown[] },
-  game_programs: { doc: 'Programs whose accounts may own token accounts the signer creates (ata_owners).', format: 'address-list', default: [] as string[] },
-  player_profile: { doc: 'Player Profile program (vault check), or null.', format: 'address-or-null', default: null as string | null, nullable: true },
+  explorer: {
+    doc: 'Explorer prefix the signature is appended to, or null.',
+    format: 'string-or-null',
+    default: null as string | null,
+    nullable: true,
+  },
+  programs: {
+    doc: 'Top-level allow-list for every key, a list of {label, address}.',
+    format: 'object-list',
+    default: [] as unknown[],
+  },
+  game_programs: {
+    doc: 'Programs whose accounts may own token accounts the signer creates (ata_owners).',
+    format: 'address-list',
+    default: [] as string[],
+  },
+  player_profile: {
+    doc: 'Player Profile program (vault check), or null.',
+    format: 'address-or-null',
+    default: null as string | null,
+    nullable: true,
+  },
 };
 
 export const programEntrySchema = {

@@ -50,9 +50,7 @@ export interface Timings {
   key_show_cache_ms: number; // 1000: key_show's figures may be this old (never used by check or sign)
 }
 
-export type LedgerConfig =
-  | { store: 'sqlite'; path: string }
-  | { store: 'postgres'; url: string; pool_size: number };
+export type LedgerConfig = { store: 'sqlite'; path: string } | { store: 'postgres'; url: string; pool_size: number };
 
 export interface TokenConfig {
   name: string;

@@ -52,11 +52,23 @@ const READY_CACHE_MS = 1000;
 
 export function createApp(deps: AppDeps): SignerApp {
   const { config, logger } = deps;
-  const ref = deps.metrics && 'current' in deps.metrics ? deps.metrics : { current: (deps.metrics as Metrics | null | undefined) ?? null };
-  const observer = { toolResult: (t: string, o: string, f: string | null, ms: number) => ref.current?.toolResult(t, o, f, ms) };
+  const ref =
+    deps.metrics && 'current' in deps.metrics
+      ? deps.metrics
+      : { current: (deps.metrics as Metrics | null | undefined) ?? null };
+  const observer = {
+    toolResult: (t: string, o: string, f: string | null, ms: number) => ref.current?.toolResult(t, o, f, ms),
+  };
   const serve = config.serve;
   const state: AppState = { draining: false, inFlight: 0 };
-  const mcp = new McpService({ version: deps.version, paramHeaders: serve.param_headers, engine: deps.engine, engineIfOpen: deps.engineIfOpen, log: logger, observer });
+  const mcp = new McpService({
+    version: deps.version,
+    paramHeaders: serve.param_headers,
+    engine: deps.engine,
+    engineIfOpen: deps.engineIfOpen,
+    log: logger,
+    observer,
+  });
   const allow = compileAllowList(serve.allowed_hosts);
 
   // 1. Request id; the access log (one line per request at `info`, on an asynchronous destination) is written when
@@ -65,14 +77,19 @@ export function createApp(deps: AppDeps): SignerApp {
 
   // 2. Security headers: helmet's defaults are the same for every response, so helmet runs once here and its
   //    headers go out with every response in the same writeHead (respond.ts).
-  setStaticHeaders(captureHeaders(helmet() as unknown as (req: unknown, res: unknown, next: (e?: unknown) => void) => void));
+  setStaticHeaders(
+    captureHeaders(helmet() as unknown as (req: unknown, res: unknown, next: (e?: unknown) => void) => void),
+  );
 
   // 3. The DNS-rebinding guard. Probes may name any Host (the pod IP), but never with an Origin.
   // Verdicts are memoised per (Host, Origin, probe): a service sees a handful of distinct values.
   // The last verdict is kept apart: one client sends the same Host and Origin on every request.
   const verdicts = new Map<string, HostOriginVerdict>();
   let last: { probe: boolean; host: string | undefined; origin: string | undefined; verdict: HostOriginVerdict } = {
-    probe: false, host: '\u0000', origin: '\u0000', verdict: { ok: false, error: '' },
+    probe: false,
+    host: '\u0000',
+    origin: '\u0000',
+    verdict: { ok: false, error: '' },
   };
   const hostOrigin: Middleware = (req, res, next, ctx) => {
     const probe = req.method === 'GET' && (ctx.path === '/health' || ctx.path === '/ready');
@@ -108,7 +125,10 @@ export function createApp(deps: AppDeps): SignerApp {
       if (!r.ok) logger.warn({ detail: r.detail }, 'not ready');
     }
     // The detail (error texts) only for callers on an allowed Host; a probe by pod IP gets the verdict alone.
-    const body = { status: readyCache.ok ? 'ready' : 'not ready', ...(ctx.hostAllowed ? { detail: readyCache.detail } : {}) };
+    const body = {
+      status: readyCache.ok ? 'ready' : 'not ready',
+      ...(ctx.hostAllowed ? { detail: readyCache.detail } : {}),
+    };
     sendBytes(res, ctx.id, readyCache.ok ? 200 : 503, JSON.stringify(body));
   };
   const probes: Middleware = (req, res, next, ctx) => {
@@ -125,15 +145,26 @@ export function createApp(deps: AppDeps): SignerApp {
   const limiter: Middleware = (_req, res, next, ctx) => {
     const verdict = rateLimiter.take(ctx.token!.name);
     if (!verdict.allowed) {
-      return sendError(res, ctx.id, 429, `rate limit: more than ${serve.rate_limit_per_minute} requests in a minute for this token; retry later`, { 'Retry-After': String(verdict.retryAfterSeconds) });
+      return sendError(
+        res,
+        ctx.id,
+        429,
+        `rate limit: more than ${serve.rate_limit_per_minute} requests in a minute for this token; retry later`,
+        { 'Retry-After': String(verdict.retryAfterSeconds) },
+      );
     }
     next();
   };
 
   // 7. Cap on requests in flight (and no new work while draining).
   const inFlightCap: Middleware = (_req, res, next, ctx) => {
-    if (state.draining) return sendError(res, ctx.id, 503, 'shutting down; retry on another replica', { 'Retry-After': '5', Connection: 'close' });
-    if (state.inFlight >= serve.max_in_flight) return sendError(res, ctx.id, 503, 'busy; retry shortly', { 'Retry-After': '1' });
+    if (state.draining)
+      return sendError(res, ctx.id, 503, 'shutting down; retry on another replica', {
+        'Retry-After': '5',
+        Connection: 'close',
+      });
+    if (state.inFlight >= serve.max_in_flight)
+      return sendError(res, ctx.id, 503, 'busy; retry shortly', { 'Retry-After': '1' });
     state.inFlight++;
     ctx.inFlight = true; // released in onClose
     next();
@@ -164,7 +195,12 @@ export function createApp(deps: AppDeps): SignerApp {
       if (r.body === null) sendEmpty(res, ctx.id, r.status);
       else sendReply(res, ctx.id, r.status, r.body);
     };
-    const reply = mcp.handle({ body, rawHeaders: req.rawHeaders, principal: { kind: 'token', name: token.name, keys: token.keys }, signal });
+    const reply = mcp.handle({
+      body,
+      rawHeaders: req.rawHeaders,
+      principal: { kind: 'token', name: token.name, keys: token.keys },
+      signal,
+    });
     if (reply instanceof Promise) {
       reply.then(send, (e: unknown) => onError(e, req, res, ctx));
     } else send(reply);

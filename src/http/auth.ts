@@ -20,7 +20,8 @@ export function bearerAuth(tokens: readonly TokenConfig[]): Middleware {
     if (header === undefined) return null;
     const presented = Buffer.from(header, 'utf8');
     const known = proved.get(socket);
-    if (known && known.header.length === presented.length && timingSafeEqual(known.header, presented)) return known.token;
+    if (known && known.header.length === presented.length && timingSafeEqual(known.header, presented))
+      return known.token;
     const token = verifier.verifyAuthorization(header);
     if (token !== null) proved.set(socket, { header: presented, token });
     return token;

@@ -4,11 +4,19 @@ import { sendError } from './respond';
 
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
-export function readJsonBody(req: IncomingMessage, res: ServerResponse, requestId: string, limit: number, then: (body: Buffer) => void): void {
+export function readJsonBody(
+  req: IncomingMessage,
+  res: ServerResponse,
+  requestId: string,
+  limit: number,
+  then: (body: Buffer) => void,
+): void {
   const type = req.headers['content-type'];
-  if (type !== undefined && !JSON_TYPE.test(type)) return sendError(res, requestId, 415, 'Content-Type must be application/json');
+  if (type !== undefined && !JSON_TYPE.test(type))
+    return sendError(res, requestId, 415, 'Content-Type must be application/json');
   const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) > limit) return sendError(res, requestId, 413, `body too large (limit ${limit} bytes)`, { Connection: 'close' });
+  if (declared !== undefined && Number(declared) > limit)
+    return sendError(res, requestId, 413, `body too large (limit ${limit} bytes)`, { Connection: 'close' });
   const chunks: Buffer[] = [];
   let size = 0;
   // Once answered, the listeners stay but ignore what follows (Node discards the rest of the body): removing

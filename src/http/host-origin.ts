@@ -75,7 +75,12 @@ export type HostOriginVerdict = { ok: true; hostAllowed: boolean } | { ok: false
  * sends the pod IP, but only without an Origin: a browser page (the DNS-rebinding attacker) always sends one
  * on the cross-origin and non-GET requests that matter, and a probe never does.
  */
-export function checkHostOrigin(list: AllowList, host: string | undefined, origin: string | undefined, probe: boolean): HostOriginVerdict {
+export function checkHostOrigin(
+  list: AllowList,
+  host: string | undefined,
+  origin: string | undefined,
+  probe: boolean,
+): HostOriginVerdict {
   let hostAllowed = false;
   if (host === undefined || host === '') {
     if (!probe) return { ok: false, error: 'missing Host header' };
@@ -86,7 +91,8 @@ export function checkHostOrigin(list: AllowList, host: string | undefined, origi
   }
   if (origin !== undefined) {
     const o = originAuthority(origin);
-    if (o === null || !isAllowed(list, o)) return { ok: false, error: `origin ${JSON.stringify(origin)} is not allowed` };
+    if (o === null || !isAllowed(list, o))
+      return { ok: false, error: `origin ${JSON.stringify(origin)} is not allowed` };
     if (probe && !hostAllowed) return { ok: false, error: `host ${JSON.stringify(host ?? '')} is not allowed` };
   }
   return { ok: true, hostAllowed };

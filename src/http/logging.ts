@@ -24,7 +24,15 @@ export const REDACT_PATHS = [
 
 export function createLogger(level: SignerConfig['log_level'], destination?: pino.DestinationStream): Logger {
   const dest = destination ?? pino.destination({ dest: 2, sync: false, minLength: 8192 });
-  return pino({ level, base: { service: 'sa-forge-signer' }, redact: { paths: REDACT_PATHS, censor: '[redacted]' }, timestamp: pino.stdTimeFunctions.epochTime }, dest);
+  return pino(
+    {
+      level,
+      base: { service: 'sa-forge-signer' },
+      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      timestamp: pino.stdTimeFunctions.epochTime,
+    },
+    dest,
+  );
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -71,7 +79,8 @@ export function accessLogWriter(logger: Logger): OnClose | null {
       token_name: ctx.token?.name,
       mcp: ctx.mcpMethod,
     };
-    if (res.statusCode >= 500 || !res.writableFinished) log.warn(line, res.writableFinished ? 'request failed' : 'client went away');
+    if (res.statusCode >= 500 || !res.writableFinished)
+      log.warn(line, res.writableFinished ? 'request failed' : 'client went away');
     else if (quiet) log.debug(line, 'request');
     else log.info(line, 'request');
   };
@@ -86,7 +95,8 @@ export function flushPeriodically(logger: Logger, everyMs = 1000): NodeJS.Timeou
 
 /** Writes out whatever the asynchronous destination still holds (before process.exit). */
 export function flushLogSync(logger: Logger): void {
-  const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as { flushSync?: () => void } | undefined;
+  const stream = (logger as unknown as Record<symbol, unknown>)[pino.symbols.streamSym] as
+    { flushSync?: () => void } | undefined;
   try {
     stream?.flushSync?.();
   } catch {

@@ -6,7 +6,15 @@ import http from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { McpObserver } from '../mcp/service';
 
-const KNOWN_METHODS = new Set(['server/discover', 'tools/list', 'tools/call', 'resources/list', 'resources/read', 'resources/templates/list', 'initialize']);
+const KNOWN_METHODS = new Set([
+  'server/discover',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/read',
+  'resources/templates/list',
+  'initialize',
+]);
 
 export class Metrics implements McpObserver {
   readonly registry = new Registry();
@@ -16,7 +24,10 @@ export class Metrics implements McpObserver {
   private readonly rpcDuration: Histogram<'method' | 'ok'>;
   /** Requests counted in plain numbers by method, then status; handed to prom-client when /metrics is scraped. */
   private readonly requestCounts = new Map<string, Map<number, { n: number; reported: number }>>();
-  private readonly toolChildren = new Map<string, { result: { inc(): void }; duration: { observe(v: number): void } }>();
+  private readonly toolChildren = new Map<
+    string,
+    { result: { inc(): void }; duration: { observe(v: number): void } }
+  >();
 
   constructor(opts: { haltedKeys?: () => Promise<number>; inFlight?: () => number; defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -37,8 +48,18 @@ export class Metrics implements McpObserver {
         }
       },
     });
-    this.toolResults = new Counter({ name: 'signer_tool_results_total', help: 'Tool calls by tool and outcome', labelNames: ['tool', 'outcome'], registers });
-    this.failedChecks = new Counter({ name: 'signer_failed_checks_total', help: 'Refusals by failed check', labelNames: ['check'], registers });
+    this.toolResults = new Counter({
+      name: 'signer_tool_results_total',
+      help: 'Tool calls by tool and outcome',
+      labelNames: ['tool', 'outcome'],
+      registers,
+    });
+    this.failedChecks = new Counter({
+      name: 'signer_failed_checks_total',
+      help: 'Refusals by failed check',
+      labelNames: ['check'],
+      registers,
+    });
     this.toolDuration = new Histogram({
       name: 'signer_tool_duration_seconds',
       help: 'Duration of check, sign and halt, seconds',

@@ -33,11 +33,24 @@ export type OnClose = (req: IncomingMessage, res: ServerResponse, ctx: RequestCo
  * pipeline adds: every per-request close listener costs a few microseconds, so the access log, the metrics counter
  * and the in-flight release share this one (app.ts).
  */
-export function compose(stack: readonly Middleware[], onError: (err: unknown, req: IncomingMessage, res: ServerResponse, ctx: RequestContext) => void, onClose?: OnClose) {
+export function compose(
+  stack: readonly Middleware[],
+  onError: (err: unknown, req: IncomingMessage, res: ServerResponse, ctx: RequestContext) => void,
+  onClose?: OnClose,
+) {
   return function handle(req: IncomingMessage, res: ServerResponse): void {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    const ctx: RequestContext = { path: q < 0 ? url : url.slice(0, q), started: performance.now(), id: '', token: null, hostAllowed: false, inFlight: false, mcpMethod: null, mcpRead: false };
+    const ctx: RequestContext = {
+      path: q < 0 ? url : url.slice(0, q),
+      started: performance.now(),
+      id: '',
+      token: null,
+      hostAllowed: false,
+      inFlight: false,
+      mcpMethod: null,
+      mcpRead: false,
+    };
     if (onClose !== undefined) res.once('close', () => onClose(req, res, ctx));
     let i = 0;
     const next: Next = (err) => {

@@ -23,7 +23,13 @@ function headerList(requestId: string, length: number | null, extra?: Record<str
   return out;
 }
 
-export function sendBytes(res: ServerResponse, requestId: string, status: number, body: Buffer | string, extra?: Record<string, string>): void {
+export function sendBytes(
+  res: ServerResponse,
+  requestId: string,
+  status: number,
+  body: Buffer | string,
+  extra?: Record<string, string>,
+): void {
   const buf = typeof body === 'string' ? Buffer.from(body) : body;
   res.writeHead(status, headerList(requestId, buf.length, extra));
   res.end(buf);
@@ -48,6 +54,12 @@ export function sendEmpty(res: ServerResponse, requestId: string, status: number
 }
 
 /** A plain (non-JSON-RPC) error body, as the HTTP layer answers: `{"error":"…"}`. */
-export function sendError(res: ServerResponse, requestId: string, status: number, message: string, extra?: Record<string, string>): void {
+export function sendError(
+  res: ServerResponse,
+  requestId: string,
+  status: number,
+  message: string,
+  extra?: Record<string, string>,
+): void {
   sendBytes(res, requestId, status, JSON.stringify({ error: message }), extra);
 }

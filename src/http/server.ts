@@ -21,9 +21,17 @@ export function serverTimeouts(config: SignerConfig): ServerTimeouts {
   return { requestTimeout: Math.max(600_000, slowestSign), headersTimeout: 66_000, keepAliveTimeout: 65_000 };
 }
 
-export async function listen(signerApp: SignerApp, config: SignerConfig, host: string, port: number): Promise<http.Server> {
+export async function listen(
+  signerApp: SignerApp,
+  config: SignerConfig,
+  host: string,
+  port: number,
+): Promise<http.Server> {
   const t = serverTimeouts(config);
-  const server = http.createServer({ requestTimeout: t.requestTimeout, headersTimeout: t.headersTimeout, keepAliveTimeout: t.keepAliveTimeout }, signerApp.handler);
+  const server = http.createServer(
+    { requestTimeout: t.requestTimeout, headersTimeout: t.headersTimeout, keepAliveTimeout: t.keepAliveTimeout },
+    signerApp.handler,
+  );
   server.timeout = 0; // no socket inactivity timeout while a sign waits on the chain
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -16,7 +16,10 @@ export function isValidKeyName(name: string): boolean {
 
 export function assertKeyName(name: string): void {
   if (!isValidKeyName(name)) {
-    throw new SignerError('request_invalid', `key name ${JSON.stringify(name)}: use 1 to 64 lowercase letters, digits, '-' or '_'`);
+    throw new SignerError(
+      'request_invalid',
+      `key name ${JSON.stringify(name)}: use 1 to 64 lowercase letters, digits, '-' or '_'`,
+    );
   }
 }
 
@@ -51,7 +54,8 @@ export function createKeyFile(keyDir: string, name: string): string {
     fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
   } catch (e) {
     bytes.fill(0);
-    if ((e as NodeJS.ErrnoException).code === 'EEXIST') throw new SignerError('key_file', `${file} already exists; a key is never overwritten`);
+    if ((e as NodeJS.ErrnoException).code === 'EEXIST')
+      throw new SignerError('key_file', `${file} already exists; a key is never overwritten`);
     throw new SignerError('key_file', `cannot create ${file}: ${(e as Error).message}`);
   }
   try {
@@ -84,9 +88,16 @@ export function loadKeyFile(keyDir: string, name: string, expectedPubkey?: strin
   if (!fileStat.isFile()) throw new SignerError('key_file', `${file} is not a regular file`);
   assertPrivateMode(file, fileStat);
   const signer = parseKeypairJson(fs.readFileSync(file, 'utf8'));
-  if (!signer) throw new SignerError('key_file', `${file} is not a Solana keypair file (a JSON array of 64 bytes whose second half is the public key)`);
+  if (!signer)
+    throw new SignerError(
+      'key_file',
+      `${file} is not a Solana keypair file (a JSON array of 64 bytes whose second half is the public key)`,
+    );
   if (expectedPubkey !== undefined && signer.pubkey !== expectedPubkey) {
-    throw new SignerError('key_file', `key file for "${name}" has pubkey ${signer.pubkey}, but the config says ${expectedPubkey}`);
+    throw new SignerError(
+      'key_file',
+      `key file for "${name}" has pubkey ${signer.pubkey}, but the config says ${expectedPubkey}`,
+    );
   }
   return signer;
 }

@@ -15,7 +15,11 @@ export interface Signer {
 
 export function signerFromSeed(seed: Uint8Array): Signer {
   if (seed.length !== 32) throw new Error('an Ed25519 seed is 32 bytes');
-  const key = crypto.createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+  const key = crypto.createPrivateKey({
+    key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]),
+    format: 'der',
+    type: 'pkcs8',
+  });
   const pubkeyBytes = publicKeyBytes(key);
   const pubkey = encodeBase58(pubkeyBytes);
   return {
@@ -42,7 +46,11 @@ export function signerFromKeypairBytes(bytes: Uint8Array): Signer | null {
 
 export function generateKeypairBytes(): Uint8Array {
   const seed = crypto.randomBytes(32);
-  const key = crypto.createPrivateKey({ key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]), format: 'der', type: 'pkcs8' });
+  const key = crypto.createPrivateKey({
+    key: Buffer.concat([PKCS8_ED25519_PREFIX, seed]),
+    format: 'der',
+    type: 'pkcs8',
+  });
   const out = new Uint8Array(64);
   out.set(seed, 0);
   out.set(publicKeyBytes(key), 32);

@@ -29,7 +29,8 @@ export class TokenVerifier {
     const digest = crypto.createHash('sha256').update(presented, 'utf8').digest();
     let found: TokenConfig | null = null;
     for (const entry of this.hashes) {
-      if (entry.digest.length === digest.length && crypto.timingSafeEqual(entry.digest, digest) && found === null) found = entry.token;
+      if (entry.digest.length === digest.length && crypto.timingSafeEqual(entry.digest, digest) && found === null)
+        found = entry.token;
     }
     return found;
   }

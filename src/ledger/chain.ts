@@ -113,9 +113,7 @@ export function isAuditEntry(v: unknown): v is AuditEntry {
  * Walks the chain: each entry's `prev` must equal the running previous hash and its recomputed hash must equal
  * `hash`. Lines are numbered from 1 (the entry's position in the chain).
  */
-export async function verifyEntries(
-  entries: Iterable<AuditEntry> | AsyncIterable<AuditEntry>,
-): Promise<VerifyResult> {
+export async function verifyEntries(entries: Iterable<AuditEntry> | AsyncIterable<AuditEntry>): Promise<VerifyResult> {
   const check = new ChainChecker();
   for await (const entry of entries) {
     const broken = check.next(entry);
@@ -133,7 +131,12 @@ export class ChainChecker {
   next(entry: AuditEntry, line = this.count + 1): VerifyResult | null {
     this.count += 1;
     if (entry.prev !== this.prev)
-      return { ok: false, entries: this.count, line, reason: `broken: line ${line}: prev does not match the previous entry` };
+      return {
+        ok: false,
+        entries: this.count,
+        line,
+        reason: `broken: line ${line}: prev does not match the previous entry`,
+      };
     if (!HEX64.test(entry.hash) || hashEntry(entry) !== entry.hash)
       return { ok: false, entries: this.count, line, reason: `broken: line ${line}: hash does not match its content` };
     this.prev = entry.hash;
@@ -231,7 +234,20 @@ export async function verifyJsonlFile(file: string): Promise<VerifyResult> {
 /** An entry's column values in ENTRY_COLUMNS order (seq first), as both stores insert them. */
 export function entryRowValues(seq: number, entry: AuditEntry): unknown[] {
   return [
-    seq, entry.ts, entry.key, entry.command, entry.payload_hash, JSON.stringify(entry.programs), entry.summary, entry.intent,
-    entry.outcome, entry.detail, entry.signature, entry.slot, entry.balance_change, entry.prev, entry.hash,
+    seq,
+    entry.ts,
+    entry.key,
+    entry.command,
+    entry.payload_hash,
+    JSON.stringify(entry.programs),
+    entry.summary,
+    entry.intent,
+    entry.outcome,
+    entry.detail,
+    entry.signature,
+    entry.slot,
+    entry.balance_change,
+    entry.prev,
+    entry.hash,
   ];
 }

@@ -4,7 +4,12 @@
  */
 import { SignerError } from '../util/errors';
 
-type Waiter = { resolve: (release: () => void) => void; reject: (e: unknown) => void; signal?: AbortSignal; onAbort?: () => void };
+type Waiter = {
+  resolve: (release: () => void) => void;
+  reject: (e: unknown) => void;
+  signal?: AbortSignal;
+  onAbort?: () => void;
+};
 
 export function cancelledError(key: string): SignerError {
   return new SignerError('cancelled', `gave up waiting for the lock on key ${key}`);

@@ -343,7 +343,7 @@ export class PostgresLedger implements Ledger {
 
   async keyUsage(key: string, now: number, dailyCap: number): Promise<KeyUsage> {
     const rows = await this.query(
-      'cannot read the key\'s usage',
+      "cannot read the key's usage",
       USAGE_SQL,
       [key, now - RATE_WINDOW_S, now - SPEND_WINDOW_S, dailyCap],
       { read: true },
@@ -413,7 +413,12 @@ export class PostgresLedger implements Ledger {
       let conn: Awaited<ReturnType<PostgresLedger['connect']>> | undefined;
       try {
         conn = await abortable(this.connect(this.lockPool), signal, key, (c) => c.done());
-        await abortable(conn.client.query('SELECT pg_advisory_lock($1::bigint)', [lockId]), signal, key, () => undefined);
+        await abortable(
+          conn.client.query('SELECT pg_advisory_lock($1::bigint)', [lockId]),
+          signal,
+          key,
+          () => undefined,
+        );
         return conn;
       } catch (e) {
         conn?.done(e instanceof Error ? e : new Error(String(e)));
@@ -436,7 +441,9 @@ export class PostgresLedger implements Ledger {
   }
 
   async listHalts(): Promise<HaltRecord[]> {
-    return (await this.query('cannot read halts', 'SELECT key, reason, by, ts FROM halts ORDER BY key', [], { read: true })).map(rowToHalt);
+    return (
+      await this.query('cannot read halts', 'SELECT key, reason, by, ts FROM halts ORDER BY key', [], { read: true })
+    ).map(rowToHalt);
   }
 
   async halt(rec: HaltRecord): Promise<HaltRecord> {
@@ -446,7 +453,12 @@ export class PostgresLedger implements Ledger {
       await c.query('SELECT 1 FROM chain_head WHERE id = 1 FOR UPDATE');
       const existing = await c.query('SELECT key, reason, by, ts FROM halts WHERE key = $1', [rec.key]);
       if (existing.rows[0]) return rowToHalt(existing.rows[0] as Row);
-      await c.query('INSERT INTO halts (key, reason, by, ts) VALUES ($1, $2, $3, $4)', [rec.key, rec.reason, rec.by, rec.ts]);
+      await c.query('INSERT INTO halts (key, reason, by, ts) VALUES ($1, $2, $3, $4)', [
+        rec.key,
+        rec.reason,
+        rec.by,
+        rec.ts,
+      ]);
       await this.appendInTx(c, haltEntry(rec));
       return { key: rec.key, reason: rec.reason, by: rec.by, ts: rec.ts };
     });
@@ -472,8 +484,18 @@ export class PostgresLedger implements Ledger {
            expires_at, status, decided_by, decided_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', NULL, NULL)
          ON CONFLICT (id) DO NOTHING RETURNING *`,
-        [newApprovalId(), req.key, req.summary, req.payload_hash, req.balance_change, req.fee, req.compute_units,
-          req.requested_by, req.ts, req.expires_at],
+        [
+          newApprovalId(),
+          req.key,
+          req.summary,
+          req.payload_hash,
+          req.balance_change,
+          req.fee,
+          req.compute_units,
+          req.requested_by,
+          req.ts,
+          req.expires_at,
+        ],
       );
       if (rows[0]) return rowToApproval(rows[0]); // else: a 40-bit id collided; draw another
     }
@@ -481,17 +503,27 @@ export class PostgresLedger implements Ledger {
   }
 
   async getApproval(id: string): Promise<ApprovalRecord | null> {
-    const rows = await this.query('cannot read approvals', 'SELECT * FROM approvals WHERE id = $1', [normaliseApprovalId(id)], {
-      read: true,
-    });
+    const rows = await this.query(
+      'cannot read approvals',
+      'SELECT * FROM approvals WHERE id = $1',
+      [normaliseApprovalId(id)],
+      {
+        read: true,
+      },
+    );
     return rows[0] ? rowToApproval(rows[0]) : null;
   }
 
   async listApprovals(filter?: { status?: ApprovalStatus }): Promise<ApprovalRecord[]> {
     const rows = filter?.status
-      ? await this.query('cannot read approvals', 'SELECT * FROM approvals WHERE status = $1 ORDER BY ts, id', [filter.status], {
-          read: true,
-        })
+      ? await this.query(
+          'cannot read approvals',
+          'SELECT * FROM approvals WHERE status = $1 ORDER BY ts, id',
+          [filter.status],
+          {
+            read: true,
+          },
+        )
       : await this.query('cannot read approvals', 'SELECT * FROM approvals ORDER BY ts, id', [], { read: true });
     return rows.map(rowToApproval);
   }
@@ -564,7 +596,11 @@ export class PostgresLedger implements Ledger {
 function clientWithConnectTimeout(ms: number): typeof Client {
   return class ConnectBoundedClient extends Client {
     constructor(config?: string | ClientConfig) {
-      super(typeof config === 'string' ? { connectionString: config, connectionTimeoutMillis: ms } : { ...config, connectionTimeoutMillis: ms });
+      super(
+        typeof config === 'string'
+          ? { connectionString: config, connectionTimeoutMillis: ms }
+          : { ...config, connectionTimeoutMillis: ms },
+      );
     }
   };
 }
@@ -578,12 +614,18 @@ function isStatementTimeout(e: unknown): boolean {
 function isConnectionLoss(e: unknown): boolean {
   if (!(e instanceof Error)) return false;
   const code = (e as { code?: unknown }).code;
-  if (typeof code === 'string' && /^(ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|57P01|57P02|57P03|08\d{3})$/.test(code)) return true;
+  if (typeof code === 'string' && /^(ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|57P01|57P02|57P03|08\d{3})$/.test(code))
+    return true;
   return /Connection terminated|not queryable|Client has encountered a connection error/i.test(e.message);
 }
 
 /** Awaits p unless signal aborts first; a value that arrives after the abort is handed to `discard`. */
-function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined, key: string, discard: (v: T) => void): Promise<T> {
+function abortable<T>(
+  p: Promise<T>,
+  signal: AbortSignal | undefined,
+  key: string,
+  discard: (v: T) => void,
+): Promise<T> {
   if (!signal) return p;
   if (signal.aborted) {
     p.then(discard, () => undefined);

@@ -142,7 +142,6 @@ export function rowToEntry(r: EntryRow): AuditEntry {
   };
 }
 
-
 function ledgerError(what: string, e: unknown): SignerError {
   if (e instanceof SignerError) return e;
   return new SignerError('ledger', `SQLite ledger: ${what}: ${errorMessage(e)}`, { cause: e });
@@ -168,7 +167,10 @@ export class SqliteLedger implements Ledger {
     head: Database.Statement<[], { seq: number; hash: string }>;
     insert: Database.Statement<unknown[]>;
     forKey: Database.Statement<[string, number], EntryRow>;
-    usage: Database.Statement<[{ key: string; rate: number; since: number; cap: number }], { rate: number; finals: number; orphans: number }>;
+    usage: Database.Statement<
+      [{ key: string; rate: number; since: number; cap: number }],
+      { rate: number; finals: number; orphans: number }
+    >;
     page: Database.Statement<[number, number], EntryRow>;
     tail: Database.Statement<[number], EntryRow>;
     getHalt: Database.Statement<[string], HaltRecord>;
@@ -248,8 +250,10 @@ export class SqliteLedger implements Ledger {
             `the ledger schema is version ${current}, newer than this signer understands (${MIGRATIONS.length}): upgrade the signer`,
           );
         for (let v = current; v < MIGRATIONS.length; v++) this.db.exec(MIGRATIONS[v]!);
-        if (row === undefined) this.db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(MIGRATIONS.length);
-        else if (current !== MIGRATIONS.length) this.db.prepare('UPDATE schema_version SET version = ?').run(MIGRATIONS.length);
+        if (row === undefined)
+          this.db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(MIGRATIONS.length);
+        else if (current !== MIGRATIONS.length)
+          this.db.prepare('UPDATE schema_version SET version = ?').run(MIGRATIONS.length);
       })
       .immediate();
   }
@@ -279,7 +283,7 @@ export class SqliteLedger implements Ledger {
   }
 
   async keyUsage(key: string, now: number, dailyCap: number): Promise<KeyUsage> {
-    return this.guard('cannot read the key\'s usage', () => {
+    return this.guard("cannot read the key's usage", () => {
       const row = this.stmts.usage.get({ key, rate: now - RATE_WINDOW_S, since: now - SPEND_WINDOW_S, cap: dailyCap })!;
       return { signsLastMinute: row.rate, spent24h: row.finals + row.orphans };
     });
@@ -384,8 +388,18 @@ export class SqliteLedger implements Ledger {
       for (let attempt = 0; ; attempt++) {
         const id = newApprovalId();
         try {
-          insert.run(id, req.key, req.summary, req.payload_hash, req.balance_change, req.fee, req.compute_units,
-            req.requested_by, req.ts, req.expires_at);
+          insert.run(
+            id,
+            req.key,
+            req.summary,
+            req.payload_hash,
+            req.balance_change,
+            req.fee,
+            req.compute_units,
+            req.requested_by,
+            req.ts,
+            req.expires_at,
+          );
           return this.stmts.getApproval.get(id)!;
         } catch (e) {
           // 40 random bits: a collision is rare; retry a few times on the primary key only.
@@ -403,7 +417,9 @@ export class SqliteLedger implements Ledger {
   async listApprovals(filter?: { status?: ApprovalStatus }): Promise<ApprovalRecord[]> {
     return this.guard('cannot read approvals', () =>
       filter?.status
-        ? (this.db.prepare('SELECT * FROM approvals WHERE status = ? ORDER BY ts, id').all(filter.status) as ApprovalRecord[])
+        ? (this.db
+            .prepare('SELECT * FROM approvals WHERE status = ? ORDER BY ts, id')
+            .all(filter.status) as ApprovalRecord[])
         : (this.db.prepare('SELECT * FROM approvals ORDER BY ts, id').all() as ApprovalRecord[]),
     );
   }

@@ -57,9 +57,7 @@ export interface ApprovalRecord extends ApprovalRequest {
   decided_at: number | null;
 }
 
-export type VerifyResult =
-  | { ok: true; entries: number }
-  | { ok: false; entries: number; line: number; reason: string };
+export type VerifyResult = { ok: true; entries: number } | { ok: false; entries: number; line: number; reason: string };
 
 /** Held for the whole sign; released on every path. A dead holder's lock is freed (server-side or by liveness). */
 export interface KeyLock {
@@ -91,7 +89,12 @@ export interface Ledger {
   getApproval(id: string): Promise<ApprovalRecord | null>;
   listApprovals(filter?: { status?: ApprovalStatus }): Promise<ApprovalRecord[]>;
   /** Only a pending, unexpired approval can be decided; returns the record as it stands afterwards. */
-  decideApproval(id: string, decision: 'approved' | 'rejected' | 'expired', by: string, ts: number): Promise<ApprovalRecord>;
+  decideApproval(
+    id: string,
+    decision: 'approved' | 'rejected' | 'expired',
+    by: string,
+    ts: number,
+  ): Promise<ApprovalRecord>;
 
   verify(): Promise<VerifyResult>;
   tail(n: number): Promise<AuditEntry[]>;

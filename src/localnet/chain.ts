@@ -136,7 +136,10 @@ export class LocalChain {
   }
 
   latestBlockhash(): { blockhash: string; lastValidBlockHeight: number } {
-    return { blockhash: this.latest, lastValidBlockHeight: this.blockhashes.get(this.latest)! + BLOCKHASH_VALID_BLOCKS };
+    return {
+      blockhash: this.latest,
+      lastValidBlockHeight: this.blockhashes.get(this.latest)! + BLOCKHASH_VALID_BLOCKS,
+    };
   }
 
   isBlockhashValid(blockhash: string): boolean {
@@ -185,7 +188,10 @@ export class LocalChain {
   setAccount(address: string, acc: { lamports: number; owner: string; data?: Uint8Array; executable?: boolean }): void {
     const owner = decodeAddress(acc.owner);
     if (!owner) throw new RpcFault(-32602, 'Invalid param: owner is not an address');
-    this.svm.setAccount(addressBytes(address), new Account(BigInt(acc.lamports), acc.data ?? new Uint8Array(0), owner, acc.executable ?? false, 0n));
+    this.svm.setAccount(
+      addressBytes(address),
+      new Account(BigInt(acc.lamports), acc.data ?? new Uint8Array(0), owner, acc.executable ?? false, 0n),
+    );
   }
 
   minimumBalanceForRentExemption(dataLength: number): number {
@@ -199,7 +205,10 @@ export class LocalChain {
     return this.isBlockhashValid(tx.recentBlockhash) ? transactionFee(tx) : null;
   }
 
-  simulate(bytes: Uint8Array, opts: { sigVerify: boolean; replaceRecentBlockhash: boolean; addresses: string[] }): SimulationOutcome {
+  simulate(
+    bytes: Uint8Array,
+    opts: { sigVerify: boolean; replaceRecentBlockhash: boolean; addresses: string[] },
+  ): SimulationOutcome {
     if (opts.sigVerify && opts.replaceRecentBlockhash) {
       throw new RpcFault(-32602, 'sigVerify may not be used with replaceRecentBlockhash');
     }
@@ -254,7 +263,9 @@ export class LocalChain {
   private execute(tx: WireTransaction, sigVerify: boolean): ReturnType<LiteSvm['simulateLegacyTransaction']> {
     this.svm.setSigverify(sigVerify);
     try {
-      return tx.version === 'legacy' ? this.svm.simulateLegacyTransaction(tx.bytes) : this.svm.simulateVersionedTransaction(tx.bytes);
+      return tx.version === 'legacy'
+        ? this.svm.simulateLegacyTransaction(tx.bytes)
+        : this.svm.simulateVersionedTransaction(tx.bytes);
     } finally {
       this.svm.setSigverify(true);
     }
@@ -272,7 +283,8 @@ export class LocalChain {
     if (this.landed.has(signature) || this.dropSends || !this.isBlockhashValid(tx.recentBlockhash)) return signature;
 
     const preBalances = this.balances(tx);
-    const result = tx.version === 'legacy' ? this.svm.sendLegacyTransaction(tx.bytes) : this.svm.sendVersionedTransaction(tx.bytes);
+    const result =
+      tx.version === 'legacy' ? this.svm.sendLegacyTransaction(tx.bytes) : this.svm.sendVersionedTransaction(tx.bytes);
     // A failed transaction landed (and paid its fee) exactly when LiteSVM committed it to its history.
     const committed = result instanceof TransactionMetadata || this.svm.getTransaction(tx.signatures[0]!) !== null;
     if (!committed) return signature;
@@ -304,7 +316,12 @@ export class LocalChain {
     const age = this.height - tx.height;
     if (!searchTransactionHistory && age > STATUS_CACHE_BLOCKS) return null;
     const confirmationStatus = this.commitmentOf(tx);
-    return { slot: tx.slot, confirmations: confirmationStatus === 'finalized' ? null : age, err: tx.err, confirmationStatus };
+    return {
+      slot: tx.slot,
+      confirmations: confirmationStatus === 'finalized' ? null : age,
+      err: tx.err,
+      confirmationStatus,
+    };
   }
 
   /** A landed transaction as seen at `commitment` (confirmed or finalized), or null. */
@@ -347,12 +364,21 @@ export class LocalChain {
 }
 
 function accountView(acc: LiteSvmAccount): AccountView {
-  return { lamports: Number(acc.lamports()), owner: encodeBase58(acc.owner()), data: acc.data(), executable: acc.executable() };
+  return {
+    lamports: Number(acc.lamports()),
+    owner: encodeBase58(acc.owner()),
+    data: acc.data(),
+    executable: acc.executable(),
+  };
 }
 
 function addressBytes(address: string): Uint8Array {
   const bytes = decodeAddress(address);
-  if (!bytes) throw new RpcFault(-32602, `Invalid param: ${JSON.stringify(address.slice(0, 64))} is not a base58 32-byte address`);
+  if (!bytes)
+    throw new RpcFault(
+      -32602,
+      `Invalid param: ${JSON.stringify(address.slice(0, 64))} is not a base58 32-byte address`,
+    );
   return bytes;
 }
 

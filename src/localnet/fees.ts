@@ -44,7 +44,9 @@ export function transactionFee(tx: WireTransaction): number {
   let defaultLimit = 0n;
   for (const ix of tx.instructions) {
     const program = tx.accountKeys[ix.programIdIndex]!;
-    defaultLimit += BUILTIN_PROGRAMS.has(program) ? DEFAULT_UNITS_PER_BUILTIN_INSTRUCTION : DEFAULT_UNITS_PER_INSTRUCTION;
+    defaultLimit += BUILTIN_PROGRAMS.has(program)
+      ? DEFAULT_UNITS_PER_BUILTIN_INSTRUCTION
+      : DEFAULT_UNITS_PER_INSTRUCTION;
     if (SIGNATURE_PRECOMPILES.has(program)) signatures += ix.data[0] ?? 0;
     if (program !== COMPUTE_BUDGET_PROGRAM) continue;
     const data = Buffer.from(ix.data.buffer, ix.data.byteOffset, ix.data.length);

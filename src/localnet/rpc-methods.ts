@@ -39,7 +39,10 @@ export class LocalnetRpc {
     this.methods = {
       getGenesisHash: () => this.genesisHash,
       getHealth: () => 'ok',
-      getVersion: () => ({ 'solana-core': `${API_VERSION} (sa-forge-signer localnet, litesvm 1.5.0)`, 'feature-set': 0 }),
+      getVersion: () => ({
+        'solana-core': `${API_VERSION} (sa-forge-signer localnet, litesvm 1.5.0)`,
+        'feature-set': 0,
+      }),
       getSlot: (p) => this.chain.slotAt(this.chain.heightAt(commitment(p[0]))),
       getBlockHeight: (p) => this.chain.heightAt(commitment(p[0])),
       getLatestBlockhash: (p) => this.withContext(p[0], this.chain.latestBlockhash()),
@@ -59,13 +62,17 @@ export class LocalnetRpc {
         });
         return this.withContext(p[1], value);
       },
-      getMinimumBalanceForRentExemption: (p) => this.chain.minimumBalanceForRentExemption(wholeNumber(p[0], 'data length')),
-      getFeeForMessage: (p) => this.withContext(p[1], this.chain.feeForMessage(binary(text(p, 0, 'message'), 'base64'))),
+      getMinimumBalanceForRentExemption: (p) =>
+        this.chain.minimumBalanceForRentExemption(wholeNumber(p[0], 'data length')),
+      getFeeForMessage: (p) =>
+        this.withContext(p[1], this.chain.feeForMessage(binary(text(p, 0, 'message'), 'base64'))),
       simulateTransaction: (p) => {
         const cfg = config(p[1]);
         const tx = binary(text(p, 0, 'transaction'), transactionEncoding(cfg));
         const accounts = cfg['accounts'] === undefined ? null : config(cfg['accounts']);
-        const addresses = accounts ? textList([accounts['addresses']], 0, 'accounts.addresses', MAX_MULTIPLE_ACCOUNTS) : [];
+        const addresses = accounts
+          ? textList([accounts['addresses']], 0, 'accounts.addresses', MAX_MULTIPLE_ACCOUNTS)
+          : [];
         const encoding = accounts ? accountEncoding(accounts) : 'base64';
         const sim = this.chain.simulate(tx, {
           sigVerify: flag(cfg['sigVerify'], 'sigVerify'),
@@ -108,7 +115,8 @@ export class LocalnetRpc {
       localnet_expireAllBlockhashes: () => this.faults.expireAllBlockhashes(),
       localnet_freezeHeight: (p) => this.faults.freezeHeight(flag(p[0], 'on')),
       localnet_stallConfirmations: (p) => this.faults.stallConfirmations(flag(p[0], 'on')),
-      localnet_failNext: (p) => this.faults.failNext(wholeNumber(p[0], 'n'), p[1] === undefined ? undefined : text(p, 1, 'method')),
+      localnet_failNext: (p) =>
+        this.faults.failNext(wholeNumber(p[0], 'n'), p[1] === undefined ? undefined : text(p, 1, 'method')),
       localnet_clearFaults: () => this.faults.clear(),
       localnet_advanceBlocks: (p) => hooks.advanceBlocks(wholeNumber(p[0], 'n')),
       localnet_blockHeight: () => this.chain.blockHeight,
@@ -132,7 +140,10 @@ export class LocalnetRpc {
     return { slot: this.chain.slotAt(this.chain.heightAt(level)), apiVersion: API_VERSION };
   }
 
-  private withContext(rawConfig: unknown, value: unknown): { context: { slot: number; apiVersion: string }; value: unknown } {
+  private withContext(
+    rawConfig: unknown,
+    value: unknown,
+  ): { context: { slot: number; apiVersion: string }; value: unknown } {
     return { context: this.context(commitment(rawConfig)), value };
   }
 }
@@ -169,7 +180,8 @@ function text(p: Params, i: number, name: string): string {
 
 function textList(p: Params, i: number, name: string, max: number): string[] {
   const v = p[i];
-  if (!Array.isArray(v) || !v.every((s): s is string => typeof s === 'string')) throw invalid(`${name} must be an array of strings`);
+  if (!Array.isArray(v) || !v.every((s): s is string => typeof s === 'string'))
+    throw invalid(`${name} must be an array of strings`);
   if (v.length > max) throw invalid(`Too many inputs provided; max ${max}`);
   return v;
 }
@@ -203,7 +215,8 @@ function binary(value: string, encoding: 'base58' | 'base64'): Uint8Array {
     if (!bytes) throw new RpcFault(-32602, 'invalid base58 encoding');
     return bytes;
   }
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(value) || value.length % 4 !== 0) throw new RpcFault(-32602, 'invalid base64 encoding');
+  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(value) || value.length % 4 !== 0)
+    throw new RpcFault(-32602, 'invalid base64 encoding');
   return new Uint8Array(Buffer.from(value, 'base64'));
 }
 
@@ -211,7 +224,10 @@ function binary(value: string, encoding: 'base58' | 'base64'): Uint8Array {
 
 function encodeAccount(acc: AccountView, encoding: 'base58' | 'base64'): Record<string, unknown> {
   if (encoding === 'base58' && acc.data.length > MAX_BASE58_ACCOUNT_DATA) {
-    throw new RpcFault(-32600, 'Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.');
+    throw new RpcFault(
+      -32600,
+      'Encoded binary (base 58) data should be less than 128 bytes, please use Base64 encoding.',
+    );
   }
   const data = encoding === 'base64' ? Buffer.from(acc.data).toString('base64') : encodeBase58(acc.data);
   return {
@@ -258,7 +274,9 @@ function encodeTransaction(landed: LandedTransaction, cfg: Record<string, unknow
       },
     };
   } else {
-    throw invalid(`unsupported transaction encoding ${JSON.stringify(encoding)}; this localnet answers json and base64`);
+    throw invalid(
+      `unsupported transaction encoding ${JSON.stringify(encoding)}; this localnet answers json and base64`,
+    );
   }
   return {
     slot: landed.slot,

@@ -48,19 +48,33 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
   const confirmAfterBlocks = blocks(opts.confirmAfterBlocks ?? 1, 'confirmAfterBlocks');
   const finalizeAfterBlocks = blocks(opts.finalizeAfterBlocks ?? 2, 'finalizeAfterBlocks');
   if (finalizeAfterBlocks < confirmAfterBlocks) {
-    throw new SignerError('config_invalid', 'localnet: finalizeAfterBlocks must not be smaller than confirmAfterBlocks');
+    throw new SignerError(
+      'config_invalid',
+      'localnet: finalizeAfterBlocks must not be smaller than confirmAfterBlocks',
+    );
   }
   const blockIntervalMs = blocks(opts.blockIntervalMs ?? 400, 'blockIntervalMs');
   const genesisHash = opts.genesisHash ?? DEFAULT_LOCALNET_GENESIS_HASH;
-  if (!decodeAddress(genesisHash)) throw new SignerError('config_invalid', 'localnet: genesisHash must be a base58 32-byte hash');
+  if (!decodeAddress(genesisHash))
+    throw new SignerError('config_invalid', 'localnet: genesisHash must be a base58 32-byte hash');
 
   const chain = new LocalChain({ confirmAfterBlocks, finalizeAfterBlocks });
   const faults = new FaultState(chain);
   for (const { address, lamports } of opts.fund ?? []) fund(chain, address, lamports);
 
   const stats = () => ({ sends: chain.sends, landed: chain.landedCount, calls: { ...rpc.calls } });
-  const rpc = new LocalnetRpc(chain, faults, genesisHash, { advanceBlocks: (n) => chain.advanceBlocks(n), stats }, opts.controls === true);
-  const server = await listenJsonRpc((method, params) => rpc.call(method, params), opts.host ?? '127.0.0.1', opts.port ?? 0);
+  const rpc = new LocalnetRpc(
+    chain,
+    faults,
+    genesisHash,
+    { advanceBlocks: (n) => chain.advanceBlocks(n), stats },
+    opts.controls === true,
+  );
+  const server = await listenJsonRpc(
+    (method, params) => rpc.call(method, params),
+    opts.host ?? '127.0.0.1',
+    opts.port ?? 0,
+  );
 
   const timer =
     blockIntervalMs > 0
@@ -90,9 +104,13 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
 }
 
 function fund(chain: LocalChain, address: string, lamports: number): void {
-  if (!decodeAddress(address)) throw new SignerError('config_invalid', `localnet: cannot fund ${address}: not a base58 address`);
+  if (!decodeAddress(address))
+    throw new SignerError('config_invalid', `localnet: cannot fund ${address}: not a base58 address`);
   if (!Number.isSafeInteger(lamports) || lamports <= 0) {
-    throw new SignerError('config_invalid', `localnet: cannot fund ${address}: lamports must be a positive whole number`);
+    throw new SignerError(
+      'config_invalid',
+      `localnet: cannot fund ${address}: lamports must be a positive whole number`,
+    );
   }
   try {
     chain.airdrop(address, lamports);
@@ -102,6 +120,7 @@ function fund(chain: LocalChain, address: string, lamports: number): void {
 }
 
 function blocks(n: number, name: string): number {
-  if (!Number.isSafeInteger(n) || n < 0) throw new SignerError('config_invalid', `localnet: ${name} must be a whole number ≥ 0`);
+  if (!Number.isSafeInteger(n) || n < 0)
+    throw new SignerError('config_invalid', `localnet: ${name} must be a whole number ≥ 0`);
   return n;
 }

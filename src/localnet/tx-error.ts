@@ -45,7 +45,8 @@ type LiteSvmError = ReturnType<FailedTransactionMetadata['err']>;
 
 export function transactionErrorJson(err: LiteSvmError): TransactionErrorJson {
   if (typeof err === 'number') return TRANSACTION_ERRORS[err] ?? `UnknownTransactionError${err}`;
-  if (err instanceof TransactionErrorInstructionError) return { InstructionError: [err.index, instructionErrorJson(err.err())] };
+  if (err instanceof TransactionErrorInstructionError)
+    return { InstructionError: [err.index, instructionErrorJson(err.err())] };
   if (err instanceof TransactionErrorDuplicateInstruction) return { DuplicateInstruction: err.index };
   if (err instanceof TransactionErrorInsufficientFundsForRent) {
     return { InsufficientFundsForRent: { account_index: err.accountIndex } };

@@ -158,7 +158,8 @@ function sanitize(tx: WireTransaction): void {
     if (ix.programIdIndex === 0 || ix.programIdIndex >= tx.accountKeys.length) {
       throw new WireError('an instruction names a program outside the static account keys');
     }
-    for (const a of ix.accounts) if (a >= total) throw new WireError('an instruction names an account index out of range');
+    for (const a of ix.accounts)
+      if (a >= total) throw new WireError('an instruction names an account index out of range');
   }
 }
 

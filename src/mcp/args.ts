@@ -36,20 +36,28 @@ export function compileArgsValidator(schema: Json): ArgsValidator {
     const out: Record<string, unknown> = {};
     if (closed) {
       for (const k of Object.keys(a)) {
-        if (!(k in props)) return { ok: false, message: `unknown argument ${JSON.stringify(k)} (expected ${names.join(', ')})` };
+        if (!(k in props))
+          return { ok: false, message: `unknown argument ${JSON.stringify(k)} (expected ${names.join(', ')})` };
       }
     }
     for (const name of names) {
       const spec = props[name]!;
       const v = a[name];
       if (v === undefined || (v === null && !required.has(name))) {
-        if (required.has(name)) return { ok: false, message: `${name} is required: ${String(spec.description ?? '')}`.trim() };
+        if (required.has(name))
+          return { ok: false, message: `${name} is required: ${String(spec.description ?? '')}`.trim() };
         continue;
       }
-      if (!typeOk(spec.type, v)) return { ok: false, message: `${name} must be ${spec.type === 'object' ? 'an object' : `a ${String(spec.type)}`}` };
+      if (!typeOk(spec.type, v))
+        return {
+          ok: false,
+          message: `${name} must be ${spec.type === 'object' ? 'an object' : `a ${String(spec.type)}`}`,
+        };
       if (typeof v === 'string') {
-        if (typeof spec.minLength === 'number' && v.length < spec.minLength) return { ok: false, message: `${name} must not be empty` };
-        if (typeof spec.maxLength === 'number' && v.length > spec.maxLength) return { ok: false, message: `${name} is longer than ${spec.maxLength} characters` };
+        if (typeof spec.minLength === 'number' && v.length < spec.minLength)
+          return { ok: false, message: `${name} must not be empty` };
+        if (typeof spec.maxLength === 'number' && v.length > spec.maxLength)
+          return { ok: false, message: `${name} is longer than ${spec.maxLength} characters` };
       }
       out[name] = v;
     }

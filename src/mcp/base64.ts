@@ -24,7 +24,11 @@ export const SENTINEL_SUFFIX = '?=';
 
 /** A header value as sent: plain, or the base64 sentinel form (prefix and suffix case-sensitive, exactly). */
 export function decodeHeaderValue(value: string): { ok: true; value: string } | { ok: false } {
-  if (value.length >= SENTINEL_PREFIX.length + SENTINEL_SUFFIX.length && value.startsWith(SENTINEL_PREFIX) && value.endsWith(SENTINEL_SUFFIX)) {
+  if (
+    value.length >= SENTINEL_PREFIX.length + SENTINEL_SUFFIX.length &&
+    value.startsWith(SENTINEL_PREFIX) &&
+    value.endsWith(SENTINEL_SUFFIX)
+  ) {
     const decoded = decodeStrictBase64(value.slice(SENTINEL_PREFIX.length, value.length - SENTINEL_SUFFIX.length));
     return decoded === null ? { ok: false } : { ok: true, value: decoded };
   }

@@ -21,20 +21,51 @@ export function parseMessage(body: Buffer): Parsed {
   try {
     msg = JSON.parse(body.toString('utf8'));
   } catch {
-    return { kind: 'invalid', id: undefined, code: ErrorCode.ParseError, message: 'Parse error: the body is not valid JSON' };
+    return {
+      kind: 'invalid',
+      id: undefined,
+      code: ErrorCode.ParseError,
+      message: 'Parse error: the body is not valid JSON',
+    };
   }
-  if (Array.isArray(msg)) return { kind: 'invalid', id: undefined, code: ErrorCode.InvalidRequest, message: 'Invalid request: batches are not supported; send one message per POST' };
-  if (typeof msg !== 'object' || msg === null) return { kind: 'invalid', id: undefined, code: ErrorCode.InvalidRequest, message: 'Invalid request: the body must be one JSON-RPC object' };
+  if (Array.isArray(msg))
+    return {
+      kind: 'invalid',
+      id: undefined,
+      code: ErrorCode.InvalidRequest,
+      message: 'Invalid request: batches are not supported; send one message per POST',
+    };
+  if (typeof msg !== 'object' || msg === null)
+    return {
+      kind: 'invalid',
+      id: undefined,
+      code: ErrorCode.InvalidRequest,
+      message: 'Invalid request: the body must be one JSON-RPC object',
+    };
   const m = msg as Record<string, unknown>;
   const hasId = Object.prototype.hasOwnProperty.call(m, 'id');
   const id = hasId && isRequestId(m.id) ? m.id : undefined;
-  if (m.jsonrpc !== '2.0') return { kind: 'invalid', id, code: ErrorCode.InvalidRequest, message: 'Invalid request: jsonrpc must be "2.0"' };
+  if (m.jsonrpc !== '2.0')
+    return { kind: 'invalid', id, code: ErrorCode.InvalidRequest, message: 'Invalid request: jsonrpc must be "2.0"' };
   if (typeof m.method !== 'string') {
     const isResponse = 'result' in m || 'error' in m;
-    return { kind: 'invalid', id, code: ErrorCode.InvalidRequest, message: isResponse ? 'Invalid request: clients must not send responses' : 'Invalid request: method must be a string' };
+    return {
+      kind: 'invalid',
+      id,
+      code: ErrorCode.InvalidRequest,
+      message: isResponse
+        ? 'Invalid request: clients must not send responses'
+        : 'Invalid request: method must be a string',
+    };
   }
   if (!hasId) return { kind: 'notification', method: m.method };
-  if (id === undefined) return { kind: 'invalid', id: undefined, code: ErrorCode.InvalidRequest, message: 'Invalid request: id must be a string or an integer, never null' };
+  if (id === undefined)
+    return {
+      kind: 'invalid',
+      id: undefined,
+      code: ErrorCode.InvalidRequest,
+      message: 'Invalid request: id must be a string or an integer, never null',
+    };
   return { kind: 'request', id, method: m.method, params: m.params };
 }
 

@@ -43,25 +43,35 @@ export const H_NAME = 'mcp-name';
 export const H_PARAM_PREFIX = 'mcp-param-';
 
 /** Methods whose `Mcp-Name` mirrors `params.name` or `params.uri`. */
-export const NAME_SOURCE: Readonly<Record<string, 'name' | 'uri'>> = { 'tools/call': 'name', 'resources/read': 'uri', 'prompts/get': 'name' };
+export const NAME_SOURCE: Readonly<Record<string, 'name' | 'uri'>> = {
+  'tools/call': 'name',
+  'resources/read': 'uri',
+  'prompts/get': 'name',
+};
 
 /** Standard headers against the body; `nameValue` is params.name/params.uri for methods that need Mcp-Name. */
-export function checkStandardHeaders(h: McpHeaders, body: { method: string; protocolVersion: string; nameValue: string | null }): string | null {
+export function checkStandardHeaders(
+  h: McpHeaders,
+  body: { method: string; protocolVersion: string; nameValue: string | null },
+): string | null {
   if (h.duplicate !== null) return `Header mismatch: ${h.duplicate} was sent more than once`;
   const version = h.values.get(H_PROTOCOL_VERSION);
   if (version === undefined) return 'Header mismatch: MCP-Protocol-Version header is required';
-  if (!hasOnlyHeaderSafeChars(version)) return 'Header mismatch: MCP-Protocol-Version header contains invalid characters';
+  if (!hasOnlyHeaderSafeChars(version))
+    return 'Header mismatch: MCP-Protocol-Version header contains invalid characters';
   const method = h.values.get(H_METHOD);
   if (method === undefined) return 'Header mismatch: Mcp-Method header is required';
   if (!hasOnlyHeaderSafeChars(method)) return 'Header mismatch: Mcp-Method header contains invalid characters';
-  if (method !== body.method) return `Header mismatch: Mcp-Method header value ${quote(method)} does not match body value ${quote(body.method)}`;
+  if (method !== body.method)
+    return `Header mismatch: Mcp-Method header value ${quote(method)} does not match body value ${quote(body.method)}`;
   if (body.nameValue !== null) {
     const raw = h.values.get(H_NAME);
     if (raw === undefined) return `Header mismatch: Mcp-Name header is required for ${body.method}`;
     if (!hasOnlyHeaderSafeChars(raw)) return 'Header mismatch: Mcp-Name header contains invalid characters';
     const decoded = decodeHeaderValue(raw);
     if (!decoded.ok) return 'Header mismatch: Mcp-Name header is not valid =?base64?…?= (strict base64 of UTF-8)';
-    if (decoded.value !== body.nameValue) return `Header mismatch: Mcp-Name header value ${quote(decoded.value)} does not match body value ${quote(body.nameValue)}`;
+    if (decoded.value !== body.nameValue)
+      return `Header mismatch: Mcp-Name header value ${quote(decoded.value)} does not match body value ${quote(body.nameValue)}`;
   }
   if (version !== body.protocolVersion) {
     return `Header mismatch: MCP-Protocol-Version header value ${quote(version)} does not match body value ${quote(body.protocolVersion)}`;
@@ -111,18 +121,38 @@ export function collectParamAnnotations(toolName: string, inputSchema: unknown):
       const where = path.length ? `arguments.${path.join('.')}` : 'the schema root';
       const name = obj['x-mcp-header'];
       if (!pure || path.length === 0) problems.push(`x-mcp-header at ${where} is not reached through properties alone`);
-      else if (typeof name !== 'string' || name.length === 0) problems.push(`x-mcp-header at ${where} is empty or not a string`);
-      else if (!TCHAR_TOKEN.test(name)) problems.push(`x-mcp-header ${JSON.stringify(name)} at ${where} is not an RFC 9110 token`);
+      else if (typeof name !== 'string' || name.length === 0)
+        problems.push(`x-mcp-header at ${where} is empty or not a string`);
+      else if (!TCHAR_TOKEN.test(name))
+        problems.push(`x-mcp-header ${JSON.stringify(name)} at ${where} is not an RFC 9110 token`);
       else {
         const type = obj.type;
         if (type !== 'string' && type !== 'integer' && type !== 'boolean') {
-          problems.push(`x-mcp-header ${JSON.stringify(name)} at ${where} is on type ${JSON.stringify(type)}; only a single integer, string or boolean type is allowed`);
-        } else if (type === 'integer' && !(typeof obj.minimum === 'number' && obj.minimum >= -MAX_SAFE && typeof obj.maximum === 'number' && obj.maximum <= MAX_SAFE)) {
-          problems.push(`x-mcp-header ${JSON.stringify(name)} at ${where} is an integer without minimum/maximum inside the safe range`);
+          problems.push(
+            `x-mcp-header ${JSON.stringify(name)} at ${where} is on type ${JSON.stringify(type)}; only a single integer, string or boolean type is allowed`,
+          );
+        } else if (
+          type === 'integer' &&
+          !(
+            typeof obj.minimum === 'number' &&
+            obj.minimum >= -MAX_SAFE &&
+            typeof obj.maximum === 'number' &&
+            obj.maximum <= MAX_SAFE
+          )
+        ) {
+          problems.push(
+            `x-mcp-header ${JSON.stringify(name)} at ${where} is an integer without minimum/maximum inside the safe range`,
+          );
         } else if (found.some((f) => f.header.toLowerCase() === name.toLowerCase())) {
           problems.push(`x-mcp-header ${JSON.stringify(name)} is used twice (names are compared ignoring case)`);
         } else {
-          found.push({ header: name, headerLower: `${H_PARAM_PREFIX}${name.toLowerCase()}`, path: [...path], field: `arguments.${path.join('.')}`, type });
+          found.push({
+            header: name,
+            headerLower: `${H_PARAM_PREFIX}${name.toLowerCase()}`,
+            path: [...path],
+            field: `arguments.${path.join('.')}`,
+            type,
+          });
         }
       }
     }
@@ -168,20 +198,28 @@ export function headerMatchesValue(decoded: string, value: unknown): boolean {
  * `Mcp-Param-*` headers against `arguments` for a tool's annotations: a non-null value needs its header with an
  * equal value; a null or absent value must come without one.
  */
-export function checkParamHeaders(h: McpHeaders, annotations: readonly ParamAnnotation[], args: unknown): string | null {
+export function checkParamHeaders(
+  h: McpHeaders,
+  annotations: readonly ParamAnnotation[],
+  args: unknown,
+): string | null {
   for (const a of annotations) {
     const raw = h.values.get(a.headerLower);
     const value = valueAt(args, a.path);
     const field = a.field;
     if (value === undefined || value === null) {
-      if (raw !== undefined) return `Header mismatch: Mcp-Param-${a.header} header was sent but ${field} is ${value === null ? 'null' : 'absent'}`;
+      if (raw !== undefined)
+        return `Header mismatch: Mcp-Param-${a.header} header was sent but ${field} is ${value === null ? 'null' : 'absent'}`;
       continue;
     }
     if (raw === undefined) return `Header mismatch: Mcp-Param-${a.header} header is required because ${field} is set`;
-    if (!hasOnlyHeaderSafeChars(raw)) return `Header mismatch: Mcp-Param-${a.header} header contains invalid characters`;
+    if (!hasOnlyHeaderSafeChars(raw))
+      return `Header mismatch: Mcp-Param-${a.header} header contains invalid characters`;
     const decoded = decodeHeaderValue(raw);
-    if (!decoded.ok) return `Header mismatch: Mcp-Param-${a.header} header is not valid =?base64?…?= (strict base64 of UTF-8)`;
-    if (!headerMatchesValue(decoded.value, value)) return `Header mismatch: Mcp-Param-${a.header} header value ${quote(decoded.value)} does not match ${field}`;
+    if (!decoded.ok)
+      return `Header mismatch: Mcp-Param-${a.header} header is not valid =?base64?…?= (strict base64 of UTF-8)`;
+    if (!headerMatchesValue(decoded.value, value))
+      return `Header mismatch: Mcp-Param-${a.header} header value ${quote(decoded.value)} does not match ${field}`;
   }
   return null;
 }

@@ -12,7 +12,16 @@ export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 export const CACHE_TTL_MS = 300_000;
 export const CACHE_SCOPE = 'private';
 
-export const LOG_LEVELS: readonly string[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+export const LOG_LEVELS: readonly string[] = [
+  'debug',
+  'info',
+  'notice',
+  'warning',
+  'error',
+  'critical',
+  'alert',
+  'emergency',
+];
 
 export const ErrorCode = {
   ParseError: -32700,
@@ -33,5 +42,12 @@ export function statusForError(code: ErrorCode, methodLevel: boolean): number {
 }
 
 /** Methods the server implements; everything else (ping included) is -32601 on HTTP 404. */
-export const METHODS = ['server/discover', 'tools/list', 'tools/call', 'resources/list', 'resources/read', 'resources/templates/list'] as const;
+export const METHODS = [
+  'server/discover',
+  'tools/list',
+  'tools/call',
+  'resources/list',
+  'resources/read',
+  'resources/templates/list',
+] as const;
 export type Method = (typeof METHODS)[number];

@@ -11,14 +11,44 @@ export interface StaticResource {
 }
 
 export const RESOURCES: readonly StaticResource[] = [
-  { uri: 'signer://docs/skill', name: 'skill', title: 'How to use the signer', description: 'Read first: check before sign, pass the payload unchanged, what to do after each outcome, when to halt.', mimeType: 'text/markdown', text: SKILL },
-  { uri: 'signer://docs/payload', name: 'payload', title: 'Payload format', description: 'The payload object check and sign take, field by field, with an example, and how the signing key is chosen.', mimeType: 'text/markdown', text: PAYLOAD },
-  { uri: 'signer://docs/checks', name: 'checks', title: 'Checks and refusals', description: 'Every check in order, the failed_check name it reports, and how to fix a refusal.', mimeType: 'text/markdown', text: CHECKS },
-  { uri: 'signer://docs/outcomes', name: 'outcomes', title: 'Outcomes', description: 'What each outcome means, its exit code, and how to reconcile after unknown before retrying.', mimeType: 'text/markdown', text: OUTCOMES },
+  {
+    uri: 'signer://docs/skill',
+    name: 'skill',
+    title: 'How to use the signer',
+    description:
+      'Read first: check before sign, pass the payload unchanged, what to do after each outcome, when to halt.',
+    mimeType: 'text/markdown',
+    text: SKILL,
+  },
+  {
+    uri: 'signer://docs/payload',
+    name: 'payload',
+    title: 'Payload format',
+    description:
+      'The payload object check and sign take, field by field, with an example, and how the signing key is chosen.',
+    mimeType: 'text/markdown',
+    text: PAYLOAD,
+  },
+  {
+    uri: 'signer://docs/checks',
+    name: 'checks',
+    title: 'Checks and refusals',
+    description: 'Every check in order, the failed_check name it reports, and how to fix a refusal.',
+    mimeType: 'text/markdown',
+    text: CHECKS,
+  },
+  {
+    uri: 'signer://docs/outcomes',
+    name: 'outcomes',
+    title: 'Outcomes',
+    description: 'What each outcome means, its exit code, and how to reconcile after unknown before retrying.',
+    mimeType: 'text/markdown',
+    text: OUTCOMES,
+  },
 ];
 
 export const INSTRUCTIONS =
   'sa-forge-signer signs transactions with keys it holds, only when its policy allows. Read the resource signer://docs/skill before the first call. ' +
-  'In short: pass the payload from a forge-mcp build_* call unchanged; call check, then sign with an intent; act on the report\'s outcome. ' +
+  "In short: pass the payload from a forge-mcp build_* call unchanged; call check, then sign with an intent; act on the report's outcome. " +
   'After unknown, an error or a dropped connection the transaction may still have landed: look up the signature and re-read the state before building it again. ' +
   'halt stops all signing with your keys at once; only a human can resume.';

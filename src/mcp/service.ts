@@ -7,7 +7,14 @@ import type { SignerEngine, Principal, KeyView } from '../signer/types';
 import { isSuccessOutcome, type Report } from '../signer/report';
 import { isSignerError, errorMessage } from '../util/errors';
 import { errorReply, parseMessage, resultReply, resultRest, type ReplyBody, type RequestId } from './envelope';
-import { checkParamHeaders, checkStandardHeaders, collectMcpHeaders, collectParamAnnotations, NAME_SOURCE, type ParamAnnotation } from './headers';
+import {
+  checkParamHeaders,
+  checkStandardHeaders,
+  collectMcpHeaders,
+  collectParamAnnotations,
+  NAME_SOURCE,
+  type ParamAnnotation,
+} from './headers';
 import {
   CACHE_SCOPE,
   CACHE_TTL_MS,
@@ -83,16 +90,41 @@ export class McpService {
     const defs = toolDefinitions(opts.paramHeaders);
     for (const def of defs) {
       // Refuses to start on a definition that breaks the x-mcp-header rules (clients would drop the tool).
-      this.tools.set(def.name, { def, validate: compileArgsValidator(def.inputSchema), annotations: collectParamAnnotations(def.name, def.inputSchema) });
+      this.tools.set(def.name, {
+        def,
+        validate: compileArgsValidator(def.inputSchema),
+        annotations: collectParamAnnotations(def.name, def.inputSchema),
+      });
     }
-    const cacheable = (result: object): Buffer => resultRest(JSON.stringify({ resultType: 'complete', ...result, ttlMs: CACHE_TTL_MS, cacheScope: CACHE_SCOPE, _meta: this.meta }));
-    this.discoverRest = cacheable({ supportedVersions: SUPPORTED_VERSIONS, capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS });
+    const cacheable = (result: object): Buffer =>
+      resultRest(
+        JSON.stringify({
+          resultType: 'complete',
+          ...result,
+          ttlMs: CACHE_TTL_MS,
+          cacheScope: CACHE_SCOPE,
+          _meta: this.meta,
+        }),
+      );
+    this.discoverRest = cacheable({
+      supportedVersions: SUPPORTED_VERSIONS,
+      capabilities: { tools: {}, resources: {} },
+      instructions: INSTRUCTIONS,
+    });
     this.toolsListRest = cacheable({ tools: defs });
     this.resourcesListRest = cacheable({
-      resources: RESOURCES.map((r) => ({ uri: r.uri, name: r.name, title: r.title, description: r.description, mimeType: r.mimeType, size: Buffer.byteLength(r.text) })),
+      resources: RESOURCES.map((r) => ({
+        uri: r.uri,
+        name: r.name,
+        title: r.title,
+        description: r.description,
+        mimeType: r.mimeType,
+        size: Buffer.byteLength(r.text),
+      })),
     });
     this.templatesListRest = cacheable({ resourceTemplates: [] });
-    for (const r of RESOURCES) this.readRest.set(r.uri, cacheable({ contents: [{ uri: r.uri, mimeType: r.mimeType, text: r.text }] }));
+    for (const r of RESOURCES)
+      this.readRest.set(r.uri, cacheable({ contents: [{ uri: r.uri, mimeType: r.mimeType, text: r.text }] }));
   }
 
   /** The tool definitions as served (for tests and the relay). */
@@ -112,27 +144,51 @@ export class McpService {
     if (method === 'initialize' && !speaksThisRevision(msg.params)) {
       const p = msg.params as Params | undefined;
       const requested = typeof p?.protocolVersion === 'string' ? p.protocolVersion : '';
-      return this.fail(method, id, ErrorCode.UnsupportedProtocolVersion, this.initializeMessage, { supported: SUPPORTED_VERSIONS, requested });
+      return this.fail(method, id, ErrorCode.UnsupportedProtocolVersion, this.initializeMessage, {
+        supported: SUPPORTED_VERSIONS,
+        requested,
+      });
     }
 
     // _meta fields, and the params the headers are compared with (-32602, 400).
     const params = msg.params;
-    if (typeof params !== 'object' || params === null || Array.isArray(params)) return this.fail(method, id, ErrorCode.InvalidParams, 'Invalid params: params with _meta is required');
+    if (typeof params !== 'object' || params === null || Array.isArray(params))
+      return this.fail(method, id, ErrorCode.InvalidParams, 'Invalid params: params with _meta is required');
     const p = params as Params;
     const meta = p._meta;
-    if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) return this.fail(method, id, ErrorCode.InvalidParams, 'Invalid params: params._meta is required');
+    if (typeof meta !== 'object' || meta === null || Array.isArray(meta))
+      return this.fail(method, id, ErrorCode.InvalidParams, 'Invalid params: params._meta is required');
     const m = meta as Params;
     const version = m[META_PROTOCOL_VERSION];
-    if (typeof version !== 'string') return this.fail(method, id, ErrorCode.InvalidParams, `Invalid params: _meta["${META_PROTOCOL_VERSION}"] must be a string`);
+    if (typeof version !== 'string')
+      return this.fail(
+        method,
+        id,
+        ErrorCode.InvalidParams,
+        `Invalid params: _meta["${META_PROTOCOL_VERSION}"] must be a string`,
+      );
     const caps = m[META_CLIENT_CAPABILITIES];
-    if (typeof caps !== 'object' || caps === null || Array.isArray(caps)) return this.fail(method, id, ErrorCode.InvalidParams, `Invalid params: _meta["${META_CLIENT_CAPABILITIES}"] must be an object`);
+    if (typeof caps !== 'object' || caps === null || Array.isArray(caps))
+      return this.fail(
+        method,
+        id,
+        ErrorCode.InvalidParams,
+        `Invalid params: _meta["${META_CLIENT_CAPABILITIES}"] must be an object`,
+      );
     const logLevel = m[META_LOG_LEVEL];
-    if (logLevel !== undefined && (typeof logLevel !== 'string' || !LOG_LEVELS.includes(logLevel))) return this.fail(method, id, ErrorCode.InvalidParams, `Invalid params: _meta["${META_LOG_LEVEL}"] is not a log level`);
+    if (logLevel !== undefined && (typeof logLevel !== 'string' || !LOG_LEVELS.includes(logLevel)))
+      return this.fail(
+        method,
+        id,
+        ErrorCode.InvalidParams,
+        `Invalid params: _meta["${META_LOG_LEVEL}"] is not a log level`,
+      );
     const nameField = NAME_SOURCE[method];
     let nameValue: string | null = null;
     if (nameField !== undefined) {
       const v = p[nameField];
-      if (typeof v !== 'string') return this.fail(method, id, ErrorCode.InvalidParams, `Invalid params: params.${nameField} must be a string`);
+      if (typeof v !== 'string')
+        return this.fail(method, id, ErrorCode.InvalidParams, `Invalid params: params.${nameField} must be a string`);
       nameValue = v;
     }
 
@@ -148,10 +204,16 @@ export class McpService {
 
     // Version (-32022, 400).
     if (!SUPPORTED_VERSIONS.includes(version)) {
-      return this.fail(method, id, ErrorCode.UnsupportedProtocolVersion, `Unsupported protocol version ${JSON.stringify(version)}; this server supports ${SUPPORTED_VERSIONS.join(', ')}`, {
-        supported: SUPPORTED_VERSIONS,
-        requested: version,
-      });
+      return this.fail(
+        method,
+        id,
+        ErrorCode.UnsupportedProtocolVersion,
+        `Unsupported protocol version ${JSON.stringify(version)}; this server supports ${SUPPORTED_VERSIONS.join(', ')}`,
+        {
+          supported: SUPPORTED_VERSIONS,
+          requested: version,
+        },
+      );
     }
 
     switch (method) {
@@ -165,11 +227,20 @@ export class McpService {
         return this.ok(method, id, this.templatesListRest);
       case 'resources/read': {
         const rest = this.readRest.get(nameValue!);
-        if (rest === undefined) return this.fail(method, id, ErrorCode.InvalidParams, 'Resource not found', { uri: nameValue }, true);
+        if (rest === undefined)
+          return this.fail(method, id, ErrorCode.InvalidParams, 'Resource not found', { uri: nameValue }, true);
         return this.ok(method, id, rest);
       }
       case 'tools/call':
-        if (!tool) return this.fail(method, id, ErrorCode.InvalidParams, `Unknown tool: ${JSON.stringify(nameValue)}; the tools are check, sign, key_show and halt`, undefined, true);
+        if (!tool)
+          return this.fail(
+            method,
+            id,
+            ErrorCode.InvalidParams,
+            `Unknown tool: ${JSON.stringify(nameValue)}; the tools are check, sign, key_show and halt`,
+            undefined,
+            true,
+          );
         return this.callTool(id, tool, p.arguments, req);
       default:
         return this.fail(method, id, ErrorCode.MethodNotFound, `Method not found: ${JSON.stringify(method)}`);
@@ -181,13 +252,24 @@ export class McpService {
   }
 
   /** An error reply; header, envelope and version problems travel on 400, method-level ones on 200, -32601 on 404. */
-  private fail(method: string | null, id: RequestId | undefined, code: ErrorCode, message: string, data?: unknown, methodLevel = false): McpReply {
+  private fail(
+    method: string | null,
+    id: RequestId | undefined,
+    code: ErrorCode,
+    message: string,
+    data?: unknown,
+    methodLevel = false,
+  ): McpReply {
     const status = code === ErrorCode.MethodNotFound ? 404 : methodLevel ? 200 : 400;
     return { status, body: errorReply(id, code, message, data), method, errorCode: code };
   }
 
   private toolReply(id: RequestId, structured: object | null, text: string, isError: boolean): McpReply {
-    return { status: 200, body: resultReply(id, resultRest(this.toolResultJson(structured, text, isError))), method: 'tools/call' };
+    return {
+      status: 200,
+      body: resultReply(id, resultRest(this.toolResultJson(structured, text, isError))),
+      method: 'tools/call',
+    };
   }
 
   private toolResultJson(structured: object | null, text: string, isError: boolean): string {
@@ -209,7 +291,8 @@ export class McpService {
   private keyShowResult(keys: KeyView[]): Buffer {
     const first = keys[0];
     const memo = first !== undefined ? this.keyShowMemo.get(first) : undefined;
-    if (memo !== undefined && memo.views.length === keys.length && memo.views.every((v, i) => v === keys[i])) return memo.rest;
+    if (memo !== undefined && memo.views.length === keys.length && memo.views.every((v, i) => v === keys[i]))
+      return memo.rest;
     const out = { keys };
     const rest = resultRest(this.toolResultJson(out, JSON.stringify(out, null, 2), false));
     if (first !== undefined) this.keyShowMemo.set(first, { views: keys, rest });
@@ -243,10 +326,18 @@ export class McpService {
       return this.toolReply(id, null, `error: invalid arguments for ${name}: ${checked.message}`, true);
     }
     const key = (checked.args.key as string | undefined) ?? null;
-    return (name === 'key_show' ? this.cachedKeyShow(id, key, req) : null) ?? this.runTool(id, name, checked.args, key, req);
+    return (
+      (name === 'key_show' ? this.cachedKeyShow(id, key, req) : null) ?? this.runTool(id, name, checked.args, key, req)
+    );
   }
 
-  private async runTool(id: RequestId, name: ToolDef['name'], args: Record<string, unknown>, key: string | null, req: McpRequest): Promise<McpReply> {
+  private async runTool(
+    id: RequestId,
+    name: ToolDef['name'],
+    args: Record<string, unknown>,
+    key: string | null,
+    req: McpRequest,
+  ): Promise<McpReply> {
     const started = performance.now();
     try {
       const engine = await this.opts.engine();
@@ -258,7 +349,13 @@ export class McpService {
           const report: Report =
             name === 'check'
               ? await engine.check({ payload: args.payload, key, principal: req.principal, signal })
-              : await engine.sign({ payload: args.payload, key, intent: (args.intent as string | undefined) ?? null, principal: req.principal, signal });
+              : await engine.sign({
+                  payload: args.payload,
+                  key,
+                  intent: (args.intent as string | undefined) ?? null,
+                  principal: req.principal,
+                  signal,
+                });
           this.opts.observer?.toolResult?.(name, report.outcome, report.failed_check, performance.now() - started);
           return this.toolReply(id, report, JSON.stringify(report, null, 2), !isSuccessOutcome(report.outcome));
         }
@@ -278,12 +375,24 @@ export class McpService {
       if (isSignerError(e)) {
         // A refused key, a payload that does not parse, the RPC failing before anything was sent: the tool ran and
         // failed, so the model sees it and can act.
-        this.opts.observer?.toolResult?.(name, `error_${e.code}`, e.code === 'key_not_authorized' ? 'authorized' : null, performance.now() - started);
+        this.opts.observer?.toolResult?.(
+          name,
+          `error_${e.code}`,
+          e.code === 'key_not_authorized' ? 'authorized' : null,
+          performance.now() - started,
+        );
         return this.toolReply(id, null, `error: ${e.message}`, true);
       }
       this.opts.log?.error({ tool: name, err: errorMessage(e) }, 'tool failed unexpectedly');
       this.opts.observer?.toolResult?.(name, 'internal_error', null, performance.now() - started);
-      return this.fail('tools/call', id, ErrorCode.InternalError, 'Internal error: the signer failed unexpectedly; see its logs', undefined, true);
+      return this.fail(
+        'tools/call',
+        id,
+        ErrorCode.InternalError,
+        'Internal error: the signer failed unexpectedly; see its logs',
+        undefined,
+        true,
+      );
     }
   }
 }

@@ -15,7 +15,21 @@ export interface ToolDef {
   annotations: { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
 }
 
-const CHECK_NAMES = ['authorized', 'halted', 'chain', 'fee_payer', 'programs', 'tokens', 'system', 'vault', 'signers', 'new_accounts', 'ata_owners', 'limits', 'approval'];
+const CHECK_NAMES = [
+  'authorized',
+  'halted',
+  'chain',
+  'fee_payer',
+  'programs',
+  'tokens',
+  'system',
+  'vault',
+  'signers',
+  'new_accounts',
+  'ata_owners',
+  'limits',
+  'approval',
+];
 const PASS_NAMES = [...CHECK_NAMES, 'simulation', 'cap'];
 const OUTCOMES = ['ok', 'refused', 'simulation_failed', 'confirmed', 'failed', 'unknown'];
 
@@ -43,7 +57,25 @@ const REPORT_SCHEMA: Json = {
     payload_hash: { type: 'string' },
     logs: { type: 'array', items: { type: 'string' } },
   },
-  required: ['outcome', 'key', 'signature', 'slot', 'explorer', 'detail', 'failed_check', 'program_error', 'error', 'checks', 'compute_units', 'fee', 'balance_change', 'summary', 'warnings', 'payload_hash', 'logs'],
+  required: [
+    'outcome',
+    'key',
+    'signature',
+    'slot',
+    'explorer',
+    'detail',
+    'failed_check',
+    'program_error',
+    'error',
+    'checks',
+    'compute_units',
+    'fee',
+    'balance_change',
+    'summary',
+    'warnings',
+    'payload_hash',
+    'logs',
+  ],
 };
 
 const KEY_VIEW_SCHEMA: Json = {
@@ -60,10 +92,29 @@ const KEY_VIEW_SCHEMA: Json = {
     signs_last_minute: { type: 'integer' },
     spent_or_reserved_24h: { type: 'integer' },
     halted: {
-      oneOf: [{ type: 'null' }, { type: 'object', properties: { reason: { type: 'string' }, by: { type: 'string' }, ts: { type: 'integer' } }, required: ['reason', 'by', 'ts'] }],
+      oneOf: [
+        { type: 'null' },
+        {
+          type: 'object',
+          properties: { reason: { type: 'string' }, by: { type: 'string' }, ts: { type: 'integer' } },
+          required: ['reason', 'by', 'ts'],
+        },
+      ],
     },
   },
-  required: ['name', 'pubkey', 'class', 'approval', 'profile', 'balance_lamports', 'rate_limit_per_minute', 'daily_lamport_cap', 'signs_last_minute', 'spent_or_reserved_24h', 'halted'],
+  required: [
+    'name',
+    'pubkey',
+    'class',
+    'approval',
+    'profile',
+    'balance_lamports',
+    'rate_limit_per_minute',
+    'daily_lamport_cap',
+    'signs_last_minute',
+    'spent_or_reserved_24h',
+    'halted',
+  ],
 };
 
 const HALT_SCHEMA: Json = {
@@ -73,31 +124,49 @@ const HALT_SCHEMA: Json = {
       type: 'array',
       items: {
         type: 'object',
-        properties: { key: { type: 'string' }, reason: { type: 'string' }, by: { type: 'string' }, ts: { type: 'integer' }, already_halted: { type: 'boolean' } },
+        properties: {
+          key: { type: 'string' },
+          reason: { type: 'string' },
+          by: { type: 'string' },
+          ts: { type: 'integer' },
+          already_halted: { type: 'boolean' },
+        },
         required: ['key', 'reason', 'by', 'ts', 'already_halted'],
       },
     },
     not_recorded: {
       type: 'array',
       description: 'Keys halted in this process only, because the ledger could not record it.',
-      items: { type: 'object', properties: { key: { type: 'string' }, error: { type: 'string' } }, required: ['key', 'error'] },
+      items: {
+        type: 'object',
+        properties: { key: { type: 'string' }, error: { type: 'string' } },
+        required: ['key', 'error'],
+      },
     },
   },
   required: ['halted', 'not_recorded'],
 };
 
 function keyArg(description: string, paramHeaders: boolean): Json {
-  return { type: 'string', minLength: 1, maxLength: 64, description, ...(paramHeaders ? { 'x-mcp-header': KEY_HEADER } : {}) };
+  return {
+    type: 'string',
+    minLength: 1,
+    maxLength: 64,
+    description,
+    ...(paramHeaders ? { 'x-mcp-header': KEY_HEADER } : {}),
+  };
 }
 
 const PAYLOAD_ARG: Json = {
   type: 'object',
-  description: 'The payload object returned by a forge-mcp build_* call, passed unchanged (format: signer://docs/payload).',
+  description:
+    'The payload object returned by a forge-mcp build_* call, passed unchanged (format: signer://docs/payload).',
 };
 
 /** The tool list; `paramHeaders` adds SEP-2243 `x-mcp-header: "Key"` to every `key` argument. */
 export function toolDefinitions(paramHeaders: boolean): ToolDef[] {
-  const signKey = "Configured key name; default: the key whose pubkey is the payload's fee payer. Your token may use only its own keys.";
+  const signKey =
+    "Configured key name; default: the key whose pubkey is the payload's fee payer. Your token may use only its own keys.";
   return [
     {
       name: 'check',
@@ -123,7 +192,11 @@ export function toolDefinitions(paramHeaders: boolean): ToolDef[] {
         properties: {
           payload: PAYLOAD_ARG,
           key: keyArg(signKey, paramHeaders),
-          intent: { type: 'string', maxLength: 1000, description: 'Why this is signed, in one sentence; recorded in the audit log. Never put secrets here.' },
+          intent: {
+            type: 'string',
+            maxLength: 1000,
+            description: 'Why this is signed, in one sentence; recorded in the audit log. Never put secrets here.',
+          },
         },
         required: ['payload'],
         additionalProperties: false,
@@ -141,7 +214,11 @@ export function toolDefinitions(paramHeaders: boolean): ToolDef[] {
         properties: { key: keyArg('Configured key name; omit it to list every key this token may use.', paramHeaders) },
         additionalProperties: false,
       },
-      outputSchema: { type: 'object', properties: { keys: { type: 'array', items: KEY_VIEW_SCHEMA } }, required: ['keys'] },
+      outputSchema: {
+        type: 'object',
+        properties: { keys: { type: 'array', items: KEY_VIEW_SCHEMA } },
+        required: ['keys'],
+      },
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
     },
     {
@@ -153,7 +230,12 @@ export function toolDefinitions(paramHeaders: boolean): ToolDef[] {
         type: 'object',
         properties: {
           key: keyArg('Configured key name; omit it to halt every key this token may use.', paramHeaders),
-          reason: { type: 'string', minLength: 1, maxLength: 1000, description: 'Why, for the operator who will read it.' },
+          reason: {
+            type: 'string',
+            minLength: 1,
+            maxLength: 1000,
+            description: 'Why, for the operator who will read it.',
+          },
         },
         required: ['reason'],
         additionalProperties: false,

@@ -35,7 +35,8 @@ function positiveInt(env: NodeJS.ProcessEnv, name: string, fallback: number): nu
   const raw = env[name];
   if (raw === undefined || raw.trim() === '') return fallback;
   const n = Number(raw);
-  if (!Number.isSafeInteger(n) || n <= 0) throw new Error(`${name} must be a whole number above 0 (got ${JSON.stringify(raw)})`);
+  if (!Number.isSafeInteger(n) || n <= 0)
+    throw new Error(`${name} must be a whole number above 0 (got ${JSON.stringify(raw)})`);
   return n;
 }
 
@@ -69,7 +70,8 @@ function readToken(env: NodeJS.ProcessEnv): RelayConfig['token'] {
     return problem ? { ok: false, problem } : { ok: true, token };
   }
   const token = env.SIGNER_TOKEN?.trim();
-  if (token === undefined || token === '') return { ok: false, problem: 'no bearer token: set SIGNER_TOKEN_FILE (preferred) or SIGNER_TOKEN' };
+  if (token === undefined || token === '')
+    return { ok: false, problem: 'no bearer token: set SIGNER_TOKEN_FILE (preferred) or SIGNER_TOKEN' };
   const problem = tokenProblem(token, 'SIGNER_TOKEN');
   return problem ? { ok: false, problem } : { ok: true, token };
 }
@@ -79,10 +81,14 @@ function readUrl(raw: string): { url: RelayConfig['url']; shown: string } {
   try {
     url = new URL(raw);
   } catch {
-    return { url: { ok: false, problem: 'SIGNER_URL is not a URL (expected e.g. http://127.0.0.1:8790/mcp)' }, shown: 'SIGNER_URL' };
+    return {
+      url: { ok: false, problem: 'SIGNER_URL is not a URL (expected e.g. http://127.0.0.1:8790/mcp)' },
+      shown: 'SIGNER_URL',
+    };
   }
   const shown = showUrl(url);
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') return { url: { ok: false, problem: `SIGNER_URL ${shown} must be http: or https:` }, shown };
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    return { url: { ok: false, problem: `SIGNER_URL ${shown} must be http: or https:` }, shown };
   return { url: { ok: true, url }, shown };
 }
 

@@ -31,7 +31,11 @@ export type PostResult =
 export type PostFailure = 'aborted' | 'timeout' | 'network' | 'too_large';
 
 export class PostError extends Error {
-  constructor(readonly kind: PostFailure, message: string, readonly code?: string) {
+  constructor(
+    readonly kind: PostFailure,
+    message: string,
+    readonly code?: string,
+  ) {
     super(message);
   }
 }
@@ -83,7 +87,11 @@ export function post(target: PostTarget, opts: PostOptions): Promise<PostResult>
       const status = res.statusCode ?? 0;
       const type = String(res.headers['content-type'] ?? '');
       res.on('error', (e: NodeJS.ErrnoException) => settle(() => reject(new PostError('network', e.message, e.code))));
-      res.on('aborted', () => settle(() => reject(new PostError('network', 'the connection closed before the reply was complete', 'ECONNRESET'))));
+      res.on('aborted', () =>
+        settle(() =>
+          reject(new PostError('network', 'the connection closed before the reply was complete', 'ECONNRESET')),
+        ),
+      );
 
       if (SSE_TYPE.test(type)) {
         let finished = false;
@@ -123,7 +131,13 @@ export function post(target: PostTarget, opts: PostOptions): Promise<PostResult>
         settle(() => {
           if (bytes.length === 0) resolve({ kind: 'empty', status });
           else if (isJson) resolve({ kind: 'json', status, text: bytes.toString('utf8') });
-          else resolve({ kind: 'other', status, contentType: type, excerpt: bytes.subarray(0, EXCERPT_BYTES).toString('utf8') });
+          else
+            resolve({
+              kind: 'other',
+              status,
+              contentType: type,
+              excerpt: bytes.subarray(0, EXCERPT_BYTES).toString('utf8'),
+            });
         });
       });
     });

@@ -3,7 +3,8 @@
  * dropped); a line longer than `maxBytes` is not held in memory: its bytes are discarded as they arrive while
  * a small scanner watches for the message's top-level `"id"`, so the sender can still be answered by id.
  */
-export type LineEvent = { kind: 'line'; line: Buffer } | { kind: 'oversized'; bytes: number; id: string | number | undefined };
+export type LineEvent =
+  { kind: 'line'; line: Buffer } | { kind: 'oversized'; bytes: number; id: string | number | undefined };
 
 const LF = 0x0a;
 const CR = 0x0d;
@@ -13,7 +14,10 @@ export class LineSplitter {
   private heldBytes = 0;
   private skipping: { bytes: number; scanner: TopLevelIdScanner } | null = null;
 
-  constructor(private readonly maxBytes: number, private readonly emit: (e: LineEvent) => void) {}
+  constructor(
+    private readonly maxBytes: number,
+    private readonly emit: (e: LineEvent) => void,
+  ) {}
 
   push(chunk: Buffer): void {
     let start = 0;

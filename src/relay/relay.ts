@@ -51,7 +51,10 @@ interface Flight {
 
 /** A failure the relay answers with -32603: the message names the cause (never the token). */
 class RelayFailure extends Error {
-  constructor(message: string, readonly data?: Json) {
+  constructor(
+    message: string,
+    readonly data?: Json,
+  ) {
     super(message);
   }
 }
@@ -117,9 +120,16 @@ export class Relay {
   private readonly userAgent: string;
   private listSeq = 0;
 
-  constructor(private readonly config: RelayConfig, private readonly version: string, private readonly io: RelayIo) {
+  constructor(
+    private readonly config: RelayConfig,
+    private readonly version: string,
+    private readonly io: RelayIo,
+  ) {
     this.target = config.url.ok ? postTarget(config.url.url) : null;
-    this.tools = new ToolHeaderCache((v, cursor) => this.fetchToolsPage(v, cursor), (l) => io.log(l));
+    this.tools = new ToolHeaderCache(
+      (v, cursor) => this.fetchToolsPage(v, cursor),
+      (l) => io.log(l),
+    );
     this.userAgent = `sa-forge-signer-mcp/${version}`;
   }
 
@@ -143,15 +153,28 @@ export class Relay {
     } catch {
       return this.writeError(undefined, PARSE_ERROR, 'Parse error: the line is not valid JSON');
     }
-    if (Array.isArray(msg)) return this.writeError(undefined, INVALID_REQUEST, 'Invalid request: batches are not supported; send one message per line');
-    if (!isRecord(msg)) return this.writeError(undefined, INVALID_REQUEST, 'Invalid request: a message must be a JSON object');
+    if (Array.isArray(msg))
+      return this.writeError(
+        undefined,
+        INVALID_REQUEST,
+        'Invalid request: batches are not supported; send one message per line',
+      );
+    if (!isRecord(msg))
+      return this.writeError(undefined, INVALID_REQUEST, 'Invalid request: a message must be a JSON object');
     const hasId = Object.prototype.hasOwnProperty.call(msg, 'id');
     if (typeof msg.method !== 'string') {
-      if (hasId && (Object.prototype.hasOwnProperty.call(msg, 'result') || Object.prototype.hasOwnProperty.call(msg, 'error'))) {
+      if (
+        hasId &&
+        (Object.prototype.hasOwnProperty.call(msg, 'result') || Object.prototype.hasOwnProperty.call(msg, 'error'))
+      ) {
         this.io.log('dropped a JSON-RPC response from the client: this server sends no requests to answer');
         return;
       }
-      return this.writeError(isRequestId(msg.id) ? msg.id : undefined, INVALID_REQUEST, 'Invalid request: method must be a string');
+      return this.writeError(
+        isRequestId(msg.id) ? msg.id : undefined,
+        INVALID_REQUEST,
+        'Invalid request: method must be a string',
+      );
     }
     if (!hasId) return this.notification(msg.method, msg.params, raw);
     this.request(msg.id, msg.method, msg.params, raw);
@@ -160,7 +183,11 @@ export class Relay {
   /** A line longer than the limit, already discarded; `id` is its top-level id when one could be read. */
   oversized(bytes: number, limit: number, id: RequestId | undefined): void {
     this.io.log(`dropped a message of ${bytes} bytes (limit ${limit}, SIGNER_RELAY_MAX_LINE_BYTES)`);
-    this.writeError(id, INVALID_REQUEST, `Invalid request: the message is ${bytes} bytes, more than the relay's limit of ${limit} bytes`);
+    this.writeError(
+      id,
+      INVALID_REQUEST,
+      `Invalid request: the message is ${bytes} bytes, more than the relay's limit of ${limit} bytes`,
+    );
   }
 
   /**
@@ -184,7 +211,14 @@ export class Relay {
   // ------------------------------------------------------------------ requests
 
   private request(id: unknown, method: string, params: unknown, body: Buffer): void {
-    const flight: Flight = { id, key: idKey(id), method, controller: new AbortController(), cancelled: false, answered: false };
+    const flight: Flight = {
+      id,
+      key: idKey(id),
+      method,
+      controller: new AbortController(),
+      cancelled: false,
+      answered: false,
+    };
     let set = this.flights.get(flight.key);
     if (!set) this.flights.set(flight.key, (set = new Set()));
     set.add(flight);
@@ -194,7 +228,17 @@ export class Relay {
     this.track(
       this.run(flight, method, params, body)
         .then((reply) => this.answer(flight, reply))
-        .catch((e: unknown) => this.answer(flight, this.errorMessage(flight.id, INTERNAL_ERROR, this.failureText(e), e instanceof RelayFailure ? e.data : undefined)))
+        .catch((e: unknown) =>
+          this.answer(
+            flight,
+            this.errorMessage(
+              flight.id,
+              INTERNAL_ERROR,
+              this.failureText(e),
+              e instanceof RelayFailure ? e.data : undefined,
+            ),
+          ),
+        )
         .finally(() => {
           clearTimeout(timer);
           set!.delete(flight);
@@ -206,7 +250,9 @@ export class Relay {
   private async run(flight: Flight, method: string, params: unknown, body: Buffer): Promise<Json> {
     const msg = { method, params };
     if (method !== 'tools/call') {
-      const reply = await this.exchange(flight.id, body, mcpHeaders(msg, undefined), flight.controller.signal, (n) => this.passNotification(flight, n));
+      const reply = await this.exchange(flight.id, body, mcpHeaders(msg, undefined), flight.controller.signal, (n) =>
+        this.passNotification(flight, n),
+      );
       if (method === 'tools/list' && isRecord(reply.result)) {
         const filtered = this.tools.observe(params, reply.result);
         if (filtered !== reply.result) return { ...reply, result: filtered };
@@ -215,16 +261,29 @@ export class Relay {
     }
     const name = isRecord(params) && typeof params.name === 'string' ? params.name : undefined;
     const version = protocolVersionOf(params);
-    const annotations = name !== undefined && version !== undefined ? await this.tools.forTool(name, version) : undefined;
-    const reply = await this.exchange(flight.id, body, mcpHeaders(msg, annotations), flight.controller.signal, (n) => this.passNotification(flight, n));
-    if (errorCodeOf(reply) !== HEADER_MISMATCH || name === undefined || version === undefined || flight.controller.signal.aborted) return reply;
+    const annotations =
+      name !== undefined && version !== undefined ? await this.tools.forTool(name, version) : undefined;
+    const reply = await this.exchange(flight.id, body, mcpHeaders(msg, annotations), flight.controller.signal, (n) =>
+      this.passNotification(flight, n),
+    );
+    if (
+      errorCodeOf(reply) !== HEADER_MISMATCH ||
+      name === undefined ||
+      version === undefined ||
+      flight.controller.signal.aborted
+    )
+      return reply;
     // The service's annotations may have changed since they were learned: re-list once, and retry once if that
     // changes the headers (the service rejected the call at its header check, so nothing ran).
-    this.io.log(`tools/call ${JSON.stringify(name)} was refused with -32020 (${String((reply.error as Json).message)}); reading tools/list again`);
+    this.io.log(
+      `tools/call ${JSON.stringify(name)} was refused with -32020 (${String((reply.error as Json).message)}); reading tools/list again`,
+    );
     await this.tools.refresh(version);
     const fresh = this.tools.current(name);
     if (sameHeaders(mcpHeaders(msg, annotations), mcpHeaders(msg, fresh))) return reply;
-    return this.exchange(flight.id, body, mcpHeaders(msg, fresh), flight.controller.signal, (n) => this.passNotification(flight, n));
+    return this.exchange(flight.id, body, mcpHeaders(msg, fresh), flight.controller.signal, (n) =>
+      this.passNotification(flight, n),
+    );
   }
 
   /** A notification the service sent on a request's event stream, for the client unless it cancelled. */
@@ -249,11 +308,15 @@ export class Relay {
       return;
     }
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new PostError('timeout', 'timeout')), Math.min(this.config.timeoutMs, LIST_TIMEOUT_MS));
+    const timer = setTimeout(
+      () => controller.abort(new PostError('timeout', 'timeout')),
+      Math.min(this.config.timeoutMs, LIST_TIMEOUT_MS),
+    );
     this.track(
       this.postRaw(body, mcpHeaders({ method, params }, undefined), controller.signal, () => false)
         .then((r) => {
-          if (r.status < 200 || r.status > 299) this.io.log(`the service refused notification ${method}: HTTP ${r.status}`);
+          if (r.status < 200 || r.status > 299)
+            this.io.log(`the service refused notification ${method}: HTTP ${r.status}`);
         })
         .catch((e: unknown) => this.io.log(`notification ${method} was not delivered: ${this.failureText(e)}`))
         .finally(() => clearTimeout(timer)),
@@ -281,13 +344,30 @@ export class Relay {
     };
   }
 
-  private async postRaw(body: Buffer, mcp: Record<string, string>, signal: AbortSignal, onStream: (data: string) => boolean) {
+  private async postRaw(
+    body: Buffer,
+    mcp: Record<string, string>,
+    signal: AbortSignal,
+    onStream: (data: string) => boolean,
+  ) {
     if (!this.target) throw new RelayFailure((this.config.url as { problem: string }).problem);
-    return post(this.target, { headers: this.headers(mcp), body, signal, maxBodyBytes: this.config.maxReplyBytes, onStreamMessage: onStream });
+    return post(this.target, {
+      headers: this.headers(mcp),
+      body,
+      signal,
+      maxBodyBytes: this.config.maxReplyBytes,
+      onStreamMessage: onStream,
+    });
   }
 
   /** POSTs a request and answers the service's JSON-RPC response to it, or throws a RelayFailure. */
-  private async exchange(id: unknown, body: Buffer, mcp: Record<string, string>, signal: AbortSignal, onNotification: (n: Json) => void): Promise<Json> {
+  private async exchange(
+    id: unknown,
+    body: Buffer,
+    mcp: Record<string, string>,
+    signal: AbortSignal,
+    onNotification: (n: Json) => void,
+  ): Promise<Json> {
     let final: Json | undefined;
     const result = await this.postRaw(body, mcp, signal, (data) => {
       let m: unknown;
@@ -301,21 +381,27 @@ export class Relay {
         final = m;
         return true;
       }
-      if (isRecord(m) && typeof m.method === 'string' && !Object.prototype.hasOwnProperty.call(m, 'id')) onNotification(m);
+      if (isRecord(m) && typeof m.method === 'string' && !Object.prototype.hasOwnProperty.call(m, 'id'))
+        onNotification(m);
       else this.io.log('ignored a message on the event stream that is neither a notification nor the response');
       return false;
     });
     const where = `the signer service (${this.config.shownUrl})`;
     switch (result.kind) {
       case 'stream':
-        if (final === undefined) throw new RelayFailure(`${where} ended its event stream without a response (HTTP ${result.status})`, { httpStatus: result.status });
+        if (final === undefined)
+          throw new RelayFailure(`${where} ended its event stream without a response (HTTP ${result.status})`, {
+            httpStatus: result.status,
+          });
         return this.tieToRequest(final, id, result.status);
       case 'json': {
         let m: unknown;
         try {
           m = JSON.parse(result.text);
         } catch {
-          throw new RelayFailure(`${where} answered HTTP ${result.status} with a body that is not JSON`, { httpStatus: result.status });
+          throw new RelayFailure(`${where} answered HTTP ${result.status} with a body that is not JSON`, {
+            httpStatus: result.status,
+          });
         }
         if (isResponse(m)) return this.tieToRequest(m, id, result.status);
         throw new RelayFailure(this.outsideJsonRpc(where, result.status, m), { httpStatus: result.status });
@@ -323,7 +409,10 @@ export class Relay {
       case 'empty':
         throw new RelayFailure(`${where} answered HTTP ${result.status} with no body`, { httpStatus: result.status });
       case 'other':
-        throw new RelayFailure(`${where} answered HTTP ${result.status} with ${result.contentType || 'no content type'}, not a JSON-RPC message`, { httpStatus: result.status });
+        throw new RelayFailure(
+          `${where} answered HTTP ${result.status} with ${result.contentType || 'no content type'}, not a JSON-RPC message`,
+          { httpStatus: result.status },
+        );
     }
   }
 
@@ -332,14 +421,19 @@ export class Relay {
     const hasId = Object.prototype.hasOwnProperty.call(m, 'id') && m.id !== null;
     if (!hasId && 'error' in m && isRequestId(id)) return { jsonrpc: '2.0', id, error: m.error };
     if (hasId && idKey(m.id) === idKey(id)) return m;
-    throw new RelayFailure(`the signer service (${this.config.shownUrl}) answered HTTP ${status} for another request id (${JSON.stringify(m.id)})`, { httpStatus: status });
+    throw new RelayFailure(
+      `the signer service (${this.config.shownUrl}) answered HTTP ${status} for another request id (${JSON.stringify(m.id)})`,
+      { httpStatus: status },
+    );
   }
 
   /** A JSON body that is not JSON-RPC: the HTTP layer's own refusal, such as a 401 for a wrong token. */
   private outsideJsonRpc(where: string, status: number, body: unknown): string {
     const said = isRecord(body) && typeof body.error === 'string' ? `: ${this.redact(body.error).slice(0, 300)}` : '';
-    if (status === 401) return `${where} refused the bearer token (HTTP 401${said}); check SIGNER_TOKEN_FILE or SIGNER_TOKEN against the service's serve.tokens`;
-    if (status === 403) return `${where} refused the request (HTTP 403${said}); the Host it was sent to must be in serve.allowed_hosts`;
+    if (status === 401)
+      return `${where} refused the bearer token (HTTP 401${said}); check SIGNER_TOKEN_FILE or SIGNER_TOKEN against the service's serve.tokens`;
+    if (status === 403)
+      return `${where} refused the request (HTTP 403${said}); the Host it was sent to must be in serve.allowed_hosts`;
     return `${where} answered HTTP ${status} outside JSON-RPC${said}`;
   }
 
@@ -347,12 +441,23 @@ export class Relay {
     const id = `sa-forge-signer-mcp/tools-list/${++this.listSeq}`;
     const params = {
       ...(cursor !== undefined ? { cursor } : {}),
-      _meta: { [META_PROTOCOL_VERSION]: protocolVersion, [META_CLIENT_CAPABILITIES]: {}, [META_CLIENT_INFO]: { name: 'sa-forge-signer-mcp', version: this.version } },
+      _meta: {
+        [META_PROTOCOL_VERSION]: protocolVersion,
+        [META_CLIENT_CAPABILITIES]: {},
+        [META_CLIENT_INFO]: { name: 'sa-forge-signer-mcp', version: this.version },
+      },
     };
     const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/list', params }));
     const signal = AbortSignal.timeout(Math.min(this.config.timeoutMs, LIST_TIMEOUT_MS));
-    const reply = await this.exchange(id, body, mcpHeaders({ method: 'tools/list', params }, undefined), signal, () => undefined);
-    if (isRecord(reply.error)) throw new Error(`tools/list answered error ${String(reply.error.code)}: ${String(reply.error.message)}`);
+    const reply = await this.exchange(
+      id,
+      body,
+      mcpHeaders({ method: 'tools/list', params }, undefined),
+      signal,
+      () => undefined,
+    );
+    if (isRecord(reply.error))
+      throw new Error(`tools/list answered error ${String(reply.error.code)}: ${String(reply.error.message)}`);
     return reply.result;
   }
 
@@ -411,4 +516,3 @@ function sameHeaders(a: Record<string, string>, b: Record<string, string>): bool
   if (ka.length !== Object.keys(b).length) return false;
   return ka.every((k) => a[k] === b[k]);
 }
-

@@ -40,7 +40,10 @@ function valueAt(args: unknown, path: readonly string[]): unknown {
 }
 
 /** The `mcp-*` headers for a message; `annotations` are the called tool's (tools/call only). */
-export function mcpHeaders(msg: RelayMessage, annotations: readonly ParamAnnotation[] | undefined): Record<string, string> {
+export function mcpHeaders(
+  msg: RelayMessage,
+  annotations: readonly ParamAnnotation[] | undefined,
+): Record<string, string> {
   const h: Record<string, string> = {};
   const version = protocolVersionOf(msg.params);
   if (version !== undefined && hasOnlyHeaderSafeChars(version)) h['MCP-Protocol-Version'] = version;

@@ -28,7 +28,10 @@ export function readToolsPage(result: unknown): ToolsPage | null {
 }
 
 /** Annotations of one tool, or the reason its definition is invalid. */
-export function annotationsOf(tool: { name: string; inputSchema?: unknown }): { ok: true; annotations: ParamAnnotation[] } | { ok: false; reason: string } {
+export function annotationsOf(tool: {
+  name: string;
+  inputSchema?: unknown;
+}): { ok: true; annotations: ParamAnnotation[] } | { ok: false; reason: string } {
   try {
     return { ok: true, annotations: collectParamAnnotations(tool.name, tool.inputSchema) };
   } catch (e) {
@@ -57,5 +60,8 @@ export function learnPage(page: ToolsPage, into: AnnotationMap): { name: string;
 export function filterToolsList(result: unknown, invalid: readonly { name: string }[]): unknown {
   if (invalid.length === 0 || !isRecord(result) || !Array.isArray(result.tools)) return result;
   const drop = new Set(invalid.map((t) => t.name));
-  return { ...result, tools: result.tools.filter((t) => !(isRecord(t) && typeof t.name === 'string' && drop.has(t.name))) };
+  return {
+    ...result,
+    tools: result.tools.filter((t) => !(isRecord(t) && typeof t.name === 'string' && drop.has(t.name))),
+  };
 }

@@ -18,7 +18,10 @@ export class ToolHeaderCache {
   private loading: Promise<void> | null = null;
   private readonly warned = new Set<string>();
 
-  constructor(private readonly fetchPage: FetchToolsPage, private readonly log: (line: string) => void) {}
+  constructor(
+    private readonly fetchPage: FetchToolsPage,
+    private readonly log: (line: string) => void,
+  ) {}
 
   /** The annotations of a tool, loading the list first when the tool is not known yet. */
   async forTool(name: string, protocolVersion: string): Promise<readonly ParamAnnotation[] | undefined> {
@@ -43,7 +46,10 @@ export class ToolHeaderCache {
   observe(requestParams: unknown, result: unknown): unknown {
     const page = readToolsPage(result);
     if (!page) return result;
-    const hasCursor = typeof requestParams === 'object' && requestParams !== null && typeof (requestParams as { cursor?: unknown }).cursor === 'string';
+    const hasCursor =
+      typeof requestParams === 'object' &&
+      requestParams !== null &&
+      typeof (requestParams as { cursor?: unknown }).cursor === 'string';
     const whole = !hasCursor && page.nextCursor === undefined;
     const into: AnnotationMap = whole ? new Map() : this.map;
     const invalid = learnPage(page, into);
@@ -60,7 +66,9 @@ export class ToolHeaderCache {
       const key = `${t.name}\n${t.reason}`;
       if (this.warned.has(key)) continue;
       this.warned.add(key);
-      this.log(`warning: the service's tool ${JSON.stringify(t.name)} is left out of tools/list: invalid x-mcp-header (${t.reason})`);
+      this.log(
+        `warning: the service's tool ${JSON.stringify(t.name)} is left out of tools/list: invalid x-mcp-header (${t.reason})`,
+      );
     }
   }
 
@@ -80,7 +88,9 @@ export class ToolHeaderCache {
       this.complete = true;
     })()
       .catch((e: unknown) => {
-        this.log(`warning: could not read the service's tools/list (${e instanceof Error ? e.message : String(e)}); calling without Mcp-Param headers`);
+        this.log(
+          `warning: could not read the service's tools/list (${e instanceof Error ? e.message : String(e)}); calling without Mcp-Param headers`,
+        );
       })
       .finally(() => {
         this.loading = null;

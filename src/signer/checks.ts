@@ -30,21 +30,21 @@ export interface CheckSubject {
 export const STRUCTURAL_CHECKS = ['fee_payer', 'programs', 'tokens', 'system', 'vault', 'signers'] as const;
 
 export function structuralRefusal(s: CheckSubject): Refusal | null {
-  return (
-    checkFeePayer(s) ?? checkPrograms(s) ?? checkTokens(s) ?? checkSystem(s) ?? checkVault(s) ?? checkSigners(s)
-  );
+  return checkFeePayer(s) ?? checkPrograms(s) ?? checkTokens(s) ?? checkSystem(s) ?? checkVault(s) ?? checkSigners(s);
 }
 
 const account = (msg: CompiledMessage, ix: CompiledInstruction, n: number): string | undefined => {
   const idx = ix.accountIndices[n];
   return idx === undefined ? undefined : msg.accountKeys[idx];
 };
-const programOf = (msg: CompiledMessage, ix: CompiledInstruction): string | undefined => msg.accountKeys[ix.programIdIndex];
+const programOf = (msg: CompiledMessage, ix: CompiledInstruction): string | undefined =>
+  msg.accountKeys[ix.programIdIndex];
 
 function checkFeePayer({ msg, key }: CheckSubject): Refusal | null {
   const payer = msg.accountKeys[0];
   if (payer === undefined) return { check: 'fee_payer', message: 'message has no accounts' };
-  if (payer !== key.pubkey) return { check: 'fee_payer', message: `fee payer ${payer} is not the signing key ${key.pubkey}` };
+  if (payer !== key.pubkey)
+    return { check: 'fee_payer', message: `fee payer ${payer} is not the signing key ${key.pubkey}` };
   return null;
 }
 
@@ -53,7 +53,8 @@ function checkPrograms({ msg, key, cluster }: CheckSubject): Refusal | null {
   for (const [i, ix] of msg.instructions.entries()) {
     const program = programOf(msg, ix);
     if (program === undefined) return { check: 'programs', message: `instruction ${i} has no program id` };
-    if (!allowed.has(program)) return { check: 'programs', message: `instruction ${i} calls ${program}, which is not allowed` };
+    if (!allowed.has(program))
+      return { check: 'programs', message: `instruction ${i} calls ${program}, which is not allowed` };
   }
   return null;
 }
@@ -62,17 +63,28 @@ function checkTokens({ msg }: CheckSubject): Refusal | null {
   for (const [i, ix] of msg.instructions.entries()) {
     const program = programOf(msg, ix)!;
     if (TOKEN_PROGRAMS.has(program)) {
-      return { check: 'tokens', message: `instruction ${i} calls token program ${program} directly, which is not allowed` };
+      return {
+        check: 'tokens',
+        message: `instruction ${i} calls token program ${program} directly, which is not allowed`,
+      };
     }
     if (program !== ASSOCIATED_TOKEN_PROGRAM) continue;
     // Empty data is the legacy Create; only Create (0) and CreateIdempotent (1) may pass.
     const tag = ix.data.length === 0 ? 0 : ix.data[0]!;
     if (ix.data.length > 1 || (tag !== 0 && tag !== 1)) {
-      return { check: 'tokens', message: `instruction ${i} is associated-token instruction ${tag}; only create is allowed` };
+      return {
+        check: 'tokens',
+        message: `instruction ${i} is associated-token instruction ${tag}; only create is allowed`,
+      };
     }
     const systemSlot = account(msg, ix, 4);
     const tokenSlot = account(msg, ix, 5);
-    if (ix.accountIndices.length < 6 || systemSlot !== SYSTEM_PROGRAM || tokenSlot === undefined || !TOKEN_PROGRAMS.has(tokenSlot)) {
+    if (
+      ix.accountIndices.length < 6 ||
+      systemSlot !== SYSTEM_PROGRAM ||
+      tokenSlot === undefined ||
+      !TOKEN_PROGRAMS.has(tokenSlot)
+    ) {
       return {
         check: 'tokens',
         message: `instruction ${i} creates a token account without the System and SPL Token or Token-2022 programs`,
@@ -88,11 +100,15 @@ function checkSystem({ msg, key }: CheckSubject): Refusal | null {
     if (programOf(msg, ix) !== SYSTEM_PROGRAM) continue;
     if (ix.data.length < 4) return { check: 'system', message: `instruction ${i} is too short` };
     const tag = Buffer.from(ix.data.buffer, ix.data.byteOffset, 4).readUInt32LE(0);
-    if (tag !== SYSTEM_TRANSFER_TAG) return { check: 'system', message: `instruction ${i} is System instruction ${tag}, which is not allowed` };
+    if (tag !== SYSTEM_TRANSFER_TAG)
+      return { check: 'system', message: `instruction ${i} is System instruction ${tag}, which is not allowed` };
     const destination = account(msg, ix, 1);
     if (destination === undefined) return { check: 'system', message: `instruction ${i} is missing an account` };
     if (!destinations.has(destination)) {
-      return { check: 'system', message: `instruction ${i} transfers to ${destination}, which is not an allowed destination` };
+      return {
+        check: 'system',
+        message: `instruction ${i} transfers to ${destination}, which is not an allowed destination`,
+      };
     }
   }
   return null;
@@ -103,7 +119,8 @@ function checkVault({ msg, key, cluster }: CheckSubject): Refusal | null {
   if (key.class !== 'session' || cluster.player_profile === null) return null;
   for (const [i, ix] of msg.instructions.entries()) {
     if (programOf(msg, ix) !== cluster.player_profile) continue;
-    if (ix.data.length < 8) return { check: 'vault', message: `instruction ${i} is too short to parse as a Player Profile instruction` };
+    if (ix.data.length < 8)
+      return { check: 'vault', message: `instruction ${i} is too short to parse as a Player Profile instruction` };
     if (DRAIN_SOL_VAULT_DISCRIMINATOR.every((b, j) => ix.data[j] === b)) {
       return { check: 'vault', message: `instruction ${i} withdraws the profile vault, which is refused for this key` };
     }
@@ -116,7 +133,8 @@ function checkSigners({ msg, key, partialSigners }: CheckSubject): Refusal | nul
   const requiredSet = new Set(required);
   for (const p of partialSigners) {
     if (p === key.pubkey) return { check: 'signers', message: 'a partial signer is the signing key' };
-    if (!requiredSet.has(p)) return { check: 'signers', message: `partial signer ${p} is not a signer of the transaction` };
+    if (!requiredSet.has(p))
+      return { check: 'signers', message: `partial signer ${p} is not a signer of the transaction` };
   }
   const partials = new Set(partialSigners);
   for (const r of required) {
@@ -136,7 +154,8 @@ export function ataOwnersToVerify({ msg, key }: CheckSubject): Refusal | string[
   const owners: string[] = [];
   for (const [i, ix] of msg.instructions.entries()) {
     if (programOf(msg, ix) !== ASSOCIATED_TOKEN_PROGRAM) continue;
-    if (ix.accountIndices.length < 6) return { check: 'ata_owners', message: `instruction ${i} is missing associated-token accounts` };
+    if (ix.accountIndices.length < 6)
+      return { check: 'ata_owners', message: `instruction ${i} is missing associated-token accounts` };
     const owner = account(msg, ix, 2)!;
     if (!trusted.has(owner) && !owners.includes(owner)) owners.push(owner);
   }
@@ -156,7 +175,8 @@ export function ataOwnerRefusal(owner: string): Refusal {
  */
 export function programError(logs: readonly string[]): string | null {
   for (const line of logs) {
-    if (line.startsWith('Program log: ') && line.slice('Program log: '.length).includes('Error')) return line.slice('Program log: '.length);
+    if (line.startsWith('Program log: ') && line.slice('Program log: '.length).includes('Error'))
+      return line.slice('Program log: '.length);
   }
   for (let i = logs.length - 1; i >= 0; i--) if (logs[i]!.includes(' failed: ')) return logs[i]!;
   return null;

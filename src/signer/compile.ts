@@ -35,7 +35,11 @@ interface KeyMeta {
   writable: boolean;
 }
 
-export function compileLegacyMessage(feePayer: string, instructions: Instruction[], recentBlockhash: string): CompiledMessage {
+export function compileLegacyMessage(
+  feePayer: string,
+  instructions: Instruction[],
+  recentBlockhash: string,
+): CompiledMessage {
   const metas = new Map<string, KeyMeta>();
   const note = (key: string, signer: boolean, writable: boolean) => {
     const m = metas.get(key);
@@ -53,9 +57,14 @@ export function compileLegacyMessage(feePayer: string, instructions: Instruction
   }
   const payer = metas.get(feePayer)!;
   const rest = [...metas.values()].filter((m) => m !== payer).sort((a, b) => Buffer.compare(a.bytes, b.bytes));
-  const group = (signer: boolean, writable: boolean) => rest.filter((m) => m.signer === signer && m.writable === writable);
+  const group = (signer: boolean, writable: boolean) =>
+    rest.filter((m) => m.signer === signer && m.writable === writable);
   const ordered = [payer, ...group(true, true), ...group(true, false), ...group(false, true), ...group(false, false)];
-  if (ordered.length > 256) throw new SignerError('payload_invalid', `the transaction uses ${ordered.length} accounts; a legacy message holds at most 256`);
+  if (ordered.length > 256)
+    throw new SignerError(
+      'payload_invalid',
+      `the transaction uses ${ordered.length} accounts; a legacy message holds at most 256`,
+    );
 
   const index = new Map(ordered.map((m, i) => [m.key, i]));
   const compiled: CompiledInstruction[] = instructions.map((ix) => ({
@@ -111,7 +120,10 @@ export function serializeTransaction(msg: CompiledMessage, signatures: Map<strin
   out.bytes(msg.bytes);
   const tx = out.finish();
   if (tx.length > MAX_TRANSACTION_BYTES) {
-    throw new SignerError('payload_invalid', `the transaction is ${tx.length} bytes; a transaction must fit in ${MAX_TRANSACTION_BYTES} bytes`);
+    throw new SignerError(
+      'payload_invalid',
+      `the transaction is ${tx.length} bytes; a transaction must fit in ${MAX_TRANSACTION_BYTES} bytes`,
+    );
   }
   return tx;
 }

@@ -13,7 +13,13 @@ import { SignerError, errorMessage } from '../util/errors';
 import { nowSeconds, sleep } from '../util/time';
 import { ataOwnerRefusal, ataOwnersToVerify, programError, structuralRefusal, STRUCTURAL_CHECKS } from './checks';
 import type { Refusal } from './checks';
-import { compileLegacyMessage, requiredSigners, serializeTransaction, signatureToBase58, type CompiledMessage } from './compile';
+import {
+  compileLegacyMessage,
+  requiredSigners,
+  serializeTransaction,
+  signatureToBase58,
+  type CompiledMessage,
+} from './compile';
 import { KeyTable, mayUse, notAuthorizedMessage } from './keys';
 import { parsePayload, type Payload } from './payload';
 import { emptyReport, type Report } from './report';
@@ -124,7 +130,11 @@ export class Engine implements SignerEngine {
 
     // An unauthorised token neither takes the key's lock nor writes under the key's name.
     if (!mayUse(input.principal, key.name)) {
-      return this.done('sign', refuse(report, { check: 'authorized', message: notAuthorizedMessage(key.name) }), started);
+      return this.done(
+        'sign',
+        refuse(report, { check: 'authorized', message: notAuthorizedMessage(key.name) }),
+        started,
+      );
     }
     this.running++;
     try {
@@ -145,7 +155,11 @@ export class Engine implements SignerEngine {
         this.views.delete(key.name);
         return this.done('sign', final, started);
       } finally {
-        await lock.release().catch((e: unknown) => this.log.error({ key: key.name, err: errorMessage(e) }, 'releasing a key lock failed'));
+        await lock
+          .release()
+          .catch((e: unknown) =>
+            this.log.error({ key: key.name, err: errorMessage(e) }, 'releasing a key lock failed'),
+          );
       }
     } finally {
       this.running--;
@@ -197,14 +211,16 @@ export class Engine implements SignerEngine {
     // The intent is durable before the transaction leaves: if it cannot be written, nothing is sent.
     report.signature = built.signature;
     report.explorer = this.explorer(built.signature);
-    await this.ledger.append(this.entry(payload, key, intent, {
-      command: 'sign-intent',
-      outcome: 'pending',
-      detail: null,
-      signature: built.signature,
-      slot: null,
-      balance_change: -reservation,
-    }));
+    await this.ledger.append(
+      this.entry(payload, key, intent, {
+        command: 'sign-intent',
+        outcome: 'pending',
+        detail: null,
+        signature: built.signature,
+        slot: null,
+        balance_change: -reservation,
+      }),
+    );
     markSent();
     progress({ stage: 'sent', signature: built.signature! });
     await this.sendAndConfirm(built, report, progress);
@@ -216,7 +232,12 @@ export class Engine implements SignerEngine {
   private begin(input: CheckInput): { payload: Payload; key: KeyConfig; report: Report } {
     const payload = parsePayload(input.payload);
     const key = this.keys.choose(input.key, payload.feePayer);
-    const report = emptyReport({ key: key.name, summary: payload.summary, warnings: [...payload.warnings], payload_hash: payload.hash });
+    const report = emptyReport({
+      key: key.name,
+      summary: payload.summary,
+      warnings: [...payload.warnings],
+      payload_hash: payload.hash,
+    });
     return { payload, key, report };
   }
 
@@ -232,11 +253,18 @@ export class Engine implements SignerEngine {
     report: Report,
     signal: AbortSignal | undefined,
   ): Promise<{ usage: KeyUsage; latest: Latest }> {
-    if (!mayUse(principal, key.name)) throw new Finished(refuse(report, { check: 'authorized', message: notAuthorizedMessage(key.name) }));
+    if (!mayUse(principal, key.name))
+      throw new Finished(refuse(report, { check: 'authorized', message: notAuthorizedMessage(key.name) }));
     if (payload.feePayer !== key.pubkey) {
-      throw new Finished(refuse(report, { check: 'fee_payer', message: `payload fee payer ${payload.feePayer} is not key "${key.name}" (${key.pubkey})` }));
+      throw new Finished(
+        refuse(report, {
+          check: 'fee_payer',
+          message: `payload fee payer ${payload.feePayer} is not key "${key.name}" (${key.pubkey})`,
+        }),
+      );
     }
-    if (key.approval === 'deny') throw new Finished(refuse(report, { check: 'approval', message: `key "${key.name}" is set to deny` }));
+    if (key.approval === 'deny')
+      throw new Finished(refuse(report, { check: 'approval', message: `key "${key.name}" is set to deny` }));
 
     // check keeps working when the ledger is down; sign fails closed.
     let halt: HaltRecord | null = null;
@@ -253,13 +281,20 @@ export class Engine implements SignerEngine {
     // One round trip: the blockhash is only used once the genesis has been checked.
     const [genesis, latest] = await Promise.all([this.chain.getGenesisHash(), this.chain.getLatestBlockhash()]);
     if (this.cfg.cluster.genesis_hash !== null && genesis !== this.cfg.cluster.genesis_hash) {
-      throw new Finished(refuse(report, { check: 'chain', message: `RPC genesis hash ${genesis} is not ${this.cfg.cluster.name}` }));
+      throw new Finished(
+        refuse(report, { check: 'chain', message: `RPC genesis hash ${genesis} is not ${this.cfg.cluster.name}` }),
+      );
     }
     report.checks.push('chain');
     if (signal?.aborted) throw new SignerError('cancelled', 'the request was cancelled');
 
     const msg = compileLegacyMessage(payload.feePayer, payload.instructions, latest.blockhash);
-    const subject = { key, cluster: this.cfg.cluster, msg, partialSigners: payload.partialSigners.map((s) => s.pubkey) };
+    const subject = {
+      key,
+      cluster: this.cfg.cluster,
+      msg,
+      partialSigners: payload.partialSigners.map((s) => s.pubkey),
+    };
     const structural = structuralRefusal(subject);
     if (structural) throw new Finished(refuse(report, structural));
     report.checks.push(...STRUCTURAL_CHECKS);
@@ -267,7 +302,10 @@ export class Engine implements SignerEngine {
     if (subject.partialSigners.length > 0) {
       const existing = await this.chain.getMultipleAccounts(subject.partialSigners);
       const taken = subject.partialSigners.find((_, i) => existing[i] !== null);
-      if (taken) throw new Finished(refuse(report, { check: 'new_accounts', message: `partial signer ${taken} already exists on-chain` }));
+      if (taken)
+        throw new Finished(
+          refuse(report, { check: 'new_accounts', message: `partial signer ${taken} already exists on-chain` }),
+        );
     }
     report.checks.push('new_accounts');
 
@@ -290,7 +328,12 @@ export class Engine implements SignerEngine {
   }
 
   /** Compiles for a blockhash and (for sign) signs with the key, then every partial signer. */
-  private buildFor(key: KeyConfig, payload: Payload, signer: Signer | null, { blockhash, lastValidBlockHeight }: Latest): Built {
+  private buildFor(
+    key: KeyConfig,
+    payload: Payload,
+    signer: Signer | null,
+    { blockhash, lastValidBlockHeight }: Latest,
+  ): Built {
     const msg = compileLegacyMessage(payload.feePayer, payload.instructions, blockhash);
     const signatures = new Map<string, Uint8Array>();
     if (signer) {
@@ -340,7 +383,13 @@ export class Engine implements SignerEngine {
     return report;
   }
 
-  private async awaitApproval(principal: Principal, payload: Payload, key: KeyConfig, report: Report, progress: (p: SignProgress) => void): Promise<void> {
+  private async awaitApproval(
+    principal: Principal,
+    payload: Payload,
+    key: KeyConfig,
+    report: Report,
+    progress: (p: SignProgress) => void,
+  ): Promise<void> {
     const now = nowSeconds();
     const timeout = this.cfg.timings.approval_timeout_ms;
     const record = await this.ledger.createApproval({
@@ -355,17 +404,31 @@ export class Engine implements SignerEngine {
       expires_at: now + Math.ceil(timeout / 1000),
     });
     progress({ stage: 'approval', approval_id: record.id, expires_at: record.expires_at });
-    this.log.info({ key: key.name, approval: record.id }, 'waiting for an operator: sa-forge-signer approvals approve|reject ID');
+    this.log.info(
+      { key: key.name, approval: record.id },
+      'waiting for an operator: sa-forge-signer approvals approve|reject ID',
+    );
     const deadline = Date.now() + timeout;
     for (;;) {
       const current = await this.ledger.getApproval(record.id);
       if (current?.status === 'approved') return;
-      if (current?.status === 'rejected') throw new Finished(refuse(report, { check: 'approval', message: `not approved: rejected by ${current.decided_by ?? 'an operator'}` }));
+      if (current?.status === 'rejected')
+        throw new Finished(
+          refuse(report, {
+            check: 'approval',
+            message: `not approved: rejected by ${current.decided_by ?? 'an operator'}`,
+          }),
+        );
       if (Date.now() >= deadline) {
         await this.ledger.decideApproval(record.id, 'expired', 'signer', nowSeconds()).catch(() => undefined);
         const last = await this.ledger.getApproval(record.id);
         if (last?.status === 'approved') return; // approved in the last instant
-        throw new Finished(refuse(report, { check: 'approval', message: `not approved: no operator approved request ${record.id} within ${seconds(timeout)} s` }));
+        throw new Finished(
+          refuse(report, {
+            check: 'approval',
+            message: `not approved: no operator approved request ${record.id} within ${seconds(timeout)} s`,
+          }),
+        );
       }
       await sleep(Math.min(this.cfg.timings.approval_poll_ms, Math.max(1, deadline - Date.now())));
     }
@@ -374,10 +437,13 @@ export class Engine implements SignerEngine {
   /** The binding cap check (domain.md §3.4) against the exact transaction about to be sent. */
   private capGate(key: KeyConfig, report: Report, usage: KeyUsage): number {
     if (report.balance_change === null || report.fee === null) {
-      throw new Finished(refuse(report, {
-        check: 'limits',
-        message: 'the simulation did not report this key\'s balance, or the RPC gave no fee estimate, so the spend cannot be bounded',
-      }));
+      throw new Finished(
+        refuse(report, {
+          check: 'limits',
+          message:
+            "the simulation did not report this key's balance, or the RPC gave no fee estimate, so the spend cannot be bounded",
+        }),
+      );
     }
     // The simulated change usually includes the fee already: adding it again over-reserves by one fee, never under.
     const reservation = spend(report.balance_change) + report.fee;
@@ -418,25 +484,30 @@ export class Engine implements SignerEngine {
       const s = statuses.status === 'fulfilled' ? statuses.value[0] : null;
       const status = s?.confirmationStatus ?? null;
       if (s && isLanded(s.confirmationStatus)) outcome = { landed: true, slot: s.slot, err: s.err };
-      else if (statuses.status === 'rejected' && failed(statuses.reason)) outcome = { landed: false, detail: `${lastError}; ${reconcile}` };
+      else if (statuses.status === 'rejected' && failed(statuses.reason))
+        outcome = { landed: false, detail: `${lastError}; ${reconcile}` };
       else if (height.status === 'rejected') {
         if (failed(height.reason)) outcome = { landed: false, detail: `${lastError}; ${reconcile}` };
       } else if (height.value > built.lastValidBlockHeight) {
         try {
           const [h] = await this.chain.getSignatureStatuses([signature], { searchTransactionHistory: true });
-          outcome = h && isLanded(h.confirmationStatus)
-            ? { landed: true, slot: h.slot, err: h.err }
-            : {
-              landed: false,
-              detail: `blockhash expired (finalized height ${height.value} is past ${built.lastValidBlockHeight}) and the RPC reports no landed status; that does not prove it never landed: ${reconcile}`,
-            };
+          outcome =
+            h && isLanded(h.confirmationStatus)
+              ? { landed: true, slot: h.slot, err: h.err }
+              : {
+                  landed: false,
+                  detail: `blockhash expired (finalized height ${height.value} is past ${built.lastValidBlockHeight}) and the RPC reports no landed status; that does not prove it never landed: ${reconcile}`,
+                };
         } catch (e) {
           if (failed(e)) outcome = { landed: false, detail: `${lastError}; ${reconcile}` };
         }
       }
       const elapsed = Date.now() - started;
       if (outcome === null && elapsed >= t.confirm_deadline_ms) {
-        outcome = { landed: false, detail: `no proven outcome within ${seconds(t.confirm_deadline_ms)}s; ${reconcile}` };
+        outcome = {
+          landed: false,
+          detail: `no proven outcome within ${seconds(t.confirm_deadline_ms)}s; ${reconcile}`,
+        };
       }
       if (outcome === null && polls % t.rebroadcast_every === 0) {
         await this.chain.sendTransaction(built.wireBase64).catch(() => undefined);
@@ -465,7 +536,8 @@ export class Engine implements SignerEngine {
       }
       const meta = await this.chain.getTransaction(signature).catch(() => null);
       if (!meta) continue;
-      if (meta.preBalance0 !== null && meta.postBalance0 !== null) report.balance_change = meta.postBalance0 - meta.preBalance0;
+      if (meta.preBalance0 !== null && meta.postBalance0 !== null)
+        report.balance_change = meta.postBalance0 - meta.preBalance0;
       if (meta.fee !== null) report.fee = meta.fee;
       report.logs = meta.logs;
       if (report.outcome === 'failed') {
@@ -476,22 +548,33 @@ export class Engine implements SignerEngine {
     }
   }
 
-  private async writeFinal(report: Report, payload: Payload, key: KeyConfig, intent: string | null, sent: boolean): Promise<void> {
+  private async writeFinal(
+    report: Report,
+    payload: Payload,
+    key: KeyConfig,
+    intent: string | null,
+    sent: boolean,
+  ): Promise<void> {
     try {
-      await this.ledger.append(this.entry(payload, key, intent, {
-        command: 'sign',
-        outcome: report.outcome,
-        detail: report.detail,
-        signature: report.signature,
-        slot: report.slot,
-        balance_change: report.balance_change,
-      }));
+      await this.ledger.append(
+        this.entry(payload, key, intent, {
+          command: 'sign',
+          outcome: report.outcome,
+          detail: report.detail,
+          signature: report.signature,
+          slot: report.slot,
+          balance_change: report.balance_change,
+        }),
+      );
     } catch (e) {
       // Once sent, the caller must get the signature: the orphan intent keeps the reservation charged.
       if (!sent) throw e;
       const note = `the final audit entry could not be written (${errorMessage(e)}); the intent keeps the reservation charged`;
       report.detail = report.detail ? `${report.detail}; ${note}` : note;
-      this.log.error({ key: key.name, signature: report.signature, err: errorMessage(e) }, 'final audit entry not written');
+      this.log.error(
+        { key: key.name, signature: report.signature, err: errorMessage(e) },
+        'final audit entry not written',
+      );
     }
   }
 
@@ -502,8 +585,17 @@ export class Engine implements SignerEngine {
     rest: Pick<AuditEntryInput, 'command' | 'outcome' | 'detail' | 'signature' | 'slot' | 'balance_change'>,
   ): AuditEntryInput {
     const programs: string[] = [];
-    for (const ix of payload.instructions) if (programs[programs.length - 1] !== ix.programId) programs.push(ix.programId);
-    return { ts: nowSeconds(), key: key.name, payload_hash: payload.hash, programs, summary: payload.summary, intent, ...rest };
+    for (const ix of payload.instructions)
+      if (programs[programs.length - 1] !== ix.programId) programs.push(ix.programId);
+    return {
+      ts: nowSeconds(),
+      key: key.name,
+      payload_hash: payload.hash,
+      programs,
+      summary: payload.summary,
+      intent,
+      ...rest,
+    };
   }
 
   private signerFor(key: KeyConfig): Signer {
@@ -624,7 +716,10 @@ export class Engine implements SignerEngine {
         result.halted.push({ ...stored, already_halted: already });
       } catch (e) {
         result.not_recorded.push({ key: key.name, error: errorMessage(e) });
-        this.log.error({ key: key.name, err: errorMessage(e) }, 'halt held in memory only: the ledger could not record it');
+        this.log.error(
+          { key: key.name, err: errorMessage(e) },
+          'halt held in memory only: the ledger could not record it',
+        );
       }
       this.views.delete(key.name);
     }
@@ -632,7 +727,8 @@ export class Engine implements SignerEngine {
   }
 
   async resume(keyName: string): Promise<boolean> {
-    if (!this.keys.get(keyName)) throw new SignerError('key_unknown', `no key ${JSON.stringify(keyName)} in the config`);
+    if (!this.keys.get(keyName))
+      throw new SignerError('key_unknown', `no key ${JSON.stringify(keyName)} in the config`);
     const hadMemory = this.memoryHalts.delete(keyName);
     const hadLedger = await this.ledger.resume(keyName, 'operator', nowSeconds());
     this.views.delete(keyName);
@@ -675,7 +771,10 @@ function limitsRefusal(key: KeyConfig, usage: KeyUsage, reservation: number | nu
     return { check: 'limits', message: `rate limit: ${usage.signsLastMinute} signs in the last minute` };
   }
   if (usage.spent24h >= key.daily_lamport_cap) {
-    return { check: 'limits', message: `daily cap: ${usage.spent24h} of ${key.daily_lamport_cap} lamports spent or reserved in 24 h` };
+    return {
+      check: 'limits',
+      message: `daily cap: ${usage.spent24h} of ${key.daily_lamport_cap} lamports spent or reserved in 24 h`,
+    };
   }
   if (reservation !== null && usage.spent24h + reservation > key.daily_lamport_cap) {
     return {
@@ -687,4 +786,3 @@ function limitsRefusal(key: KeyConfig, usage: KeyUsage, reservation: number | nu
 }
 
 const isLanded = (s: string | null): boolean => s === 'confirmed' || s === 'finalized';
-

@@ -22,7 +22,8 @@ export class KeyTable {
       return key;
     }
     const key = this.keys.find((k) => k.pubkey === feePayer);
-    if (!key) throw new SignerError('key_unknown', `no configured key has pubkey ${feePayer} (the payload's fee payer)`);
+    if (!key)
+      throw new SignerError('key_unknown', `no configured key has pubkey ${feePayer} (the payload's fee payer)`);
     return key;
   }
 

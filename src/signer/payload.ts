@@ -71,13 +71,15 @@ export function parsePayload(input: unknown): Payload {
   const partialSigners = parsePartialSigners(value.partial_signers);
 
   const version = value.version;
-  if (typeof version !== 'number' || !Number.isInteger(version) || version < 0) throw shapeError('version must be an unsigned integer');
+  if (typeof version !== 'number' || !Number.isInteger(version) || version < 0)
+    throw shapeError('version must be an unsigned integer');
   if (version !== 1) throw invalid(`unsupported payload version ${version}`);
 
   const summary = value.summary ?? '';
   if (typeof summary !== 'string') throw shapeError('summary must be a string');
   const warnings = value.warnings ?? [];
-  if (!Array.isArray(warnings) || !warnings.every((w) => typeof w === 'string')) throw shapeError('warnings must be an array of strings');
+  if (!Array.isArray(warnings) || !warnings.every((w) => typeof w === 'string'))
+    throw shapeError('warnings must be an array of strings');
 
   const tx = value.transaction;
   if (!isRecord(tx)) throw shapeError('transaction must be an object');
@@ -113,7 +115,12 @@ function parseInstruction(raw: unknown, i: number): Instruction {
   const programId = address(raw.program_id, 'program_id');
   if (!Array.isArray(raw.accounts)) throw shapeError(`instruction ${i}: accounts must be an array`);
   const accounts = raw.accounts.map((a, j): AccountMeta => {
-    if (!isRecord(a) || typeof a.pubkey !== 'string' || typeof a.is_signer !== 'boolean' || typeof a.is_writable !== 'boolean') {
+    if (
+      !isRecord(a) ||
+      typeof a.pubkey !== 'string' ||
+      typeof a.is_signer !== 'boolean' ||
+      typeof a.is_writable !== 'boolean'
+    ) {
       throw shapeError(`instruction ${i}, account ${j} needs pubkey, is_signer and is_writable`);
     }
     return { pubkey: address(a.pubkey, 'account'), isSigner: a.is_signer, isWritable: a.is_writable };

@@ -55,7 +55,12 @@ export function isSuccessOutcome(o: Outcome): boolean {
   return o === 'ok' || o === 'confirmed';
 }
 
-export function emptyReport(fields: { key: string | null; summary: string; warnings: string[]; payload_hash: string }): Report {
+export function emptyReport(fields: {
+  key: string | null;
+  summary: string;
+  warnings: string[];
+  payload_hash: string;
+}): Report {
   return {
     outcome: 'ok',
     key: fields.key,

@@ -10,7 +10,10 @@ export function parseZinkAmount(text: string): bigint {
   const whole = m?.[1] ?? '';
   const frac = m?.[2] ?? '';
   if (!m || (whole === '' && frac === '')) {
-    throw new SignerError('request_invalid', `amount ${JSON.stringify(text)}: write a decimal number of ZINK with at most 9 decimals, like 0.05`);
+    throw new SignerError(
+      'request_invalid',
+      `amount ${JSON.stringify(text)}: write a decimal number of ZINK with at most 9 decimals, like 0.05`,
+    );
   }
   const lamports = BigInt(whole || '0') * 1_000_000_000n + BigInt(frac.padEnd(9, '0'));
   if (lamports === 0n) throw new SignerError('request_invalid', `amount ${JSON.stringify(text)}: must be above 0`);
@@ -18,7 +21,12 @@ export function parseZinkAmount(text: string): bigint {
   return lamports;
 }
 
-export function transferPayload(opts: { from: string; to: string; lamports: number | bigint; summary: string }): Record<string, unknown> {
+export function transferPayload(opts: {
+  from: string;
+  to: string;
+  lamports: number | bigint;
+  summary: string;
+}): Record<string, unknown> {
   const data = Buffer.alloc(12);
   data.writeUInt32LE(SYSTEM_TRANSFER_TAG, 0);
   data.writeBigUInt64LE(BigInt(opts.lamports), 4);

@@ -62,21 +62,36 @@ describe('kill -9 of the MCP service at random points across signs', () => {
     recordSecrets(SUITE, [{ label: 'RPC API key', value: apiKey }]);
     const rpcUrl = proxy.url({ path: `/rpc/${apiKey}` });
     w = await makeWorld({
-      keys: { alpha: { rate_limit_per_minute: 10_000 }, bravo: { rate_limit_per_minute: 10_000, daily_lamport_cap: BRAVO_CAP } },
+      keys: {
+        alpha: { rate_limit_per_minute: 10_000 },
+        bravo: { rate_limit_per_minute: 10_000, daily_lamport_cap: BRAVO_CAP },
+      },
       fundLamports: FUNDED,
       // Blocks every 50 ms: confirmation takes a few blocks, so a good share of kills lands between intent and final.
       blockIntervalMs: 50,
       timings: { confirm_deadline_ms: 10_000, poll_interval_ms: 10 },
       rpcUrl: (url) => (proxy.setTarget(url), rpcUrl),
     });
-    recordSecrets(SUITE, keyDirSecrets(w.config.key_dir).map((s, i) => ({ label: `key file ${i}`, value: s })));
+    recordSecrets(
+      SUITE,
+      keyDirSecrets(w.config.key_dir).map((s, i) => ({ label: `key file ${i}`, value: s })),
+    );
     const issued = issueTokens(SUITE, [{ name: 'crash', keys: ['alpha', 'bravo'] }]);
     token = issued.tokens[0]!.token;
     configFile = path.join(w.dir, 'serve.yaml');
-    writeYaml(configFile, worldConfigDocument(w, {
-      log_level: 'info',
-      serve: { listen: '127.0.0.1:0', metrics: '127.0.0.1:0', tokens: issued.config, rate_limit_per_minute: 100_000, drain_ms: 2_000 },
-    }));
+    writeYaml(
+      configFile,
+      worldConfigDocument(w, {
+        log_level: 'info',
+        serve: {
+          listen: '127.0.0.1:0',
+          metrics: '127.0.0.1:0',
+          tokens: issued.config,
+          rate_limit_per_minute: 100_000,
+          drain_ms: 2_000,
+        },
+      }),
+    );
   });
 
   afterAll(async () => {
@@ -95,7 +110,11 @@ describe('kill -9 of the MCP service at random points across signs', () => {
     for (let i = 0; i < 3; i++) {
       const svc = await startServe(configFile, SUITE);
       const started = performance.now();
-      const a = await send(svc.url, toolCall('sign', { payload: w.transfer('alpha', AMOUNT, `calibration ${i}`), key: 'alpha' }, token), 30_000);
+      const a = await send(
+        svc.url,
+        toolCall('sign', { payload: w.transfer('alpha', AMOUNT, `calibration ${i}`), key: 'alpha' }, token),
+        30_000,
+      );
       durations.push(performance.now() - started);
       expect(toolResult<{ outcome: string }>(a).structured?.outcome).toBe('confirmed');
       await svc.kill9();
@@ -106,7 +125,11 @@ describe('kill -9 of the MCP service at random points across signs', () => {
     for (let i = 0; i < CRASHES; i++) {
       const svc = await startServe(configFile, SUITE);
       const key = i % 2 === 0 ? 'alpha' : 'bravo';
-      const answer: Promise<HttpAnswer | null> = send(svc.url, toolCall('sign', { payload: w.transfer(key, AMOUNT, `crash ${i}`), key, intent: `crash test ${i}` }, token), 30_000).catch(() => null);
+      const answer: Promise<HttpAnswer | null> = send(
+        svc.url,
+        toolCall('sign', { payload: w.transfer(key, AMOUNT, `crash ${i}`), key, intent: `crash test ${i}` }, token),
+        30_000,
+      ).catch(() => null);
       await new Promise((r) => setTimeout(r, Math.floor(killDelay(random, typical))));
       await svc.kill9();
       const a = await answer;
@@ -120,7 +143,8 @@ describe('kill -9 of the MCP service at random points across signs', () => {
       const added = entries.slice(ledgerSize);
       ledgerSize = entries.length;
       if (added.length === 0) tally.cutBeforeEntry++;
-      else if (added.some((e) => e.command === 'sign-intent') && !added.some((e) => e.command === 'sign')) tally.orphaned++;
+      else if (added.some((e) => e.command === 'sign-intent') && !added.some((e) => e.command === 'sign'))
+        tally.orphaned++;
       else tally.completed++;
     }
 
@@ -132,7 +156,11 @@ describe('kill -9 of the MCP service at random points across signs', () => {
       expect(verify.stdout.trim()).toMatch(/^ok: \d+ entries$/);
       expect(verify.code).toBe(0);
 
-      const last = await send(svc.url, toolCall('sign', { payload: w.transfer('alpha', AMOUNT, 'after the crashes'), key: 'alpha' }, token), 30_000);
+      const last = await send(
+        svc.url,
+        toolCall('sign', { payload: w.transfer('alpha', AMOUNT, 'after the crashes'), key: 'alpha' }, token),
+        30_000,
+      );
       recordArtefact(SUITE, 'report', last.text);
       expect(toolResult<{ outcome: string }>(last).structured?.outcome).toBe('confirmed');
       await scrapeMetrics(svc.metricsUrl!, SUITE);
@@ -144,7 +172,9 @@ describe('kill -9 of the MCP service at random points across signs', () => {
     await new Promise((r) => setTimeout(r, 500));
     const entries: AuditEntry[] = await w.ledger.tail(1_000_000);
     const finals = new Map(entries.filter((e) => e.command === 'sign' && e.signature).map((e) => [e.signature!, e]));
-    const intents = new Map(entries.filter((e) => e.command === 'sign-intent' && e.signature).map((e) => [e.signature!, e]));
+    const intents = new Map(
+      entries.filter((e) => e.command === 'sign-intent' && e.signature).map((e) => [e.signature!, e]),
+    );
 
     // Every transaction that reached the chain is in the ledger: a final entry, or an orphan intent that is charged.
     const sent = [...new Set(proxy.forwardedSends.map(signatureOf))];
@@ -158,13 +188,19 @@ describe('kill -9 of the MCP service at random points across signs', () => {
     const now = nowSeconds();
     for (const k of ['alpha', 'bravo'] as const) {
       const cfg = w.config.keys.find((c) => c.name === k)!;
-      const usage = computeUsage(entries.filter((e) => e.key === k), now, cfg.daily_lamport_cap);
+      const usage = computeUsage(
+        entries.filter((e) => e.key === k),
+        now,
+        cfg.daily_lamport_cap,
+      );
       const onChain = FUNDED - (await balanceOf(w, cfg.pubkey));
       expect(onChain).toBeLessThanOrEqual(usage.spent24h);
       expect(usage.spent24h).toBeLessThanOrEqual(cfg.daily_lamport_cap);
     }
     // bravo ran into its cap (with enough signs to get there), and the cap refused rather than gave way.
-    const capRefusals = entries.filter((e) => e.key === 'bravo' && e.command === 'sign' && e.outcome === 'refused' && /daily cap/.test(e.detail ?? '')).length;
+    const capRefusals = entries.filter(
+      (e) => e.key === 'bravo' && e.command === 'sign' && e.outcome === 'refused' && /daily cap/.test(e.detail ?? ''),
+    ).length;
     if (CRASHES >= 60) expect(capRefusals).toBeGreaterThan(0);
 
     // The random instants covered the whole sign: before any entry, between intent and final, and after.
@@ -173,7 +209,18 @@ describe('kill -9 of the MCP service at random points across signs', () => {
     expect(tally.completed).toBeGreaterThan(0);
     expect(tally.refusedLimits + tally.cutBeforeEntry + tally.orphaned).toBeGreaterThan(0);
     const orphans = [...intents.keys()].filter((s) => !finals.has(s)).length;
-    recordFigures(SUITE, { crashes: CRASHES, lost: lost.length, sent: sent.length, orphan_intents: orphans, cap_refusals: capRefusals, seed, typical_sign_ms: Math.round(typical), ...tally });
-    console.log(`crash: seed ${seed}, a sign takes ${Math.round(typical)} ms, ${CRASHES} kills, ${sent.length} transactions sent, ${orphans} orphan intents, ${capRefusals} cap refusals, ${JSON.stringify(tally)}`);
+    recordFigures(SUITE, {
+      crashes: CRASHES,
+      lost: lost.length,
+      sent: sent.length,
+      orphan_intents: orphans,
+      cap_refusals: capRefusals,
+      seed,
+      typical_sign_ms: Math.round(typical),
+      ...tally,
+    });
+    console.log(
+      `crash: seed ${seed}, a sign takes ${Math.round(typical)} ms, ${CRASHES} kills, ${sent.length} transactions sent, ${orphans} orphan intents, ${capRefusals} cap refusals, ${JSON.stringify(tally)}`,
+    );
   }, 600_000);
 });

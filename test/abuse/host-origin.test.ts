@@ -31,7 +31,10 @@ describe('Host and Origin: the DNS-rebinding guard', () => {
 
   beforeAll(async () => {
     w = await makeWorld();
-    recordSecrets(SUITE, keyDirSecrets(w.config.key_dir).map((s, i) => ({ label: `key file ${i}`, value: s })));
+    recordSecrets(
+      SUITE,
+      keyDirSecrets(w.config.key_dir).map((s, i) => ({ label: `key file ${i}`, value: s })),
+    );
     const issued = issueTokens(SUITE, [{ name: 'guard', keys: ['alpha'] }]);
     token = issued.tokens[0]!.token;
     svc = await serveInProcess({ suite: SUITE, config: w.config, engine: w.engine, tokens: issued.config });
@@ -52,7 +55,9 @@ describe('Host and Origin: the DNS-rebinding guard', () => {
     for (const [n, v] of Object.entries(spec.headers)) if (n !== 'Host') headers.push([n, v]);
     const method = a.method ?? 'POST';
     const body = method === 'POST' ? Buffer.from(JSON.stringify(spec.body)) : undefined;
-    const res = await rawExchange(port, requestBytes({ method, target: a.target ?? '/mcp', headers, body }), { noBody: method === 'HEAD' });
+    const res = await rawExchange(port, requestBytes({ method, target: a.target ?? '/mcp', headers, body }), {
+      noBody: method === 'HEAD',
+    });
     if (!res) throw new Error(`${a.name}: no answer`);
     const text = res.body.toString('utf8');
     artefacts.add('response', `${res.status} ${text}`);
@@ -147,7 +152,10 @@ describe('Host and Origin: the DNS-rebinding guard', () => {
     const passed: string[] = [];
     for (const a of attempts) {
       const r = await attempt(a);
-      if (r.status !== 403) passed.push(`${a.name} (Host ${JSON.stringify(a.host)}, Origin ${JSON.stringify(a.origin)}): HTTP ${r.status} ${r.body.slice(0, 120)}`);
+      if (r.status !== 403)
+        passed.push(
+          `${a.name} (Host ${JSON.stringify(a.host)}, Origin ${JSON.stringify(a.origin)}): HTTP ${r.status} ${r.body.slice(0, 120)}`,
+        );
       else expect(JSON.parse(r.body)).toEqual({ error: expect.any(String) });
     }
     recordFigures(SUITE, { attempts: attempts.length, refused: attempts.length - passed.length });
@@ -168,7 +176,17 @@ describe('Host and Origin: the DNS-rebinding guard', () => {
     const r = await attempt({ name: 'echo', host: [`evil.example`] });
     expect(r.status).toBe(403);
     expect(r.body).not.toContain(token);
-    const res = await rawExchange(port, requestBytes({ method: 'GET', target: '/health', headers: [['Host', 'x'], ['Origin', 'null']] }));
+    const res = await rawExchange(
+      port,
+      requestBytes({
+        method: 'GET',
+        target: '/health',
+        headers: [
+          ['Host', 'x'],
+          ['Origin', 'null'],
+        ],
+      }),
+    );
     expect(res!.status).toBe(403);
     expect(header(res!, 'content-type')).toMatch(/^application\/json/);
   });

@@ -40,7 +40,13 @@ interface AutocannonResult {
   non2xx: number;
   statusCodeStats: Record<string, { count: number }>;
 }
-type Autocannon = (opts: { url: string; connections: number; duration: number; requests: AutocannonRequest[]; timeout?: number }) => Promise<AutocannonResult>;
+type Autocannon = (opts: {
+  url: string;
+  connections: number;
+  duration: number;
+  requests: AutocannonRequest[];
+  timeout?: number;
+}) => Promise<AutocannonResult>;
 // autocannon ships no types; this is the part of its API used here.
 const autocannon = require('autocannon') as Autocannon;
 
@@ -58,14 +64,23 @@ function fds(pid: number): { total: number; sockets: number; files: string[]; so
     }
   });
   const socketInodes = links.filter((l) => l.startsWith('socket:[')).map((l) => l.slice(8, -1));
-  return { total: links.length, sockets: socketInodes.length, files: links.filter((l) => !l.startsWith('socket:')).sort(), socketInodes };
+  return {
+    total: links.length,
+    sockets: socketInodes.length,
+    files: links.filter((l) => !l.startsWith('socket:')).sort(),
+    socketInodes,
+  };
 }
 
 /**
  * The process's TCP sockets by what they are, from /proc/PID/net/tcp: connections the service accepted (its
  * port), connections its RPC client keeps to the chain (the chain's port), and the rest.
  */
-function socketKinds(pid: number, servicePort: number, chainPort: number): { served: number; rpc: number; other: number } {
+function socketKinds(
+  pid: number,
+  servicePort: number,
+  chainPort: number,
+): { served: number; rpc: number; other: number } {
   const own = new Set(fds(pid).socketInodes);
   const out = { served: 0, rpc: 0, other: 0 };
   const seen = new Set<string>();
@@ -109,17 +124,30 @@ describe('the service under load', () => {
   beforeAll(async () => {
     assertBuilt(BIN.serve);
     w = await makeWorld({ keys: { alpha: {} } });
-    recordSecrets(SUITE, keyDirSecrets(w.config.key_dir).map((s, i) => ({ label: `key file ${i}`, value: s })));
+    recordSecrets(
+      SUITE,
+      keyDirSecrets(w.config.key_dir).map((s, i) => ({ label: `key file ${i}`, value: s })),
+    );
     const issued = issueTokens(SUITE, [{ name: 'load', keys: ['alpha'] }]);
     token = issued.tokens[0]!.token;
     const configFile = path.join(w.dir, 'serve.yaml');
     // The in-flight cap is sized above the 64 connections: this measures the service, not its busy answer.
-    writeYaml(configFile, worldConfigDocument(w, {
-      log_level: 'warn',
-      serve: { listen: '127.0.0.1:0', metrics: '127.0.0.1:0', tokens: issued.config, max_in_flight: 256, rate_limit_per_minute: 10_000_000 },
-    }));
+    writeYaml(
+      configFile,
+      worldConfigDocument(w, {
+        log_level: 'warn',
+        serve: {
+          listen: '127.0.0.1:0',
+          metrics: '127.0.0.1:0',
+          tokens: issued.config,
+          max_in_flight: 256,
+          rate_limit_per_minute: 10_000_000,
+        },
+      }),
+    );
     svc = await startServe(configFile, SUITE);
-    for (let i = 0; i < 100 && (await fetch(`${svc.url}/ready`)).status !== 200; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 100 && (await fetch(`${svc.url}/ready`)).status !== 200; i++)
+      await new Promise((r) => setTimeout(r, 50));
   });
 
   afterAll(async () => {
@@ -156,106 +184,125 @@ describe('the service under load', () => {
       // Every answer is read: a JSON-RPC error or a tool error is an error even on HTTP 200.
       onResponse: (status: number, body: string) => {
         if (status === 429) return;
-        if (status !== 200 || JSON_RPC_ERROR.test(body) || body.includes('"isError":true')) unexpected.add(`${status} ${body.slice(0, 300)}`);
+        if (status !== 200 || JSON_RPC_ERROR.test(body) || body.includes('"isError":true'))
+          unexpected.add(`${status} ${body.slice(0, 300)}`);
       },
     }));
   }
 
-  it(`${SECONDS} s at ${CONNECTIONS} connections: only 429s by design, RSS stable, no fd leak`, async () => {
-    const unexpected = new Unexpected();
-    // Warm-up: the same mix, so code paths, pools and caches exist before anything is measured.
-    await autocannon({ url: svc.url, connections: CONNECTIONS, duration: WARMUP_SECONDS, requests: mix(unexpected) });
-    await new Promise((r) => setTimeout(r, 1_000));
-    const servicePort = Number(new URL(svc.url).port);
-    const chainPort = Number(new URL(w.config.cluster.rpc_url).port);
-    const fdBefore = fds(svc.pid);
-    const socketsBefore = socketKinds(svc.pid, servicePort, chainPort);
+  it(
+    `${SECONDS} s at ${CONNECTIONS} connections: only 429s by design, RSS stable, no fd leak`,
+    async () => {
+      const unexpected = new Unexpected();
+      // Warm-up: the same mix, so code paths, pools and caches exist before anything is measured.
+      await autocannon({ url: svc.url, connections: CONNECTIONS, duration: WARMUP_SECONDS, requests: mix(unexpected) });
+      await new Promise((r) => setTimeout(r, 1_000));
+      const servicePort = Number(new URL(svc.url).port);
+      const chainPort = Number(new URL(w.config.cluster.rpc_url).port);
+      const fdBefore = fds(svc.pid);
+      const socketsBefore = socketKinds(svc.pid, servicePort, chainPort);
 
-    const rss: number[] = [];
-    const sampler = setInterval(() => rss.push(rssKb(svc.pid)), 1_000);
-    let result: AutocannonResult;
-    try {
-      result = await autocannon({ url: svc.url, connections: CONNECTIONS, duration: SECONDS, requests: mix(unexpected), timeout: 10 });
-    } finally {
-      clearInterval(sampler);
-    }
-    // Closed by the client, released by the server: wait a little for the last closes to be processed.
-    let socketsAfter = socketKinds(svc.pid, servicePort, chainPort);
-    for (let i = 0; i < 50 && socketsAfter.served > socketsBefore.served; i++) {
-      await new Promise((r) => setTimeout(r, 100));
-      socketsAfter = socketKinds(svc.pid, servicePort, chainPort);
-    }
-    const fdAfter = fds(svc.pid);
+      const rss: number[] = [];
+      const sampler = setInterval(() => rss.push(rssKb(svc.pid)), 1_000);
+      let result: AutocannonResult;
+      try {
+        result = await autocannon({
+          url: svc.url,
+          connections: CONNECTIONS,
+          duration: SECONDS,
+          requests: mix(unexpected),
+          timeout: 10,
+        });
+      } finally {
+        clearInterval(sampler);
+      }
+      // Closed by the client, released by the server: wait a little for the last closes to be processed.
+      let socketsAfter = socketKinds(svc.pid, servicePort, chainPort);
+      for (let i = 0; i < 50 && socketsAfter.served > socketsBefore.served; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        socketsAfter = socketKinds(svc.pid, servicePort, chainPort);
+      }
+      const fdAfter = fds(svc.pid);
 
-    const codes = Object.keys(result.statusCodeStats);
-    const window = Math.max(1, Math.min(5, Math.floor(rss.length / 4)));
-    const rssStart = median(rss.slice(0, window));
-    const rssEnd = median(rss.slice(-window));
-    const growth = (rssEnd - rssStart) / rssStart;
-    const figures = {
-      requests: result.requests.total,
-      rps: Math.round(result.requests.average),
-      p50_ms: result.latency.p50,
-      p99_ms: result.latency.p99,
-      errors: result.errors,
-      timeouts: result.timeouts,
-      status_codes: codes.join(' '),
-      rss_start_mb: Math.round(rssStart / 1024),
-      rss_end_mb: Math.round(rssEnd / 1024),
-      rss_growth_pct: Math.round(growth * 1000) / 10,
-      fd_before: fdBefore.total,
-      fd_after: fdAfter.total,
-      sockets_before: `served ${socketsBefore.served}, rpc ${socketsBefore.rpc}, other ${socketsBefore.other}`,
-      sockets_after: `served ${socketsAfter.served}, rpc ${socketsAfter.rpc}, other ${socketsAfter.other}`,
-      unexpected_answers: unexpected.count,
-    };
-    recordFigures(SUITE, figures);
-    console.log(`load: ${JSON.stringify(figures)}`);
-    recordArtefact(SUITE, 'response', unexpected.samples.join('\n'));
+      const codes = Object.keys(result.statusCodeStats);
+      const window = Math.max(1, Math.min(5, Math.floor(rss.length / 4)));
+      const rssStart = median(rss.slice(0, window));
+      const rssEnd = median(rss.slice(-window));
+      const growth = (rssEnd - rssStart) / rssStart;
+      const figures = {
+        requests: result.requests.total,
+        rps: Math.round(result.requests.average),
+        p50_ms: result.latency.p50,
+        p99_ms: result.latency.p99,
+        errors: result.errors,
+        timeouts: result.timeouts,
+        status_codes: codes.join(' '),
+        rss_start_mb: Math.round(rssStart / 1024),
+        rss_end_mb: Math.round(rssEnd / 1024),
+        rss_growth_pct: Math.round(growth * 1000) / 10,
+        fd_before: fdBefore.total,
+        fd_after: fdAfter.total,
+        sockets_before: `served ${socketsBefore.served}, rpc ${socketsBefore.rpc}, other ${socketsBefore.other}`,
+        sockets_after: `served ${socketsAfter.served}, rpc ${socketsAfter.rpc}, other ${socketsAfter.other}`,
+        unexpected_answers: unexpected.count,
+      };
+      recordFigures(SUITE, figures);
+      console.log(`load: ${JSON.stringify(figures)}`);
+      recordArtefact(SUITE, 'response', unexpected.samples.join('\n'));
 
-    expect(unexpected.samples).toEqual([]);
-    expect(unexpected.count).toBe(0);
-    expect(result.errors).toBe(0);
-    expect(result.timeouts).toBe(0);
-    expect(codes.filter((c) => c !== '200' && c !== '429')).toEqual([]);
-    expect(result.requests.total).toBeGreaterThan(SECONDS * 50);
-    expect(growth).toBeLessThanOrEqual(0.1);
-    // No descriptor leak: no file stays open; every connection the service accepted is closed again; other
-    // sockets are back to what they were. The RPC client's keep-alive pool may keep sockets the load opened (the
-    // chain drops idle ones after 60 s), bounded by its maxSockets (64, src/chain/json-rpc-transport.ts).
-    expect(fdAfter.files).toEqual(fdBefore.files);
-    expect(socketsAfter.served).toBeLessThanOrEqual(socketsBefore.served);
-    expect(socketsAfter.other).toBeLessThanOrEqual(socketsBefore.other);
-    expect(socketsAfter.rpc).toBeLessThanOrEqual(64);
-  }, (SECONDS + 120) * 1000);
+      expect(unexpected.samples).toEqual([]);
+      expect(unexpected.count).toBe(0);
+      expect(result.errors).toBe(0);
+      expect(result.timeouts).toBe(0);
+      expect(codes.filter((c) => c !== '200' && c !== '429')).toEqual([]);
+      expect(result.requests.total).toBeGreaterThan(SECONDS * 50);
+      expect(growth).toBeLessThanOrEqual(0.1);
+      // No descriptor leak: no file stays open; every connection the service accepted is closed again; other
+      // sockets are back to what they were. The RPC client's keep-alive pool may keep sockets the load opened (the
+      // chain drops idle ones after 60 s), bounded by its maxSockets (64, src/chain/json-rpc-transport.ts).
+      expect(fdAfter.files).toEqual(fdBefore.files);
+      expect(socketsAfter.served).toBeLessThanOrEqual(socketsBefore.served);
+      expect(socketsAfter.other).toBeLessThanOrEqual(socketsBefore.other);
+      expect(socketsAfter.rpc).toBeLessThanOrEqual(64);
+    },
+    (SECONDS + 120) * 1000,
+  );
 
   it(`${IDLE_CONNECTIONS} idle connections held open: /health still answers within 100 ms`, async () => {
     const fdBefore = fds(svc.pid);
     const idle: net.Socket[] = [];
     try {
       await Promise.all(
-        Array.from({ length: IDLE_CONNECTIONS }, () =>
-          new Promise<void>((resolve, reject) => {
-            const s = net.connect({ host: '127.0.0.1', port: Number(new URL(svc.url).port) }, () => resolve());
-            s.on('error', reject);
-            idle.push(s);
-          }),
+        Array.from(
+          { length: IDLE_CONNECTIONS },
+          () =>
+            new Promise<void>((resolve, reject) => {
+              const s = net.connect({ host: '127.0.0.1', port: Number(new URL(svc.url).port) }, () => resolve());
+              s.on('error', reject);
+              idle.push(s);
+            }),
         ),
       );
       // The server has accepted them all (each is a descriptor in the service process).
-      for (let i = 0; i < 50 && fds(svc.pid).sockets < fdBefore.sockets + IDLE_CONNECTIONS; i++) await new Promise((r) => setTimeout(r, 20));
+      for (let i = 0; i < 50 && fds(svc.pid).sockets < fdBefore.sockets + IDLE_CONNECTIONS; i++)
+        await new Promise((r) => setTimeout(r, 20));
       expect(fds(svc.pid).sockets).toBeGreaterThanOrEqual(fdBefore.sockets + IDLE_CONNECTIONS);
       const latencies: number[] = [];
       for (let i = 0; i < 20; i++) latencies.push(await healthLatency(svc.url));
       const worst = Math.max(...latencies);
-      recordFigures(SUITE, { idle_connections: IDLE_CONNECTIONS, health_max_ms: Math.round(worst * 10) / 10, health_p50_ms: Math.round(median(latencies) * 10) / 10 });
+      recordFigures(SUITE, {
+        idle_connections: IDLE_CONNECTIONS,
+        health_max_ms: Math.round(worst * 10) / 10,
+        health_p50_ms: Math.round(median(latencies) * 10) / 10,
+      });
       expect(worst).toBeLessThan(100);
       expect(idle.every((s) => !s.destroyed)).toBe(true);
     } finally {
       for (const s of idle) s.destroy();
     }
     // Closed by the client, released by the server.
-    for (let i = 0; i < 100 && fds(svc.pid).total > fdBefore.total + 4; i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 100 && fds(svc.pid).total > fdBefore.total + 4; i++)
+      await new Promise((r) => setTimeout(r, 50));
     expect(fds(svc.pid).total).toBeLessThanOrEqual(fdBefore.total + 4);
   }, 60_000);
 });

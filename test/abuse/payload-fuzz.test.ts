@@ -22,8 +22,14 @@ describe('payload fuzzing: hostile payloads never get a signature', () => {
   const artefacts = new ArtefactBuffer(SUITE);
 
   beforeAll(async () => {
-    w = await makeWorld({ keys: { alpha: { daily_lamport_cap: CAP, rate_limit_per_minute: 1_000_000 }, bravo: {} }, fundLamports: FUNDED });
-    recordSecrets(SUITE, keyDirSecrets(w.config.key_dir).map((s, i) => ({ label: `key file ${i}`, value: s })));
+    w = await makeWorld({
+      keys: { alpha: { daily_lamport_cap: CAP, rate_limit_per_minute: 1_000_000 }, bravo: {} },
+      fundLamports: FUNDED,
+    });
+    recordSecrets(
+      SUITE,
+      keyDirSecrets(w.config.key_dir).map((s, i) => ({ label: `key file ${i}`, value: s })),
+    );
   });
 
   afterAll(async () => {
@@ -33,36 +39,54 @@ describe('payload fuzzing: hostile payloads never get a signature', () => {
   });
 
   it(`${RUNS} hostile payloads through check and sign: errors or refusals only, nothing sent`, async () => {
-    const target = { feePayer: w.keys.alpha!.pubkey, destination: w.keys.alpha!.destination, otherKey: w.keys.bravo!.pubkey, overCap: CAP + 1, overBalance: FUNDED + 1 };
+    const target = {
+      feePayer: w.keys.alpha!.pubkey,
+      destination: w.keys.alpha!.destination,
+      otherKey: w.keys.bravo!.pubkey,
+      overCap: CAP + 1,
+      overBalance: FUNDED + 1,
+    };
     const seen = { errors: 0, refused: 0, simulationFailed: 0, cases: 0 };
     const byCheck = new Map<string, number>();
 
     await fc.assert(
-      fc.asyncProperty(hostilePayload(target), fc.constantFrom<string | null>(null, 'alpha'), async (h: HostilePayload, key) => {
-        seen.cases++;
-        if (h.secrets.length > 0) recordSecrets(SUITE, h.secrets.map((s) => ({ label: `partial signer (${h.defect})`, value: s })));
-        for (const mode of ['check', 'sign'] as const) {
-          try {
-            const input = { payload: h.payload, key, principal: w.operator };
-            const report = mode === 'check' ? await w.engine.check(input) : await w.engine.sign({ ...input, intent: 'payload fuzz' });
-            artefacts.add('report', JSON.stringify(report));
-            if (mode === 'check') continue;
-            if (SIGNED_OUTCOMES.has(report.outcome) || report.signature !== null) {
-              throw new Error(`${h.defect}: signed (${report.outcome}, ${report.signature})`);
+      fc.asyncProperty(
+        hostilePayload(target),
+        fc.constantFrom<string | null>(null, 'alpha'),
+        async (h: HostilePayload, key) => {
+          seen.cases++;
+          if (h.secrets.length > 0)
+            recordSecrets(
+              SUITE,
+              h.secrets.map((s) => ({ label: `partial signer (${h.defect})`, value: s })),
+            );
+          for (const mode of ['check', 'sign'] as const) {
+            try {
+              const input = { payload: h.payload, key, principal: w.operator };
+              const report =
+                mode === 'check'
+                  ? await w.engine.check(input)
+                  : await w.engine.sign({ ...input, intent: 'payload fuzz' });
+              artefacts.add('report', JSON.stringify(report));
+              if (mode === 'check') continue;
+              if (SIGNED_OUTCOMES.has(report.outcome) || report.signature !== null) {
+                throw new Error(`${h.defect}: signed (${report.outcome}, ${report.signature})`);
+              }
+              expect(['refused', 'simulation_failed']).toContain(report.outcome);
+              if (report.outcome === 'refused') {
+                seen.refused++;
+                byCheck.set(report.failed_check!, (byCheck.get(report.failed_check!) ?? 0) + 1);
+              } else seen.simulationFailed++;
+            } catch (e) {
+              if (!isSignerError(e))
+                throw new Error(`${h.defect}: ${mode} threw a non-SignerError: ${(e as Error)?.stack ?? String(e)}`);
+              artefacts.add('error', e.message);
+              if (mode === 'sign') seen.errors++;
             }
-            expect(['refused', 'simulation_failed']).toContain(report.outcome);
-            if (report.outcome === 'refused') {
-              seen.refused++;
-              byCheck.set(report.failed_check!, (byCheck.get(report.failed_check!) ?? 0) + 1);
-            } else seen.simulationFailed++;
-          } catch (e) {
-            if (!isSignerError(e)) throw new Error(`${h.defect}: ${mode} threw a non-SignerError: ${(e as Error)?.stack ?? String(e)}`);
-            artefacts.add('error', e.message);
-            if (mode === 'sign') seen.errors++;
           }
-        }
-        expect(w.localnet.stats().sends).toBe(0);
-      }),
+          expect(w.localnet.stats().sends).toBe(0);
+        },
+      ),
       { numRuns: RUNS, endOnFailure: true },
     );
 
@@ -76,8 +100,16 @@ describe('payload fuzzing: hostile payloads never get a signature', () => {
     expect(seen.errors).toBeGreaterThan(0);
     expect(seen.refused).toBeGreaterThan(0);
     expect(seen.simulationFailed).toBeGreaterThan(0);
-    expect([...byCheck.keys()]).toEqual(expect.arrayContaining(['fee_payer', 'programs', 'tokens', 'system', 'signers', 'limits']));
-    recordFigures(SUITE, { cases: seen.cases, errors: seen.errors, refused: seen.refused, simulation_failed: seen.simulationFailed, refused_checks: [...byCheck.keys()].sort().join(' ') });
+    expect([...byCheck.keys()]).toEqual(
+      expect.arrayContaining(['fee_payer', 'programs', 'tokens', 'system', 'signers', 'limits']),
+    );
+    recordFigures(SUITE, {
+      cases: seen.cases,
+      errors: seen.errors,
+      refused: seen.refused,
+      simulation_failed: seen.simulationFailed,
+      refused_checks: [...byCheck.keys()].sort().join(' '),
+    });
 
     // The same world signs a valid payload: the refusals above were the policy, not a broken world.
     const ok = await w.engine.sign({ payload: w.transfer('alpha', 1_000_000), key: null, principal: w.operator });

@@ -26,7 +26,11 @@ const FAULT_MARKER = 'abuse-injected-internal-fault';
 const HTTP_LAYER_STATUSES = new Set([400, 401, 403, 404, 405, 413, 415, 429]);
 /** Answers Node's HTTP layer gives without a body (malformed request line or headers, an Expect it cannot meet, headers too large). */
 const PARSER_STATUSES = new Set([400, 417, 431]);
-const ENVELOPE_CODES: Record<number, number[]> = { 400: [-32700, -32600, -32602, -32020, -32022], 404: [-32601], 200: [-32602, -32603] };
+const ENVELOPE_CODES: Record<number, number[]> = {
+  400: [-32700, -32600, -32602, -32020, -32022],
+  404: [-32601],
+  200: [-32602, -32603],
+};
 
 /** The engine with one planted bug: a payload carrying the marker makes check and sign throw a TypeError. */
 function withInjectedFault(engine: SignerEngine): SignerEngine {
@@ -71,11 +75,22 @@ describe('protocol fuzzing of the live MCP service', () => {
   const pendingSecrets: Uint8Array[] = [];
 
   beforeAll(async () => {
-    w = await makeWorld({ keys: { alpha: { rate_limit_per_minute: 1_000_000 }, bravo: { rate_limit_per_minute: 1_000_000 }, charlie: {} } });
-    recordSecrets(SUITE, keyDirSecrets(w.config.key_dir).map((s, i) => ({ label: `key file ${i}`, value: s })));
+    w = await makeWorld({
+      keys: { alpha: { rate_limit_per_minute: 1_000_000 }, bravo: { rate_limit_per_minute: 1_000_000 }, charlie: {} },
+    });
+    recordSecrets(
+      SUITE,
+      keyDirSecrets(w.config.key_dir).map((s, i) => ({ label: `key file ${i}`, value: s })),
+    );
     const issued = issueTokens(SUITE, [{ name: 'fuzz', keys: ['alpha', 'bravo'] }]);
     token = issued.tokens[0]!.token;
-    svc = await serveInProcess({ suite: SUITE, config: w.config, engine: withInjectedFault(w.engine), tokens: issued.config, serve: { rate_limit_per_minute: 100_000_000 } });
+    svc = await serveInProcess({
+      suite: SUITE,
+      config: w.config,
+      engine: withInjectedFault(w.engine),
+      tokens: issued.config,
+      serve: { rate_limit_per_minute: 100_000_000 },
+    });
     watch = new LedgerWatch((w.config.ledger as { path: string }).path);
   });
 
@@ -89,7 +104,8 @@ describe('protocol fuzzing of the live MCP service', () => {
   });
 
   it('the schema the suite validates with is the shared 2026-07-28 schema', () => {
-    if (fs.existsSync(SHARED_SCHEMA)) expect(fs.readFileSync(SCHEMA_COPY).equals(fs.readFileSync(SHARED_SCHEMA))).toBe(true);
+    if (fs.existsSync(SHARED_SCHEMA))
+      expect(fs.readFileSync(SCHEMA_COPY).equals(fs.readFileSync(SHARED_SCHEMA))).toBe(true);
     const v = envelopeValidators();
     expect(v.error({ jsonrpc: '2.0', error: { code: -32600, message: 'x' } })).toBe(true);
     expect(v.error({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'x' } })).toBe(false);
@@ -98,7 +114,13 @@ describe('protocol fuzzing of the live MCP service', () => {
   it(`${RUNS} fuzzed requests: no 5xx, no crash, schema-valid JSON-RPC errors, no ledger change but a sign or halt`, async () => {
     const validators = envelopeValidators();
     const alpha = w.keys.alpha!;
-    const target = { feePayer: alpha.pubkey, destination: alpha.destination, otherKey: w.keys.charlie!.pubkey, overCap: alpha.daily_lamport_cap + 1, overBalance: 60_000_000_000 };
+    const target = {
+      feePayer: alpha.pubkey,
+      destination: alpha.destination,
+      otherKey: w.keys.charlie!.pubkey,
+      overCap: alpha.daily_lamport_cap + 1,
+      overBalance: 60_000_000_000,
+    };
     const ctx = {
       token,
       keys: ['alpha', 'bravo'],
@@ -112,16 +134,46 @@ describe('protocol fuzzing of the live MCP service', () => {
       }),
       faultMarker: FAULT_MARKER,
     };
-    const t: Tally = { cases: 0, answered: 0, noAnswer: 0, jsonRpcErrors: 0, jsonRpcResults: 0, httpLayer: 0, parser: 0, accepted202: 0, injected: 0, ledgerWrites: 0, signs: 0, halts: 0, byStatus: {}, byFamily: {} };
+    const t: Tally = {
+      cases: 0,
+      answered: 0,
+      noAnswer: 0,
+      jsonRpcErrors: 0,
+      jsonRpcResults: 0,
+      httpLayer: 0,
+      parser: 0,
+      accepted202: 0,
+      injected: 0,
+      ledgerWrites: 0,
+      signs: 0,
+      halts: 0,
+      byStatus: {},
+      byFamily: {},
+    };
 
     const client = new RawClient(svc.port);
     const check = async (c: FuzzCase): Promise<void> => {
       t.cases++;
       t.byFamily[c.family] = (t.byFamily[c.family] ?? 0) + 1;
-      if (pendingSecrets.length > 0) recordSecrets(SUITE, pendingSecrets.splice(0).map((s) => ({ label: 'partial signer', value: s })));
+      if (pendingSecrets.length > 0)
+        recordSecrets(
+          SUITE,
+          pendingSecrets.splice(0).map((s) => ({ label: 'partial signer', value: s })),
+        );
       const before = watch.fingerprint();
-      const bytes = requestBytes({ method: c.method, target: c.target, headers: c.headers, body: c.body, contentLength: c.contentLength });
-      const res = await client.exchange(bytes, { endAfterWrite: c.endAfterWrite, fresh: breaksFraming(c), noBody: c.method === 'HEAD', timeoutMs: 30_000 });
+      const bytes = requestBytes({
+        method: c.method,
+        target: c.target,
+        headers: c.headers,
+        body: c.body,
+        contentLength: c.contentLength,
+      });
+      const res = await client.exchange(bytes, {
+        endAfterWrite: c.endAfterWrite,
+        fresh: breaksFraming(c),
+        noBody: c.method === 'HEAD',
+        timeoutMs: 30_000,
+      });
       const where = `${c.family} ${c.method} ${c.target} headers=${JSON.stringify(c.headers).slice(0, 400)} body=${JSON.stringify(c.body.toString('utf8').slice(0, 300))}`;
       if (res === null) {
         if (!c.endAfterWrite) throw new Error(`no answer: ${where}`);
@@ -134,8 +186,12 @@ describe('protocol fuzzing of the live MCP service', () => {
       const after = watch.fingerprint();
       if (after !== before) {
         const call = toolCallOf(c.body);
-        const answered = res !== null && res.status === 200 && JSON.parse(res.body.toString('utf8')).result !== undefined;
-        if (!(call === 'sign' || call === 'halt') || !answered) throw new Error(`the ledger changed (${before} → ${after}) on ${where}: ${res?.status} ${res?.body.toString('utf8').slice(0, 300)}`);
+        const answered =
+          res !== null && res.status === 200 && JSON.parse(res.body.toString('utf8')).result !== undefined;
+        if (!(call === 'sign' || call === 'halt') || !answered)
+          throw new Error(
+            `the ledger changed (${before} → ${after}) on ${where}: ${res?.status} ${res?.body.toString('utf8').slice(0, 300)}`,
+          );
         t.ledgerWrites++;
         if (call === 'sign') t.signs++;
         else {
@@ -157,7 +213,8 @@ describe('protocol fuzzing of the live MCP service', () => {
         return;
       }
       if (text === '') {
-        if (PARSER_STATUSES.has(status) || (c.method === 'HEAD' && HTTP_LAYER_STATUSES.has(status))) return void t.parser++;
+        if (PARSER_STATUSES.has(status) || (c.method === 'HEAD' && HTTP_LAYER_STATUSES.has(status)))
+          return void t.parser++;
         throw new Error(`HTTP ${status} with an empty body for ${where}`);
       }
       let body: Record<string, unknown>;
@@ -168,23 +225,35 @@ describe('protocol fuzzing of the live MCP service', () => {
       }
       if ('jsonrpc' in body) {
         if ('error' in body) {
-          if (!validators.error(body)) throw new Error(`JSON-RPC error not valid against JSONRPCErrorResponse (${describeErrors(validators.error)}): ${text.slice(0, 300)} for ${where}`);
+          if (!validators.error(body))
+            throw new Error(
+              `JSON-RPC error not valid against JSONRPCErrorResponse (${describeErrors(validators.error)}): ${text.slice(0, 300)} for ${where}`,
+            );
           const code = (body.error as { code: number }).code;
           if (code === -32603) {
-            if (!c.injectedFault) throw new Error(`an internal error (-32603) without an injected fault: ${text.slice(0, 300)} for ${where}`);
+            if (!c.injectedFault)
+              throw new Error(
+                `an internal error (-32603) without an injected fault: ${text.slice(0, 300)} for ${where}`,
+              );
             t.injected++;
           }
-          if (!(ENVELOPE_CODES[status] ?? []).includes(code)) throw new Error(`error code ${code} on HTTP ${status} for ${where}`);
+          if (!(ENVELOPE_CODES[status] ?? []).includes(code))
+            throw new Error(`error code ${code} on HTTP ${status} for ${where}`);
           t.jsonRpcErrors++;
         } else {
-          if (!validators.result(body)) throw new Error(`JSON-RPC result not valid against JSONRPCResultResponse (${describeErrors(validators.result)}): ${text.slice(0, 300)} for ${where}`);
+          if (!validators.result(body))
+            throw new Error(
+              `JSON-RPC result not valid against JSONRPCResultResponse (${describeErrors(validators.result)}): ${text.slice(0, 300)} for ${where}`,
+            );
           if (status !== 200) throw new Error(`a result on HTTP ${status} for ${where}`);
           t.jsonRpcResults++;
         }
         return;
       }
       if (!HTTP_LAYER_STATUSES.has(status) || typeof body.error !== 'string' || Object.keys(body).length !== 1) {
-        throw new Error(`HTTP ${status} with a body that is neither JSON-RPC nor the HTTP layer's error: ${text.slice(0, 200)} for ${where}`);
+        throw new Error(
+          `HTTP ${status} with a body that is neither JSON-RPC nor the HTTP layer's error: ${text.slice(0, 200)} for ${where}`,
+        );
       }
       t.httpLayer++;
     };
@@ -207,14 +276,19 @@ describe('protocol fuzzing of the live MCP service', () => {
     if (RUNS >= 5_000) expect(t.signs).toBeGreaterThan(0);
     const { byStatus, byFamily, ...counts } = t;
     recordFigures(SUITE, { ...counts, statuses: JSON.stringify(byStatus), families: Object.keys(byFamily).length });
-    console.log(`protocol fuzz: ${JSON.stringify(counts)}\nstatuses ${JSON.stringify(byStatus)}\nfamilies ${JSON.stringify(byFamily)}`);
+    console.log(
+      `protocol fuzz: ${JSON.stringify(counts)}\nstatuses ${JSON.stringify(byStatus)}\nfamilies ${JSON.stringify(byFamily)}`,
+    );
   }, 600_000);
 });
 
 /** A case whose bytes could leave the connection out of step (it gets a connection of its own). */
 function breaksFraming(c: FuzzCase): boolean {
   if (c.contentLength !== undefined || c.endAfterWrite) return true;
-  return c.headers.some(([n, v]) => /[\r\n]/.test(n + v) || /^(transfer-encoding|content-length|connection|upgrade|expect)$/i.test(n.trim()));
+  return c.headers.some(
+    ([n, v]) =>
+      /[\r\n]/.test(n + v) || /^(transfer-encoding|content-length|connection|upgrade|expect)$/i.test(n.trim()),
+  );
 }
 
 /** The tool a body calls, when it is a readable tools/call. */

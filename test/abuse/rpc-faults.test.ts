@@ -20,7 +20,15 @@ import { recordLedgerRows } from './support/ledger-rows';
 import { ArtefactBuffer, recordFigures, recordSecrets } from './support/record';
 
 const SUITE = 'rpc-faults';
-const TIMINGS: Timings = { ...FAST_TIMINGS, rpc_timeout_ms: 300, poll_interval_ms: 10, confirm_deadline_ms: 3_000, max_rpc_failures: 60, rebroadcast_every: 3, metadata_attempts: 3 };
+const TIMINGS: Timings = {
+  ...FAST_TIMINGS,
+  rpc_timeout_ms: 300,
+  poll_interval_ms: 10,
+  confirm_deadline_ms: 3_000,
+  max_rpc_failures: 60,
+  rebroadcast_every: 3,
+  metadata_attempts: 3,
+};
 const AMOUNT = 1_000_000;
 
 type Expected =
@@ -54,53 +62,195 @@ const expireAfterSend = (w: World, proxy: FaultProxy): void => {
 
 const SCENARIOS: Scenario[] = [
   // Before anything is sent: an error, no report, nothing in the ledger.
-  { name: 'getLatestBlockhash never answers', kinds: ['timeout'], rules: [{ kind: 'timeout', method: 'getLatestBlockhash' }], expect: { error: /timed out/ } },
-  { name: 'simulateTransaction answers HTTP 500', kinds: ['http500'], rules: [{ kind: 'http500', method: 'simulateTransaction' }], expect: { error: /HTTP 500/ } },
-  { name: 'getGenesisHash is rate-limited (429)', kinds: ['http429'], rules: [{ kind: 'http429', method: 'getGenesisHash' }], expect: { error: /HTTP 429/ } },
-  { name: 'the connection drops under getBalance', kinds: ['drop'], rules: [{ kind: 'drop', method: 'getBalance' }], expect: { error: /cannot reach|socket hang up|ECONNRESET/ } },
-  { name: 'simulateTransaction answers an HTML page', kinds: ['garbage'], rules: [{ kind: 'garbage', method: 'simulateTransaction' }], expect: { error: /not JSON|not a JSON-RPC object/ } },
-  { name: 'getLatestBlockhash answers half a body', kinds: ['truncated'], rules: [{ kind: 'truncated', method: 'getLatestBlockhash' }], expect: { error: /cannot reach|not JSON|aborted|ECONNRESET|socket hang up/ } },
-  { name: 'the node is unhealthy during simulation', kinds: ['rpcError'], rules: [{ kind: 'rpcError', method: 'simulateTransaction' }], expect: { error: /node error -32005/ } },
-  { name: 'getBalance answers the wrong shape', kinds: ['wrongShape'], rules: [{ kind: 'wrongShape', method: 'getBalance' }], expect: { error: /unexpected response/ } },
+  {
+    name: 'getLatestBlockhash never answers',
+    kinds: ['timeout'],
+    rules: [{ kind: 'timeout', method: 'getLatestBlockhash' }],
+    expect: { error: /timed out/ },
+  },
+  {
+    name: 'simulateTransaction answers HTTP 500',
+    kinds: ['http500'],
+    rules: [{ kind: 'http500', method: 'simulateTransaction' }],
+    expect: { error: /HTTP 500/ },
+  },
+  {
+    name: 'getGenesisHash is rate-limited (429)',
+    kinds: ['http429'],
+    rules: [{ kind: 'http429', method: 'getGenesisHash' }],
+    expect: { error: /HTTP 429/ },
+  },
+  {
+    name: 'the connection drops under getBalance',
+    kinds: ['drop'],
+    rules: [{ kind: 'drop', method: 'getBalance' }],
+    expect: { error: /cannot reach|socket hang up|ECONNRESET/ },
+  },
+  {
+    name: 'simulateTransaction answers an HTML page',
+    kinds: ['garbage'],
+    rules: [{ kind: 'garbage', method: 'simulateTransaction' }],
+    expect: { error: /not JSON|not a JSON-RPC object/ },
+  },
+  {
+    name: 'getLatestBlockhash answers half a body',
+    kinds: ['truncated'],
+    rules: [{ kind: 'truncated', method: 'getLatestBlockhash' }],
+    expect: { error: /cannot reach|not JSON|aborted|ECONNRESET|socket hang up/ },
+  },
+  {
+    name: 'the node is unhealthy during simulation',
+    kinds: ['rpcError'],
+    rules: [{ kind: 'rpcError', method: 'simulateTransaction' }],
+    expect: { error: /node error -32005/ },
+  },
+  {
+    name: 'getBalance answers the wrong shape',
+    kinds: ['wrongShape'],
+    rules: [{ kind: 'wrongShape', method: 'getBalance' }],
+    expect: { error: /unexpected response/ },
+  },
   // Refusals: a report and a final entry, nothing sent.
-  { name: 'the RPC is on another chain', kinds: ['wrongGenesis'], rules: [{ kind: 'wrongGenesis', method: 'getGenesisHash' }], expect: { outcome: 'refused', failed_check: 'chain' }, also: (r) => expect(r.detail).toMatch(/genesis hash \S+ is not local/) },
-  { name: 'the fee cannot be quoted', kinds: ['wrongShape'], rules: [{ kind: 'wrongShape', method: 'getFeeForMessage' }], expect: { outcome: 'refused', failed_check: 'limits' }, also: (r) => expect(r.detail).toMatch(/spend cannot be bounded/) },
+  {
+    name: 'the RPC is on another chain',
+    kinds: ['wrongGenesis'],
+    rules: [{ kind: 'wrongGenesis', method: 'getGenesisHash' }],
+    expect: { outcome: 'refused', failed_check: 'chain' },
+    also: (r) => expect(r.detail).toMatch(/genesis hash \S+ is not local/),
+  },
+  {
+    name: 'the fee cannot be quoted',
+    kinds: ['wrongShape'],
+    rules: [{ kind: 'wrongShape', method: 'getFeeForMessage' }],
+    expect: { outcome: 'refused', failed_check: 'limits' },
+    also: (r) => expect(r.detail).toMatch(/spend cannot be bounded/),
+  },
   // Faults the sign rides out: confirmed, intent first.
-  { name: 'every answer is slow (under the deadline)', kinds: ['slow'], rules: [{ kind: 'slow', delayMs: 150 }], timings: { rpc_timeout_ms: 1_500 }, expect: { outcome: 'confirmed', landed: true } },
-  { name: 'the first send is lost; a rebroadcast lands', kinds: ['loseSend'], rules: [{ kind: 'loseSend', method: 'sendTransaction', times: 1 }], expect: { outcome: 'confirmed', landed: true }, also: (_r, p) => expect(p.sends.length).toBeGreaterThanOrEqual(2) },
-  { name: 'the send reaches the node but its answer is lost', kinds: ['forwardThenDrop'], rules: [{ kind: 'forwardThenDrop', method: 'sendTransaction', times: 1 }], expect: { outcome: 'confirmed', landed: true } },
-  { name: 'the send answers HTTP 500; a rebroadcast lands', kinds: ['http500'], rules: [{ kind: 'http500', method: 'sendTransaction', times: 1 }], expect: { outcome: 'confirmed', landed: true }, also: (_r, p) => expect(p.sends.length).toBeGreaterThanOrEqual(2) },
-  { name: 'the send times out; a rebroadcast lands', kinds: ['timeout'], rules: [{ kind: 'timeout', method: 'sendTransaction', times: 1 }], expect: { outcome: 'confirmed', landed: true }, also: (_r, p) => expect(p.sends.length).toBeGreaterThanOrEqual(2) },
-  { name: 'status polls fail for a while', kinds: ['chain:failNext'], setup: (w) => w.localnet.faults.failNext(5, 'getSignatureStatuses'), expect: { outcome: 'confirmed', landed: true } },
-  { name: 'the metadata never comes', kinds: ['http500'], rules: [{ kind: 'http500', method: 'getTransaction' }], expect: { outcome: 'confirmed', landed: true }, also: (r, p) => {
-    // Without metadata the change is unknown, so the intent's reservation is what counts against the cap.
-    expect(r.balance_change).toBeNull();
-    expect(p.calls.getTransaction).toBe(TIMINGS.metadata_attempts);
-  } },
-  { name: 'the blockhash expires before simulation: re-signed once', kinds: ['chain:expireAllBlockhashes'], setup: (w, p) => {
-    let done = false;
-    p.onCall = (m) => {
-      if (m === 'simulateTransaction' && !done) {
-        done = true;
-        w.localnet.faults.expireAllBlockhashes();
-      }
-    };
-  }, expect: { outcome: 'confirmed', landed: true }, also: (_r, p) => expect(p.calls.simulateTransaction).toBe(2) },
+  {
+    name: 'every answer is slow (under the deadline)',
+    kinds: ['slow'],
+    rules: [{ kind: 'slow', delayMs: 150 }],
+    timings: { rpc_timeout_ms: 1_500 },
+    expect: { outcome: 'confirmed', landed: true },
+  },
+  {
+    name: 'the first send is lost; a rebroadcast lands',
+    kinds: ['loseSend'],
+    rules: [{ kind: 'loseSend', method: 'sendTransaction', times: 1 }],
+    expect: { outcome: 'confirmed', landed: true },
+    also: (_r, p) => expect(p.sends.length).toBeGreaterThanOrEqual(2),
+  },
+  {
+    name: 'the send reaches the node but its answer is lost',
+    kinds: ['forwardThenDrop'],
+    rules: [{ kind: 'forwardThenDrop', method: 'sendTransaction', times: 1 }],
+    expect: { outcome: 'confirmed', landed: true },
+  },
+  {
+    name: 'the send answers HTTP 500; a rebroadcast lands',
+    kinds: ['http500'],
+    rules: [{ kind: 'http500', method: 'sendTransaction', times: 1 }],
+    expect: { outcome: 'confirmed', landed: true },
+    also: (_r, p) => expect(p.sends.length).toBeGreaterThanOrEqual(2),
+  },
+  {
+    name: 'the send times out; a rebroadcast lands',
+    kinds: ['timeout'],
+    rules: [{ kind: 'timeout', method: 'sendTransaction', times: 1 }],
+    expect: { outcome: 'confirmed', landed: true },
+    also: (_r, p) => expect(p.sends.length).toBeGreaterThanOrEqual(2),
+  },
+  {
+    name: 'status polls fail for a while',
+    kinds: ['chain:failNext'],
+    setup: (w) => w.localnet.faults.failNext(5, 'getSignatureStatuses'),
+    expect: { outcome: 'confirmed', landed: true },
+  },
+  {
+    name: 'the metadata never comes',
+    kinds: ['http500'],
+    rules: [{ kind: 'http500', method: 'getTransaction' }],
+    expect: { outcome: 'confirmed', landed: true },
+    also: (r, p) => {
+      // Without metadata the change is unknown, so the intent's reservation is what counts against the cap.
+      expect(r.balance_change).toBeNull();
+      expect(p.calls.getTransaction).toBe(TIMINGS.metadata_attempts);
+    },
+  },
+  {
+    name: 'the blockhash expires before simulation: re-signed once',
+    kinds: ['chain:expireAllBlockhashes'],
+    setup: (w, p) => {
+      let done = false;
+      p.onCall = (m) => {
+        if (m === 'simulateTransaction' && !done) {
+          done = true;
+          w.localnet.faults.expireAllBlockhashes();
+        }
+      };
+    },
+    expect: { outcome: 'confirmed', landed: true },
+    also: (_r, p) => expect(p.calls.simulateTransaction).toBe(2),
+  },
   // Sent but not provably landed: unknown, the intent stays charged.
-  { name: 'every send is lost', kinds: ['loseSend'], rules: [{ kind: 'loseSend', method: 'sendTransaction' }], setup: expireAfterSend, expect: { outcome: 'unknown', detail: /blockhash expired/, landed: false } },
-  { name: 'the chain drops every send', kinds: ['chain:dropSends'], setup: (w, p) => {
-    w.localnet.faults.dropSends(true);
-    expireAfterSend(w, p);
-  }, expect: { outcome: 'unknown', detail: /blockhash expired/, landed: false } },
-  { name: 'statuses never come (it landed)', kinds: ['nullStatuses'], rules: [{ kind: 'nullStatuses', method: 'getSignatureStatuses' }], setup: expireAfterSend, expect: { outcome: 'unknown', detail: /blockhash expired/, landed: true } },
-  { name: 'confirmation stalls at processed', kinds: ['chain:stallConfirmations'], setup: (w, p) => {
-    w.localnet.faults.stallConfirmations(true);
-    expireAfterSend(w, p);
-  }, expect: { outcome: 'unknown', detail: /blockhash expired/, landed: true } },
-  { name: 'the cluster stops producing blocks', kinds: ['chain:freezeHeight'], setup: (w) => w.localnet.faults.freezeHeight(true), timings: { confirm_deadline_ms: 1_500 }, expect: { outcome: 'unknown', detail: /no proven outcome within 1.5s/, landed: true } },
-  { name: 'status polls fail every time', kinds: ['rpcError'], rules: [{ kind: 'rpcError', method: 'getSignatureStatuses' }], expect: { outcome: 'unknown', detail: /Node is unhealthy; look up the signature/, landed: true } },
-  { name: 'status polls time out every time', kinds: ['timeout'], rules: [{ kind: 'timeout', method: 'getSignatureStatuses' }], timings: { max_rpc_failures: 4 }, expect: { outcome: 'unknown', detail: /timed out.*look up the signature/, landed: true } },
-  { name: 'status polls answer half a body every time', kinds: ['truncated'], rules: [{ kind: 'truncated', method: 'getSignatureStatuses' }], expect: { outcome: 'unknown', detail: /look up the signature/, landed: true } },
+  {
+    name: 'every send is lost',
+    kinds: ['loseSend'],
+    rules: [{ kind: 'loseSend', method: 'sendTransaction' }],
+    setup: expireAfterSend,
+    expect: { outcome: 'unknown', detail: /blockhash expired/, landed: false },
+  },
+  {
+    name: 'the chain drops every send',
+    kinds: ['chain:dropSends'],
+    setup: (w, p) => {
+      w.localnet.faults.dropSends(true);
+      expireAfterSend(w, p);
+    },
+    expect: { outcome: 'unknown', detail: /blockhash expired/, landed: false },
+  },
+  {
+    name: 'statuses never come (it landed)',
+    kinds: ['nullStatuses'],
+    rules: [{ kind: 'nullStatuses', method: 'getSignatureStatuses' }],
+    setup: expireAfterSend,
+    expect: { outcome: 'unknown', detail: /blockhash expired/, landed: true },
+  },
+  {
+    name: 'confirmation stalls at processed',
+    kinds: ['chain:stallConfirmations'],
+    setup: (w, p) => {
+      w.localnet.faults.stallConfirmations(true);
+      expireAfterSend(w, p);
+    },
+    expect: { outcome: 'unknown', detail: /blockhash expired/, landed: true },
+  },
+  {
+    name: 'the cluster stops producing blocks',
+    kinds: ['chain:freezeHeight'],
+    setup: (w) => w.localnet.faults.freezeHeight(true),
+    timings: { confirm_deadline_ms: 1_500 },
+    expect: { outcome: 'unknown', detail: /no proven outcome within 1.5s/, landed: true },
+  },
+  {
+    name: 'status polls fail every time',
+    kinds: ['rpcError'],
+    rules: [{ kind: 'rpcError', method: 'getSignatureStatuses' }],
+    expect: { outcome: 'unknown', detail: /Node is unhealthy; look up the signature/, landed: true },
+  },
+  {
+    name: 'status polls time out every time',
+    kinds: ['timeout'],
+    rules: [{ kind: 'timeout', method: 'getSignatureStatuses' }],
+    timings: { max_rpc_failures: 4 },
+    expect: { outcome: 'unknown', detail: /timed out.*look up the signature/, landed: true },
+  },
+  {
+    name: 'status polls answer half a body every time',
+    kinds: ['truncated'],
+    rules: [{ kind: 'truncated', method: 'getSignatureStatuses' }],
+    expect: { outcome: 'unknown', detail: /look up the signature/, landed: true },
+  },
 ];
 
 describe('RPC faults between the engine and the chain', () => {
@@ -116,16 +266,27 @@ describe('RPC faults between the engine and the chain', () => {
     // A provider URL carries credentials: they must never show in an error, a report or a log.
     const apiKey = crypto.randomBytes(24).toString('hex');
     const password = `rpc-pass-${crypto.randomBytes(12).toString('hex')}`;
-    recordSecrets(SUITE, [{ label: 'RPC API key', value: apiKey }, { label: 'RPC password', value: password }]);
+    recordSecrets(SUITE, [
+      { label: 'RPC API key', value: apiKey },
+      { label: 'RPC password', value: password },
+    ]);
     rpcUrl = proxy.url({ user: 'signer', password, path: `/v2/${apiKey}?api-key=${apiKey}` });
     w = await makeWorld({ blockIntervalMs: 20, rpcUrl: (url) => (proxy.setTarget(url), rpcUrl) });
-    recordSecrets(SUITE, keyDirSecrets(w.config.key_dir).map((s, i) => ({ label: `key file ${i}`, value: s })));
+    recordSecrets(
+      SUITE,
+      keyDirSecrets(w.config.key_dir).map((s, i) => ({ label: `key file ${i}`, value: s })),
+    );
   });
 
   afterAll(async () => {
     artefacts.flush();
     if (w) recordLedgerRows((w.config.ledger as { path: string }).path, SUITE);
-    recordFigures(SUITE, { fault_kinds: kindsSeen.size, kinds: [...kindsSeen].sort().join(' '), scenarios: SCENARIOS.length, sent_signs: sentSigns });
+    recordFigures(SUITE, {
+      fault_kinds: kindsSeen.size,
+      kinds: [...kindsSeen].sort().join(' '),
+      scenarios: SCENARIOS.length,
+      sent_signs: sentSigns,
+    });
     await proxy?.close();
     await w?.close();
   });
@@ -145,7 +306,11 @@ describe('RPC faults between the engine and the chain', () => {
     const amount = AMOUNT + i;
     // A fresh client per scenario: the transport's batching (and its fallback) must not carry over.
     const timings = { ...TIMINGS, ...s.timings };
-    const engine = new Engine({ config: { ...w.config, timings }, chain: new RpcChainClient(rpcUrl, { timeoutMs: timings.rpc_timeout_ms }), ledger: w.ledger });
+    const engine = new Engine({
+      config: { ...w.config, timings },
+      chain: new RpcChainClient(rpcUrl, { timeoutMs: timings.rpc_timeout_ms }),
+      ledger: w.ledger,
+    });
     const before = (await w.ledger.tail(1_000_000)).length;
     const destination = w.keys.alpha!.destination;
     const destBefore = await balanceOf(w, destination).catch(() => 0);
@@ -155,7 +320,12 @@ describe('RPC faults between the engine and the chain', () => {
     let report: Report | null = null;
     let error: unknown = null;
     try {
-      report = await engine.sign({ payload: w.transfer('alpha', amount, `fault: ${s.name}`), key: null, intent: s.name, principal: w.operator });
+      report = await engine.sign({
+        payload: w.transfer('alpha', amount, `fault: ${s.name}`),
+        key: null,
+        intent: s.name,
+        principal: w.operator,
+      });
       artefacts.add('report', JSON.stringify(report));
     } catch (e) {
       error = e;
@@ -184,7 +354,8 @@ describe('RPC faults between the engine and the chain', () => {
     if (error) throw error;
     expect(report).not.toBeNull();
     const r = report!;
-    if (r.outcome !== s.expect.outcome) throw new Error(`outcome ${r.outcome} (${r.detail}); expected ${s.expect.outcome}`);
+    if (r.outcome !== s.expect.outcome)
+      throw new Error(`outcome ${r.outcome} (${r.detail}); expected ${s.expect.outcome}`);
 
     s.also?.(r, seen);
     if (s.expect.outcome === 'refused') {

@@ -17,16 +17,28 @@ fs.rmSync(out, { recursive: true, force: true });
 fs.mkdirSync(out, { recursive: true, mode: 0o700 });
 const jsonFile = path.join(out, 'jest.json');
 
-const jest = spawnSync(process.execPath, [require.resolve('jest/bin/jest', { paths: [root] }), '-c', path.join(root, 'jest.abuse.config.js'), '--json', `--outputFile=${jsonFile}`, ...process.argv.slice(2)], {
-  cwd: root,
-  stdio: 'inherit',
-  env: { ...process.env, ABUSE_OUT: out },
-});
+const jest = spawnSync(
+  process.execPath,
+  [
+    require.resolve('jest/bin/jest', { paths: [root] }),
+    '-c',
+    path.join(root, 'jest.abuse.config.js'),
+    '--json',
+    `--outputFile=${jsonFile}`,
+    ...process.argv.slice(2),
+  ],
+  {
+    cwd: root,
+    stdio: 'inherit',
+    env: { ...process.env, ABUSE_OUT: out },
+  },
+);
 
 const figures = {};
 const figuresDir = path.join(out, 'figures');
 if (fs.existsSync(figuresDir)) {
-  for (const f of fs.readdirSync(figuresDir)) figures[f.replace(/\.json$/, '')] = JSON.parse(fs.readFileSync(path.join(figuresDir, f), 'utf8'));
+  for (const f of fs.readdirSync(figuresDir))
+    figures[f.replace(/\.json$/, '')] = JSON.parse(fs.readFileSync(path.join(figuresDir, f), 'utf8'));
 }
 const get = (suite, key) => (figures[suite] && typeof figures[suite][key] === 'number' ? figures[suite][key] : null);
 const show = (v) => (v === null ? '?' : String(v));
@@ -41,10 +53,18 @@ const leaks = get('secret-hygiene', 'leaks');
 
 const load = figures.load || {};
 console.log('');
-console.log(`fuzz: ${show(protocol)} protocol requests, ${show(payloads)} hostile payloads; faults: ${show(figures['rpc-faults'] && figures['rpc-faults'].kinds)}`);
-console.log(`crash: ${show(get('crash', 'sent'))} transactions sent, ${show(get('crash', 'orphan_intents'))} orphan intents charged, ${show(get('crash', 'cap_refusals'))} cap refusals; host/origin: ${show(get('host-origin', 'refused'))}/${show(get('host-origin', 'attempts'))} refused`);
-console.log(`load: ${show(load.requests)} requests (${show(load.rps)}/s, p99 ${show(load.p99_ms)} ms), codes ${show(load.status_codes)}, RSS ${show(load.rss_start_mb)}→${show(load.rss_end_mb)} MB, fds ${show(load.fd_before)}→${show(load.fd_after)}, /health ${show(load.health_max_ms)} ms max under ${show(load.idle_connections)} idle connections`);
-console.log(`abuse: ${show(fuzz)} fuzz cases, ${show(kinds)} fault kinds, ${show(crashes)} crashes, ${show(lost)} lost, ${show(leaks)} leaks`);
+console.log(
+  `fuzz: ${show(protocol)} protocol requests, ${show(payloads)} hostile payloads; faults: ${show(figures['rpc-faults'] && figures['rpc-faults'].kinds)}`,
+);
+console.log(
+  `crash: ${show(get('crash', 'sent'))} transactions sent, ${show(get('crash', 'orphan_intents'))} orphan intents charged, ${show(get('crash', 'cap_refusals'))} cap refusals; host/origin: ${show(get('host-origin', 'refused'))}/${show(get('host-origin', 'attempts'))} refused`,
+);
+console.log(
+  `load: ${show(load.requests)} requests (${show(load.rps)}/s, p99 ${show(load.p99_ms)} ms), codes ${show(load.status_codes)}, RSS ${show(load.rss_start_mb)}→${show(load.rss_end_mb)} MB, fds ${show(load.fd_before)}→${show(load.fd_after)}, /health ${show(load.health_max_ms)} ms max under ${show(load.idle_connections)} idle connections`,
+);
+console.log(
+  `abuse: ${show(fuzz)} fuzz cases, ${show(kinds)} fault kinds, ${show(crashes)} crashes, ${show(lost)} lost, ${show(leaks)} leaks`,
+);
 
 let passed = 0;
 let failed = 1;

@@ -52,17 +52,22 @@ describe('secret hygiene across everything the abuse suites produced', () => {
   const secrets = readSecrets();
 
   it('the scan has material: artefacts of every kind and secrets of every kind were recorded', () => {
-    if (files.length === 0) throw new Error('no artefacts: run the whole abuse suite (npm run test:abuse), this suite scans what the others leave');
+    if (files.length === 0)
+      throw new Error(
+        'no artefacts: run the whole abuse suite (npm run test:abuse), this suite scans what the others leave',
+      );
     const kinds = new Set(files.map((f) => path.basename(f).split('.').slice(-2)[0]));
     expect([...kinds].sort()).toEqual(expect.arrayContaining(KINDS));
     const labels = secrets.map((s) => s.label).join('\n');
-    for (const kind of ['key file', 'token', 'partial signer', 'RPC API key', 'RPC password']) expect(labels).toContain(kind);
+    for (const kind of ['key file', 'token', 'partial signer', 'RPC API key', 'RPC password'])
+      expect(labels).toContain(kind);
   });
 
   it('the scanner finds a planted secret in every encoding it knows', () => {
     const index = new SecretIndex(secrets);
     for (const s of secrets.slice(0, 50)) {
-      for (const f of s.forms) if (f.length >= 8) expect(index.scan(`prefix ${f} suffix`, 'planted').length).toBeGreaterThan(0);
+      for (const f of s.forms)
+        if (f.length >= 8) expect(index.scan(`prefix ${f} suffix`, 'planted').length).toBeGreaterThan(0);
     }
   });
 
@@ -75,8 +80,16 @@ describe('secret hygiene across everything the abuse suites produced', () => {
       bytes += text.length;
       leaks.push(...index.scan(text, path.basename(f)));
     }
-    recordFigures(SUITE, { leaks: leaks.length, files: files.length, scanned_mb: Math.round(bytes / 1e5) / 10, secrets: secrets.length, forms: index.forms });
-    console.log(`secret hygiene: ${files.length} files, ${(bytes / 1e6).toFixed(1)} MB, ${secrets.length} secrets in ${index.forms} forms, ${leaks.length} leaks`);
+    recordFigures(SUITE, {
+      leaks: leaks.length,
+      files: files.length,
+      scanned_mb: Math.round(bytes / 1e5) / 10,
+      secrets: secrets.length,
+      forms: index.forms,
+    });
+    console.log(
+      `secret hygiene: ${files.length} files, ${(bytes / 1e6).toFixed(1)} MB, ${secrets.length} secrets in ${index.forms} forms, ${leaks.length} leaks`,
+    );
     expect(leaks.slice(0, 20)).toEqual([]);
   });
 });

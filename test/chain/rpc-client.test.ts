@@ -20,7 +20,9 @@ beforeAll(async () => {
 afterAll(() => localnet.close());
 
 /** Fake: a node that answers every call with whatever `answer` returns, recording requests. */
-async function scriptedNode(answer: (req: { method: string; params: unknown[]; id: unknown }) => { status?: number; body: string }) {
+async function scriptedNode(
+  answer: (req: { method: string; params: unknown[]; id: unknown }) => { status?: number; body: string },
+) {
   const requests: { method: string; params: unknown[]; url: string; authorization: string | undefined }[] = [];
   let connections = 0;
   const server = http.createServer((req, res) => {
@@ -28,7 +30,12 @@ async function scriptedNode(answer: (req: { method: string; params: unknown[]; i
     req.on('data', (c: Buffer) => (text += c.toString()));
     req.on('end', () => {
       const call = JSON.parse(text) as { method: string; params: unknown[]; id: unknown };
-      requests.push({ method: call.method, params: call.params, url: req.url ?? '', authorization: req.headers.authorization });
+      requests.push({
+        method: call.method,
+        params: call.params,
+        url: req.url ?? '',
+        authorization: req.headers.authorization,
+      });
       const { status = 200, body } = answer(call);
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(body);
@@ -41,7 +48,11 @@ async function scriptedNode(answer: (req: { method: string; params: unknown[]; i
     port,
     requests,
     connections: () => connections,
-    close: () => new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); }),
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections();
+      }),
   };
 }
 
@@ -140,7 +151,9 @@ test('a refused connection is a transport error that names the endpoint but not 
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
   const port = (probe.address() as AddressInfo).port;
   await new Promise((r) => probe.close(r));
-  const client = new RpcChainClient(`http://user:hunter2@127.0.0.1:${port}/v1/token-abc?api-key=SECRETKEY`, { timeoutMs: 2000 });
+  const client = new RpcChainClient(`http://user:hunter2@127.0.0.1:${port}/v1/token-abc?api-key=SECRETKEY`, {
+    timeoutMs: 2000,
+  });
   const err = await caught(client.getBalance(randomAddress()));
   expect(err).toMatchObject({ kind: 'transport', method: 'getBalance' });
   expect(err.message).toBe(`getBalance: cannot reach http://127.0.0.1:${port}: ECONNREFUSED`);
@@ -150,7 +163,9 @@ test('a refused connection is a transport error that names the endpoint but not 
 
 test('credentials in the URL are sent as Basic auth, and the path and query reach the node', async () => {
   const node = await scriptedNode((req) => ok(req.id, 42));
-  const client = new RpcChainClient(`http://alice:s%40cret@127.0.0.1:${node.port}/rpc/abc?api-key=K`, { timeoutMs: 2000 });
+  const client = new RpcChainClient(`http://alice:s%40cret@127.0.0.1:${node.port}/rpc/abc?api-key=K`, {
+    timeoutMs: 2000,
+  });
   try {
     expect(await client.getBlockHeight('confirmed')).toBe(42);
     expect(node.requests[0]).toMatchObject({
@@ -169,7 +184,11 @@ test('a JSON-RPC error from the node is kind node with its code and message', as
   const client = new RpcChainClient(localnet.url, { timeoutMs: 2000 });
   try {
     const err = await caught(client.sendTransaction('AQ=='));
-    expect(err).toMatchObject({ kind: 'node', rpcCode: -32603, message: 'sendTransaction: node error -32603: Internal error' });
+    expect(err).toMatchObject({
+      kind: 'node',
+      rpcCode: -32603,
+      message: 'sendTransaction: node error -32603: Internal error',
+    });
     // An undecodable transaction is the node's invalid-params error, not a transport failure.
     const bad = await caught(client.sendTransaction('AQ=='));
     expect(bad).toMatchObject({ kind: 'node', rpcCode: -32602 });
@@ -183,7 +202,11 @@ test('an unknown method is a node error -32601', async () => {
   const transport = new JsonRpcTransport(localnet.url, 2000);
   try {
     const err = await caught(transport.call('getBlockProduction', []));
-    expect(err).toMatchObject({ kind: 'node', rpcCode: -32601, message: 'getBlockProduction: node error -32601: Method not found' });
+    expect(err).toMatchObject({
+      kind: 'node',
+      rpcCode: -32601,
+      message: 'getBlockProduction: node error -32601: Method not found',
+    });
   } finally {
     transport.close();
   }
@@ -192,17 +215,67 @@ test('an unknown method is a node error -32601', async () => {
 describe('answers of the wrong shape are kind shape', () => {
   const addr = randomAddress();
   const cases: [string, (c: RpcChainClient) => Promise<unknown>, unknown, string][] = [
-    ['a balance as a string', (c) => c.getBalance(addr), { context: { slot: 1 }, value: '5' }, 'result.value is not a whole number'],
-    ['lamports beyond 2^53', (c) => c.getBalance(addr), { context: { slot: 1 }, value: 2 ** 60 }, 'result.value is beyond the exact integer range'],
-    ['negative lamports', (c) => c.getAccountInfo(addr), { context: { slot: 1 }, value: { lamports: -1, owner: addr } }, 'result.value.lamports is not a whole number'],
-    ['a blockhash that is not 32 bytes', (c) => c.getLatestBlockhash(), { context: { slot: 1 }, value: { blockhash: 'abc', lastValidBlockHeight: 1 } }, 'result.value.blockhash is not a base58 32-byte value'],
+    [
+      'a balance as a string',
+      (c) => c.getBalance(addr),
+      { context: { slot: 1 }, value: '5' },
+      'result.value is not a whole number',
+    ],
+    [
+      'lamports beyond 2^53',
+      (c) => c.getBalance(addr),
+      { context: { slot: 1 }, value: 2 ** 60 },
+      'result.value is beyond the exact integer range',
+    ],
+    [
+      'negative lamports',
+      (c) => c.getAccountInfo(addr),
+      { context: { slot: 1 }, value: { lamports: -1, owner: addr } },
+      'result.value.lamports is not a whole number',
+    ],
+    [
+      'a blockhash that is not 32 bytes',
+      (c) => c.getLatestBlockhash(),
+      { context: { slot: 1 }, value: { blockhash: 'abc', lastValidBlockHeight: 1 } },
+      'result.value.blockhash is not a base58 32-byte value',
+    ],
     ['a result without context', (c) => c.getFeeForMessage('AA=='), 5000, 'result is not an object'],
-    ['too few statuses', (c) => c.getSignatureStatuses(['1'.repeat(64), '1'.repeat(64)], { searchTransactionHistory: false }), { context: { slot: 1 }, value: [null] }, 'result.value has 1 entries for 2 signatures'],
-    ['an unknown confirmation level', (c) => c.getSignatureStatuses(['1'.repeat(64)], { searchTransactionHistory: false }), { context: { slot: 1 }, value: [{ slot: 1, err: null, confirmationStatus: 'rooted' }] }, 'result.value[0].confirmationStatus is not a commitment level'],
-    ['simulated accounts that do not match the request', (c) => c.simulateTransaction('AA==', { sigVerify: false, replaceRecentBlockhash: true, accounts: [addr] }), { context: { slot: 1 }, value: { err: null, logs: [], accounts: [] } }, 'result.value.accounts has 0 entries for 1 addresses'],
-    ['a simulation without err', (c) => c.simulateTransaction('AA==', { sigVerify: false, replaceRecentBlockhash: true, accounts: [] }), { context: { slot: 1 }, value: { logs: [] } }, 'result.value.err is missing'],
-    ['a signature that is not 64 bytes', (c) => c.sendTransaction('AA=='), addr, 'result is not a base58 64-byte signature'],
-    ['a fee that is huge', (c) => c.getTransaction('1'.repeat(64)), { slot: 1, meta: { err: null, fee: 2 ** 54, preBalances: [1], postBalances: [1], logMessages: [] } }, 'result.meta.fee is beyond the exact integer range'],
+    [
+      'too few statuses',
+      (c) => c.getSignatureStatuses(['1'.repeat(64), '1'.repeat(64)], { searchTransactionHistory: false }),
+      { context: { slot: 1 }, value: [null] },
+      'result.value has 1 entries for 2 signatures',
+    ],
+    [
+      'an unknown confirmation level',
+      (c) => c.getSignatureStatuses(['1'.repeat(64)], { searchTransactionHistory: false }),
+      { context: { slot: 1 }, value: [{ slot: 1, err: null, confirmationStatus: 'rooted' }] },
+      'result.value[0].confirmationStatus is not a commitment level',
+    ],
+    [
+      'simulated accounts that do not match the request',
+      (c) => c.simulateTransaction('AA==', { sigVerify: false, replaceRecentBlockhash: true, accounts: [addr] }),
+      { context: { slot: 1 }, value: { err: null, logs: [], accounts: [] } },
+      'result.value.accounts has 0 entries for 1 addresses',
+    ],
+    [
+      'a simulation without err',
+      (c) => c.simulateTransaction('AA==', { sigVerify: false, replaceRecentBlockhash: true, accounts: [] }),
+      { context: { slot: 1 }, value: { logs: [] } },
+      'result.value.err is missing',
+    ],
+    [
+      'a signature that is not 64 bytes',
+      (c) => c.sendTransaction('AA=='),
+      addr,
+      'result is not a base58 64-byte signature',
+    ],
+    [
+      'a fee that is huge',
+      (c) => c.getTransaction('1'.repeat(64)),
+      { slot: 1, meta: { err: null, fee: 2 ** 54, preBalances: [1], postBalances: [1], logMessages: [] } },
+      'result.meta.fee is beyond the exact integer range',
+    ],
   ];
   test.each(cases)('%s', async (_name, invoke, result, detail) => {
     const node = await scriptedNode((req) => ok(req.id, result));
@@ -219,10 +292,15 @@ describe('answers of the wrong shape are kind shape', () => {
 
   test('a body that is not JSON, and an answer to another request id', async () => {
     let mode = 'text';
-    const node = await scriptedNode((req) => (mode === 'text' ? { body: '<html>oops</html>' } : ok(Number(req.id) + 1, 1)));
+    const node = await scriptedNode((req) =>
+      mode === 'text' ? { body: '<html>oops</html>' } : ok(Number(req.id) + 1, 1),
+    );
     const client = new RpcChainClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000 });
     try {
-      expect(await caught(client.getBlockHeight('confirmed'))).toMatchObject({ kind: 'shape', message: 'getBlockHeight: the response is not JSON' });
+      expect(await caught(client.getBlockHeight('confirmed'))).toMatchObject({
+        kind: 'shape',
+        message: 'getBlockHeight: the response is not JSON',
+      });
       mode = 'wrong-id';
       expect(await caught(client.getBlockHeight('confirmed'))).toMatchObject({
         kind: 'shape',
@@ -281,7 +359,14 @@ test('getTransaction without meta keeps the slot and reports unknown figures as 
   const node = await scriptedNode((req) => ok(req.id, { slot: 77, meta: null }));
   const client = new RpcChainClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000 });
   try {
-    expect(await client.getTransaction('1'.repeat(64))).toEqual({ slot: 77, err: null, fee: null, preBalance0: null, postBalance0: null, logs: [] });
+    expect(await client.getTransaction('1'.repeat(64))).toEqual({
+      slot: 77,
+      err: null,
+      fee: null,
+      preBalance0: null,
+      postBalance0: null,
+      logs: [],
+    });
   } finally {
     client.close();
     await node.close();
@@ -314,20 +399,36 @@ describe('batching of calls made together', () => {
           res.writeHead(status, { 'content-type': status === 200 ? 'application/json' : 'text/html' }).end(body);
         } else {
           seen.push('single');
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: parsed.id, result: 7 }));
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ jsonrpc: '2.0', id: parsed.id, result: 7 }));
         }
       });
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen, close: () => new Promise<void>((r) => { server.close(() => r()); server.closeAllConnections(); }) };
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      seen,
+      close: () =>
+        new Promise<void>((r) => {
+          server.close(() => r());
+          server.closeAllConnections();
+        }),
+    };
   }
-  const heights = (calls: { id: unknown }[]) => JSON.stringify(calls.map((c) => ({ jsonrpc: '2.0', id: c.id, result: 9 })));
+  const heights = (calls: { id: unknown }[]) =>
+    JSON.stringify(calls.map((c) => ({ jsonrpc: '2.0', id: c.id, result: 9 })));
 
   it('sends calls made together as one request and matches the answers by id', async () => {
-    const node = await batchNode((_n, calls) => ({ status: 200, body: JSON.stringify(JSON.parse(heights(calls)).reverse()) }));
+    const node = await batchNode((_n, calls) => ({
+      status: 200,
+      body: JSON.stringify(JSON.parse(heights(calls)).reverse()),
+    }));
     const client = new RpcChainClient(node.url, { timeoutMs: 2000 });
     try {
-      expect(await Promise.all([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')])).toEqual([9, 9]);
+      expect(await Promise.all([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')])).toEqual([
+        9, 9,
+      ]);
       expect(node.seen).toEqual(['batch']);
     } finally {
       client.close();
@@ -336,13 +437,20 @@ describe('batching of calls made together', () => {
   });
 
   it('treats an HTML 500 to a batch as a transport failure of that request, and keeps batching', async () => {
-    const node = await batchNode((n, calls) => (n === 1 ? { status: 500, body: '<html>oops</html>' } : { status: 200, body: heights(calls) }));
+    const node = await batchNode((n, calls) =>
+      n === 1 ? { status: 500, body: '<html>oops</html>' } : { status: 200, body: heights(calls) },
+    );
     const client = new RpcChainClient(node.url, { timeoutMs: 2000 });
     try {
       const failed = await Promise.allSettled([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')]);
       expect(failed.map((r) => r.status)).toEqual(['rejected', 'rejected']);
-      expect((failed[0] as PromiseRejectedResult).reason).toMatchObject({ kind: 'transport', message: expect.stringMatching(/answered HTTP 500/) });
-      expect(await Promise.all([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')])).toEqual([9, 9]);
+      expect((failed[0] as PromiseRejectedResult).reason).toMatchObject({
+        kind: 'transport',
+        message: expect.stringMatching(/answered HTTP 500/),
+      });
+      expect(await Promise.all([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')])).toEqual([
+        9, 9,
+      ]);
       expect(node.seen).toEqual(['batch', 'batch']);
     } finally {
       client.close();
@@ -351,11 +459,22 @@ describe('batching of calls made together', () => {
   });
 
   it('falls back to single calls for good when the node answers a batch with a JSON-RPC error', async () => {
-    const node = await batchNode(() => ({ status: 200, body: JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batch requests are disabled' } }) }));
+    const node = await batchNode(() => ({
+      status: 200,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: 'batch requests are disabled' },
+      }),
+    }));
     const client = new RpcChainClient(node.url, { timeoutMs: 2000 });
     try {
-      expect(await Promise.all([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')])).toEqual([7, 7]);
-      expect(await Promise.all([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')])).toEqual([7, 7]);
+      expect(await Promise.all([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')])).toEqual([
+        7, 7,
+      ]);
+      expect(await Promise.all([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')])).toEqual([
+        7, 7,
+      ]);
       expect(node.seen).toEqual(['batch', 'single', 'single', 'single', 'single']);
     } finally {
       client.close();

@@ -75,7 +75,13 @@ describe('loadConfig resolves', () => {
   test('SIGNER_* env vars beat the file, with strict coercion', () => {
     const cfg = loadConfig({
       file: write('c.yaml', BASE),
-      env: { SIGNER_LISTEN: '0.0.0.0:9000', SIGNER_METRICS_LISTEN: 'off', SIGNER_PARAM_HEADERS: 'false', SIGNER_ALLOWED_HOSTS: 'a.example, B.example', SIGNER_DRAIN_MS: '1000' },
+      env: {
+        SIGNER_LISTEN: '0.0.0.0:9000',
+        SIGNER_METRICS_LISTEN: 'off',
+        SIGNER_PARAM_HEADERS: 'false',
+        SIGNER_ALLOWED_HOSTS: 'a.example, B.example',
+        SIGNER_DRAIN_MS: '1000',
+      },
     });
     expect(cfg.serve.listen).toEqual({ host: '0.0.0.0', port: 9000 });
     expect(cfg.serve.metrics).toBeNull();
@@ -93,16 +99,27 @@ describe('loadConfig resolves', () => {
 
   test('a custom cluster is config, not code', () => {
     const cfg = loadConfig({
-      file: write('c.yaml', `cluster: devnet\nclusters:\n  devnet:\n    genesis_hash: ${A}\n    rpc_url: http://127.0.0.1:8899\n    programs: [{label: system, address: "11111111111111111111111111111111"}]\n`),
+      file: write(
+        'c.yaml',
+        `cluster: devnet\nclusters:\n  devnet:\n    genesis_hash: ${A}\n    rpc_url: http://127.0.0.1:8899\n    programs: [{label: system, address: "11111111111111111111111111111111"}]\n`,
+      ),
       env: {},
     });
-    expect(cfg.cluster).toMatchObject({ name: 'devnet', genesis_hash: A, rpc_url: 'http://127.0.0.1:8899', explorer: null });
+    expect(cfg.cluster).toMatchObject({
+      name: 'devnet',
+      genesis_hash: A,
+      rpc_url: 'http://127.0.0.1:8899',
+      explorer: null,
+    });
     expect(cfg.cluster.programs).toEqual([{ label: 'system', address: '11111111111111111111111111111111' }]);
   });
 
   test('cluster local: System, ComputeBudget, Associated Token plus configured game programs', () => {
     const cfg = loadConfig({
-      file: write('c.yaml', `cluster: local\nrpc_url: http://127.0.0.1:18899\nlocalnet:\n  game_programs: [{label: game, address: ${B}}]\n  fund: [{address: ${A}, lamports: 5}]\n`),
+      file: write(
+        'c.yaml',
+        `cluster: local\nrpc_url: http://127.0.0.1:18899\nlocalnet:\n  game_programs: [{label: game, address: ${B}}]\n  fund: [{address: ${A}, lamports: 5}]\n`,
+      ),
       env: {},
     });
     expect(cfg.cluster.genesis_hash).toBeNull();
@@ -121,13 +138,18 @@ describe('loadConfig resolves', () => {
     write('pg-url', 'postgres://u:secret@127.0.0.1/db\n');
     const a = loadConfig({ file: write('c.yaml', `ledger: {store: postgres, url_file: pg-url}\n`), env: {} });
     expect(a.ledger).toEqual({ store: 'postgres', url: 'postgres://u:secret@127.0.0.1/db', pool_size: 10 });
-    const b = loadConfig({ file: write('c.yaml', `ledger: {store: postgres, url_env: PGURL}\n`), env: { PGURL: 'postgresql://x@h/d' } });
+    const b = loadConfig({
+      file: write('c.yaml', `ledger: {store: postgres, url_env: PGURL}\n`),
+      env: { PGURL: 'postgresql://x@h/d' },
+    });
     expect(b.ledger).toMatchObject({ url: 'postgresql://x@h/d' });
     expect(redactUrl('postgres://u:secret@127.0.0.1/db')).not.toContain('secret');
   });
 
   test('config/example.yaml and config/local.yaml load', () => {
-    expect(() => loadConfig({ file: path.join(__dirname, '../../config/example.yaml'), env: {}, forServe: true })).not.toThrow();
+    expect(() =>
+      loadConfig({ file: path.join(__dirname, '../../config/example.yaml'), env: {}, forServe: true }),
+    ).not.toThrow();
     const local = loadConfig({ file: path.join(__dirname, '../../config/local.yaml'), env: {} });
     expect(local.cluster.name).toBe('local');
   });
@@ -136,20 +158,37 @@ describe('loadConfig resolves', () => {
 describe('loadConfig refuses to start, naming the key', () => {
   test('an unknown top-level key', () => refuses(`${BASE}rpc: x\n`, /rpc: unknown key/));
   test('an unknown nested key', () => refuses(`${BASE}  listne: 1.2.3.4:1\n`, /serve\.listne: unknown key/));
-  test('an unknown key inside a key entry', () => refuses(`${BASE.replace('class: session', 'class: session\n    colour: red')}`, /keys\.play\.colour: unknown key/));
-  test('a bad key name', () => refuses(BASE.replace('  play:', '  Play:').replace('[play]', '[]'), /keys\.Play: key name/));
+  test('an unknown key inside a key entry', () =>
+    refuses(`${BASE.replace('class: session', 'class: session\n    colour: red')}`, /keys\.play\.colour: unknown key/));
+  test('a bad key name', () =>
+    refuses(BASE.replace('  play:', '  Play:').replace('[play]', '[]'), /keys\.Play: key name/));
   test('a missing class', () => refuses(`keys:\n  k:\n    pubkey: ${A}\n`, /keys\.k\.class/));
-  test('a pubkey that is not base58', () => refuses(`keys:\n  k:\n    class: session\n    pubkey: nope0OIl\n`, /keys\.k\.pubkey/));
-  test('a token naming an unknown key', () => refuses(BASE.replace('[play]', '[ghost]'), /serve\.tokens\[0\] \("agent"\)\.keys: no key "ghost"/));
-  test('a wallet key on a token without allow_unattended', () => refuses(BASE.replace('[play]', '[vault]'), /wallet key "vault" may not be used by a token/));
-  test('wallet + auto without allow_unattended', () => refuses(BASE.replace('class: wallet', 'class: wallet\n    approval: auto'), /keys\.vault\.approval: a wallet key cannot be auto/));
+  test('a pubkey that is not base58', () =>
+    refuses(`keys:\n  k:\n    class: session\n    pubkey: nope0OIl\n`, /keys\.k\.pubkey/));
+  test('a token naming an unknown key', () =>
+    refuses(BASE.replace('[play]', '[ghost]'), /serve\.tokens\[0\] \("agent"\)\.keys: no key "ghost"/));
+  test('a wallet key on a token without allow_unattended', () =>
+    refuses(BASE.replace('[play]', '[vault]'), /wallet key "vault" may not be used by a token/));
+  test('wallet + auto without allow_unattended', () =>
+    refuses(
+      BASE.replace('class: wallet', 'class: wallet\n    approval: auto'),
+      /keys\.vault\.approval: a wallet key cannot be auto/,
+    ));
   test('no tokens, for serve', () => refuses(`keys: {}\n`, /serve\.tokens: no tokens configured/));
-  test('sha256 that is not 64 lowercase hex', () => refuses(BASE.replace(SHA, 'A'.repeat(64)), /sha256: must be exactly 64 lowercase hex/));
-  test('duplicate token names', () => refuses(`${BASE}    - name: agent\n      sha256: ${'c'.repeat(64)}\n      keys: []\n`, /two tokens are named "agent"/));
+  test('sha256 that is not 64 lowercase hex', () =>
+    refuses(BASE.replace(SHA, 'A'.repeat(64)), /sha256: must be exactly 64 lowercase hex/));
+  test('duplicate token names', () =>
+    refuses(
+      `${BASE}    - name: agent\n      sha256: ${'c'.repeat(64)}\n      keys: []\n`,
+      /two tokens are named "agent"/,
+    ));
   test('an unknown cluster', () => refuses(`${BASE}cluster: mainnet\n`, /cluster: unknown cluster "mainnet"/));
-  test('a non-numeric env value', () => refuses(BASE, /serve\.max_in_flight/, { env: { SIGNER_MAX_IN_FLIGHT: '12abc' } }));
+  test('a non-numeric env value', () =>
+    refuses(BASE, /serve\.max_in_flight/, { env: { SIGNER_MAX_IN_FLIGHT: '12abc' } }));
   test('a bad listen address', () => refuses(BASE, /serve\.listen/, { env: { SIGNER_LISTEN: 'localhost' } }));
-  test('a postgres ledger without a URL', () => refuses(`${BASE}ledger: {store: postgres}\n`, /ledger: a postgres ledger needs exactly one/));
+  test('a postgres ledger without a URL', () =>
+    refuses(`${BASE}ledger: {store: postgres}\n`, /ledger: a postgres ledger needs exactly one/));
   test('a file that does not parse', () => refuses('keys: [unclosed\n', /does not parse/));
-  test('the password of a postgres URL is never in an error', () => refuses(`${BASE}ledger: {store: postgres, url: "mysql://u:hunter2@h/d"}\n`, /^(?!.*hunter2)/));
+  test('the password of a postgres URL is never in an error', () =>
+    refuses(`${BASE}ledger: {store: postgres, url: "mysql://u:hunter2@h/d"}\n`, /^(?!.*hunter2)/));
 });

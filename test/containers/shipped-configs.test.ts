@@ -19,7 +19,9 @@ let ledgerUrlFile: string;
 beforeAll(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'shipped-configs-'));
   tokensFile = path.join(tmp, 'tokens.yaml');
-  fs.writeFileSync(tokensFile, `- name: agent\n  sha256: ${tokenSha256('sfs_test')}\n  keys: [agent]\n`, { mode: 0o600 });
+  fs.writeFileSync(tokensFile, `- name: agent\n  sha256: ${tokenSha256('sfs_test')}\n  keys: [agent]\n`, {
+    mode: 0o600,
+  });
   ledgerUrlFile = path.join(tmp, 'ledger_url');
   fs.writeFileSync(ledgerUrlFile, 'postgres://signer:secret@postgres:5432/signer\n', { mode: 0o600 });
 });
@@ -29,7 +31,11 @@ afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 function loadShipped(rel: string) {
   const file = path.join(repo, rel);
   const doc = parse(fs.readFileSync(file, 'utf8')) as { serve: { tokens_file: string }; ledger: { url_file?: string } };
-  const cfg = loadConfig({ file, forServe: true, env: { SIGNER_TOKENS_FILE: tokensFile, ...(doc.ledger.url_file ? { SIGNER_LEDGER_URL_FILE: ledgerUrlFile } : {}) } });
+  const cfg = loadConfig({
+    file,
+    forServe: true,
+    env: { SIGNER_TOKENS_FILE: tokensFile, ...(doc.ledger.url_file ? { SIGNER_LEDGER_URL_FILE: ledgerUrlFile } : {}) },
+  });
   return { cfg, doc };
 }
 
@@ -66,7 +72,11 @@ describe('compose.yaml mounts what its configs name', () => {
   ])('%s mounts %s and the secrets at the paths it names', (service, rel) => {
     const { doc } = loadShipped(rel);
     const svc = compose.services[service]!;
-    expect(svc.volumes).toEqual(expect.arrayContaining([expect.stringMatching(new RegExp(`${rel.replace(/\./g, '\\.')}}?:/etc/sa-forge-signer/config\\.yaml:ro$`))]));
+    expect(svc.volumes).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(new RegExp(`${rel.replace(/\./g, '\\.')}}?:/etc/sa-forge-signer/config\\.yaml:ro$`)),
+      ]),
+    );
     const targets = (svc.secrets ?? []).map((s) => s.target);
     expect(targets).toContain('/run/keys');
     expect(targets).toContain(doc.serve.tokens_file);
@@ -76,7 +86,9 @@ describe('compose.yaml mounts what its configs name', () => {
 
 describe('deploy/ mounts what its configs name', () => {
   const render = (dir: string) =>
-    parseAllDocuments(execFileSync('kubectl', ['kustomize', path.join(repo, dir)], { encoding: 'utf8' })).map((d) => d.toJS());
+    parseAllDocuments(execFileSync('kubectl', ['kustomize', path.join(repo, dir)], { encoding: 'utf8' })).map((d) =>
+      d.toJS(),
+    );
   const kubectl = (() => {
     try {
       execFileSync('kubectl', ['version', '--client'], { stdio: 'ignore' });
@@ -93,7 +105,9 @@ describe('deploy/ mounts what its configs name', () => {
     const objs = render(dir);
     const cm = objs.find((o) => o.kind === 'ConfigMap');
     expect(cm.data['config.yaml']).toBe(fs.readFileSync(path.join(repo, rel), 'utf8'));
-    const signer = objs.find((o) => o.kind === 'Deployment').spec.template.spec.containers.find((c: { name: string }) => c.name === 'signer');
+    const signer = objs
+      .find((o) => o.kind === 'Deployment')
+      .spec.template.spec.containers.find((c: { name: string }) => c.name === 'signer');
     const mounts: string[] = signer.volumeMounts.map((m: { mountPath: string }) => m.mountPath);
     expect(mounts).toContain('/run/keys');
     expect(mounts).toContain(path.dirname(doc.serve.tokens_file));

@@ -14,7 +14,10 @@ describe('sa-forge-signer (operator CLI)', () => {
 
   beforeAll(async () => {
     assertBuilt(BIN.signer);
-    w = await makeWorld({ keys: { alpha: {}, wallet: { class: 'wallet', approval: 'confirm' } }, timings: { approval_timeout_ms: 20_000 } });
+    w = await makeWorld({
+      keys: { alpha: {}, wallet: { class: 'wallet', approval: 'confirm' } },
+      timings: { approval_timeout_ms: 20_000 },
+    });
     config = path.join(w.dir, 'config.yaml');
     writeYaml(config, worldConfigDocument(w));
   });
@@ -34,10 +37,14 @@ describe('sa-forge-signer (operator CLI)', () => {
     const r = await cli('check', ok);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).outcome).toBe('ok');
-    const refused = await run(BIN.signer, ['--config', config, 'check', '--key', 'wallet', '-'], { input: JSON.stringify(w.transfer('alpha', 1)) });
+    const refused = await run(BIN.signer, ['--config', config, 'check', '--key', 'wallet', '-'], {
+      input: JSON.stringify(w.transfer('alpha', 1)),
+    });
     expect(refused.code).toBe(10);
     expect(JSON.parse(refused.stdout).failed_check).toBe('fee_payer');
-    const failing = await run(BIN.signer, ['--config', config, 'check', '-'], { input: JSON.stringify(w.transfer('alpha', 900_000_000_000)) });
+    const failing = await run(BIN.signer, ['--config', config, 'check', '-'], {
+      input: JSON.stringify(w.transfer('alpha', 900_000_000_000)),
+    });
     expect(failing.code).toBe(11);
   });
 
@@ -59,12 +66,20 @@ describe('sa-forge-signer (operator CLI)', () => {
     expect(r.stderr).toMatch(/sent \S+/);
     expect((await cli('audit', 'verify')).stdout.trim()).toMatch(/^ok: \d+ entries$/);
     const tail = await cli('audit', 'tail', '-n', '2');
-    expect(tail.stdout.trim().split('\n').map((l) => JSON.parse(l).command)).toEqual(['sign-intent', 'sign']);
+    expect(
+      tail.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).command),
+    ).toEqual(['sign-intent', 'sign']);
     const exported = path.join(w.dir, 'audit.jsonl');
     await cli('audit', 'export', '--out', exported);
     expect(fs.statSync(exported).mode & 0o777).toBe(0o600);
     expect((await cli('audit', 'verify', '--file', exported)).stdout.trim()).toMatch(/^ok: \d+ entries$/);
-    fs.writeFileSync(exported, fs.readFileSync(exported, 'utf8').replace('"outcome":"confirmed"', '"outcome":"failed"'));
+    fs.writeFileSync(
+      exported,
+      fs.readFileSync(exported, 'utf8').replace('"outcome":"confirmed"', '"outcome":"failed"'),
+    );
     const broken = await cli('audit', 'verify', '--file', exported);
     expect(broken.code).toBe(1);
     expect(broken.stdout).toMatch(/^broken: line \d+: hash does not match its content/);
@@ -72,7 +87,11 @@ describe('sa-forge-signer (operator CLI)', () => {
 
   it('approves a waiting sign of a confirm key from the command line', async () => {
     const events: SignProgress[] = [];
-    const pending = w.engine.sign({ payload: w.transfer('wallet', 1_000_000), principal: w.operator, onProgress: (e) => events.push(e) });
+    const pending = w.engine.sign({
+      payload: w.transfer('wallet', 1_000_000),
+      principal: w.operator,
+      onProgress: (e) => events.push(e),
+    });
     await new Promise<void>((resolve) => {
       const t = setInterval(() => events.some((e) => e.stage === 'approval') && (clearInterval(t), resolve()), 10);
     });
@@ -90,12 +109,20 @@ describe('sa-forge-signer (operator CLI)', () => {
 
   it('halts and resumes a key', async () => {
     const halted = await cli('halt', 'alpha', '--reason', 'operator test');
-    expect(JSON.parse(halted.stdout).halted[0]).toMatchObject({ key: 'alpha', by: 'operator', reason: 'operator test' });
-    const refused = await run(BIN.signer, ['--config', config, 'sign', '-'], { input: JSON.stringify(w.transfer('alpha', 1_000_000)) });
+    expect(JSON.parse(halted.stdout).halted[0]).toMatchObject({
+      key: 'alpha',
+      by: 'operator',
+      reason: 'operator test',
+    });
+    const refused = await run(BIN.signer, ['--config', config, 'sign', '-'], {
+      input: JSON.stringify(w.transfer('alpha', 1_000_000)),
+    });
     expect(refused.code).toBe(10);
     expect(JSON.parse(refused.stdout).failed_check).toBe('halted');
     expect((await cli('resume', 'alpha')).stderr).toMatch(/resumed alpha/);
-    const after = await run(BIN.signer, ['--config', config, 'sign', '-'], { input: JSON.stringify(w.transfer('alpha', 1_000_000)) });
+    const after = await run(BIN.signer, ['--config', config, 'sign', '-'], {
+      input: JSON.stringify(w.transfer('alpha', 1_000_000)),
+    });
     expect(after.code).toBe(0);
   });
 
@@ -115,6 +142,8 @@ describe('sa-forge-signer (operator CLI)', () => {
     const fund = await cli('key', 'fund', 'alpha', '--zink', '0.5', '--from', 'wallet');
     expect(JSON.parse(fund.stdout)).toMatchObject({ version: 1, transaction: { fee_payer: w.keys.wallet!.pubkey } });
     const show = await cli('key', 'show', 'alpha');
-    expect(show.stdout).toMatch(/^name: alpha\npubkey: \S+\nclass: session\napproval: auto\nprofile: -\nkey file: ok\nbalance: \d+ lamports/);
+    expect(show.stdout).toMatch(
+      /^name: alpha\npubkey: \S+\nclass: session\napproval: auto\nprofile: -\nkey file: ok\nbalance: \d+ lamports/,
+    );
   });
 });

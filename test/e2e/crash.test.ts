@@ -18,7 +18,11 @@ describe('crash safety of sign (kill -9 of the CLI)', () => {
 
   beforeAll(async () => {
     assertBuilt(BIN.signer);
-    w = await makeWorld({ keys: { alpha: {} }, blockIntervalMs: 100, timings: { confirm_deadline_ms: 60_000, poll_interval_ms: 20 } });
+    w = await makeWorld({
+      keys: { alpha: {} },
+      blockIntervalMs: 100,
+      timings: { confirm_deadline_ms: 60_000, poll_interval_ms: 20 },
+    });
     configFile = path.join(w.dir, 'config.yaml');
     writeYaml(configFile, worldConfigDocument(w));
     payloadFile = path.join(w.dir, 'payload.json');
@@ -59,7 +63,16 @@ describe('crash safety of sign (kill -9 of the CLI)', () => {
     let killedAfterIntent = 0;
     let killedBeforeIntent = 0;
     // Instants relative to what the process has reached: before its intent, right after it, while confirming.
-    const points: [RegExp, number][] = [[/key lock/, 0], [/key lock/, 15], [/key lock/, 40], [/sent /, 0], [/sent /, 20], [/sent /, 60], [/confirming/, 0], [/confirming/, 50]];
+    const points: [RegExp, number][] = [
+      [/key lock/, 0],
+      [/key lock/, 15],
+      [/key lock/, 40],
+      [/sent /, 0],
+      [/sent /, 20],
+      [/sent /, 60],
+      [/confirming/, 0],
+      [/confirming/, 50],
+    ];
     for (const [marker, delayMs] of points) {
       const before = await w.ledger.tail(10_000);
       const child = spawnBin(BIN.signer, ['--config', configFile, 'sign', payloadFile]);
@@ -73,7 +86,8 @@ describe('crash safety of sign (kill -9 of the CLI)', () => {
       const onChainSpend = FUNDED - (await balanceOf(w, w.keys.alpha!.pubkey));
       expect(await spent()).toBeGreaterThanOrEqual(onChainSpend);
       const added = (await w.ledger.tail(10_000)).slice(before.length);
-      if (added.some((e) => e.command === 'sign-intent') && !added.some((e) => e.command === 'sign')) killedAfterIntent++;
+      if (added.some((e) => e.command === 'sign-intent') && !added.some((e) => e.command === 'sign'))
+        killedAfterIntent++;
       if (added.length === 0) killedBeforeIntent++;
     }
     expect(killedAfterIntent).toBeGreaterThan(0);

@@ -21,7 +21,9 @@ describe('confirmation', () => {
     expect(r.outcome).toBe('unknown');
     expect(r.signature).not.toBeNull();
     expect(r.balance_change).toBeNull();
-    expect(r.detail).toMatch(/^blockhash expired \(finalized height \d+ is past \d+\) .*does not prove it never landed: look up the signature/);
+    expect(r.detail).toMatch(
+      /^blockhash expired \(finalized height \d+ is past \d+\) .*does not prove it never landed: look up the signature/,
+    );
     const [view] = await w.engine.keyShow({ key: 'alpha', principal: w.operator });
     expect(view!.spent_or_reserved_24h).toBe(1_000_000 + 2 * FEE);
     expect(w.localnet.stats().sends).toBeGreaterThan(1); // rebroadcast of the same bytes
@@ -44,7 +46,9 @@ describe('confirmation', () => {
       short.localnet.faults.stallConfirmations(true);
       const r = await short.engine.sign({ payload: short.transfer('alpha', 1_000_000), principal: short.operator });
       expect(r.outcome).toBe('unknown');
-      expect(r.detail).toBe('no proven outcome within 0.3s; look up the signature and check the on-chain state before retrying');
+      expect(r.detail).toBe(
+        'no proven outcome within 0.3s; look up the signature and check the on-chain state before retrying',
+      );
     } finally {
       await short.close();
     }
@@ -66,7 +70,11 @@ describe('re-sign on BlockhashNotFound', () => {
           expired = true;
           w.localnet.faults.expireAllBlockhashes();
         }
-        const upstream = await fetch(w.localnet.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        const upstream = await fetch(w.localnet.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        });
         res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(await upstream.text());
       });
     });
@@ -88,28 +96,42 @@ describe('re-sign on BlockhashNotFound', () => {
 describe('approval and the key lock', () => {
   let w: World;
   beforeEach(async () => {
-    w = await makeWorld({ keys: { wallet: { class: 'wallet', approval: 'confirm' }, other: {} }, timings: { approval_timeout_ms: 4_000 } });
+    w = await makeWorld({
+      keys: { wallet: { class: 'wallet', approval: 'confirm' }, other: {} },
+      timings: { approval_timeout_ms: 4_000 },
+    });
   });
   afterEach(() => w.close());
 
-  const approvalId = (events: SignProgress[]) => new Promise<string>((resolve) => {
-    const tick = setInterval(() => {
-      const a = events.find((e) => e.stage === 'approval');
-      if (a && a.stage === 'approval') {
-        clearInterval(tick);
-        resolve(a.approval_id);
-      }
-    }, 5);
-  });
+  const approvalId = (events: SignProgress[]) =>
+    new Promise<string>((resolve) => {
+      const tick = setInterval(() => {
+        const a = events.find((e) => e.stage === 'approval');
+        if (a && a.stage === 'approval') {
+          clearInterval(tick);
+          resolve(a.approval_id);
+        }
+      }, 5);
+    });
 
   it('serialises signs for one key and lets another key through meanwhile', async () => {
     const first: SignProgress[] = [];
     const second: SignProgress[] = [];
-    const p1 = w.engine.sign({ payload: w.transfer('wallet', 1_000_000), principal: w.operator, onProgress: (e) => first.push(e) });
+    const p1 = w.engine.sign({
+      payload: w.transfer('wallet', 1_000_000),
+      principal: w.operator,
+      onProgress: (e) => first.push(e),
+    });
     const id1 = await approvalId(first);
-    const p2 = w.engine.sign({ payload: w.transfer('wallet', 2_000_000), principal: w.operator, onProgress: (e) => second.push(e) });
+    const p2 = w.engine.sign({
+      payload: w.transfer('wallet', 2_000_000),
+      principal: w.operator,
+      onProgress: (e) => second.push(e),
+    });
     // Another key is not blocked by the wallet's lock.
-    expect((await w.engine.sign({ payload: w.transfer('other', 1_000_000), principal: w.operator })).outcome).toBe('confirmed');
+    expect((await w.engine.sign({ payload: w.transfer('other', 1_000_000), principal: w.operator })).outcome).toBe(
+      'confirmed',
+    );
     // The second wallet sign is still waiting for the lock: it has not asked for an approval.
     expect(second.map((e) => e.stage)).toEqual(['lock']);
     expect((await w.ledger.listApprovals({ status: 'pending' })).map((a) => a.id)).toEqual([id1]);
@@ -122,11 +144,18 @@ describe('approval and the key lock', () => {
     const id2 = await approvalId(second);
     await w.ledger.decideApproval(id2, 'rejected', 'operator', Math.floor(Date.now() / 1000));
     const r2 = await p2;
-    expect(r2).toMatchObject({ outcome: 'refused', failed_check: 'approval', detail: 'approval: not approved: rejected by operator' });
+    expect(r2).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'approval',
+      detail: 'approval: not approved: rejected by operator',
+    });
   });
 
   it('refuses as approval when no operator approves in time', async () => {
-    const quick = await makeWorld({ keys: { wallet: { class: 'wallet', approval: 'confirm' } }, timings: { approval_timeout_ms: 200 } });
+    const quick = await makeWorld({
+      keys: { wallet: { class: 'wallet', approval: 'confirm' } },
+      timings: { approval_timeout_ms: 200 },
+    });
     try {
       const r = await quick.engine.sign({ payload: quick.transfer('wallet', 1_000_000), principal: quick.operator });
       expect(r.failed_check).toBe('approval');

@@ -21,7 +21,19 @@ describe('check', () => {
   it('passes a transfer with every check and the simulated balance change, and writes nothing', async () => {
     const r = await w.engine.check({ payload: w.transfer('alpha', 1_000_000), principal: w.operator });
     expect(r.outcome).toBe('ok');
-    expect(r.checks).toEqual(['chain', 'fee_payer', 'programs', 'tokens', 'system', 'vault', 'signers', 'new_accounts', 'ata_owners', 'limits', 'simulation']);
+    expect(r.checks).toEqual([
+      'chain',
+      'fee_payer',
+      'programs',
+      'tokens',
+      'system',
+      'vault',
+      'signers',
+      'new_accounts',
+      'ata_owners',
+      'limits',
+      'simulation',
+    ]);
     expect(r.balance_change).toBe(-1_000_000 - FEE);
     expect(r.fee).toBe(FEE);
     expect(r.compute_units).toBeGreaterThan(0);
@@ -32,20 +44,33 @@ describe('check', () => {
 
   it('refuses a key the token may not use as authorized, before any RPC', async () => {
     const calls = w.localnet.stats().calls.getGenesisHash ?? 0;
-    const r = await w.engine.check({ payload: w.transfer('alpha', 1), principal: { kind: 'token', name: 't', keys: ['beta'] } });
-    expect(r).toMatchObject({ outcome: 'refused', failed_check: 'authorized', detail: 'authorized: this token may not use key "alpha"' });
+    const r = await w.engine.check({
+      payload: w.transfer('alpha', 1),
+      principal: { kind: 'token', name: 't', keys: ['beta'] },
+    });
+    expect(r).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'authorized',
+      detail: 'authorized: this token may not use key "alpha"',
+    });
     expect(w.localnet.stats().calls.getGenesisHash ?? 0).toBe(calls);
   });
 
   it('refuses a named key that is not the payload fee payer as fee_payer', async () => {
     const r = await w.engine.check({ payload: w.transfer('alpha', 1), key: 'beta', principal: w.operator });
     expect(r.failed_check).toBe('fee_payer');
-    expect(r.detail).toBe(`fee_payer: payload fee payer ${w.keys.alpha!.pubkey} is not key "beta" (${w.keys.beta!.pubkey})`);
+    expect(r.detail).toBe(
+      `fee_payer: payload fee payer ${w.keys.alpha!.pubkey} is not key "beta" (${w.keys.beta!.pubkey})`,
+    );
   });
 
   it('refuses a deny key in check too (it previews sign)', async () => {
     const r = await w.engine.check({ payload: w.transfer('gamma', 1), principal: w.operator });
-    expect(r).toMatchObject({ outcome: 'refused', failed_check: 'approval', detail: 'approval: key "gamma" is set to deny' });
+    expect(r).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'approval',
+      detail: 'approval: key "gamma" is set to deny',
+    });
   });
 
   it('notes that a confirm key will need an operator', async () => {
@@ -57,30 +82,62 @@ describe('check', () => {
   it('refuses a partial signer that already exists on-chain as new_accounts', async () => {
     const fresh = keypair();
     const alpha = w.keys.alpha!;
-    const ix = { program_id: SYSTEM_PROGRAM, accounts: [{ pubkey: alpha.pubkey, is_signer: true, is_writable: true }, { pubkey: alpha.destination, is_signer: false, is_writable: true }, { pubkey: fresh.pubkey, is_signer: true, is_writable: false }], data: transferInstruction(alpha.pubkey, alpha.destination, 1_000_000).data };
+    const ix = {
+      program_id: SYSTEM_PROGRAM,
+      accounts: [
+        { pubkey: alpha.pubkey, is_signer: true, is_writable: true },
+        { pubkey: alpha.destination, is_signer: false, is_writable: true },
+        { pubkey: fresh.pubkey, is_signer: true, is_writable: false },
+      ],
+      data: transferInstruction(alpha.pubkey, alpha.destination, 1_000_000).data,
+    };
     const p = payload(alpha.pubkey, [ix], { partial_signers: [fresh.base64] });
     expect((await w.engine.check({ payload: p, principal: w.operator })).checks).toContain('new_accounts');
     w.localnet.airdrop(fresh.pubkey, 1_000_000);
     const r = await w.engine.check({ payload: p, principal: w.operator });
-    expect(r).toMatchObject({ failed_check: 'new_accounts', detail: `new_accounts: partial signer ${fresh.pubkey} already exists on-chain` });
+    expect(r).toMatchObject({
+      failed_check: 'new_accounts',
+      detail: `new_accounts: partial signer ${fresh.pubkey} already exists on-chain`,
+    });
   });
 
   it('refuses a token account created for a stranger as ata_owners', async () => {
     const alpha = w.keys.alpha!;
     const stranger = randomAddress();
-    const ata = { program_id: ASSOCIATED_TOKEN_PROGRAM, accounts: [alpha.pubkey, randomAddress(), stranger, randomAddress(), SYSTEM_PROGRAM, SPL_TOKEN_PROGRAM].map((pubkey, i) => ({ pubkey, is_signer: i === 0, is_writable: i < 2 })), data: [1] };
+    const ata = {
+      program_id: ASSOCIATED_TOKEN_PROGRAM,
+      accounts: [alpha.pubkey, randomAddress(), stranger, randomAddress(), SYSTEM_PROGRAM, SPL_TOKEN_PROGRAM].map(
+        (pubkey, i) => ({ pubkey, is_signer: i === 0, is_writable: i < 2 }),
+      ),
+      data: [1],
+    };
     const r = await w.engine.check({ payload: payload(alpha.pubkey, [ata]), principal: w.operator });
     expect(r.failed_check).toBe('ata_owners');
     expect(r.detail).toContain(stranger);
   });
 
-  it('refuses a chain whose genesis is not the cluster\'s as chain', async () => {
+  it("refuses a chain whose genesis is not the cluster's as chain", async () => {
     const other = await makeWorld();
     try {
-      const wrong = { ...other.config, cluster: { ...other.config.cluster, name: 'zink-testnet', genesis_hash: '6qaAozzun2WV83PRDgqf79WXtbqfnezKB3demjxXV5EY' } };
-      const engine = new Engine({ config: wrong, ledger: other.ledger, chain: new RpcChainClient(other.localnet.url, { timeoutMs: 2000 }) });
+      const wrong = {
+        ...other.config,
+        cluster: {
+          ...other.config.cluster,
+          name: 'zink-testnet',
+          genesis_hash: '6qaAozzun2WV83PRDgqf79WXtbqfnezKB3demjxXV5EY',
+        },
+      };
+      const engine = new Engine({
+        config: wrong,
+        ledger: other.ledger,
+        chain: new RpcChainClient(other.localnet.url, { timeoutMs: 2000 }),
+      });
       const r = await engine.check({ payload: other.transfer('alpha', 1), principal: other.operator });
-      expect(r).toMatchObject({ outcome: 'refused', failed_check: 'chain', detail: `chain: RPC genesis hash ${other.localnet.genesisHash} is not zink-testnet` });
+      expect(r).toMatchObject({
+        outcome: 'refused',
+        failed_check: 'chain',
+        detail: `chain: RPC genesis hash ${other.localnet.genesisHash} is not zink-testnet`,
+      });
     } finally {
       await other.close();
     }
@@ -96,25 +153,59 @@ describe('check', () => {
   });
 
   it('rejects a payload that does not parse with a payload_invalid error, and an unknown key with key_unknown', async () => {
-    await expect(w.engine.check({ payload: { version: 2 }, principal: w.operator })).rejects.toMatchObject({ code: 'payload_invalid' });
-    await expect(w.engine.check({ payload: w.transfer('alpha', 1), key: 'nope', principal: w.operator })).rejects.toBeInstanceOf(SignerError);
-    await expect(w.engine.check({ payload: payload(randomAddress(), [transferInstruction(randomAddress(), randomAddress(), 1)]), principal: w.operator })).rejects.toMatchObject({ code: 'key_unknown' });
+    await expect(w.engine.check({ payload: { version: 2 }, principal: w.operator })).rejects.toMatchObject({
+      code: 'payload_invalid',
+    });
+    await expect(
+      w.engine.check({ payload: w.transfer('alpha', 1), key: 'nope', principal: w.operator }),
+    ).rejects.toBeInstanceOf(SignerError);
+    await expect(
+      w.engine.check({
+        payload: payload(randomAddress(), [transferInstruction(randomAddress(), randomAddress(), 1)]),
+        principal: w.operator,
+      }),
+    ).rejects.toMatchObject({ code: 'key_unknown' });
   });
 });
 
 describe('sign', () => {
   let w: World;
   beforeAll(async () => {
-    w = await makeWorld({ keys: { alpha: {}, beta: {}, capped: { daily_lamport_cap: 2 * (1_000_000 + 2 * FEE) }, rated: { rate_limit_per_minute: 2 } } });
+    w = await makeWorld({
+      keys: {
+        alpha: {},
+        beta: {},
+        capped: { daily_lamport_cap: 2 * (1_000_000 + 2 * FEE) },
+        rated: { rate_limit_per_minute: 2 },
+      },
+    });
   });
   afterAll(() => w.close());
 
   it('confirms a transfer, moves the balances and leaves an intent and a final entry', async () => {
     const alpha = w.keys.alpha!;
     const before = await balanceOf(w, alpha.pubkey);
-    const r = await w.engine.sign({ payload: w.transfer('alpha', 2_000_000), intent: 'pay the fleet', principal: w.operator });
+    const r = await w.engine.sign({
+      payload: w.transfer('alpha', 2_000_000),
+      intent: 'pay the fleet',
+      principal: w.operator,
+    });
     expect(r.outcome).toBe('confirmed');
-    expect(r.checks).toEqual(['chain', 'fee_payer', 'programs', 'tokens', 'system', 'vault', 'signers', 'new_accounts', 'ata_owners', 'limits', 'simulation', 'approval', 'cap']);
+    expect(r.checks).toEqual([
+      'chain',
+      'fee_payer',
+      'programs',
+      'tokens',
+      'system',
+      'vault',
+      'signers',
+      'new_accounts',
+      'ata_owners',
+      'limits',
+      'simulation',
+      'approval',
+      'cap',
+    ]);
     expect(r.signature).toMatch(/^[1-9A-HJ-NP-Za-km-z]{64,88}$/);
     expect(r.slot).toBeGreaterThan(0);
     expect(r.balance_change).toBe(-2_000_000 - FEE);
@@ -122,7 +213,10 @@ describe('sign', () => {
     expect(await balanceOf(w, alpha.pubkey)).toBe(before - 2_000_000 - FEE);
     expect(await balanceOf(w, alpha.destination)).toBe(2_000_000);
     const entries = (await w.ledger.tail(2)).filter((e) => e.key === 'alpha');
-    expect(entries.map((e) => [e.command, e.outcome, e.signature])).toEqual([['sign-intent', 'pending', r.signature], ['sign', 'confirmed', r.signature]]);
+    expect(entries.map((e) => [e.command, e.outcome, e.signature])).toEqual([
+      ['sign-intent', 'pending', r.signature],
+      ['sign', 'confirmed', r.signature],
+    ]);
     expect(entries[0]!.balance_change).toBe(-(2_000_000 + FEE + FEE));
     expect(entries[1]!.intent).toBe('pay the fleet');
     expect(await w.ledger.verify()).toEqual({ ok: true, entries: 2 });
@@ -137,14 +231,18 @@ describe('sign', () => {
     expect(third.detail).toMatch(/^limits: daily cap: /);
   });
 
-  it('refuses a sign that would pass the cap, naming this transaction\'s reservation', async () => {
+  it("refuses a sign that would pass the cap, naming this transaction's reservation", async () => {
     const w2 = await makeWorld({ keys: { alpha: { daily_lamport_cap: 1_500_000 } } });
     try {
-      expect((await w2.engine.sign({ payload: w2.transfer('alpha', 1_000_000), principal: w2.operator })).outcome).toBe('confirmed');
+      expect((await w2.engine.sign({ payload: w2.transfer('alpha', 1_000_000), principal: w2.operator })).outcome).toBe(
+        'confirmed',
+      );
       const r = await w2.engine.sign({ payload: w2.transfer('alpha', 1_000_000), principal: w2.operator });
       expect(r.failed_check).toBe('limits');
       // The confirmed sign now counts its actual change, not its reservation.
-      expect(r.detail).toBe(`limits: daily cap: ${1_000_000 + FEE} lamports spent or reserved in 24 h, plus ${1_000_000 + 2 * FEE} for this transaction, exceeds 1500000`);
+      expect(r.detail).toBe(
+        `limits: daily cap: ${1_000_000 + FEE} lamports spent or reserved in 24 h, plus ${1_000_000 + 2 * FEE} for this transaction, exceeds 1500000`,
+      );
     } finally {
       await w2.close();
     }
@@ -152,7 +250,8 @@ describe('sign', () => {
 
   it('enforces the per-minute rate on what was sent', async () => {
     const outcomes = [];
-    for (let i = 0; i < 3; i++) outcomes.push(await w.engine.sign({ payload: w.transfer('rated', 1_000_000 + i), principal: w.operator }));
+    for (let i = 0; i < 3; i++)
+      outcomes.push(await w.engine.sign({ payload: w.transfer('rated', 1_000_000 + i), principal: w.operator }));
     expect(outcomes.map((r) => r.outcome)).toEqual(['confirmed', 'confirmed', 'refused']);
     expect(outcomes[2]!.detail).toBe('limits: rate limit: 2 signs in the last minute');
   });
@@ -167,7 +266,10 @@ describe('sign', () => {
 
   it('neither locks nor writes for a token that may not use the key', async () => {
     const before = (await w.ledger.tail(1000)).length;
-    const r = await w.engine.sign({ payload: w.transfer('alpha', 1), principal: { kind: 'token', name: 't', keys: ['beta'] } });
+    const r = await w.engine.sign({
+      payload: w.transfer('alpha', 1),
+      principal: { kind: 'token', name: 't', keys: ['beta'] },
+    });
     expect(r.failed_check).toBe('authorized');
     expect((await w.ledger.tail(1000)).length).toBe(before);
   });
@@ -186,20 +288,34 @@ describe('halt', () => {
     expect(result.halted.map((h) => [h.key, h.by, h.reason])).toEqual([['alpha', 'token:agent', 'looping agent']]);
     const refused = await w.engine.sign({ payload: w.transfer('alpha', 1_000_000), principal: w.operator });
     expect(refused).toMatchObject({ outcome: 'refused', failed_check: 'halted' });
-    expect(refused.detail).toMatch(/halted by token:agent .*looping agent; only an operator can release it \(sa-forge-signer resume alpha\)/);
-    expect((await w.engine.check({ payload: w.transfer('alpha', 1_000_000), principal: w.operator })).failed_check).toBe('halted');
-    expect((await w.engine.sign({ payload: w.transfer('beta', 1_000_000), principal: w.operator })).outcome).toBe('confirmed');
-    expect((await w.engine.keyShow({ key: 'alpha', principal: token }))[0]!.halted).toMatchObject({ reason: 'looping agent' });
+    expect(refused.detail).toMatch(
+      /halted by token:agent .*looping agent; only an operator can release it \(sa-forge-signer resume alpha\)/,
+    );
+    expect(
+      (await w.engine.check({ payload: w.transfer('alpha', 1_000_000), principal: w.operator })).failed_check,
+    ).toBe('halted');
+    expect((await w.engine.sign({ payload: w.transfer('beta', 1_000_000), principal: w.operator })).outcome).toBe(
+      'confirmed',
+    );
+    expect((await w.engine.keyShow({ key: 'alpha', principal: token }))[0]!.halted).toMatchObject({
+      reason: 'looping agent',
+    });
     expect(await w.engine.resume('alpha')).toBe(true);
-    expect((await w.engine.sign({ payload: w.transfer('alpha', 1_000_000), principal: w.operator })).outcome).toBe('confirmed');
+    expect((await w.engine.sign({ payload: w.transfer('alpha', 1_000_000), principal: w.operator })).outcome).toBe(
+      'confirmed',
+    );
     const commands = (await w.ledger.tail(100)).filter((e) => e.key === 'alpha').map((e) => e.command);
     expect(commands.slice(0, 2)).toEqual(['halt', 'sign']);
     expect(commands).toContain('resume');
   });
 
   it('refuses a halt of a key the token may not use, and a halt with no reason', async () => {
-    await expect(w.engine.halt({ key: 'beta', reason: 'x', principal: { kind: 'token', name: 't', keys: ['alpha'] } })).rejects.toMatchObject({ code: 'key_not_authorized' });
-    await expect(w.engine.halt({ key: 'beta', reason: '  ', principal: w.operator })).rejects.toMatchObject({ code: 'request_invalid' });
+    await expect(
+      w.engine.halt({ key: 'beta', reason: 'x', principal: { kind: 'token', name: 't', keys: ['alpha'] } }),
+    ).rejects.toMatchObject({ code: 'key_not_authorized' });
+    await expect(w.engine.halt({ key: 'beta', reason: '  ', principal: w.operator })).rejects.toMatchObject({
+      code: 'request_invalid',
+    });
   });
 });
 
@@ -212,11 +328,15 @@ describe('key_show', () => {
 
   it('shares one balance look-up between concurrent calls and refreshes it after a sign with the key', async () => {
     const before = w.localnet.stats().calls.getBalance ?? 0;
-    const views = await Promise.all(Array.from({ length: 10 }, () => w.engine.keyShow({ key: 'alpha', principal: w.operator })));
+    const views = await Promise.all(
+      Array.from({ length: 10 }, () => w.engine.keyShow({ key: 'alpha', principal: w.operator })),
+    );
     expect(w.localnet.stats().calls.getBalance ?? 0).toBe(before + 1);
     const first = views[0]![0]!.balance_lamports!;
     expect(views.every((v) => v[0]!.balance_lamports === first)).toBe(true);
-    expect((await w.engine.sign({ payload: w.transfer('alpha', 1_000_000), principal: w.operator })).outcome).toBe('confirmed');
+    expect((await w.engine.sign({ payload: w.transfer('alpha', 1_000_000), principal: w.operator })).outcome).toBe(
+      'confirmed',
+    );
     const [after] = await w.engine.keyShow({ key: 'alpha', principal: w.operator });
     expect(after!.balance_lamports).toBe(first - 1_000_000 - FEE);
     expect(after!.spent_or_reserved_24h).toBe(1_000_000 + FEE);
@@ -235,14 +355,22 @@ describe('key_show', () => {
     expect(w.engine.keyShowCached!(op)![0]!.halted).toMatchObject({ reason: 'cache test' });
     await w.engine.resume('beta');
     expect(w.engine.keyShowCached!(op)).toBeNull();
-    expect(() => w.engine.keyShowCached!({ key: 'beta', principal: { kind: 'token', name: 't', keys: ['alpha'] } })).toThrow(/not/);
+    expect(() =>
+      w.engine.keyShowCached!({ key: 'beta', principal: { kind: 'token', name: 't', keys: ['alpha'] } }),
+    ).toThrow(/not/);
   });
 
   it('lists only the keys a token may use, and refuses another key before saying whether it exists', async () => {
     const token = { kind: 'token', name: 't', keys: ['beta'] } as const;
     expect((await w.engine.keyShow({ principal: token })).map((v) => v.name)).toEqual(['beta']);
-    await expect(w.engine.keyShow({ key: 'alpha', principal: token })).rejects.toMatchObject({ code: 'key_not_authorized' });
-    await expect(w.engine.keyShow({ key: 'nope', principal: token })).rejects.toMatchObject({ code: 'key_not_authorized' });
-    await expect(w.engine.keyShow({ key: 'nope', principal: w.operator })).rejects.toMatchObject({ code: 'key_unknown' });
+    await expect(w.engine.keyShow({ key: 'alpha', principal: token })).rejects.toMatchObject({
+      code: 'key_not_authorized',
+    });
+    await expect(w.engine.keyShow({ key: 'nope', principal: token })).rejects.toMatchObject({
+      code: 'key_not_authorized',
+    });
+    await expect(w.engine.keyShow({ key: 'nope', principal: w.operator })).rejects.toMatchObject({
+      code: 'key_unknown',
+    });
   });
 });

@@ -11,7 +11,10 @@ import { errorMessage } from '../../src/util/errors';
 describe('secret hygiene of the engine', () => {
   let w: World;
   beforeAll(async () => {
-    w = await makeWorld({ keys: { alpha: {}, wallet: { class: 'wallet', approval: 'confirm' } }, timings: { approval_timeout_ms: 100 } });
+    w = await makeWorld({
+      keys: { alpha: {}, wallet: { class: 'wallet', approval: 'confirm' } },
+      timings: { approval_timeout_ms: 100 },
+    });
   });
   afterAll(() => w.close());
 
@@ -20,20 +23,35 @@ describe('secret hygiene of the engine', () => {
     const partials = [keypair(), keypair()];
     const outputs: string[] = [];
     const withPartial = (p: (typeof partials)[number]) =>
-      payload(alpha.pubkey, [{
-        program_id: SYSTEM_PROGRAM,
-        accounts: [{ pubkey: alpha.pubkey, is_signer: true, is_writable: true }, { pubkey: alpha.destination, is_signer: false, is_writable: true }, { pubkey: p.pubkey, is_signer: true, is_writable: false }],
-        data: transferInstruction(alpha.pubkey, alpha.destination, 1_000_000).data,
-      }], { partial_signers: [p.base64] });
+      payload(
+        alpha.pubkey,
+        [
+          {
+            program_id: SYSTEM_PROGRAM,
+            accounts: [
+              { pubkey: alpha.pubkey, is_signer: true, is_writable: true },
+              { pubkey: alpha.destination, is_signer: false, is_writable: true },
+              { pubkey: p.pubkey, is_signer: true, is_writable: false },
+            ],
+            data: transferInstruction(alpha.pubkey, alpha.destination, 1_000_000).data,
+          },
+        ],
+        { partial_signers: [p.base64] },
+      );
 
     const attempts: (() => Promise<unknown>)[] = [
       () => w.engine.check({ payload: withPartial(partials[0]!), principal: w.operator }),
-      () => w.engine.sign({ payload: withPartial(partials[0]!), principal: w.operator, intent: 'with a partial signer' }),
+      () =>
+        w.engine.sign({ payload: withPartial(partials[0]!), principal: w.operator, intent: 'with a partial signer' }),
       () => w.engine.sign({ payload: withPartial(partials[1]!), key: 'wallet', principal: w.operator }),
       () => w.engine.sign({ payload: w.transfer('wallet', 1_000_000), principal: w.operator }),
       // Secrets pasted where they do not belong must not be echoed back.
       () => w.engine.check({ payload: payload(partials[1]!.base64, []), principal: w.operator }),
-      () => w.engine.check({ payload: { ...withPartial(partials[1]!), partial_signers: [partials[1]!.base64.slice(0, 40)] }, principal: w.operator }),
+      () =>
+        w.engine.check({
+          payload: { ...withPartial(partials[1]!), partial_signers: [partials[1]!.base64.slice(0, 40)] },
+          principal: w.operator,
+        }),
       () => w.engine.keyShow({ principal: w.operator }),
     ];
     for (const attempt of attempts) {
@@ -50,7 +68,10 @@ describe('secret hygiene of the engine', () => {
 
     const secrets = [
       ...keyDirSecrets(w.config.key_dir).map((s, i) => ({ label: `key file ${i}`, forms: secretForms(s) })),
-      ...partials.map((p, i) => ({ label: `partial signer ${i}`, forms: [...secretForms(p.bytes), p.base64.slice(0, 24)] })),
+      ...partials.map((p, i) => ({
+        label: `partial signer ${i}`,
+        forms: [...secretForms(p.bytes), p.base64.slice(0, 24)],
+      })),
     ];
     expect(findLeaks(outputs.join('\n'), secrets)).toEqual([]);
   });

@@ -21,17 +21,24 @@ test('a body over 1 MiB with a valid token is 413', async () => {
 });
 
 test('a non-JSON Content-Type is 415', async () => {
-  const r = await request(makeApp().handler).post('/mcp').set({ ...headersFor(list), 'Content-Type': 'text/plain' }).send(JSON.stringify(list));
+  const r = await request(makeApp().handler)
+    .post('/mcp')
+    .set({ ...headersFor(list), 'Content-Type': 'text/plain' })
+    .send(JSON.stringify(list));
   expect(r.status).toBe(415);
 });
 
 test('more requests than the per-token rate limit are 429 with Retry-After, counted per token', async () => {
   const app = makeApp({ config: serveConfig({ rate_limit_per_minute: 2 }) });
-  for (let i = 0; i < 2; i++) expect((await request(app.handler).post('/mcp').set(headersFor(list)).send(list)).status).toBe(200);
+  for (let i = 0; i < 2; i++)
+    expect((await request(app.handler).post('/mcp').set(headersFor(list)).send(list)).status).toBe(200);
   const r = await request(app.handler).post('/mcp').set(headersFor(list)).send(list);
   expect(r.status).toBe(429);
   expect(Number(r.headers['retry-after'])).toBeGreaterThan(0);
-  const other = await request(app.handler).post('/mcp').set({ ...headersFor(list), Authorization: 'Bearer sfs_second-token' }).send(list);
+  const other = await request(app.handler)
+    .post('/mcp')
+    .set({ ...headersFor(list), Authorization: 'Bearer sfs_second-token' })
+    .send(list);
   expect(other.status).toBe(200);
 });
 
@@ -46,7 +53,11 @@ test('requests beyond serve.max_in_flight are 503 with Retry-After', async () =>
   await new Promise((r) => server.once('listening', r));
   try {
     const slowBody = rpc('tools/call', { name: 'key_show', arguments: {} });
-    const slow = request(server).post('/mcp').set(headersFor(slowBody)).send(slowBody).then((r) => r);
+    const slow = request(server)
+      .post('/mcp')
+      .set(headersFor(slowBody))
+      .send(slowBody)
+      .then((r) => r);
     await new Promise((r) => setTimeout(r, 50));
     const busy = await request(server).post('/mcp').set(headersFor(list)).send(list);
     expect(busy.status).toBe(503);
@@ -60,7 +71,9 @@ test('requests beyond serve.max_in_flight are 503 with Retry-After', async () =>
 });
 
 describe('probes behind Kubernetes', () => {
-  const engine = { ready: async () => ({ ok: true, detail: { ledger: 'ok', chain: 'ok' } }) } as unknown as SignerEngine;
+  const engine = {
+    ready: async () => ({ ok: true, detail: { ledger: 'ok', chain: 'ok' } }),
+  } as unknown as SignerEngine;
   const app = makeApp({ engine });
 
   test('/health answers {"status":"ok"} for any Host (a pod IP) without a token', async () => {
@@ -77,7 +90,10 @@ describe('probes behind Kubernetes', () => {
   });
 
   test('a probe with a foreign Origin is 403 (a browser page is never a probe)', async () => {
-    const r = await request(app.handler).get('/health').set('Host', '10.42.0.17:8790').set('Origin', 'http://10.42.0.17:8790');
+    const r = await request(app.handler)
+      .get('/health')
+      .set('Host', '10.42.0.17:8790')
+      .set('Origin', 'http://10.42.0.17:8790');
     expect(r.status).toBe(403);
   });
 
@@ -106,7 +122,10 @@ test('metrics count requests by MCP method and status on their own listener', as
   const metrics = new Metrics({ defaultMetrics: false, haltedKeys: async () => 2 });
   const app = makeApp({ metrics });
   await request(app.handler).post('/mcp').set(headersFor(list)).send(list);
-  await request(app.handler).post('/mcp').set(headersFor(rpc('ping'))).send(rpc('ping'));
+  await request(app.handler)
+    .post('/mcp')
+    .set(headersFor(rpc('ping')))
+    .send(rpc('ping'));
   const server = await metrics.listen('127.0.0.1', 0);
   try {
     const text = (await request(server).get('/metrics')).text;
@@ -116,7 +135,9 @@ test('metrics count requests by MCP method and status on their own listener', as
     expect(text).toContain('signer_http_in_flight 0');
     // Counted between scrapes and added once: a second scrape after one more request says 2, not 3.
     await request(app.handler).post('/mcp').set(headersFor(list)).send(list);
-    expect((await request(server).get('/metrics')).text).toContain('signer_http_requests_total{method="tools/list",status="200"} 2');
+    expect((await request(server).get('/metrics')).text).toContain(
+      'signer_http_requests_total{method="tools/list",status="200"} 2',
+    );
   } finally {
     server.close();
   }
@@ -134,7 +155,11 @@ test('the in-flight gauge reads the requests being answered when /metrics is scr
   const metricsServer = await holder.current.listen('127.0.0.1', 0);
   try {
     const slowBody = rpc('tools/call', { name: 'key_show', arguments: {} });
-    const slow = request(server).post('/mcp').set(headersFor(slowBody)).send(slowBody).then((r) => r);
+    const slow = request(server)
+      .post('/mcp')
+      .set(headersFor(slowBody))
+      .send(slowBody)
+      .then((r) => r);
     await new Promise((r) => setTimeout(r, 50));
     expect((await request(metricsServer).get('/metrics')).text).toContain('signer_http_in_flight 1');
     release();
@@ -159,9 +184,15 @@ test('the access log at info: a line per check and per failure, none for reads t
   const r1 = await request(app.handler).post('/mcp').set(headersFor(list)).send(list);
   await request(app.handler).post('/mcp').set(headersFor(keyShow)).send(keyShow);
   const r3 = await request(app.handler).post('/mcp').set(headersFor(check)).send(check);
-  const r4 = await request(app.handler).post('/mcp').set(headersFor(rpc('nope'))).send(rpc('nope'));
+  const r4 = await request(app.handler)
+    .post('/mcp')
+    .set(headersFor(rpc('nope')))
+    .send(rpc('nope'));
   expect(r1.status).toBe(200);
-  expect(lines.map((l) => [l.mcp, l.status])).toEqual([['tools/call', 200], ['nope', 404]]);
+  expect(lines.map((l) => [l.mcp, l.status])).toEqual([
+    ['tools/call', 200],
+    ['nope', 404],
+  ]);
   expect(lines.map((l) => l.reqId)).toEqual([r3.headers['x-request-id'], r4.headers['x-request-id']]);
   expect(JSON.stringify(lines)).not.toContain(TOKEN);
 });
@@ -175,7 +206,11 @@ test('drain: stops accepting, lets a running request finish, and reports none le
   const server = await listen(app, config, '127.0.0.1', 0);
   const port = (server.address() as { port: number }).port;
   const body = rpc('tools/call', { name: 'key_show', arguments: {} });
-  const slow = request(`http://127.0.0.1:${port}`).post('/mcp').set(headersFor(body)).send(body).then((r) => r);
+  const slow = request(`http://127.0.0.1:${port}`)
+    .post('/mcp')
+    .set(headersFor(body))
+    .send(body)
+    .then((r) => r);
   await new Promise((r) => setTimeout(r, 50));
   const draining = drain({ server, state: app.state, drainMs: 5000, pollMs: 10 });
   await new Promise((r) => setTimeout(r, 30));
@@ -192,7 +227,11 @@ test('drain gives up after drain_ms and reports what still runs', async () => {
   const server = await listen(app, config, '127.0.0.1', 0);
   const port = (server.address() as { port: number }).port;
   const body = rpc('tools/call', { name: 'key_show', arguments: {} });
-  request(`http://127.0.0.1:${port}`).post('/mcp').set(headersFor(body)).send(body).catch(() => {});
+  request(`http://127.0.0.1:${port}`)
+    .post('/mcp')
+    .set(headersFor(body))
+    .send(body)
+    .catch(() => {});
   await new Promise((r) => setTimeout(r, 50));
   const started = Date.now();
   expect(await drain({ server, state: app.state, drainMs: 200, pollMs: 10 })).toBe(1);

@@ -49,8 +49,16 @@ const recordingFetch: typeof fetch = async (input, init) => {
 };
 
 async function connect(token = TOKEN): Promise<Client> {
-  const client = new Client({ name: 'official-client-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
-  await client.connect(new StreamableHTTPClientTransport(url, { fetch: recordingFetch, requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  const client = new Client(
+    { name: 'official-client-test', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
+  await client.connect(
+    new StreamableHTTPClientTransport(url, {
+      fetch: recordingFetch,
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    }),
+  );
   return client;
 }
 
@@ -62,7 +70,9 @@ function lastResult(method: string): Record<string, unknown> {
 
 function expectServedBySigner(result: Record<string, unknown>, cacheable: boolean): void {
   expect(result.resultType).toBe('complete');
-  expect((result._meta as Record<string, { name: string }>)['io.modelcontextprotocol/serverInfo']!.name).toBe('sa-forge-signer');
+  expect((result._meta as Record<string, { name: string }>)['io.modelcontextprotocol/serverInfo']!.name).toBe(
+    'sa-forge-signer',
+  );
   if (cacheable) {
     expect(result.ttlMs).toBe(300_000);
     expect(result.cacheScope).toBe('private');
@@ -83,16 +93,26 @@ test('discovers, lists tools, calls key_show and check, lists and reads resource
 
     const shown = CallToolResultSchema.parse(await client.callTool({ name: 'key_show', arguments: { key: 'alpha' } }));
     expect(shown.isError).toBe(false);
-    expect((shown.structuredContent as { keys: { name: string; pubkey: string }[] }).keys[0]).toMatchObject({ name: 'alpha', pubkey: w.keys.alpha!.pubkey });
+    expect((shown.structuredContent as { keys: { name: string; pubkey: string }[] }).keys[0]).toMatchObject({
+      name: 'alpha',
+      pubkey: w.keys.alpha!.pubkey,
+    });
     expectServedBySigner(lastResult('tools/call'), false);
 
-    const checked = CallToolResultSchema.parse(await client.callTool({ name: 'check', arguments: { payload: w.transfer('alpha', 1_000_000) } }));
+    const checked = CallToolResultSchema.parse(
+      await client.callTool({ name: 'check', arguments: { payload: w.transfer('alpha', 1_000_000) } }),
+    );
     expect(checked.isError).toBe(false);
     expect(checked.structuredContent).toMatchObject({ outcome: 'ok', key: 'alpha' });
     expect(JSON.parse((checked.content[0] as { text: string }).text)).toEqual(checked.structuredContent);
 
     const resources = ListResourcesResultSchema.parse(await client.listResources());
-    expect(resources.resources.map((r) => r.uri)).toEqual(['signer://docs/skill', 'signer://docs/payload', 'signer://docs/checks', 'signer://docs/outcomes']);
+    expect(resources.resources.map((r) => r.uri)).toEqual([
+      'signer://docs/skill',
+      'signer://docs/payload',
+      'signer://docs/checks',
+      'signer://docs/outcomes',
+    ]);
     expectServedBySigner(lastResult('resources/list'), true);
 
     const skill = ReadResourceResultSchema.parse(await client.readResource({ uri: 'signer://docs/skill' }));
@@ -109,7 +129,9 @@ test('the client sent the SEP-2243 Key header the tool annotation asks for, and 
   try {
     const tools = await client.listTools();
     const keyShow = tools.tools.find((t) => t.name === 'key_show')!;
-    expect((keyShow.inputSchema.properties as Record<string, Record<string, unknown>>).key!['x-mcp-header']).toBe('Key');
+    expect((keyShow.inputSchema.properties as Record<string, Record<string, unknown>>).key!['x-mcp-header']).toBe(
+      'Key',
+    );
     // A key name the service does not know: the header check passes (it matches the body), the engine refuses.
     const r = await client.callTool({ name: 'key_show', arguments: { key: 'no-such-key' } });
     expect(keyHeaders[keyHeaders.length - 1]).toBe('no-such-key');

@@ -7,7 +7,11 @@ import request from 'supertest';
 import { makeApp, headersFor, rpc, META, TOKEN, VERSION } from './support';
 
 const app = makeApp();
-const post = (body: unknown, headers: Record<string, string>) => request(app.handler).post('/mcp').set(headers).send(body as object);
+const post = (body: unknown, headers: Record<string, string>) =>
+  request(app.handler)
+    .post('/mcp')
+    .set(headers)
+    .send(body as object);
 const call = (body: ReturnType<typeof rpc>) => post(body, headersFor(body));
 
 function without(h: Record<string, string>, name: string): Record<string, string> {
@@ -23,8 +27,13 @@ describe('seed § Revision', () => {
     expect(r.body.result.supportedVersions).toEqual(['2026-07-28']);
   });
 
-  test('row: an earlier client\'s initialize gets -32022 naming 2026-07-28, on HTTP 400', async () => {
-    const body = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'old', version: '1' } } };
+  test("row: an earlier client's initialize gets -32022 naming 2026-07-28, on HTTP 400", async () => {
+    const body = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'old', version: '1' } },
+    };
     const r = await post(body, { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' });
     expect(r.status).toBe(400);
     expect(r.body.id).toBe(1);
@@ -37,13 +46,22 @@ describe('seed § Revision', () => {
 describe('seed § Scope', () => {
   test('row server/discover: supportedVersions, capabilities (tools, resources) and instructions', async () => {
     const r = await call(rpc('server/discover'));
-    expect(r.body.result).toMatchObject({ supportedVersions: ['2026-07-28'], capabilities: { tools: {}, resources: {} } });
+    expect(r.body.result).toMatchObject({
+      supportedVersions: ['2026-07-28'],
+      capabilities: { tools: {}, resources: {} },
+    });
     expect(r.body.result.instructions).toContain('signer://docs/skill');
   });
 
   test('row tools/list: check, sign, key_show and halt, each with an inputSchema, always in that order', async () => {
     const r = await call(rpc('tools/list'));
-    const tools = r.body.result.tools as { name: string; inputSchema: { type: string }; description: string; outputSchema: object; annotations: object }[];
+    const tools = r.body.result.tools as {
+      name: string;
+      inputSchema: { type: string };
+      description: string;
+      outputSchema: object;
+      annotations: object;
+    }[];
     expect(tools.map((t) => t.name)).toEqual(['check', 'sign', 'key_show', 'halt']);
     for (const t of tools) {
       expect(t.inputSchema.type).toBe('object');
@@ -57,52 +75,86 @@ describe('seed § Scope', () => {
   test('row resources/list, resources/read: four static texts', async () => {
     const list = await call(rpc('resources/list'));
     const uris = (list.body.result.resources as { uri: string }[]).map((x) => x.uri);
-    expect(uris).toEqual(['signer://docs/skill', 'signer://docs/payload', 'signer://docs/checks', 'signer://docs/outcomes']);
+    expect(uris).toEqual([
+      'signer://docs/skill',
+      'signer://docs/payload',
+      'signer://docs/checks',
+      'signer://docs/outcomes',
+    ]);
     for (const uri of uris) {
       const read = await call(rpc('resources/read', { uri }));
       expect(read.status).toBe(200);
-      expect(read.body.result.contents).toEqual([{ uri, mimeType: 'text/markdown', text: expect.stringMatching(/^# /) }]);
+      expect(read.body.result.contents).toEqual([
+        { uri, mimeType: 'text/markdown', text: expect.stringMatching(/^# /) },
+      ]);
     }
     const templates = await call(rpc('resources/templates/list'));
     expect(templates.body.result.resourceTemplates).toEqual([]);
   });
 
   test('row any notification: accepted and ignored (202, no body)', async () => {
-    const r = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' });
+    const r = await post(
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+    );
     expect(r.status).toBe(202);
     expect(r.text).toBe('');
   });
 
   test('row initialize: from a client of this revision (its _meta names 2026-07-28) it is a removed method, -32601 on 404', async () => {
-    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
-    const r = await post({ jsonrpc: '2.0', id: 'm', method: 'initialize', params: { _meta: meta } }, headersFor({ method: 'initialize' }));
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    const r = await post(
+      { jsonrpc: '2.0', id: 'm', method: 'initialize', params: { _meta: meta } },
+      headersFor({ method: 'initialize' }),
+    );
     expect(r.status).toBe(404);
     expect(r.body.error.code).toBe(-32601);
   });
 
   test('row initialize: error -32022, as above', async () => {
-    const r = await post({ jsonrpc: '2.0', id: 'i', method: 'initialize', params: {} }, headersFor({ method: 'initialize' }));
+    const r = await post(
+      { jsonrpc: '2.0', id: 'i', method: 'initialize', params: {} },
+      headersFor({ method: 'initialize' }),
+    );
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe(-32022);
     expect(r.body.error.data.requested).toBe('');
   });
 
-  test.each(['ping', 'prompts/list', 'completion/complete', 'logging/setLevel', 'resources/subscribe', 'subscriptions/listen', 'tasks/list', 'unknown/method'])(
-    'row anything else, ping included: -32601 on HTTP 404 (%s)',
-    async (method) => {
-      const r = await call(rpc(method));
-      expect(r.status).toBe(404);
-      expect(r.body.error.code).toBe(-32601);
-      expect(r.body.id).toBeDefined();
-    },
-  );
+  test.each([
+    'ping',
+    'prompts/list',
+    'completion/complete',
+    'logging/setLevel',
+    'resources/subscribe',
+    'subscriptions/listen',
+    'tasks/list',
+    'unknown/method',
+  ])('row anything else, ping included: -32601 on HTTP 404 (%s)', async (method) => {
+    const r = await call(rpc(method));
+    expect(r.status).toBe(404);
+    expect(r.body.error.code).toBe(-32601);
+    expect(r.body.id).toBeDefined();
+  });
 
   test('row every result: resultType complete and the server named in _meta; caching hints on discover, lists and a read', async () => {
-    const cacheable = [rpc('server/discover'), rpc('tools/list'), rpc('resources/list'), rpc('resources/templates/list'), rpc('resources/read', { uri: 'signer://docs/skill' })];
+    const cacheable = [
+      rpc('server/discover'),
+      rpc('tools/list'),
+      rpc('resources/list'),
+      rpc('resources/templates/list'),
+      rpc('resources/read', { uri: 'signer://docs/skill' }),
+    ];
     for (const body of cacheable) {
       const r = await call(body);
       expect(r.body.result.resultType).toBe('complete');
-      expect(r.body.result._meta['io.modelcontextprotocol/serverInfo']).toEqual({ name: 'sa-forge-signer', version: '9.9.9-test' });
+      expect(r.body.result._meta['io.modelcontextprotocol/serverInfo']).toEqual({
+        name: 'sa-forge-signer',
+        version: '9.9.9-test',
+      });
       expect(r.body.result.ttlMs).toBe(300000);
       expect(r.body.result.cacheScope).toBe('private');
     }
@@ -116,7 +168,10 @@ describe('seed § A request', () => {
     ['an object', { a: 1 }],
     ['a boolean', true],
   ])('row a request id is a string or an integer, never null: %s is -32600 on 400', async (_what, id) => {
-    const r = await post({ jsonrpc: '2.0', id, method: 'tools/list', params: { _meta: META } }, headersFor({ method: 'tools/list' }));
+    const r = await post(
+      { jsonrpc: '2.0', id, method: 'tools/list', params: { _meta: META } },
+      headersFor({ method: 'tools/list' }),
+    );
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe(-32600);
     expect('id' in r.body).toBe(false);
@@ -133,14 +188,25 @@ describe('seed § A request', () => {
     ['no protocolVersion', { _meta: { 'io.modelcontextprotocol/clientCapabilities': {} } }],
     ['no clientCapabilities', { _meta: { 'io.modelcontextprotocol/protocolVersion': VERSION } }],
     ['clientCapabilities not an object', { _meta: { ...META, 'io.modelcontextprotocol/clientCapabilities': 'all' } }],
-  ])('row params._meta carries protocolVersion and clientCapabilities; without them -32602 on 400 (%s)', async (_what, params) => {
-    const r = await post({ jsonrpc: '2.0', id: 3, method: 'server/discover', ...(params === undefined ? {} : { params }) }, headersFor({ method: 'server/discover' }));
-    expect(r.status).toBe(400);
-    expect(r.body).toMatchObject({ id: 3, error: { code: -32602 } });
-  });
+  ])(
+    'row params._meta carries protocolVersion and clientCapabilities; without them -32602 on 400 (%s)',
+    async (_what, params) => {
+      const r = await post(
+        { jsonrpc: '2.0', id: 3, method: 'server/discover', ...(params === undefined ? {} : { params }) },
+        headersFor({ method: 'server/discover' }),
+      );
+      expect(r.status).toBe(400);
+      expect(r.body).toMatchObject({ id: 3, error: { code: -32602 } });
+    },
+  );
 
   test('row a version the server does not implement is -32022 with data.supported and data.requested, on 400', async () => {
-    const body = { jsonrpc: '2.0', id: 4, method: 'tools/list', params: { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' } } };
+    const body = {
+      jsonrpc: '2.0',
+      id: 4,
+      method: 'tools/list',
+      params: { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' } },
+    };
     const r = await post(body, { ...headersFor(body), 'MCP-Protocol-Version': 'v999.0.0' });
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe(-32022);
@@ -148,7 +214,12 @@ describe('seed § A request', () => {
   });
 
   test('row a server must not rely on earlier requests: each request stands alone', async () => {
-    const bad = { jsonrpc: '2.0', id: 5, method: 'tools/list', params: { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': '2025-11-25' } } };
+    const bad = {
+      jsonrpc: '2.0',
+      id: 5,
+      method: 'tools/list',
+      params: { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': '2025-11-25' } },
+    };
     expect((await post(bad, { ...headersFor(bad), 'MCP-Protocol-Version': '2025-11-25' })).status).toBe(400);
     expect((await call(rpc('tools/list'))).status).toBe(200);
   });
@@ -163,7 +234,10 @@ describe('seed § The HTTP transport', () => {
   });
 
   test('row an accepted notification gets 202 Accepted with no body', async () => {
-    const r = await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }, headersFor({ method: 'notifications/cancelled' }));
+    const r = await post(
+      { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } },
+      headersFor({ method: 'notifications/cancelled' }),
+    );
     expect(r.status).toBe(202);
     expect(r.text).toBe('');
     expect(r.headers['content-length']).toBeUndefined();
@@ -177,7 +251,12 @@ describe('seed § The HTTP transport', () => {
   });
 
   test('row every POST carries MCP-Protocol-Version matching _meta: different is -32020 on 400 (before the version check)', async () => {
-    const body = { jsonrpc: '2.0', id: 6, method: 'tools/list', params: { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' } } };
+    const body = {
+      jsonrpc: '2.0',
+      id: 6,
+      method: 'tools/list',
+      params: { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': 'v999.0.0' } },
+    };
     const r = await post(body, headersFor(body));
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe(-32020);
@@ -194,7 +273,12 @@ describe('seed § The HTTP transport', () => {
 
   test('row header names match whatever their case', async () => {
     const body = rpc('tools/list');
-    const r = await post(body, { Authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', 'mcp-protocol-version': VERSION, 'MCP-METHOD': 'tools/list' });
+    const r = await post(body, {
+      Authorization: `Bearer ${TOKEN}`,
+      'content-type': 'application/json',
+      'mcp-protocol-version': VERSION,
+      'MCP-METHOD': 'tools/list',
+    });
     expect(r.status).toBe(200);
   });
 
@@ -221,11 +305,14 @@ describe('seed § The HTTP transport', () => {
     expect([r.status, r.body.error.code]).toEqual([404, -32601]);
   });
 
-  test.each(['get', 'delete'] as const)('row a server of this revision alone answers %s with 405 Method Not Allowed', async (m) => {
-    const r = await request(app.handler)[m]('/mcp').set('Authorization', `Bearer ${TOKEN}`);
-    expect(r.status).toBe(405);
-    expect(r.headers.allow).toBe('POST');
-  });
+  test.each(['get', 'delete'] as const)(
+    'row a server of this revision alone answers %s with 405 Method Not Allowed',
+    async (m) => {
+      const r = await request(app.handler)[m]('/mcp').set('Authorization', `Bearer ${TOKEN}`);
+      expect(r.status).toBe(405);
+      expect(r.headers.allow).toBe('POST');
+    },
+  );
 
   test('row the Origin header must be validated; an invalid one is 403 (Origin and Host name an allowed_hosts entry)', async () => {
     const body = rpc('tools/list');
@@ -252,12 +339,18 @@ describe('seed § The HTTP transport', () => {
       expect(r.status).toBe(401);
       expect(r.body).toEqual({ error: 'missing or unknown bearer token' });
       expect(r.headers['www-authenticate']).toMatch(/^Bearer /);
-      const wrong = await post(rpc('tools/list'), { ...headersFor({ method: 'tools/list' }), Authorization: 'Bearer nope' });
+      const wrong = await post(rpc('tools/list'), {
+        ...headersFor({ method: 'tools/list' }),
+        Authorization: 'Bearer nope',
+      });
       expect(wrong.status).toBe(401);
     });
 
     test('a body that is not JSON is -32700 with no id', async () => {
-      const r = await request(app.handler).post('/mcp').set(headersFor({ method: 'tools/list' })).send('{"jsonrpc":');
+      const r = await request(app.handler)
+        .post('/mcp')
+        .set(headersFor({ method: 'tools/list' }))
+        .send('{"jsonrpc":');
       expect(r.status).toBe(400);
       expect(r.body).toEqual({ jsonrpc: '2.0', error: { code: -32700, message: expect.any(String) } });
     });
@@ -273,17 +366,28 @@ describe('seed § The HTTP transport', () => {
     });
 
     test('initialize comes before the headers: no MCP headers still gives -32022, not -32020', async () => {
-      const r = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18' } }, { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' });
+      const r = await post(
+        { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18' } },
+        { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+      );
       expect(r.body.error.code).toBe(-32022);
     });
 
     test('_meta comes before the headers: no _meta and no headers gives -32602', async () => {
-      const r = await post({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }, { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' });
+      const r = await post(
+        { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
+        { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
+      );
       expect([r.status, r.body.error.code]).toEqual([400, -32602]);
     });
 
     test('headers come before the version: header 2026-07-28 with _meta v999 gives -32020; both v999 gives -32022', async () => {
-      const body = { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': 'v999' } } };
+      const body = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/list',
+        params: { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': 'v999' } },
+      };
       expect((await post(body, { ...headersFor(body), 'MCP-Protocol-Version': VERSION })).body.error.code).toBe(-32020);
       expect((await post(body, { ...headersFor(body), 'MCP-Protocol-Version': 'v999' })).body.error.code).toBe(-32022);
     });
@@ -310,7 +414,12 @@ describe('seed § Tools and resources', () => {
   test('row a listed resource has uri, name, description and mimeType', async () => {
     const r = await call(rpc('resources/list'));
     for (const res of r.body.result.resources) {
-      expect(res).toMatchObject({ uri: expect.any(String), name: expect.any(String), description: expect.any(String), mimeType: 'text/markdown' });
+      expect(res).toMatchObject({
+        uri: expect.any(String),
+        name: expect.any(String),
+        description: expect.any(String),
+        mimeType: 'text/markdown',
+      });
     }
   });
 

@@ -4,11 +4,17 @@
  */
 import request from 'supertest';
 import { makeApp, headersFor, rpc, serveConfig } from './support';
-import { collectParamAnnotations, headerMatchesValue, checkParamHeaders, collectMcpHeaders } from '../../src/mcp/headers';
+import {
+  collectParamAnnotations,
+  headerMatchesValue,
+  checkParamHeaders,
+  collectMcpHeaders,
+} from '../../src/mcp/headers';
 import { decodeHeaderValue, decodeStrictBase64 } from '../../src/mcp/base64';
 
 const app = makeApp();
-const post = (body: object, headers: Record<string, string>) => request(app.handler).post('/mcp').set(headers).send(body);
+const post = (body: object, headers: Record<string, string>) =>
+  request(app.handler).post('/mcp').set(headers).send(body);
 const b64 = (s: string) => `=?base64?${Buffer.from(s, 'utf8').toString('base64')}?=`;
 
 // key_show with a key runs the engine; this app has none, so a request that passes header validation is a
@@ -22,13 +28,18 @@ describe('sep-2243-x-mcp-header: the key argument of all four tools carries x-mc
     const r = await post(rpc('tools/list'), headersFor({ method: 'tools/list' }));
     for (const t of r.body.result.tools) {
       expect(t.inputSchema.properties.key['x-mcp-header']).toBe('Key');
-      expect(collectParamAnnotations(t.name, t.inputSchema)).toEqual([{ header: 'Key', headerLower: 'mcp-param-key', path: ['key'], field: 'arguments.key', type: 'string' }]);
+      expect(collectParamAnnotations(t.name, t.inputSchema)).toEqual([
+        { header: 'Key', headerLower: 'mcp-param-key', path: ['key'], field: 'arguments.key', type: 'string' },
+      ]);
     }
   });
 
   test('serve.param_headers false serves the tools without the annotation and expects no header', async () => {
     const plain = makeApp({ config: serveConfig({ param_headers: false }) });
-    const list = await request(plain.handler).post('/mcp').set(headersFor({ method: 'tools/list' })).send(rpc('tools/list'));
+    const list = await request(plain.handler)
+      .post('/mcp')
+      .set(headersFor({ method: 'tools/list' }))
+      .send(rpc('tools/list'));
     for (const t of list.body.result.tools) expect(t.inputSchema.properties.key['x-mcp-header']).toBeUndefined();
     const body = keyShow('play');
     const h = headersFor(body);
@@ -102,7 +113,13 @@ describe('sep-2243-server-decode-base64 and reject-invalid-param-chars (the harn
 
   test('control characters and non-ASCII in a raw header value are rejected', () => {
     const h = collectMcpHeaders(['Mcp-Param-Key', 'caf\u00e9']);
-    expect(checkParamHeaders(h, [{ header: 'Key', headerLower: 'mcp-param-key', path: ['key'], field: 'arguments.key', type: 'string' }], { key: 'café' })).toMatch(/invalid characters/);
+    expect(
+      checkParamHeaders(
+        h,
+        [{ header: 'Key', headerLower: 'mcp-param-key', path: ['key'], field: 'arguments.key', type: 'string' }],
+        { key: 'café' },
+      ),
+    ).toMatch(/invalid characters/);
   });
 
   test('a repeated Mcp- header is refused as ambiguous', async () => {
@@ -140,11 +157,20 @@ describe('sep-2243-client-encode-values, compared generically for integer and bo
   });
 
   test('a nested annotated integer is found and validated through its properties chain', () => {
-    const schema = { type: 'object', properties: { opts: { type: 'object', properties: { n: { type: 'integer', minimum: 0, maximum: 10, 'x-mcp-header': 'N' } } } } };
+    const schema = {
+      type: 'object',
+      properties: {
+        opts: { type: 'object', properties: { n: { type: 'integer', minimum: 0, maximum: 10, 'x-mcp-header': 'N' } } },
+      },
+    };
     const ann = collectParamAnnotations('t', schema);
-    expect(ann).toEqual([{ header: 'N', headerLower: 'mcp-param-n', path: ['opts', 'n'], field: 'arguments.opts.n', type: 'integer' }]);
+    expect(ann).toEqual([
+      { header: 'N', headerLower: 'mcp-param-n', path: ['opts', 'n'], field: 'arguments.opts.n', type: 'integer' },
+    ]);
     expect(checkParamHeaders(collectMcpHeaders(['Mcp-Param-N', '3']), ann, { opts: { n: 3 } })).toBeNull();
-    expect(checkParamHeaders(collectMcpHeaders(['Mcp-Param-N', '4']), ann, { opts: { n: 3 } })).toMatch(/does not match/);
+    expect(checkParamHeaders(collectMcpHeaders(['Mcp-Param-N', '4']), ann, { opts: { n: 3 } })).toMatch(
+      /does not match/,
+    );
   });
 });
 
@@ -154,7 +180,11 @@ describe('start-up validation of x-mcp-header annotations (the service refuses t
     ['empty', obj({ a: { type: 'string', 'x-mcp-header': '' } }), /empty/],
     ['not an RFC 9110 token', obj({ a: { type: 'string', 'x-mcp-header': 'Has Space' } }), /token/],
     ['a colon', obj({ a: { type: 'string', 'x-mcp-header': 'A:B' } }), /token/],
-    ['duplicate ignoring case', obj({ a: { type: 'string', 'x-mcp-header': 'Key' }, b: { type: 'string', 'x-mcp-header': 'KEY' } }), /twice/],
+    [
+      'duplicate ignoring case',
+      obj({ a: { type: 'string', 'x-mcp-header': 'Key' }, b: { type: 'string', 'x-mcp-header': 'KEY' } }),
+      /twice/,
+    ],
     ['on a number', obj({ a: { type: 'number', 'x-mcp-header': 'A' } }), /only a single integer, string or boolean/],
     ['on a nullable union', obj({ a: { type: ['string', 'null'], 'x-mcp-header': 'A' } }), /only a single/],
     ['on an integer without safe bounds', obj({ a: { type: 'integer', 'x-mcp-header': 'A' } }), /safe range/],

@@ -11,7 +11,10 @@ import { SignerError } from '../../src/util/errors';
 export const TOKEN = 'sfs_test-token-for-the-http-suite';
 export const OTHER_TOKEN = 'sfs_second-token';
 export const VERSION = '2026-07-28';
-export const META = { 'io.modelcontextprotocol/protocolVersion': VERSION, 'io.modelcontextprotocol/clientCapabilities': {} };
+export const META = {
+  'io.modelcontextprotocol/protocolVersion': VERSION,
+  'io.modelcontextprotocol/clientCapabilities': {},
+};
 
 export function serveConfig(over: Partial<SignerConfig['serve']> = {}, base?: SignerConfig): SignerConfig {
   const tokens: TokenConfig[] = [
@@ -47,14 +50,22 @@ export function serveConfig(over: Partial<SignerConfig['serve']> = {}, base?: Si
   };
 }
 
-export function makeApp(opts: { config?: SignerConfig; engine?: SignerEngine | null; metrics?: Metrics | { current: Metrics | null }; logger?: Logger } = {}): SignerApp {
+export function makeApp(
+  opts: {
+    config?: SignerConfig;
+    engine?: SignerEngine | null;
+    metrics?: Metrics | { current: Metrics | null };
+    logger?: Logger;
+  } = {},
+): SignerApp {
   const config = opts.config ?? serveConfig();
   const engine = opts.engine ?? null;
   return createApp({
     config,
     version: '9.9.9-test',
     logger: opts.logger ?? pino({ level: 'silent' }),
-    engine: () => (engine ? Promise.resolve(engine) : Promise.reject(new SignerError('internal', 'no engine in this test'))),
+    engine: () =>
+      engine ? Promise.resolve(engine) : Promise.reject(new SignerError('internal', 'no engine in this test')),
     engineIfOpen: () => engine,
     metrics: opts.metrics ?? null,
   });
@@ -77,6 +88,10 @@ export function headersFor(body: { method: string; params?: Record<string, unkno
 }
 
 let nextId = 1;
-export function rpc(method: string, params: Record<string, unknown> = {}, id: string | number = nextId++): { jsonrpc: '2.0'; id: string | number; method: string; params: Record<string, unknown> } {
+export function rpc(
+  method: string,
+  params: Record<string, unknown> = {},
+  id: string | number = nextId++,
+): { jsonrpc: '2.0'; id: string | number; method: string; params: Record<string, unknown> } {
   return { jsonrpc: '2.0', id, method, params: { _meta: META, ...params } };
 }

@@ -22,13 +22,21 @@ afterAll(() => w.close());
 
 async function callTool(name: string, args: Record<string, unknown>, headers: Record<string, string> = {}) {
   const body = rpc('tools/call', { name, arguments: args });
-  const r = await request(app.handler).post('/mcp').set({ ...headersFor(body), ...headers }).send(body);
+  const r = await request(app.handler)
+    .post('/mcp')
+    .set({ ...headersFor(body), ...headers })
+    .send(body);
   expect(r.status).toBe(200);
   expect(r.body.result.resultType).toBe('complete');
   expect(r.body.result._meta['io.modelcontextprotocol/serverInfo'].name).toBe('sa-forge-signer');
   expect(r.body.result.content).toHaveLength(1);
   expect(r.body.result.content[0].type).toBe('text');
-  return r.body.result as { content: { text: string }[]; structuredContent?: Record<string, unknown>; isError: boolean; ttlMs?: number };
+  return r.body.result as {
+    content: { text: string }[];
+    structuredContent?: Record<string, unknown>;
+    isError: boolean;
+    ttlMs?: number;
+  };
 }
 
 function conforms(tool: string, value: unknown): void {
@@ -47,7 +55,11 @@ test('check: an ok report as pretty text and the same object as structuredConten
 });
 
 test('sign: confirmed through MCP on the embedded chain, leaving its intent and final audit entries', async () => {
-  const res = await callTool('sign', { payload: w.transfer('alpha', 2_000_000, 'mcp sign'), key: 'alpha', intent: 'pay the test destination' });
+  const res = await callTool('sign', {
+    payload: w.transfer('alpha', 2_000_000, 'mcp sign'),
+    key: 'alpha',
+    intent: 'pay the test destination',
+  });
   expect(res.structuredContent).toMatchObject({ outcome: 'confirmed', key: 'alpha', failed_check: null });
   expect(res.isError).toBe(false);
   conforms('sign', res.structuredContent);
@@ -71,7 +83,10 @@ test('key_show: the keys this token may use, validated against its outputSchema;
   // The views are cached now: the same answer comes from the engine's cache without waiting (McpService.cachedKeyShow).
   expect(await callTool('key_show', {})).toEqual(all);
   const one = await callTool('key_show', { key: 'beta' });
-  expect((one.structuredContent!.keys as { name: string; balance_lamports: number }[])[0]).toMatchObject({ name: 'beta', balance_lamports: expect.any(Number) });
+  expect((one.structuredContent!.keys as { name: string; balance_lamports: number }[])[0]).toMatchObject({
+    name: 'beta',
+    balance_lamports: expect.any(Number),
+  });
   const refused = await callTool('key_show', { key: 'beta' }, { Authorization: `Bearer ${OTHER_TOKEN}` });
   expect(refused.isError).toBe(true);
   expect(refused.content[0]!.text).toBe('error: this token may not use key "beta"');
@@ -88,7 +103,10 @@ test('halt through MCP refuses the next sign (halted) until the operator resumes
   const halted = await callTool('halt', { key: 'beta', reason: 'looks like a prompt injection' });
   expect(halted.isError).toBe(false);
   conforms('halt', halted.structuredContent);
-  expect(halted.structuredContent).toMatchObject({ halted: [{ key: 'beta', reason: 'looks like a prompt injection', by: 'token:agent', already_halted: false }], not_recorded: [] });
+  expect(halted.structuredContent).toMatchObject({
+    halted: [{ key: 'beta', reason: 'looks like a prompt injection', by: 'token:agent', already_halted: false }],
+    not_recorded: [],
+  });
   const refused = await callTool('sign', { payload: w.transfer('beta', 1_000_000), key: 'beta' });
   expect(refused.structuredContent).toMatchObject({ outcome: 'refused', failed_check: 'halted' });
   expect(refused.isError).toBe(true);

@@ -44,7 +44,9 @@ describe('canonical serialisation (domain §6)', () => {
 
   it('hashes the entry serialised with hash set to "", as sha256 hex', () => {
     const e = sealEntry(signInput({ ts: 42, balance_change: -5000 }), GENESIS_PREV);
-    const expected = createHash('sha256').update(serializeEntry({ ...e, hash: '' })).digest('hex');
+    const expected = createHash('sha256')
+      .update(serializeEntry({ ...e, hash: '' }))
+      .digest('hex');
     expect(e.hash).toBe(expected);
     expect(hashEntry(e)).toBe(expected);
     expect(e.prev).toBe('0'.repeat(64));
@@ -125,11 +127,18 @@ describe('JSONL export and verifyJsonlFile', () => {
   it('reports a valid JSON line that is not an audit entry', async () => {
     const file = path.join(dir, 'audit.jsonl');
     writeFileSync(file, '{"ts":1}\n');
-    expect(await verifyJsonlFile(file)).toMatchObject({ ok: false, line: 1, reason: 'audit line 1 is not an audit entry' });
+    expect(await verifyJsonlFile(file)).toMatchObject({
+      ok: false,
+      line: 1,
+      reason: 'audit line 1 is not an audit entry',
+    });
   });
 
   it('rejects a missing file with a ledger error naming it', async () => {
     const file = path.join(dir, 'nope.jsonl');
-    await expect(verifyJsonlFile(file)).rejects.toMatchObject({ code: 'ledger', message: expect.stringContaining(file) });
+    await expect(verifyJsonlFile(file)).rejects.toMatchObject({
+      code: 'ledger',
+      message: expect.stringContaining(file),
+    });
   });
 });

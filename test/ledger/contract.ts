@@ -200,7 +200,13 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         expect(await ledger.resume('game', 'operator', 21)).toBe(false);
         log = await ledger.tail(10);
         expect(log).toHaveLength(2);
-        expect(log[1]).toMatchObject({ command: 'resume', key: 'game', outcome: 'resumed', detail: 'by operator', ts: 20 });
+        expect(log[1]).toMatchObject({
+          command: 'resume',
+          key: 'game',
+          outcome: 'resumed',
+          detail: 'by operator',
+          ts: 20,
+        });
         expect(await ledger.verify()).toEqual({ ok: true, entries: 2 });
       });
 
@@ -275,7 +281,9 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
 
       it('a decision after expires_at does not count: the request becomes expired', async () => {
         const rec = await s.ledger.createApproval(request({ expires_at: 200 }));
-        expect(await s.ledger.decideApproval(rec.id, 'approved', 'operator', 200)).toMatchObject({ status: 'approved' });
+        expect(await s.ledger.decideApproval(rec.id, 'approved', 'operator', 200)).toMatchObject({
+          status: 'approved',
+        });
         const late = await s.ledger.createApproval(request({ expires_at: 200 }));
         expect(await s.ledger.decideApproval(late.id, 'approved', 'operator', 201)).toMatchObject({
           status: 'expired',

@@ -100,7 +100,9 @@ describe('spent in 24 h', () => {
   });
 
   it('a confirmed or failed final with no matching intent and no figure is charged the whole cap', () => {
-    expect(computeUsage([final({ signature: 'x', outcome: 'failed', balance_change: null })], NOW, CAP).spent24h).toBe(CAP);
+    expect(computeUsage([final({ signature: 'x', outcome: 'failed', balance_change: null })], NOW, CAP).spent24h).toBe(
+      CAP,
+    );
   });
 
   it('a gain spends nothing', () => {

@@ -13,7 +13,11 @@ import { Worker, buildLedger } from './procs';
 import { TcpProxy } from './tcp-proxy';
 
 const FAST = { postgres: { lockPollMs: 5, connectTimeoutMs: 1_000 } };
-const cfgFor = (name: string, port = PG_PORT): LedgerConfig => ({ store: 'postgres', url: dbUrl(name, port), pool_size: 4 });
+const cfgFor = (name: string, port = PG_PORT): LedgerConfig => ({
+  store: 'postgres',
+  url: dbUrl(name, port),
+  pool_size: 4,
+});
 
 async function pgStore(): Promise<StoreUnderTest> {
   const name = await createDatabase();
@@ -46,7 +50,6 @@ async function lockHolders(db: string, key: string): Promise<number[]> {
   );
   return res.rows.map((r: { pid: number }) => r.pid);
 }
-
 
 describe('PostgreSQL store specifics', () => {
   let name: string;

@@ -13,13 +13,17 @@ const WORKER = path.join(__dirname, 'fixtures/worker.js');
  */
 export function buildLedger(tag: string): { openJs: string; cleanup: () => void } {
   const outDir = path.join(ROOT, '.tmp', `ledger-build-${tag}-${process.pid}`);
-  execFileSync(process.execPath, [
-    path.join(ROOT, 'node_modules/typescript/bin/tsc'),
-    '-p',
-    path.join(__dirname, 'fixtures/tsconfig.build.json'),
-    '--outDir',
-    outDir,
-  ], { stdio: 'pipe' });
+  execFileSync(
+    process.execPath,
+    [
+      path.join(ROOT, 'node_modules/typescript/bin/tsc'),
+      '-p',
+      path.join(__dirname, 'fixtures/tsconfig.build.json'),
+      '--outDir',
+      outDir,
+    ],
+    { stdio: 'pipe' },
+  );
   return {
     openJs: path.join(outDir, 'src/ledger/open.js'),
     cleanup: () => rmSync(outDir, { recursive: true, force: true }),

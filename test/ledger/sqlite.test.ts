@@ -68,7 +68,9 @@ describe('SQLite store specifics', () => {
   });
 
   it('reports an unreadable file as a ledger error', async () => {
-    await expect(openLedger({ store: 'sqlite', path: '/proc/version/ledger.db' })).rejects.toMatchObject({ code: 'ledger' });
+    await expect(openLedger({ store: 'sqlite', path: '/proc/version/ledger.db' })).rejects.toMatchObject({
+      code: 'ledger',
+    });
   });
 });
 

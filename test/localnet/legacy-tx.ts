@@ -74,7 +74,11 @@ function shortvec(n: number): number[] {
 }
 
 /** Standard legacy account order: payer, writable signers, read-only signers, writable, read-only. */
-export function compileLegacy(feePayer: string, ixs: Ix[], recentBlockhash: string): { message: Uint8Array; signers: string[] } {
+export function compileLegacy(
+  feePayer: string,
+  ixs: Ix[],
+  recentBlockhash: string,
+): { message: Uint8Array; signers: string[] } {
   const metas = new Map<string, { signer: boolean; writable: boolean }>([[feePayer, { signer: true, writable: true }]]);
   const note = (key: string, signer: boolean, writable: boolean) => {
     const m = metas.get(key) ?? { signer: false, writable: false };
@@ -85,7 +89,8 @@ export function compileLegacy(feePayer: string, ixs: Ix[], recentBlockhash: stri
     note(ix.programId, false, false);
   }
   const rest = [...metas.keys()].filter((k) => k !== feePayer);
-  const group = (s: boolean, w: boolean) => rest.filter((k) => metas.get(k)!.signer === s && metas.get(k)!.writable === w);
+  const group = (s: boolean, w: boolean) =>
+    rest.filter((k) => metas.get(k)!.signer === s && metas.get(k)!.writable === w);
   const keys = [feePayer, ...group(true, true), ...group(true, false), ...group(false, true), ...group(false, false)];
   const signers = keys.filter((k) => metas.get(k)!.signer);
   const header = [signers.length, group(true, false).length, group(false, false).length];
@@ -95,7 +100,11 @@ export function compileLegacy(feePayer: string, ixs: Ix[], recentBlockhash: stri
   parts.push([...decodeBase58(recentBlockhash)!]);
   parts.push(shortvec(ixs.length));
   for (const ix of ixs) {
-    parts.push([index(ix.programId)], shortvec(ix.accounts.length), ix.accounts.map((a) => index(a.pubkey)));
+    parts.push(
+      [index(ix.programId)],
+      shortvec(ix.accounts.length),
+      ix.accounts.map((a) => index(a.pubkey)),
+    );
     parts.push(shortvec(ix.data.length), [...ix.data]);
   }
   return { message: Uint8Array.from(parts.flat()), signers };
@@ -104,7 +113,11 @@ export function compileLegacy(feePayer: string, ixs: Ix[], recentBlockhash: stri
 /** A wire transaction; signers missing from `by` leave zero signatures (an unsigned transaction). */
 export function assemble(message: Uint8Array, signers: string[], by: Signer[]): { base64: string; signature: string } {
   const sigs = signers.map((pk) => by.find((s) => s.pubkey === pk)?.sign(message) ?? new Uint8Array(64));
-  const bytes = Buffer.concat([Buffer.from(shortvec(signers.length)), ...sigs.map((s) => Buffer.from(s)), Buffer.from(message)]);
+  const bytes = Buffer.concat([
+    Buffer.from(shortvec(signers.length)),
+    ...sigs.map((s) => Buffer.from(s)),
+    Buffer.from(message),
+  ]);
   return { base64: bytes.toString('base64'), signature: encodeBase58(sigs[0]!) };
 }
 

@@ -67,7 +67,11 @@ test('a signed System transfer simulates, lands, and moves processed → confirm
   const tx = signedTransfer(from, to, amount, blockhash);
 
   expect(await client.getFeeForMessage(tx.messageBase64)).toBe(FEE);
-  const sim = await client.simulateTransaction(tx.base64, { sigVerify: true, replaceRecentBlockhash: false, accounts: [from.pubkey, to] });
+  const sim = await client.simulateTransaction(tx.base64, {
+    sigVerify: true,
+    replaceRecentBlockhash: false,
+    accounts: [from.pubkey, to],
+  });
   expect(sim.err).toBeNull();
   expect(sim.logs).toEqual([`Program ${SYSTEM_PROGRAM} invoke [1]`, `Program ${SYSTEM_PROGRAM} success`]);
   expect(sim.unitsConsumed).toBe(150);
@@ -109,7 +113,11 @@ test('an unsigned transaction simulates with sigVerify off and a replaced blockh
   const { blockhash } = await client.getLatestBlockhash();
   net.advanceBlocks(151);
   const tx = unsignedTransfer(from.pubkey, to, 1_000_000, blockhash);
-  const sim = await client.simulateTransaction(tx.base64, { sigVerify: false, replaceRecentBlockhash: true, accounts: [from.pubkey] });
+  const sim = await client.simulateTransaction(tx.base64, {
+    sigVerify: false,
+    replaceRecentBlockhash: true,
+    accounts: [from.pubkey],
+  });
   expect(sim.err).toBeNull();
   expect(sim.accounts).toEqual([{ lamports: 2 * SOL - 1_000_000 - FEE, owner: SYSTEM_PROGRAM }]);
 });
@@ -118,7 +126,8 @@ test('an unsigned transaction with sigVerify on is refused as a node refuses it 
   const from = funded();
   const { blockhash } = await client.getLatestBlockhash();
   const tx = unsignedTransfer(from.pubkey, randomAddress(), 1_000_000, blockhash);
-  const simulate = () => client.simulateTransaction(tx.base64, { sigVerify: true, replaceRecentBlockhash: false, accounts: [] });
+  const simulate = () =>
+    client.simulateTransaction(tx.base64, { sigVerify: true, replaceRecentBlockhash: false, accounts: [] });
   await expect(simulate()).rejects.toMatchObject({ kind: 'node', rpcCode: -32003 });
   net.faults.expireAllBlockhashes();
   await expect(simulate()).rejects.toMatchObject({ kind: 'node', rpcCode: -32003 });
@@ -128,7 +137,9 @@ test('sigVerify together with replaceRecentBlockhash is an invalid-params error'
   const from = funded();
   const { blockhash } = await client.getLatestBlockhash();
   const tx = signedTransfer(from, randomAddress(), 1_000_000, blockhash);
-  await expect(client.simulateTransaction(tx.base64, { sigVerify: true, replaceRecentBlockhash: true, accounts: [] })).rejects.toMatchObject({
+  await expect(
+    client.simulateTransaction(tx.base64, { sigVerify: true, replaceRecentBlockhash: true, accounts: [] }),
+  ).rejects.toMatchObject({
     kind: 'node',
     rpcCode: -32602,
   });
@@ -140,7 +151,11 @@ test('a transfer beyond the balance fails with the System program error and logs
   const tx = signedTransfer(from, randomAddress(), 5 * SOL, blockhash);
   const expectedErr = { InstructionError: [0, { Custom: 1 }] };
 
-  const sim = await client.simulateTransaction(tx.base64, { sigVerify: true, replaceRecentBlockhash: false, accounts: [from.pubkey] });
+  const sim = await client.simulateTransaction(tx.base64, {
+    sigVerify: true,
+    replaceRecentBlockhash: false,
+    accounts: [from.pubkey],
+  });
   expect(sim.err).toEqual(expectedErr);
   expect(sim.logs).toEqual([
     `Program ${SYSTEM_PROGRAM} invoke [1]`,
@@ -165,7 +180,11 @@ test('a blockhash older than 150 blocks: BlockhashNotFound in simulation, no fee
   net.advanceBlocks(150);
   expect(await client.getFeeForMessage(tx.messageBase64)).toBe(FEE); // the last valid height itself is still valid
   net.advanceBlocks(1);
-  const sim = await client.simulateTransaction(tx.base64, { sigVerify: true, replaceRecentBlockhash: false, accounts: [from.pubkey] });
+  const sim = await client.simulateTransaction(tx.base64, {
+    sigVerify: true,
+    replaceRecentBlockhash: false,
+    accounts: [from.pubkey],
+  });
   expect(sim).toEqual({ err: 'BlockhashNotFound', logs: [], unitsConsumed: 0, accounts: [] });
   expect(await client.getFeeForMessage(tx.messageBase64)).toBeNull();
 
@@ -192,7 +211,11 @@ test('a transaction whose fee payer does not exist never lands', async () => {
   const ghost = newSigner();
   const { blockhash } = await client.getLatestBlockhash();
   const tx = signedTransfer(ghost, randomAddress(), 1_000_000, blockhash);
-  const sim = await client.simulateTransaction(tx.base64, { sigVerify: true, replaceRecentBlockhash: false, accounts: [ghost.pubkey] });
+  const sim = await client.simulateTransaction(tx.base64, {
+    sigVerify: true,
+    replaceRecentBlockhash: false,
+    accounts: [ghost.pubkey],
+  });
   expect(sim.err).toBe('AccountNotFound');
   await client.sendTransaction(tx.base64);
   expect(await client.getSignatureStatuses([tx.signature], { searchTransactionHistory: true })).toEqual([null]);
@@ -283,7 +306,11 @@ describe('faults', () => {
     const { blockhash } = await client.getLatestBlockhash();
     const old = signedTransfer(from, randomAddress(), 1_000_000, blockhash);
     net.faults.expireAllBlockhashes();
-    const sim = await client.simulateTransaction(old.base64, { sigVerify: true, replaceRecentBlockhash: false, accounts: [] });
+    const sim = await client.simulateTransaction(old.base64, {
+      sigVerify: true,
+      replaceRecentBlockhash: false,
+      accounts: [],
+    });
     expect(sim.err).toBe('BlockhashNotFound');
     await client.sendTransaction(old.base64);
     expect(await client.getSignatureStatuses([old.signature], { searchTransactionHistory: true })).toEqual([null]);
@@ -291,7 +318,10 @@ describe('faults', () => {
     const fresh = await client.getLatestBlockhash();
     expect(fresh.blockhash).not.toBe(blockhash);
     const tx = signedTransfer(from, randomAddress(), 1_000_000, fresh.blockhash);
-    expect((await client.simulateTransaction(tx.base64, { sigVerify: true, replaceRecentBlockhash: false, accounts: [] })).err).toBeNull();
+    expect(
+      (await client.simulateTransaction(tx.base64, { sigVerify: true, replaceRecentBlockhash: false, accounts: [] }))
+        .err,
+    ).toBeNull();
   });
 
   test('stallConfirmations: statuses stay processed and getTransaction finds nothing until it is lifted', async () => {
@@ -342,14 +372,21 @@ test('freezeHeight stops the block timer; advanceBlocks still moves the height',
 
 test('fault controls answer over JSON-RPC only when controls are enabled', async () => {
   const from = funded();
-  expect(await rawCall(net.url, { jsonrpc: '2.0', id: 1, method: 'localnet_dropSends', params: [true] })).toMatchObject({
-    error: { code: -32601 },
-  });
+  expect(await rawCall(net.url, { jsonrpc: '2.0', id: 1, method: 'localnet_dropSends', params: [true] })).toMatchObject(
+    {
+      error: { code: -32601 },
+    },
+  );
 
-  const remote = await startLocalnet({ blockIntervalMs: 0, controls: true, fund: [{ address: from.pubkey, lamports: SOL }] });
+  const remote = await startLocalnet({
+    blockIntervalMs: 0,
+    controls: true,
+    fund: [{ address: from.pubkey, lamports: SOL }],
+  });
   const remoteClient = new RpcChainClient(remote.url, { timeoutMs: 5000 });
   try {
-    const call = (method: string, params: unknown[] = []) => rawCall(remote.url, { jsonrpc: '2.0', id: 1, method, params });
+    const call = (method: string, params: unknown[] = []) =>
+      rawCall(remote.url, { jsonrpc: '2.0', id: 1, method, params });
     expect(await call('localnet_dropSends', [true])).toEqual({ jsonrpc: '2.0', result: null, id: 1 });
     const { blockhash } = await remoteClient.getLatestBlockhash();
     const tx = signedTransfer(from, randomAddress(), 1_000_000, blockhash);
@@ -371,7 +408,11 @@ test('fault controls answer over JSON-RPC only when controls are enabled', async
     expect(status?.confirmationStatus).toBe('processed');
 
     await call('localnet_expireAllBlockhashes');
-    const sim = await remoteClient.simulateTransaction(tx.base64, { sigVerify: true, replaceRecentBlockhash: false, accounts: [] });
+    const sim = await remoteClient.simulateTransaction(tx.base64, {
+      sigVerify: true,
+      replaceRecentBlockhash: false,
+      accounts: [],
+    });
     expect(sim.err).toBe('BlockhashNotFound');
 
     expect(await call('localnet_stats')).toMatchObject({ result: { sends: 2, landed: 1 } });
@@ -390,7 +431,11 @@ test('stats count sends, landings and calls per method', async () => {
 });
 
 async function rawCall(url: string, body: unknown): Promise<unknown> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   return res.json();
 }
 
@@ -413,6 +458,8 @@ test('a malformed transaction is refused at send with invalid params, as a node 
     message: 'sendTransaction: node error -32602: invalid transaction: trailing bytes after the message',
   });
   const noSignatures = Buffer.concat([Buffer.from([0]), bytes.subarray(65)]).toString('base64');
-  await expect(client.sendTransaction(noSignatures)).rejects.toThrow('invalid transaction: 0 signatures for 1 required signers');
+  await expect(client.sendTransaction(noSignatures)).rejects.toThrow(
+    'invalid transaction: 0 signatures for 1 required signers',
+  );
   expect(await client.getBalance(payer.pubkey)).toBe(10 * SOL);
 });

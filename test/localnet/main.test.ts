@@ -9,7 +9,9 @@ import { newSigner } from './legacy-tx';
 
 test('parses listen, fund, block interval and controls', () => {
   const a = newSigner().pubkey;
-  expect(parseLocalnetArgs(['--listen', '127.0.0.1:0', '--fund', `${a}=5000000`, '--block-ms', '0', '--controls'])).toEqual({
+  expect(
+    parseLocalnetArgs(['--listen', '127.0.0.1:0', '--fund', `${a}=5000000`, '--block-ms', '0', '--controls']),
+  ).toEqual({
     host: '127.0.0.1',
     port: 0,
     fund: [{ address: a, lamports: 5_000_000 }],
@@ -27,7 +29,12 @@ test.each([
   [['--block-ms'], '--block-ms needs a value'],
   [['--verbose'], 'unknown option --verbose'],
 ])('refuses %j with a usage message', (argv, problem) => {
-  expect(() => parseLocalnetArgs(argv)).toThrow(expect.objectContaining({ code: 'request_invalid', message: expect.stringContaining(`localnet: ${problem}. Usage:`) }));
+  expect(() => parseLocalnetArgs(argv)).toThrow(
+    expect.objectContaining({
+      code: 'request_invalid',
+      message: expect.stringContaining(`localnet: ${problem}. Usage:`),
+    }),
+  );
 });
 
 test('announces its URL, serves the funded accounts, and stops cleanly on SIGTERM', async () => {

@@ -32,7 +32,9 @@ async function rate(name: string, concurrency: number, op: () => Promise<unknown
 async function main(): Promise<void> {
   const payer = newSigner();
   const external = process.argv[2];
-  const net = external ? null : await startLocalnet({ blockIntervalMs: 400, fund: [{ address: payer.pubkey, lamports: 1e15 }] });
+  const net = external
+    ? null
+    : await startLocalnet({ blockIntervalMs: 400, fund: [{ address: payer.pubkey, lamports: 1e15 }] });
   const url = external ?? net!.url;
   if (external) await new JsonRpcTransport(url, 5000).call('requestAirdrop', [payer.pubkey, 1e15]);
   const client = new RpcChainClient(url, { timeoutMs: 15000 });
@@ -43,12 +45,20 @@ async function main(): Promise<void> {
     await rate('blockhash + sign + simulate (sigVerify)', c, async () => {
       const { blockhash } = await client.getLatestBlockhash();
       const tx = signedTransfer(payer, to, 1_000_000, blockhash);
-      return client.simulateTransaction(tx.base64, { sigVerify: true, replaceRecentBlockhash: false, accounts: [payer.pubkey] });
+      return client.simulateTransaction(tx.base64, {
+        sigVerify: true,
+        replaceRecentBlockhash: false,
+        accounts: [payer.pubkey],
+      });
     });
     const { blockhash } = await client.getLatestBlockhash();
     const unsigned = unsignedTransfer(payer.pubkey, to, 1_000_000, blockhash);
     await rate('simulateTransaction only (unsigned, replace)', c, () =>
-      client.simulateTransaction(unsigned.base64, { sigVerify: false, replaceRecentBlockhash: true, accounts: [payer.pubkey] }),
+      client.simulateTransaction(unsigned.base64, {
+        sigVerify: false,
+        replaceRecentBlockhash: true,
+        accounts: [payer.pubkey],
+      }),
     );
     // The engine's calls for one sign, minus the polling waits: what the chain side can carry per second.
     let amount = 1_000_000 + c * 1_000_000_000;
@@ -56,7 +66,11 @@ async function main(): Promise<void> {
       const latest = await client.getLatestBlockhash();
       await client.getBalance(payer.pubkey);
       const tx = signedTransfer(payer, to, amount++, latest.blockhash);
-      await client.simulateTransaction(tx.base64, { sigVerify: true, replaceRecentBlockhash: false, accounts: [payer.pubkey] });
+      await client.simulateTransaction(tx.base64, {
+        sigVerify: true,
+        replaceRecentBlockhash: false,
+        accounts: [payer.pubkey],
+      });
       await client.getFeeForMessage(tx.messageBase64);
       await client.sendTransaction(tx.base64);
       await client.getSignatureStatuses([tx.signature], { searchTransactionHistory: false });

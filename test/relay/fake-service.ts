@@ -19,7 +19,10 @@ export type FakeHandler = (req: RecordedRequest, res: http.ServerResponse) => vo
 export class FakeService {
   readonly requests: RecordedRequest[] = [];
   private readonly sockets = new Set<import('node:net').Socket>();
-  private constructor(readonly server: http.Server, readonly url: string) {}
+  private constructor(
+    readonly server: http.Server,
+    readonly url: string,
+  ) {}
 
   static async start(handler: FakeHandler): Promise<FakeService> {
     let fake: FakeService | null = null;

@@ -49,8 +49,13 @@ export class LiveService {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'signer-relay-'));
     const keyDir = path.join(dir, 'keys');
     const keys: Record<string, { pubkey: string; destination: string }> = {};
-    for (const name of Object.keys(opts.keys)) keys[name] = { pubkey: createKeyFile(keyDir, name), destination: randomAddress() };
-    const localnet = await startLocalnet({ port: 0, blockIntervalMs: 20, fund: Object.values(keys).map((k) => ({ address: k.pubkey, lamports: 100_000_000_000 })) });
+    for (const name of Object.keys(opts.keys))
+      keys[name] = { pubkey: createKeyFile(keyDir, name), destination: randomAddress() };
+    const localnet = await startLocalnet({
+      port: 0,
+      blockIntervalMs: 20,
+      fund: Object.values(keys).map((k) => ({ address: k.pubkey, lamports: 100_000_000_000 })),
+    });
     const token = newToken();
     const tokenFile = path.join(dir, 'agent.token');
     fs.writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
@@ -98,7 +103,10 @@ export class LiveService {
 
   /** Starts the service process and resolves once it announced its address. */
   async spawn(): Promise<void> {
-    const child = spawn(process.execPath, [BIN.serve, '--config', this.configFile], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [BIN.serve, '--config', this.configFile], {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     killOnExit(child);
     this.child = child;
     this.tail = '';

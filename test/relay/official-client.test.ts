@@ -30,7 +30,10 @@ test('the official v2 client, pinned to 2026-07-28, completes discover, tools/li
     stderr: 'pipe',
   });
   transport.stderr?.on('data', (d: Buffer) => (relayLog += d.toString()));
-  const client = new Client({ name: 'relay-official-client-test', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+  const client = new Client(
+    { name: 'relay-official-client-test', version: '1.0.0' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+  );
   try {
     await client.connect(transport);
     expect(client.getNegotiatedProtocolVersion()).toBe('2026-07-28');
@@ -45,7 +48,9 @@ test('the official v2 client, pinned to 2026-07-28, completes discover, tools/li
     expect(keys).toEqual([expect.objectContaining({ name: 'play', pubkey: service.keys.play!.pubkey })]);
 
     const read = await client.readResource({ uri: 'signer://docs/outcomes' });
-    expect(read.contents[0]).toEqual(expect.objectContaining({ uri: 'signer://docs/outcomes', mimeType: 'text/markdown' }));
+    expect(read.contents[0]).toEqual(
+      expect.objectContaining({ uri: 'signer://docs/outcomes', mimeType: 'text/markdown' }),
+    );
   } finally {
     await client.close();
   }

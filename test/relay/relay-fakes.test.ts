@@ -42,7 +42,11 @@ async function fake(handler: Parameters<typeof FakeService.start>[0]): Promise<F
   return f;
 }
 
-const ok = (req: RecordedRequest, result: Record<string, unknown>) => ({ jsonrpc: '2.0', id: req.body.id, result: { resultType: 'complete', ...result } });
+const ok = (req: RecordedRequest, result: Record<string, unknown>) => ({
+  jsonrpc: '2.0',
+  id: req.body.id,
+  result: { resultType: 'complete', ...result },
+});
 
 /** A port nothing listens on: bound, then released. */
 async function deadPort(): Promise<number> {
@@ -54,10 +58,16 @@ async function deadPort(): Promise<number> {
 }
 
 test('a pretty-printed multi-line reply (a formatting the real service never sends) is written as exactly one line', async () => {
-  const f = await fake((req, res) => sendJson(res, 200, ok(req, { note: 'line one\nline two', nested: { a: [1, 2, { b: 'c' }] } }), true));
+  const f = await fake((req, res) =>
+    sendJson(res, 200, ok(req, { note: 'line one\nline two', nested: { a: [1, 2, { b: 'c' }] } }), true),
+  );
   const r = relay(f.url);
   const reply = await r.call(1, 'server/discover');
-  expect(reply.result).toEqual({ resultType: 'complete', note: 'line one\nline two', nested: { a: [1, 2, { b: 'c' }] } });
+  expect(reply.result).toEqual({
+    resultType: 'complete',
+    note: 'line one\nline two',
+    nested: { a: [1, 2, { b: 'c' }] },
+  });
   expect(r.lines).toHaveLength(1);
   expect(r.lines[0]).not.toMatch(/\n|\r/);
   expect(r.unterminated()).toBe('');
@@ -93,7 +103,7 @@ test('a 502 with an HTML body from a proxy is -32603 naming the status, not a pa
   expect(reply.error?.data).toEqual({ httpStatus: 502 });
 });
 
-test('a 403 plain JSON refusal (Host not allowed) is -32603 with the service\'s own words', async () => {
+test("a 403 plain JSON refusal (Host not allowed) is -32603 with the service's own words", async () => {
   const f = await fake((_req, res) => sendJson(res, 403, { error: 'Host header not allowed' }));
   const r = relay(f.url);
   const reply = await r.call(1, 'server/discover');
@@ -103,24 +113,36 @@ test('a 403 plain JSON refusal (Host not allowed) is -32603 with the service\'s 
 
 test('an event-stream reply: notifications for the request are written, then the response, each on its own line', async () => {
   const f = await fake((req, res) => {
-    if (req.body.method === 'tools/list') return sendJson(res, 200, ok(req, { tools: [{ name: 'anything', inputSchema: { type: 'object' } }] }));
+    if (req.body.method === 'tools/list')
+      return sendJson(res, 200, ok(req, { tools: [{ name: 'anything', inputSchema: { type: 'object' } }] }));
     res.writeHead(200, { 'Content-Type': 'text/event-stream' });
-    const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 't', progress: 1, total: 2 } };
+    const progress = {
+      jsonrpc: '2.0',
+      method: 'notifications/progress',
+      params: { progressToken: 't', progress: 1, total: 2 },
+    };
     res.write(`: keep-alive\n\nevent: message\ndata: ${JSON.stringify(progress)}\n\n`);
     const final = JSON.stringify(ok(req, { content: [{ type: 'text', text: 'done' }], isError: false }), null, 2);
     // A multi-line JSON split over several data lines and two TCP writes.
-    const data = final.split('\n').map((l) => `data: ${l}`).join('\n');
+    const data = final
+      .split('\n')
+      .map((l) => `data: ${l}`)
+      .join('\n');
     res.write(data.slice(0, 20));
     setTimeout(() => res.end(`${data.slice(20)}\n\n`), 20);
   });
   const r = relay(f.url);
   const reply = await r.call(5, 'tools/call', { name: 'anything', arguments: {} });
-  expect(reply).toEqual({ jsonrpc: '2.0', id: 5, result: { resultType: 'complete', content: [{ type: 'text', text: 'done' }], isError: false } });
+  expect(reply).toEqual({
+    jsonrpc: '2.0',
+    id: 5,
+    result: { resultType: 'complete', content: [{ type: 'text', text: 'done' }], isError: false },
+  });
   const messages = r.messages();
   expect(messages.map((m) => m.method ?? m.id)).toEqual(['notifications/progress', 5]);
 });
 
-test('headers are built from the body and the service\'s own x-mcp-header annotations: integers decimal, booleans lowercase, nested paths, null omitted', async () => {
+test("headers are built from the body and the service's own x-mcp-header annotations: integers decimal, booleans lowercase, nested paths, null omitted", async () => {
   const tool = {
     name: 'route',
     inputSchema: {
@@ -134,13 +156,20 @@ test('headers are built from the body and the service\'s own x-mcp-header annota
       },
     },
   };
-  const bad = { name: 'bad', inputSchema: { type: 'object', properties: { n: { type: 'number', 'x-mcp-header': 'N' } } } };
+  const bad = {
+    name: 'bad',
+    inputSchema: { type: 'object', properties: { n: { type: 'number', 'x-mcp-header': 'N' } } },
+  };
   const f = await fake((req, res) => {
-    if (req.body.method === 'tools/list') return sendJson(res, 200, ok(req, { tools: [tool, bad], ttlMs: 0, cacheScope: 'private' }));
+    if (req.body.method === 'tools/list')
+      return sendJson(res, 200, ok(req, { tools: [tool, bad], ttlMs: 0, cacheScope: 'private' }));
     sendJson(res, 200, ok(req, { content: [], isError: false }));
   });
   const r = relay(f.url);
-  const call = await r.call(1, 'tools/call', { name: 'route', arguments: { region: 'eu west ', priority: -7, dry: false, target: { zone: 'Zürich' }, note: null } });
+  const call = await r.call(1, 'tools/call', {
+    name: 'route',
+    arguments: { region: 'eu west ', priority: -7, dry: false, target: { zone: 'Zürich' }, note: null },
+  });
   expect(call.result).toBeDefined();
   const sent = f.requests.filter((q) => q.body.method === 'tools/call');
   expect(sent).toHaveLength(1);
@@ -178,7 +207,8 @@ test('cancelling a request closes its HTTP request at the server', async () => {
   let closed: () => void = () => undefined;
   const serverSawClose = new Promise<void>((resolve) => (closed = resolve));
   const f = await fake((req, res) => {
-    if (req.body.method === 'tools/list') return sendJson(res, 200, ok(req, { tools: [{ name: 'slow', inputSchema: { type: 'object' } }] }));
+    if (req.body.method === 'tools/list')
+      return sendJson(res, 200, ok(req, { tools: [{ name: 'slow', inputSchema: { type: 'object' } }] }));
     // Never answers: only the client going away ends this request.
     res.once('close', () => closed());
   });

@@ -55,7 +55,10 @@ describe('round trips through the relay', () => {
     expect(discover.result?.resultType).toBe('complete');
 
     const list = await r.call(2, 'tools/list');
-    const tools = list.result?.tools as { name: string; inputSchema: { properties: Record<string, Record<string, unknown>> } }[];
+    const tools = list.result?.tools as {
+      name: string;
+      inputSchema: { properties: Record<string, Record<string, unknown>> };
+    }[];
     expect(tools.map((t) => t.name)).toEqual(['check', 'sign', 'key_show', 'halt']);
     expect(tools[2]!.inputSchema.properties.key!['x-mcp-header']).toBe('Key');
 
@@ -80,9 +83,14 @@ describe('round trips through the relay', () => {
     expect(await r.end()).toEqual({ code: 0, signal: null });
   });
 
-  test('initialize is answered with the service\'s -32022 naming 2026-07-28, not turned into -32603', async () => {
+  test("initialize is answered with the service's -32022 naming 2026-07-28, not turned into -32603", async () => {
     const r = relay();
-    r.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'old', version: '1' } } });
+    r.send({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'old', version: '1' } },
+    });
     const reply = await r.reply(1);
     expect(reply.error?.code).toBe(-32022);
     expect(reply.error?.data).toEqual({ supported: [VERSION], requested: '2025-06-18' });
@@ -156,17 +164,20 @@ describe('SEP-2243 headers built from the body', () => {
     ['a leading space', ' demo'],
     ['a non-ASCII letter', 'dému'],
     ['the sentinel itself', '=?base64?cGxheQ==?='],
-  ])('a key argument with %s travels base64-encoded in Mcp-Param-Key and passes the service\'s header check', async (_what, key) => {
-    const r = relay();
-    const reply = await r.call(1, 'tools/call', { name: 'key_show', arguments: { key } });
-    // Past the header check (no -32020): the engine itself answers that no such key is configured.
-    expect(reply.error).toBeUndefined();
-    expect(reply.result?.isError).toBe(true);
-    expect(toolText(reply)).not.toMatch(/Header mismatch/);
-    expect(toolText(reply)).toMatch(/key/i);
-  });
+  ])(
+    "a key argument with %s travels base64-encoded in Mcp-Param-Key and passes the service's header check",
+    async (_what, key) => {
+      const r = relay();
+      const reply = await r.call(1, 'tools/call', { name: 'key_show', arguments: { key } });
+      // Past the header check (no -32020): the engine itself answers that no such key is configured.
+      expect(reply.error).toBeUndefined();
+      expect(reply.result?.isError).toBe(true);
+      expect(toolText(reply)).not.toMatch(/Header mismatch/);
+      expect(toolText(reply)).toMatch(/key/i);
+    },
+  );
 
-  test('a resource uri and a tool name reach the service in Mcp-Name: an unknown resource is the service\'s -32602 with the uri', async () => {
+  test("a resource uri and a tool name reach the service in Mcp-Name: an unknown resource is the service's -32602 with the uri", async () => {
     const r = relay();
     const uri = 'signer://docs/ünknown';
     const reply = await r.call(1, 'resources/read', { uri });
@@ -178,7 +189,10 @@ describe('SEP-2243 headers built from the body', () => {
 describe('concurrency, cancellation and shutdown', () => {
   test('a sign waiting for an operator does not hold back a key_show; replies leave in completion order', async () => {
     const r = relay();
-    r.request('slow-sign', 'tools/call', { name: 'sign', arguments: { payload: service.transfer('vault', 1_000_000), key: 'vault', intent: 'relay concurrency test' } });
+    r.request('slow-sign', 'tools/call', {
+      name: 'sign',
+      arguments: { payload: service.transfer('vault', 1_000_000), key: 'vault', intent: 'relay concurrency test' },
+    });
     let pending: string[] = [];
     await waitForApproval(() => service.pendingApprovals().then((p) => (pending = p)));
     const show = await r.call('fast-show', 'tools/call', { name: 'key_show', arguments: { key: 'play' } });
@@ -196,7 +210,10 @@ describe('concurrency, cancellation and shutdown', () => {
   test('notifications/cancelled aborts the named request: no reply for its id, and the service never sends it even when approved afterwards', async () => {
     const r = relay();
     const sendsBefore = service.localnet.stats().sends;
-    r.request('to-cancel', 'tools/call', { name: 'sign', arguments: { payload: service.transfer('vault', 2_000_000), key: 'vault' } });
+    r.request('to-cancel', 'tools/call', {
+      name: 'sign',
+      arguments: { payload: service.transfer('vault', 2_000_000), key: 'vault' },
+    });
     let first: string[] = [];
     await waitForApproval(() => service.pendingApprovals().then((p) => (first = p)));
     r.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'to-cancel', reason: 'test' } });
@@ -204,19 +221,27 @@ describe('concurrency, cancellation and shutdown', () => {
     expect((await service.cli(['approvals', 'approve', first[0]!])).code).toBe(0);
 
     // The cancelled sign holds the key's lock until it has finished; a second sign can only ask for approval after.
-    r.request('after', 'tools/call', { name: 'sign', arguments: { payload: service.transfer('vault', 3_000_000), key: 'vault' } });
+    r.request('after', 'tools/call', {
+      name: 'sign',
+      arguments: { payload: service.transfer('vault', 3_000_000), key: 'vault' },
+    });
     let second: string[] = [];
     await waitForApproval(() => service.pendingApprovals().then((p) => (second = p.filter((id) => id !== first[0]))));
     expect(service.localnet.stats().sends).toBe(sendsBefore);
     expect((await service.cli(['approvals', 'reject', second[0]!])).code).toBe(0);
     const after = await r.reply('after', 30_000);
-    expect((after.result?.structuredContent as { outcome: string; failed_check: string }).failed_check).toBe('approval');
+    expect((after.result?.structuredContent as { outcome: string; failed_check: string }).failed_check).toBe(
+      'approval',
+    );
     expect(r.messages().some((m) => m.id === 'to-cancel')).toBe(false);
   });
 
   test('a request that outlives SIGNER_RELAY_TIMEOUT_MS is -32603 naming the timeout', async () => {
     const r = relay({ SIGNER_RELAY_TIMEOUT_MS: '1500' });
-    const reply = await r.call('slow', 'tools/call', { name: 'sign', arguments: { payload: service.transfer('vault', 1_000_000), key: 'vault' } });
+    const reply = await r.call('slow', 'tools/call', {
+      name: 'sign',
+      arguments: { payload: service.transfer('vault', 1_000_000), key: 'vault' },
+    });
     expect(reply.error?.code).toBe(-32603);
     expect(reply.error?.message).toMatch(/did not answer within 1\.5 s \(SIGNER_RELAY_TIMEOUT_MS\)/);
   });
@@ -224,19 +249,28 @@ describe('concurrency, cancellation and shutdown', () => {
   test('end of input: requests in flight are finished and answered, then the relay exits 0', async () => {
     const r = relay();
     r.request('show', 'tools/call', { name: 'key_show', arguments: {} });
-    r.request('sign', 'tools/call', { name: 'sign', arguments: { payload: service.transfer('vault', 1_500_000), key: 'vault' } });
+    r.request('sign', 'tools/call', {
+      name: 'sign',
+      arguments: { payload: service.transfer('vault', 1_500_000), key: 'vault' },
+    });
     r.child.stdin!.end();
     let pending: string[] = [];
     await waitForApproval(() => service.pendingApprovals().then((p) => (pending = p)));
     expect((await service.cli(['approvals', 'approve', pending[0]!])).code).toBe(0);
     expect(await r.exited).toEqual({ code: 0, signal: null });
-    const ids = r.messages().map((m) => m.id).sort();
+    const ids = r
+      .messages()
+      .map((m) => m.id)
+      .sort();
     expect(ids).toEqual(['show', 'sign']);
   });
 
   test('SIGTERM: a request still running after SIGNER_RELAY_DRAIN_MS is answered -32603 and the relay exits 0', async () => {
     const r = relay({ SIGNER_RELAY_DRAIN_MS: '300' });
-    r.request('held', 'tools/call', { name: 'sign', arguments: { payload: service.transfer('vault', 1_000_000), key: 'vault' } });
+    r.request('held', 'tools/call', {
+      name: 'sign',
+      arguments: { payload: service.transfer('vault', 1_000_000), key: 'vault' },
+    });
     await waitForApproval(() => service.pendingApprovals());
     r.child.kill('SIGTERM');
     expect(await r.exited).toEqual({ code: 0, signal: null });

@@ -13,7 +13,11 @@ export const META = {
   'io.modelcontextprotocol/clientInfo': { name: 'relay-test', version: '1.0.0' },
 };
 
-export type Message = Record<string, unknown> & { id?: unknown; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
+export type Message = Record<string, unknown> & {
+  id?: unknown;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: unknown };
+};
 
 export class RelayProcess {
   readonly child: ChildProcess;
@@ -26,8 +30,20 @@ export class RelayProcess {
 
   constructor(env: Record<string, string | undefined>) {
     const clean: NodeJS.ProcessEnv = { ...process.env };
-    for (const k of ['SIGNER_URL', 'SIGNER_TOKEN', 'SIGNER_TOKEN_FILE', 'SIGNER_RELAY_TIMEOUT_MS', 'SIGNER_RELAY_DRAIN_MS', 'SIGNER_RELAY_MAX_LINE_BYTES']) delete clean[k];
-    this.child = spawn(process.execPath, [BIN.mcp], { cwd: ROOT, env: { ...clean, ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    for (const k of [
+      'SIGNER_URL',
+      'SIGNER_TOKEN',
+      'SIGNER_TOKEN_FILE',
+      'SIGNER_RELAY_TIMEOUT_MS',
+      'SIGNER_RELAY_DRAIN_MS',
+      'SIGNER_RELAY_MAX_LINE_BYTES',
+    ])
+      delete clean[k];
+    this.child = spawn(process.execPath, [BIN.mcp], {
+      cwd: ROOT,
+      env: { ...clean, ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     this.child.stdout!.on('data', (d: Buffer) => {
       this.partial += d.toString('utf8');
       let nl: number;
@@ -41,10 +57,12 @@ export class RelayProcess {
       this.stderr += d.toString('utf8');
       this.wake();
     });
-    this.exited = new Promise((resolve) => this.child.once('exit', (code, signal) => {
-      this.wake();
-      resolve({ code, signal });
-    }));
+    this.exited = new Promise((resolve) =>
+      this.child.once('exit', (code, signal) => {
+        this.wake();
+        resolve({ code, signal });
+      }),
+    );
   }
 
   /** Parsed stdout messages (a line that is not JSON fails the test that reads it). */
@@ -70,21 +88,33 @@ export class RelayProcess {
   }
 
   /** Sends a request and resolves with the reply for its id. */
-  async call(id: string | number, method: string, params: Record<string, unknown> = {}, timeoutMs = 30_000): Promise<Message> {
+  async call(
+    id: string | number,
+    method: string,
+    params: Record<string, unknown> = {},
+    timeoutMs = 30_000,
+  ): Promise<Message> {
     this.request(id, method, params);
     return this.reply(id, timeoutMs);
   }
 
   async reply(id: unknown, timeoutMs = 30_000): Promise<Message> {
     let found: Message | undefined;
-    await this.until(() => (found = this.messages().find((m) => JSON.stringify(m.id) === JSON.stringify(id))) !== undefined, timeoutMs, `a reply for id ${JSON.stringify(id)}`);
+    await this.until(
+      () => (found = this.messages().find((m) => JSON.stringify(m.id) === JSON.stringify(id))) !== undefined,
+      timeoutMs,
+      `a reply for id ${JSON.stringify(id)}`,
+    );
     return found!;
   }
 
   async until(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!check()) {
-      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; stdout: ${this.lines.join('\n').slice(-1000)}; stderr: ${this.stderr.slice(-1000)}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `timed out waiting for ${what}; stdout: ${this.lines.join('\n').slice(-1000)}; stderr: ${this.stderr.slice(-1000)}`,
+        );
       await new Promise<void>((resolve) => {
         const t = setTimeout(resolve, 50);
         this.waiters.push(() => {

@@ -23,7 +23,8 @@ afterAll(async () => {
 test('a call refused with -32020 after the service began annotating `key` is retried once with Mcp-Param-Key and succeeds', async () => {
   relay = new RelayProcess({ SIGNER_URL: service.url, SIGNER_TOKEN_FILE: service.tokenFile });
   const before = await relay.call(1, 'tools/list');
-  const keyArg = (before.result?.tools as { inputSchema: { properties: { key: Record<string, unknown> } } }[])[2]!.inputSchema.properties.key;
+  const keyArg = (before.result?.tools as { inputSchema: { properties: { key: Record<string, unknown> } } }[])[2]!
+    .inputSchema.properties.key;
   expect(keyArg['x-mcp-header']).toBeUndefined();
 
   await service.restart({ param_headers: true });

@@ -15,7 +15,11 @@ afterAll(async () => {
 });
 
 /** POSTs until the listener accepts (every 2 ms, as a client waiting for the port would), then waits for the answer. */
-async function postWhenListening(url: string, headers: Record<string, string>, body: string): Promise<{ status: number; body: string }> {
+async function postWhenListening(
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+): Promise<{ status: number; body: string }> {
   const deadline = Date.now() + 20_000;
   for (;;) {
     try {
@@ -43,19 +47,37 @@ test('a key_show sent the moment the listener opens is answered once the engine 
   await service.restart({}); // the config now names the port the first start was given
   await service.stop();
   const spawning = service.spawn(); // nobody listens until this process does
-  const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'key_show', arguments: { key: 'play' }, _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } } };
-  const res = await postWhenListening(service.url, {
-    authorization: `Bearer ${service.token}`,
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': '2026-07-28',
-    'mcp-method': 'tools/call',
-    'mcp-name': 'key_show',
-    'mcp-param-key': 'play',
-  }, JSON.stringify(body));
+  const body = {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'tools/call',
+    params: {
+      name: 'key_show',
+      arguments: { key: 'play' },
+      _meta: {
+        'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+        'io.modelcontextprotocol/clientCapabilities': {},
+      },
+    },
+  };
+  const res = await postWhenListening(
+    service.url,
+    {
+      authorization: `Bearer ${service.token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+      'mcp-name': 'key_show',
+      'mcp-param-key': 'play',
+    },
+    JSON.stringify(body),
+  );
   await spawning;
   expect(res.status).toBe(200);
-  const reply = JSON.parse(res.body) as { result: { isError: boolean; structuredContent: { keys: { name: string }[] } } };
+  const reply = JSON.parse(res.body) as {
+    result: { isError: boolean; structuredContent: { keys: { name: string }[] } };
+  };
   expect(reply.result.isError).toBe(false);
   expect(reply.result.structuredContent.keys.map((k) => k.name)).toEqual(['play']);
 });

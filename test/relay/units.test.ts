@@ -17,14 +17,13 @@ describe('SEP-2243 value encoding', () => {
     ['us-west1', 'us-west1'],
     ['', ''],
     ['a b\tc', 'a b\tc'],
-  ])('the spec\'s example %j is sent as %j', (value, header) => {
+  ])("the spec's example %j is sent as %j", (value, header) => {
     expect(encodeHeaderText(value)).toBe(header);
   });
 
   test('a plain value that looks like the sentinel is encoded so it stays literal', () => {
     expect(isPlainHeaderSafe('=?base64?SGk=?=')).toBe(false);
-    expect(decodeHeaderValue(encodeHeaderText('=?base64?SGk=?=')))
-      .toEqual({ ok: true, value: '=?base64?SGk=?=' });
+    expect(decodeHeaderValue(encodeHeaderText('=?base64?SGk=?='))).toEqual({ ok: true, value: '=?base64?SGk=?=' });
   });
 
   test('integers are decimal, booleans lowercase, null and non-primitives omitted', () => {
@@ -38,7 +37,7 @@ describe('SEP-2243 value encoding', () => {
     expect(headerValueFor(1.5)).toBeNull();
   });
 
-  test('any string survives the round trip through the service\'s decoder and header check', () => {
+  test("any string survives the round trip through the service's decoder and header check", () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary' }), (s) => {
         const header = encodeHeaderText(s);
@@ -61,7 +60,8 @@ describe('LineSplitter', () => {
     if (end) s.end();
     return out;
   };
-  const text = (events: LineEvent[]) => events.map((e) => (e.kind === 'line' ? e.line.toString() : `<oversized ${e.bytes} ${String(e.id)}>`));
+  const text = (events: LineEvent[]) =>
+    events.map((e) => (e.kind === 'line' ? e.line.toString() : `<oversized ${e.bytes} ${String(e.id)}>`));
 
   test('splits on LF across chunk boundaries, drops a trailing CR, keeps a last line without newline', () => {
     expect(text(collect(100, ['ab', 'c\r\nde\n', '\nf']))).toEqual(['abc', 'de', '', 'f']);

@@ -78,7 +78,8 @@ export class ReplicaCluster {
       const proxyPort = await parts.proxy.start();
       const keyDir = path.join(dir, 'keys');
       const keys: Record<string, { pubkey: string; destination: string }> = {};
-      for (const name of Object.keys(opts.keys)) keys[name] = { pubkey: createKeyFile(keyDir, name), destination: randomAddress() };
+      for (const name of Object.keys(opts.keys))
+        keys[name] = { pubkey: createKeyFile(keyDir, name), destination: randomAddress() };
       parts.localnet = await startLocalnet({
         port: 0,
         blockIntervalMs: opts.blockIntervalMs ?? 20,
@@ -127,7 +128,9 @@ export class ReplicaCluster {
       const cluster = new ReplicaCluster(dir, parts.db, parts.proxy, parts.localnet, configFile, token);
       Object.assign(cluster.keys, keys);
       // Started together: both run the schema migrations at once, as a rolling deploy would.
-      const started = await Promise.allSettled(Array.from({ length: opts.replicas ?? 2 }, (_, i) => cluster.spawnReplica(i)));
+      const started = await Promise.allSettled(
+        Array.from({ length: opts.replicas ?? 2 }, (_, i) => cluster.spawnReplica(i)),
+      );
       const failed = started.find((s) => s.status === 'rejected');
       if (failed) {
         await cluster.close();
@@ -145,7 +148,10 @@ export class ReplicaCluster {
 
   /** Starts replica `index` (again, after a kill) and waits until it answers /ready with 200. */
   async spawnReplica(index: number): Promise<Replica> {
-    const child = spawn(process.execPath, [BIN.serve, '--config', this.configFile], { cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [BIN.serve, '--config', this.configFile], {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     killOnExit(child);
     let tail = '';
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
@@ -211,7 +217,12 @@ export class ReplicaCluster {
     const res = await fetch(this.localnet.url, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getBalance', params: [address, { commitment: 'confirmed' }] }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'getBalance',
+        params: [address, { commitment: 'confirmed' }],
+      }),
     });
     return ((await res.json()) as { result: { value: number } }).result.value;
   }
@@ -230,7 +241,12 @@ export class ReplicaCluster {
 }
 
 /** Polls `cond` until it holds; fails naming `what` after `ms`. */
-export async function waitFor(cond: () => Promise<boolean> | boolean, ms: number, what: string, everyMs = 25): Promise<void> {
+export async function waitFor(
+  cond: () => Promise<boolean> | boolean,
+  ms: number,
+  what: string,
+  everyMs = 25,
+): Promise<void> {
   const deadline = Date.now() + ms;
   let last: unknown = null;
   for (;;) {
@@ -239,7 +255,8 @@ export async function waitFor(cond: () => Promise<boolean> | boolean, ms: number
     } catch (e) {
       last = e;
     }
-    if (Date.now() > deadline) throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

@@ -32,7 +32,10 @@ describe('replica and database failures', () => {
     let waiting: Promise<ToolReply>;
     try {
       const doomed = r(0).sign('crash', cluster.transfer('crash', AMOUNT, 'doomed'));
-      const doomedOutcome = doomed.then(() => 'answered', () => 'connection lost');
+      const doomedOutcome = doomed.then(
+        () => 'answered',
+        () => 'connection lost',
+      );
       await waitFor(async () => (await intentsOf('crash')).length === 1, 20_000, "replica 1's intent");
 
       // Replica 2's sign for the same key waits on replica 1's advisory lock: it writes nothing while it waits.
@@ -59,10 +62,18 @@ describe('replica and database failures', () => {
 
     // The orphan keeps its whole reservation charged beside the survivor's actual spend, so the ledger never charges
     // less than left the account (the doomed transaction was sent and lands once confirmations resume).
-    const [view] = (await r(1).tool('key_show', { key: 'crash' })).structured!.keys as { spent_or_reserved_24h: number }[];
+    const [view] = (await r(1).tool('key_show', { key: 'crash' })).structured!.keys as {
+      spent_or_reserved_24h: number;
+    }[];
     expect(view!.spent_or_reserved_24h).toBe(AMOUNT + 2 * FEE + (AMOUNT + FEE));
-    await waitFor(async () => (await cluster.balance(cluster.keys.crash!.destination)) === 2 * AMOUNT, 10_000, 'the orphan transfer to land');
-    expect(view!.spent_or_reserved_24h).toBeGreaterThanOrEqual(payerBefore - (await cluster.balance(cluster.keys.crash!.pubkey)));
+    await waitFor(
+      async () => (await cluster.balance(cluster.keys.crash!.destination)) === 2 * AMOUNT,
+      10_000,
+      'the orphan transfer to land',
+    );
+    expect(view!.spent_or_reserved_24h).toBeGreaterThanOrEqual(
+      payerBefore - (await cluster.balance(cluster.keys.crash!.pubkey)),
+    );
 
     const verify = await cluster.cli(['audit', 'verify']);
     expect(verify.stdout.trim()).toMatch(/^ok: \d+ entries$/);
@@ -73,7 +84,14 @@ describe('replica and database failures', () => {
 
   it('the database stopped and restarted under load: not ready and fail closed with no send, check works, then recovery without a restart', async () => {
     const pids = cluster.replicas.map((rep) => rep.child.pid);
-    type Run = { replica: number; key: string; started: number; ended: number; reply: ToolReply | null; error: string | null };
+    type Run = {
+      replica: number;
+      key: string;
+      started: number;
+      ended: number;
+      reply: ToolReply | null;
+      error: string | null;
+    };
     const runs: Run[] = [];
     const inFlight = new Set<Promise<void>>();
     let stop = false;
@@ -101,10 +119,15 @@ describe('replica and database failures', () => {
       }),
     );
     const confirmedOn = (replica: number, since: number) =>
-      runs.filter((x) => x.replica === replica && x.started >= since && x.reply?.structured?.outcome === 'confirmed').length;
+      runs.filter((x) => x.replica === replica && x.started >= since && x.reply?.structured?.outcome === 'confirmed')
+        .length;
 
     try {
-      await waitFor(() => confirmedOn(0, 0) >= 2 && confirmedOn(1, 0) >= 2, 20_000, 'confirmed signs on both replicas before the outage');
+      await waitFor(
+        () => confirmedOn(0, 0) >= 2 && confirmedOn(1, 0) >= 2,
+        20_000,
+        'confirmed signs on both replicas before the outage',
+      );
 
       // The database goes away: connections cut, new ones refused.
       await cluster.proxy.refuse();
@@ -114,15 +137,24 @@ describe('replica and database failures', () => {
       const quietAt = Date.now();
       const sendsAtQuiet = cluster.localnet.stats().sends;
 
-      for (const i of [0, 1]) await waitFor(async () => (await r(i).ready()) === 503, 10_000, `/ready 503 on replica ${i + 1}`, 100);
+      for (const i of [0, 1])
+        await waitFor(async () => (await r(i).ready()) === 503, 10_000, `/ready 503 on replica ${i + 1}`, 100);
 
       // check still works, saying what it could not preview.
       for (const i of [0, 1]) {
-        const checked = McpHttpClient.report(await r(i).tool('check', { key: 'steady_a', payload: cluster.transfer('steady_a', AMOUNT) }));
+        const checked = McpHttpClient.report(
+          await r(i).tool('check', { key: 'steady_a', payload: cluster.transfer('steady_a', AMOUNT) }),
+        );
         expect(checked.outcome).toBe('ok');
         expect(checked.warnings.join('\n')).toMatch(/ledger could not be read/);
       }
-      await waitFor(() => runs.filter((x) => x.started >= quietAt && x.replica === 0).length >= 3 && runs.filter((x) => x.started >= quietAt && x.replica === 1).length >= 3, 20_000, 'signs refused during the outage');
+      await waitFor(
+        () =>
+          runs.filter((x) => x.started >= quietAt && x.replica === 0).length >= 3 &&
+          runs.filter((x) => x.started >= quietAt && x.replica === 1).length >= 3,
+        20_000,
+        'signs refused during the outage',
+      );
 
       // Nothing reached the chain while the ledger was away.
       expect(cluster.localnet.stats().sends).toBe(sendsAtQuiet);
@@ -140,8 +172,13 @@ describe('replica and database failures', () => {
       expect(cutAt).toBeLessThanOrEqual(quietAt);
 
       // Back: ready again and signing again on both, the same processes.
-      for (const i of [0, 1]) await waitFor(async () => (await r(i).ready()) === 200, 20_000, `/ready 200 on replica ${i + 1}`, 100);
-      await waitFor(() => confirmedOn(0, restoredAt) >= 2 && confirmedOn(1, restoredAt) >= 2, 30_000, 'confirmed signs on both replicas after the outage');
+      for (const i of [0, 1])
+        await waitFor(async () => (await r(i).ready()) === 200, 20_000, `/ready 200 on replica ${i + 1}`, 100);
+      await waitFor(
+        () => confirmedOn(0, restoredAt) >= 2 && confirmedOn(1, restoredAt) >= 2,
+        30_000,
+        'confirmed signs on both replicas after the outage',
+      );
     } finally {
       stop = true;
       await Promise.allSettled(workers);
@@ -150,8 +187,12 @@ describe('replica and database failures', () => {
     expect(cluster.replicas.every((rep) => rep.child.exitCode === null)).toBe(true);
 
     // Never a send without a durable intent: every signature a report carries has its intent in the ledger.
-    const intentSignatures = new Set([...(await intentsOf('steady_a')), ...(await intentsOf('steady_b'))].map((e) => e.signature));
-    const sent = runs.map((x) => x.reply?.structured as ReportView | null | undefined).filter((rep): rep is ReportView => !!rep?.signature);
+    const intentSignatures = new Set(
+      [...(await intentsOf('steady_a')), ...(await intentsOf('steady_b'))].map((e) => e.signature),
+    );
+    const sent = runs
+      .map((x) => x.reply?.structured as ReportView | null | undefined)
+      .filter((rep): rep is ReportView => !!rep?.signature);
     expect(sent.length).toBeGreaterThan(0);
     for (const rep of sent) expect(intentSignatures.has(rep.signature)).toBe(true);
 

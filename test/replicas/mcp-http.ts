@@ -42,10 +42,15 @@ export class McpHttpClient {
     if (typeof args.key === 'string') headers['Mcp-Param-Key'] = args.key;
     const res = await this.post('tools/call', { name, arguments: args }, headers);
     const body = (await res.json()) as {
-      result?: { isError?: boolean; structuredContent?: Record<string, unknown>; content?: { type: string; text: string }[] };
+      result?: {
+        isError?: boolean;
+        structuredContent?: Record<string, unknown>;
+        content?: { type: string; text: string }[];
+      };
       error?: { code: number; message: string };
     };
-    if (!body.result) throw new Error(`tools/call ${name} answered HTTP ${res.status} with ${JSON.stringify(body.error ?? body)}`);
+    if (!body.result)
+      throw new Error(`tools/call ${name} answered HTTP ${res.status} with ${JSON.stringify(body.error ?? body)}`);
     return {
       status: res.status,
       isError: body.result.isError === true,
@@ -76,7 +81,13 @@ export class McpHttpClient {
       jsonrpc: '2.0',
       id: nextId++,
       method,
-      params: { ...params, _meta: { 'io.modelcontextprotocol/protocolVersion': PROTOCOL_VERSION, 'io.modelcontextprotocol/clientCapabilities': {} } },
+      params: {
+        ...params,
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': PROTOCOL_VERSION,
+          'io.modelcontextprotocol/clientCapabilities': {},
+        },
+      },
     };
     return fetch(`${this.baseUrl}/mcp`, {
       method: 'POST',

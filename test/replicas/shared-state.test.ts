@@ -33,7 +33,9 @@ describe('two replicas on one PostgreSQL database', () => {
   const r = (i: number) => cluster.replicas[i]!.mcp;
 
   it(`${CONCURRENT} concurrent signs for one key over both replicas: exactly the ${ADMITTED} the cap admits pass the cap gate`, async () => {
-    const probe = McpHttpClient.report(await r(0).tool('check', { key: 'capped', payload: cluster.transfer('capped', AMOUNT) }));
+    const probe = McpHttpClient.report(
+      await r(0).tool('check', { key: 'capped', payload: cluster.transfer('capped', AMOUNT) }),
+    );
     expect(probe.outcome).toBe('ok');
     expect(-probe.balance_change! + probe.fee!).toBe(RESERVATION);
     expect(await cluster.entries('capped')).toEqual([]);
@@ -42,7 +44,9 @@ describe('two replicas on one PostgreSQL database', () => {
     // Requests alternate between the replicas; each replica queues its own, and the advisory lock serialises the two.
     // (Without a lock that spans replicas this run confirms more than ADMITTED: checked by disabling it.)
     const replies = await Promise.all(
-      Array.from({ length: CONCURRENT }, (_, i) => r(i % 2).sign('capped', cluster.transfer('capped', AMOUNT, `capped sign ${i}`))),
+      Array.from({ length: CONCURRENT }, (_, i) =>
+        r(i % 2).sign('capped', cluster.transfer('capped', AMOUNT, `capped sign ${i}`)),
+      ),
     );
     const reports: ReportView[] = replies.map((rep) => McpHttpClient.report(rep));
     const confirmed = reports.filter((rep) => rep.outcome === 'confirmed');
@@ -76,7 +80,10 @@ describe('two replicas on one PostgreSQL database', () => {
 
     const halted = await r(0).tool('halt', { key: 'brake', reason: 'runaway agent' });
     expect(halted.isError).toBe(false);
-    expect(halted.structured).toMatchObject({ halted: [{ key: 'brake', reason: 'runaway agent', by: 'token:agent', already_halted: false }], not_recorded: [] });
+    expect(halted.structured).toMatchObject({
+      halted: [{ key: 'brake', reason: 'runaway agent', by: 'token:agent', already_halted: false }],
+      not_recorded: [],
+    });
 
     const refused = McpHttpClient.report(await r(1).sign('brake', cluster.transfer('brake', AMOUNT)));
     expect(refused.outcome).toBe('refused');
@@ -85,7 +92,9 @@ describe('two replicas on one PostgreSQL database', () => {
     expect(refused.signature).toBeNull();
     // key_show on replica 2 shows the halt recorded on replica 1.
     const shown = await r(1).tool('key_show', { key: 'brake' });
-    expect(shown.structured).toMatchObject({ keys: [{ name: 'brake', halted: { reason: 'runaway agent', by: 'token:agent' } }] });
+    expect(shown.structured).toMatchObject({
+      keys: [{ name: 'brake', halted: { reason: 'runaway agent', by: 'token:agent' } }],
+    });
 
     const resumed = await cluster.cli(['resume', 'brake']);
     expect(resumed.stderr).toMatch(/resumed brake/);
@@ -125,14 +134,18 @@ describe('two replicas on one PostgreSQL database', () => {
     let busyDone = 0;
     const busyWorkers = [0, 1, 2, 3].map(async (w) => {
       for (let i = 0; !stop && busyDone < 40; i++) {
-        expect(McpHttpClient.report(await r(0).sign('busy', cluster.transfer('busy', AMOUNT, `busy ${w}/${i}`))).outcome).toBe('confirmed');
+        expect(
+          McpHttpClient.report(await r(0).sign('busy', cluster.transfer('busy', AMOUNT, `busy ${w}/${i}`))).outcome,
+        ).toBe('confirmed');
         busyDone++;
       }
     });
     try {
       await waitFor(() => busyDone >= 2, 20_000, 'the busy replica to be signing');
       const before = busyDone;
-      const other = McpHttpClient.report(await r(1).sign('busy', cluster.transfer('busy', AMOUNT, 'from the other replica')));
+      const other = McpHttpClient.report(
+        await r(1).sign('busy', cluster.transfer('busy', AMOUNT, 'from the other replica')),
+      );
       expect(other.outcome).toBe('confirmed');
       // Waiters queue in the server in arrival order: the other replica's sign waits for the sign in progress and at
       // most one more that was already queued, never for replica 1's whole stream.

@@ -23,9 +23,16 @@ export interface RunResult {
   stderr: string;
 }
 
-export function run(bin: string, args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<RunResult> {
+export function run(
+  bin: string,
+  args: string[],
+  opts: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): Promise<RunResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...opts.env }, cwd: opts.cwd ?? ROOT });
+    const child = spawn(process.execPath, [bin, ...args], {
+      env: { ...process.env, ...opts.env },
+      cwd: opts.cwd ?? ROOT,
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -37,15 +44,27 @@ export function run(bin: string, args: string[], opts: { input?: string; env?: N
 }
 
 export function spawnBin(bin: string, args: string[], env: NodeJS.ProcessEnv = {}): ChildProcess {
-  return spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  return spawn(process.execPath, [bin, ...args], {
+    env: { ...process.env, ...env },
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
 }
 
 /** Resolves when the child's stderr (or stdout) has printed text matching `pattern`. */
-export function waitForOutput(child: ChildProcess, pattern: RegExp, stream: 'stderr' | 'stdout' = 'stderr', timeoutMs = 20_000): Promise<string> {
+export function waitForOutput(
+  child: ChildProcess,
+  pattern: RegExp,
+  stream: 'stderr' | 'stdout' = 'stderr',
+  timeoutMs = 20_000,
+): Promise<string> {
   return new Promise((resolve, reject) => {
     let seen = '';
     const source = stream === 'stderr' ? child.stderr! : child.stdout!;
-    const timer = setTimeout(() => reject(new Error(`timed out waiting for ${pattern} in ${stream}; saw: ${seen.slice(-500)}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`timed out waiting for ${pattern} in ${stream}; saw: ${seen.slice(-500)}`)),
+      timeoutMs,
+    );
     const onData = (d: Buffer) => {
       seen += d.toString();
       if (pattern.test(seen)) {

@@ -40,6 +40,16 @@ export function transferInstruction(from: string, to: string, lamports: number):
   };
 }
 
-export function payload(feePayer: string, instructions: PayloadInstruction[], extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { version: 1, summary: 'test payload', warnings: [], transaction: { fee_payer: feePayer, instructions }, ...extra };
+export function payload(
+  feePayer: string,
+  instructions: PayloadInstruction[],
+  extra: Record<string, unknown> = {},
+): Record<string, unknown> {
+  return {
+    version: 1,
+    summary: 'test payload',
+    warnings: [],
+    transaction: { fee_payer: feePayer, instructions },
+    ...extra,
+  };
 }

@@ -33,6 +33,7 @@ export function keyDirSecrets(keyDir: string): Uint8Array[] {
 /** The leaks found in `haystack`: a description of each secret form present. */
 export function findLeaks(haystack: string, secrets: { label: string; forms: string[] }[]): string[] {
   const leaks: string[] = [];
-  for (const s of secrets) for (const form of s.forms) if (haystack.includes(form)) leaks.push(`${s.label} as ${JSON.stringify(form)}`);
+  for (const s of secrets)
+    for (const form of s.forms) if (haystack.includes(form)) leaks.push(`${s.label} as ${JSON.stringify(form)}`);
   return leaks;
 }

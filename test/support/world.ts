@@ -82,24 +82,54 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
     const pubkey = createKeyFile(keyDir, name);
     const destination = randomAddress();
     keys[name] = {
-      name, class: 'session', pubkey, profile: null, approval: 'auto', transfer_to: [destination], extra_programs: [],
-      rate_limit_per_minute: 1000, daily_lamport_cap: 10_000_000_000, allow_unattended: false, destination, ...over,
+      name,
+      class: 'session',
+      pubkey,
+      profile: null,
+      approval: 'auto',
+      transfer_to: [destination],
+      extra_programs: [],
+      rate_limit_per_minute: 1000,
+      daily_lamport_cap: 10_000_000_000,
+      allow_unattended: false,
+      destination,
+      ...over,
     };
   }
   const fundLamports = opts.fundLamports ?? 50_000_000_000;
-  const localnet = await startLocalnet({ port: 0, blockIntervalMs: opts.blockIntervalMs ?? 20, fund: Object.values(keys).map((k) => ({ address: k.pubkey, lamports: fundLamports })) });
+  const localnet = await startLocalnet({
+    port: 0,
+    blockIntervalMs: opts.blockIntervalMs ?? 20,
+    fund: Object.values(keys).map((k) => ({ address: k.pubkey, lamports: fundLamports })),
+  });
   const games = (opts.gamePrograms ?? []).map((address, i) => ({ label: `game-${i}`, address }));
   const config: SignerConfig = {
     source: null,
-    cluster: { ...localCluster({ rpc_url: opts.rpcUrl ? opts.rpcUrl(localnet.url) : localnet.url, game_programs: games, player_profile: null }), genesis_hash: localnet.genesisHash },
+    cluster: {
+      ...localCluster({
+        rpc_url: opts.rpcUrl ? opts.rpcUrl(localnet.url) : localnet.url,
+        game_programs: games,
+        player_profile: null,
+      }),
+      genesis_hash: localnet.genesisHash,
+    },
     key_dir: keyDir,
     state_dir: path.join(dir, 'state'),
-    keys: Object.values(keys).map(({ destination: _d, ...k }) => k).sort((a, b) => a.name.localeCompare(b.name)),
+    keys: Object.values(keys)
+      .map(({ destination: _d, ...k }) => k)
+      .sort((a, b) => a.name.localeCompare(b.name)),
     ledger: { store: 'sqlite', path: path.join(dir, 'state', 'ledger.sqlite') },
     timings: { ...FAST_TIMINGS, ...opts.timings },
     serve: {
-      listen: { host: '127.0.0.1', port: 0 }, allowed_hosts: ['127.0.0.1', 'localhost'], tokens: [], max_in_flight: 32,
-      rate_limit_per_minute: 600, body_limit_bytes: 1_048_576, drain_ms: 1_000, param_headers: true, metrics: null,
+      listen: { host: '127.0.0.1', port: 0 },
+      allowed_hosts: ['127.0.0.1', 'localhost'],
+      tokens: [],
+      max_in_flight: 32,
+      rate_limit_per_minute: 600,
+      body_limit_bytes: 1_048_576,
+      drain_ms: 1_000,
+      param_headers: true,
+      metrics: null,
     },
     localnet: null,
     log_level: 'silent',
@@ -108,7 +138,13 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
   const reports: Report[] = [];
   const engine = await openEngine(config, { ledger, onReport: (_t, r) => reports.push(r) });
   return {
-    dir, config, localnet, ledger, engine, keys, reports,
+    dir,
+    config,
+    localnet,
+    ledger,
+    engine,
+    keys,
+    reports,
     operator: { kind: 'operator' },
     transfer(keyName, lamports, summary = 'test transfer') {
       const k = keys[keyName]!;
@@ -126,7 +162,12 @@ export async function balanceOf(world: World, address: string): Promise<number> 
   const res = await fetch(world.localnet.url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'getBalance', params: [address, { commitment: 'confirmed' }] }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'getBalance',
+      params: [address, { commitment: 'confirmed' }],
+    }),
   });
   const body = (await res.json()) as { result: { value: number } };
   return body.result.value;
@@ -143,10 +184,21 @@ export function worldConfigDocument(world: World, extra: Record<string, unknown>
     ledger: { store: 'sqlite', path: (c.ledger as { path: string }).path },
     log_level: 'warn',
     timings: c.timings,
-    keys: Object.fromEntries(c.keys.map((k) => [k.name, {
-      class: k.class, pubkey: k.pubkey, approval: k.approval, transfer_to: k.transfer_to, extra_programs: k.extra_programs,
-      rate_limit_per_minute: k.rate_limit_per_minute, daily_lamport_cap: k.daily_lamport_cap, allow_unattended: k.allow_unattended,
-    }])),
+    keys: Object.fromEntries(
+      c.keys.map((k) => [
+        k.name,
+        {
+          class: k.class,
+          pubkey: k.pubkey,
+          approval: k.approval,
+          transfer_to: k.transfer_to,
+          extra_programs: k.extra_programs,
+          rate_limit_per_minute: k.rate_limit_per_minute,
+          daily_lamport_cap: k.daily_lamport_cap,
+          allow_unattended: k.allow_unattended,
+        },
+      ]),
+    ),
     ...extra,
   };
 }

@@ -1,5 +1,11 @@
 import type { ClusterProfile, KeyConfig } from '../../src/config/types';
-import { ataOwnersToVerify, programError, structuralRefusal, STRUCTURAL_CHECKS, type CheckSubject } from '../../src/signer/checks';
+import {
+  ataOwnersToVerify,
+  programError,
+  structuralRefusal,
+  STRUCTURAL_CHECKS,
+  type CheckSubject,
+} from '../../src/signer/checks';
 import { compileLegacyMessage } from '../../src/signer/compile';
 import { parsePayload } from '../../src/signer/payload';
 import {
@@ -33,28 +39,61 @@ const cluster: ClusterProfile = {
 
 function key(over: Partial<KeyConfig> = {}): KeyConfig {
   return {
-    name: 'k', class: 'session', pubkey: signing, profile: null, approval: 'auto', transfer_to: [], extra_programs: [],
-    rate_limit_per_minute: 30, daily_lamport_cap: 50_000_000, allow_unattended: false, ...over,
+    name: 'k',
+    class: 'session',
+    pubkey: signing,
+    profile: null,
+    approval: 'auto',
+    transfer_to: [],
+    extra_programs: [],
+    rate_limit_per_minute: 30,
+    daily_lamport_cap: 50_000_000,
+    allow_unattended: false,
+    ...over,
   };
 }
 
-function subject(ixs: PayloadInstruction[], opts: { key?: KeyConfig; feePayer?: string; partials?: string[] } = {}): CheckSubject {
+function subject(
+  ixs: PayloadInstruction[],
+  opts: { key?: KeyConfig; feePayer?: string; partials?: string[] } = {},
+): CheckSubject {
   const feePayer = opts.feePayer ?? signing;
   const p = parsePayload(payload(feePayer, ixs));
-  return { key: opts.key ?? key(), cluster, msg: compileLegacyMessage(feePayer, p.instructions, randomAddress()), partialSigners: opts.partials ?? [] };
+  return {
+    key: opts.key ?? key(),
+    cluster,
+    msg: compileLegacyMessage(feePayer, p.instructions, randomAddress()),
+    partialSigners: opts.partials ?? [],
+  };
 }
 
 const signer = (pubkey: string, writable = true) => ({ pubkey, is_signer: true, is_writable: writable });
 const plain = (pubkey: string, writable = true) => ({ pubkey, is_signer: false, is_writable: writable });
-const gameIx = (accounts = [signer(signing)], data = [1, 2, 3, 4, 5, 6, 7, 8]): PayloadInstruction => ({ program_id: GAME, accounts, data });
+const gameIx = (accounts = [signer(signing)], data = [1, 2, 3, 4, 5, 6, 7, 8]): PayloadInstruction => ({
+  program_id: GAME,
+  accounts,
+  data,
+});
 const systemIx = (tag: number, accounts = [signer(signing), plain(randomAddress())]): PayloadInstruction => {
   const data = Buffer.alloc(12);
   data.writeUInt32LE(tag, 0);
   return { program_id: SYSTEM_PROGRAM, accounts, data: [...data] };
 };
-const ataIx = (owner: string, data: number[] = [1], slot4 = SYSTEM_PROGRAM, slot5 = SPL_TOKEN_PROGRAM): PayloadInstruction => ({
+const ataIx = (
+  owner: string,
+  data: number[] = [1],
+  slot4 = SYSTEM_PROGRAM,
+  slot5 = SPL_TOKEN_PROGRAM,
+): PayloadInstruction => ({
   program_id: ASSOCIATED_TOKEN_PROGRAM,
-  accounts: [signer(signing), plain(randomAddress()), plain(owner, false), plain(randomAddress(), false), plain(slot4, false), plain(slot5, false)],
+  accounts: [
+    signer(signing),
+    plain(randomAddress()),
+    plain(owner, false),
+    plain(randomAddress(), false),
+    plain(slot4, false),
+    plain(slot5, false),
+  ],
   data,
 });
 
@@ -68,50 +107,85 @@ describe('structural checks', () => {
 
   it('refuses a foreign fee payer as fee_payer', () => {
     const other = randomAddress();
-    expect(refusal(subject([gameIx([signer(other)])], { feePayer: other }))).toEqual({ check: 'fee_payer', message: `fee payer ${other} is not the signing key ${signing}` });
+    expect(refusal(subject([gameIx([signer(other)])], { feePayer: other }))).toEqual({
+      check: 'fee_payer',
+      message: `fee payer ${other} is not the signing key ${signing}`,
+    });
   });
 
   it('refuses an unlisted program as programs, and allows it from extra_programs', () => {
     const p = randomAddress();
     const ix = { program_id: p, accounts: [signer(signing)], data: [] };
-    expect(refusal(subject([ix]))).toEqual({ check: 'programs', message: `instruction 0 calls ${p}, which is not allowed` });
+    expect(refusal(subject([ix]))).toEqual({
+      check: 'programs',
+      message: `instruction 0 calls ${p}, which is not allowed`,
+    });
     expect(refusal(subject([ix], { key: key({ extra_programs: [p] }) }))).toBeNull();
   });
 
   it('refuses a transfer to an unlisted destination, and passes once it is in transfer_to', () => {
     const dest = randomAddress();
     const s = subject([transferInstruction(signing, dest, 10)]);
-    expect(refusal(s)).toEqual({ check: 'system', message: `instruction 0 transfers to ${dest}, which is not an allowed destination` });
-    expect(refusal(subject([transferInstruction(signing, dest, 10)], { key: key({ transfer_to: [dest] }) }))).toBeNull();
+    expect(refusal(s)).toEqual({
+      check: 'system',
+      message: `instruction 0 transfers to ${dest}, which is not an allowed destination`,
+    });
+    expect(
+      refusal(subject([transferInstruction(signing, dest, 10)], { key: key({ transfer_to: [dest] }) })),
+    ).toBeNull();
   });
 
   it.each([[0], [1], [3], [4], [8], [11]])('refuses System instruction %i even for a partial-signer account', (tag) => {
     const fresh = keypair().pubkey;
     const s = subject([systemIx(tag, [signer(signing), signer(fresh)])], { partials: [fresh] });
-    expect(refusal(s)).toEqual({ check: 'system', message: `instruction 0 is System instruction ${tag}, which is not allowed` });
+    expect(refusal(s)).toEqual({
+      check: 'system',
+      message: `instruction 0 is System instruction ${tag}, which is not allowed`,
+    });
   });
 
   it('refuses a System instruction shorter than its tag', () => {
-    expect(refusal(subject([{ program_id: SYSTEM_PROGRAM, accounts: [signer(signing)], data: [2, 0] }]))).toEqual({ check: 'system', message: 'instruction 0 is too short' });
+    expect(refusal(subject([{ program_id: SYSTEM_PROGRAM, accounts: [signer(signing)], data: [2, 0] }]))).toEqual({
+      check: 'system',
+      message: 'instruction 0 is too short',
+    });
   });
 
   it('refuses signers that are neither the key nor partial signers, and partials that do not sign', () => {
     const stranger = randomAddress();
-    expect(refusal(subject([gameIx([signer(signing), signer(stranger)])]))).toEqual({ check: 'signers', message: `${stranger} must sign, but it is neither the signing key nor a partial signer` });
+    expect(refusal(subject([gameIx([signer(signing), signer(stranger)])]))).toEqual({
+      check: 'signers',
+      message: `${stranger} must sign, but it is neither the signing key nor a partial signer`,
+    });
     const idle = keypair().pubkey;
-    expect(refusal(subject([gameIx()], { partials: [idle] }))).toEqual({ check: 'signers', message: `partial signer ${idle} is not a signer of the transaction` });
-    expect(refusal(subject([gameIx()], { partials: [signing] }))).toEqual({ check: 'signers', message: 'a partial signer is the signing key' });
+    expect(refusal(subject([gameIx()], { partials: [idle] }))).toEqual({
+      check: 'signers',
+      message: `partial signer ${idle} is not a signer of the transaction`,
+    });
+    expect(refusal(subject([gameIx()], { partials: [signing] }))).toEqual({
+      check: 'signers',
+      message: 'a partial signer is the signing key',
+    });
   });
 
-  it.each([[SPL_TOKEN_PROGRAM], [TOKEN_2022_PROGRAM]])('refuses %s called directly as tokens, even when listed in extras', (program) => {
-    const ix = { program_id: program, accounts: [signer(signing)], data: [3, 0, 0, 0, 0, 0, 0, 0, 0] };
-    expect(refusal(subject([ix], { key: key({ extra_programs: [program] }) }))).toEqual({ check: 'tokens', message: `instruction 0 calls token program ${program} directly, which is not allowed` });
-    expect(refusal(subject([ix]))?.check).toBe('programs');
-  });
+  it.each([[SPL_TOKEN_PROGRAM], [TOKEN_2022_PROGRAM]])(
+    'refuses %s called directly as tokens, even when listed in extras',
+    (program) => {
+      const ix = { program_id: program, accounts: [signer(signing)], data: [3, 0, 0, 0, 0, 0, 0, 0, 0] };
+      expect(refusal(subject([ix], { key: key({ extra_programs: [program] }) }))).toEqual({
+        check: 'tokens',
+        message: `instruction 0 calls token program ${program} directly, which is not allowed`,
+      });
+      expect(refusal(subject([ix]))?.check).toBe('programs');
+    },
+  );
 
   it('allows ATA create data [], [0] and [1]; refuses [2] and [1,0]', () => {
     for (const data of [[], [0], [1]]) expect(refusal(subject([ataIx(signing, data)]))).toBeNull();
-    expect(refusal(subject([ataIx(signing, [2])]))).toEqual({ check: 'tokens', message: 'instruction 0 is associated-token instruction 2; only create is allowed' });
+    expect(refusal(subject([ataIx(signing, [2])]))).toEqual({
+      check: 'tokens',
+      message: 'instruction 0 is associated-token instruction 2; only create is allowed',
+    });
     expect(refusal(subject([ataIx(signing, [1, 0])]))?.check).toBe('tokens');
   });
 
@@ -121,7 +195,9 @@ describe('structural checks', () => {
     expect(refusal(subject([ataIx(signing, [1], randomAddress(), SPL_TOKEN_PROGRAM)]))?.check).toBe('tokens');
     const truncated = ataIx(signing);
     truncated.accounts = truncated.accounts.slice(0, 5);
-    expect(refusal(subject([truncated]))?.message).toBe('instruction 0 creates a token account without the System and SPL Token or Token-2022 programs');
+    expect(refusal(subject([truncated]))?.message).toBe(
+      'instruction 0 creates a token account without the System and SPL Token or Token-2022 programs',
+    );
   });
 
   describe('vault', () => {
@@ -129,7 +205,10 @@ describe('structural checks', () => {
     const profileIx = (data: number[]) => ({ program_id: PROFILE, accounts: [signer(signing)], data });
 
     it('refuses a session key a drain, bare or with arguments, also behind a harmless instruction', () => {
-      expect(refusal(subject([profileIx(drain)]))).toEqual({ check: 'vault', message: 'instruction 0 withdraws the profile vault, which is refused for this key' });
+      expect(refusal(subject([profileIx(drain)]))).toEqual({
+        check: 'vault',
+        message: 'instruction 0 withdraws the profile vault, which is refused for this key',
+      });
       expect(refusal(subject([profileIx([...drain, 1, 0, 64, 66, 15, 0, 0, 0, 0, 0])]))?.check).toBe('vault');
       expect(refusal(subject([gameIx(), profileIx(drain)]))?.message).toMatch(/^instruction 1 withdraws/);
     });
@@ -140,7 +219,9 @@ describe('structural checks', () => {
     });
 
     it('refuses Player Profile data too short to parse for a session key', () => {
-      expect(refusal(subject([profileIx([])]))?.message).toBe('instruction 0 is too short to parse as a Player Profile instruction');
+      expect(refusal(subject([profileIx([])]))?.message).toBe(
+        'instruction 0 is too short to parse as a Player Profile instruction',
+      );
       expect(refusal(subject([profileIx(drain.slice(0, 4))]))?.check).toBe('vault');
     });
   });
@@ -149,7 +230,9 @@ describe('structural checks', () => {
     it('needs no look-up for the key or its destinations, and lists a foreign owner once', () => {
       const dest = randomAddress();
       const foreign = randomAddress();
-      const s = subject([ataIx(signing), ataIx(dest), ataIx(foreign), ataIx(foreign), gameIx()], { key: key({ transfer_to: [dest] }) });
+      const s = subject([ataIx(signing), ataIx(dest), ataIx(foreign), ataIx(foreign), gameIx()], {
+        key: key({ transfer_to: [dest] }),
+      });
       expect(ataOwnersToVerify(s)).toEqual([foreign]);
     });
   });
@@ -157,8 +240,16 @@ describe('structural checks', () => {
 
 describe('program_error', () => {
   it('prefers a Program log line with Error, else the last failed line, else null', () => {
-    expect(programError(['Program X invoke [1]', 'Program log: StarFrameError: Cooldown active', 'Program X failed: custom program error: 0x51890015'])).toBe('StarFrameError: Cooldown active');
-    expect(programError(['Program X invoke [1]', 'Program X failed: custom program error: 0x1'])).toBe('Program X failed: custom program error: 0x1');
+    expect(
+      programError([
+        'Program X invoke [1]',
+        'Program log: StarFrameError: Cooldown active',
+        'Program X failed: custom program error: 0x51890015',
+      ]),
+    ).toBe('StarFrameError: Cooldown active');
+    expect(programError(['Program X invoke [1]', 'Program X failed: custom program error: 0x1'])).toBe(
+      'Program X failed: custom program error: 0x1',
+    );
     expect(programError(['Program X invoke [1]', 'Program X success'])).toBeNull();
   });
 });

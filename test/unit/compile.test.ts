@@ -15,7 +15,14 @@ describe('legacy message compile', () => {
     const p = parsePayload(
       payload(payer.pubkey, [
         transferInstruction(payer.pubkey, dest, 5000),
-        { program_id: program, accounts: [{ pubkey: partial.pubkey, is_signer: true, is_writable: false }, { pubkey: dest, is_signer: false, is_writable: false }], data: [1, 2, 3] },
+        {
+          program_id: program,
+          accounts: [
+            { pubkey: partial.pubkey, is_signer: true, is_writable: false },
+            { pubkey: dest, is_signer: false, is_writable: false },
+          ],
+          data: [1, 2, 3],
+        },
       ]),
     );
     const blockhash = randomAddress();
@@ -25,7 +32,11 @@ describe('legacy message compile', () => {
     if (decoded.version !== 'legacy') throw new Error('expected a legacy message');
     expect(decoded.staticAccounts).toEqual(msg.accountKeys);
     expect(decoded.lifetimeToken).toBe(blockhash);
-    expect(decoded.header).toEqual({ numSignerAccounts: 2, numReadonlySignerAccounts: 1, numReadonlyNonSignerAccounts: 2 });
+    expect(decoded.header).toEqual({
+      numSignerAccounts: 2,
+      numReadonlySignerAccounts: 1,
+      numReadonlyNonSignerAccounts: 2,
+    });
     expect(msg.accountKeys[0]).toBe(payer.pubkey);
     expect(msg.accountKeys[1]).toBe(partial.pubkey); // read-only signer after the writable payer
     expect(msg.accountKeys[2]).toBe(dest); // writable non-signer

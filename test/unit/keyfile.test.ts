@@ -52,7 +52,9 @@ describe('key files', () => {
   it('refuses a file whose pubkey is not the configured one, naming both', () => {
     const pubkey = createKeyFile(dir, 'alpha');
     const other = createKeyFile(dir, 'beta');
-    expect(() => loadKeyFile(dir, 'alpha', other)).toThrow(`key file for "alpha" has pubkey ${pubkey}, but the config says ${other}`);
+    expect(() => loadKeyFile(dir, 'alpha', other)).toThrow(
+      `key file for "alpha" has pubkey ${pubkey}, but the config says ${other}`,
+    );
   });
 
   it('destroys a key file, and a second destroy fails', () => {
@@ -67,7 +69,10 @@ describe('tokens', () => {
   it('matches by sha256 only: case-sensitive, empty never matches', () => {
     const token = newToken();
     expect(token).toMatch(/^sfs_[1-9A-HJ-NP-Za-km-z]+$/);
-    const verifier = new TokenVerifier([{ name: 't', sha256: tokenSha256(token), keys: [] }, { name: 's', sha256: tokenSha256('secret'), keys: [] }]);
+    const verifier = new TokenVerifier([
+      { name: 't', sha256: tokenSha256(token), keys: [] },
+      { name: 's', sha256: tokenSha256('secret'), keys: [] },
+    ]);
     expect(verifier.verifyAuthorization(`Bearer ${token}`)?.name).toBe('t');
     expect(verifier.verifyAuthorization('Bearer secret')?.name).toBe('s');
     expect(verifier.verifyAuthorization('Bearer Secret')).toBeNull();

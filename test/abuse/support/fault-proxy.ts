@@ -87,7 +87,9 @@ export class FaultProxy {
 
   /** The proxy's URL; any userinfo, path and query (an RPC provider's API key) are accepted and ignored. */
   url(credentials: { user?: string; password?: string; path?: string } = {}): string {
-    const auth = credentials.user ? `${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password ?? '')}@` : '';
+    const auth = credentials.user
+      ? `${encodeURIComponent(credentials.user)}:${encodeURIComponent(credentials.password ?? '')}@`
+      : '';
     return `http://${auth}127.0.0.1:${this.port}${credentials.path ?? ''}`;
   }
 
@@ -158,13 +160,21 @@ export class FaultProxy {
       case 'http500':
         return void res.writeHead(500, { 'content-type': 'text/plain' }).end('Internal Server Error');
       case 'http429':
-        return void res.writeHead(429, { 'content-type': 'text/plain', 'retry-after': '1' }).end('Too many requests for a specific RPC call');
+        return void res
+          .writeHead(429, { 'content-type': 'text/plain', 'retry-after': '1' })
+          .end('Too many requests for a specific RPC call');
       case 'drop':
         return void res.socket?.destroy();
       case 'garbage':
-        return void res.writeHead(200, { 'content-type': 'text/html' }).end('<html><body>502 Bad Gateway</body></html>');
+        return void res
+          .writeHead(200, { 'content-type': 'text/html' })
+          .end('<html><body>502 Bad Gateway</body></html>');
       case 'rpcError': {
-        const errors = calls.map((c) => ({ jsonrpc: '2.0', id: c?.id ?? null, error: { code: -32005, message: 'Node is unhealthy' } }));
+        const errors = calls.map((c) => ({
+          jsonrpc: '2.0',
+          id: c?.id ?? null,
+          error: { code: -32005, message: 'Node is unhealthy' },
+        }));
         return void reply(res, 200, JSON.stringify(batch ? errors : errors[0]));
       }
       default:
@@ -184,14 +194,19 @@ export class FaultProxy {
       replies = Array.isArray(value) ? value : [value];
     }
     const byId = new Map(replies.map((r) => [(r as { id?: unknown }).id, r as Record<string, unknown>]));
-    const out = calls.map((c, i) => (lost.has(i) ? { jsonrpc: '2.0', id: c.id, result: signatureOf(String(c.params?.[0])) } : byId.get(c?.id) ?? replies[0]));
+    const out = calls.map((c, i) =>
+      lost.has(i)
+        ? { jsonrpc: '2.0', id: c.id, result: signatureOf(String(c.params?.[0])) }
+        : (byId.get(c?.id) ?? replies[0]),
+    );
 
     if (rule?.kind === 'forwardThenDrop') return void res.socket?.destroy();
     calls.forEach((c, i) => {
       const r = out[i] as Record<string, unknown> | undefined;
       if (!r || !('result' in r)) return;
       if (rule?.kind === 'wrongGenesis' && c.method === 'getGenesisHash') r.result = OTHER_GENESIS;
-      if (rule?.kind === 'wrongShape' && (rule.method === undefined || c.method === rule.method)) r.result = 'unexpected';
+      if (rule?.kind === 'wrongShape' && (rule.method === undefined || c.method === rule.method))
+        r.result = 'unexpected';
       if (rule?.kind === 'nullStatuses' && c.method === 'getSignatureStatuses') {
         const v = r.result as { value: unknown[] };
         r.result = { ...v, value: v.value.map(() => null) };
@@ -212,7 +227,14 @@ export class FaultProxy {
     if (!target) return Promise.reject(new Error('the fault proxy has no target yet'));
     return new Promise((resolve, reject) => {
       const req = http.request(
-        { host: target.hostname, port: target.port, path: '/', method: 'POST', agent: this.agent, headers: { 'content-type': 'application/json', 'content-length': body.length } },
+        {
+          host: target.hostname,
+          port: target.port,
+          path: '/',
+          method: 'POST',
+          agent: this.agent,
+          headers: { 'content-type': 'application/json', 'content-length': body.length },
+        },
         (res) => {
           const chunks: Buffer[] = [];
           res.on('data', (c: Buffer) => chunks.push(c));

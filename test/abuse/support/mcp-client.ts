@@ -18,7 +18,12 @@ export interface McpRequestSpec {
 let nextId = 1;
 
 /** Body and headers for `method` with `params` (the `_meta` added), authorised by `token`. */
-export function mcpRequest(method: string, params: Record<string, unknown>, token: string, host = '127.0.0.1'): McpRequestSpec {
+export function mcpRequest(
+  method: string,
+  params: Record<string, unknown>,
+  token: string,
+  host = '127.0.0.1',
+): McpRequestSpec {
   const body = { jsonrpc: '2.0', id: nextId++, method, params: { ...params, _meta: META } };
   const headers: Record<string, string> = {
     Host: host,
@@ -35,7 +40,8 @@ export function mcpRequest(method: string, params: Record<string, unknown>, toke
   return { body, headers };
 }
 
-export const toolCall = (tool: string, args: Record<string, unknown>, token: string): McpRequestSpec => mcpRequest('tools/call', { name: tool, arguments: args }, token);
+export const toolCall = (tool: string, args: Record<string, unknown>, token: string): McpRequestSpec =>
+  mcpRequest('tools/call', { name: tool, arguments: args }, token);
 
 export interface HttpAnswer {
   status: number;
@@ -46,15 +52,25 @@ export interface HttpAnswer {
 const agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
 
 /** POSTs raw bytes (or a spec's body) to `url` with exactly the given headers. */
-export function post(url: string, body: Buffer | string, headers: Record<string, string | string[]>, timeoutMs = 30_000): Promise<HttpAnswer> {
+export function post(
+  url: string,
+  body: Buffer | string,
+  headers: Record<string, string | string[]>,
+  timeoutMs = 30_000,
+): Promise<HttpAnswer> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers, agent, timeout: timeoutMs }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = http.request(
+      { host: u.hostname, port: u.port, path: u.pathname, method: 'POST', headers, agent, timeout: timeoutMs },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`no answer from ${u.host} within ${timeoutMs} ms`)));
     req.on('error', reject);
     req.end(body);
@@ -66,10 +82,18 @@ export function send(url: string, spec: McpRequestSpec, timeoutMs?: number): Pro
 }
 
 /** The structured result of a tools/call answer, or throws with the answer's text. */
-export function toolResult<T = Record<string, unknown>>(a: HttpAnswer): { isError: boolean; structured: T | null; text: string } {
-  const body = JSON.parse(a.text) as { result?: { isError: boolean; structuredContent?: T; content: { text: string }[] } };
+export function toolResult<T = Record<string, unknown>>(
+  a: HttpAnswer,
+): { isError: boolean; structured: T | null; text: string } {
+  const body = JSON.parse(a.text) as {
+    result?: { isError: boolean; structuredContent?: T; content: { text: string }[] };
+  };
   if (!body.result) throw new Error(`not a tool result (HTTP ${a.status}): ${a.text.slice(0, 300)}`);
-  return { isError: body.result.isError, structured: body.result.structuredContent ?? null, text: body.result.content[0]?.text ?? '' };
+  return {
+    isError: body.result.isError,
+    structured: body.result.structuredContent ?? null,
+    text: body.result.content[0]?.text ?? '',
+  };
 }
 
 export function closeAgent(): void {

@@ -56,7 +56,11 @@ interface Parsed {
 }
 
 /** One response from the front of `buf`: its length in bytes once complete (skipping 1xx interim answers). */
-function parseResponse(buf: Buffer, atEnd: boolean, noBody: boolean): { response: RawResponse; used: number } | { error: string } | null {
+function parseResponse(
+  buf: Buffer,
+  atEnd: boolean,
+  noBody: boolean,
+): { response: RawResponse; used: number } | { error: string } | null {
   let offset = 0;
   for (;;) {
     const end = buf.indexOf('\r\n\r\n', offset);
@@ -74,11 +78,18 @@ function parseResponse(buf: Buffer, atEnd: boolean, noBody: boolean): { response
       return [l.slice(0, i).trim(), l.slice(i + 1).trim()];
     });
     const cl = headers.find(([n]) => n.toLowerCase() === 'content-length')?.[1];
-    const p: Parsed = { status, headers, bodyStart: end + 4, length: cl === undefined ? null : Number(cl), chunked: /chunked/i.test(headers.find(([n]) => n.toLowerCase() === 'transfer-encoding')?.[1] ?? '') };
+    const p: Parsed = {
+      status,
+      headers,
+      bodyStart: end + 4,
+      length: cl === undefined ? null : Number(cl),
+      chunked: /chunked/i.test(headers.find(([n]) => n.toLowerCase() === 'transfer-encoding')?.[1] ?? ''),
+    };
     if (noBody) return { response: { status, headers, body: Buffer.alloc(0) }, used: p.bodyStart };
     const body = buf.subarray(p.bodyStart);
     if (p.length !== null) {
-      if (body.length >= p.length) return { response: { status, headers, body: body.subarray(0, p.length) }, used: p.bodyStart + p.length };
+      if (body.length >= p.length)
+        return { response: { status, headers, body: body.subarray(0, p.length) }, used: p.bodyStart + p.length };
       return atEnd ? { response: { status, headers, body }, used: buf.length } : null;
     }
     if (p.chunked) {
@@ -102,7 +113,11 @@ export function rawExchange(port: number, bytes: Buffer, opts: RawOptions = {}):
   });
 }
 
-function exchangeOn(socket: net.Socket, bytes: Buffer, opts: RawOptions): Promise<{ response: RawResponse | null; socket: net.Socket; reusable: boolean }> {
+function exchangeOn(
+  socket: net.Socket,
+  bytes: Buffer,
+  opts: RawOptions,
+): Promise<{ response: RawResponse | null; socket: net.Socket; reusable: boolean }> {
   return new Promise((resolve, reject) => {
     let buf = Buffer.alloc(0);
     let settled = false;
@@ -161,7 +176,10 @@ function exchangeOn(socket: net.Socket, bytes: Buffer, opts: RawOptions): Promis
 export class RawClient {
   private socket: net.Socket | null = null;
 
-  constructor(private readonly port: number, private readonly host = '127.0.0.1') {}
+  constructor(
+    private readonly port: number,
+    private readonly host = '127.0.0.1',
+  ) {}
 
   async exchange(bytes: Buffer, opts: RawOptions & { fresh?: boolean } = {}): Promise<RawResponse | null> {
     if (opts.fresh || opts.endAfterWrite) return rawExchange(this.port, bytes, { host: this.host, ...opts });

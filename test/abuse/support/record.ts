@@ -35,7 +35,8 @@ export function recordFigures(suite: string, figures: Record<string, number | st
 export function readFigures(): Record<string, Record<string, unknown>> {
   if (!fs.existsSync(FIGURES)) return {};
   const out: Record<string, Record<string, unknown>> = {};
-  for (const f of fs.readdirSync(FIGURES)) if (f.endsWith('.json')) out[f.slice(0, -5)] = JSON.parse(fs.readFileSync(path.join(FIGURES, f), 'utf8'));
+  for (const f of fs.readdirSync(FIGURES))
+    if (f.endsWith('.json')) out[f.slice(0, -5)] = JSON.parse(fs.readFileSync(path.join(FIGURES, f), 'utf8'));
   return out;
 }
 
@@ -44,7 +45,10 @@ export type ArtefactKind = 'log' | 'report' | 'error' | 'metrics' | 'ledger' | '
 /** Appends text the signer produced to `<suite>.<kind>.txt`, for the secret scan at the end. */
 export function recordArtefact(suite: string, kind: ArtefactKind, text: string): void {
   if (text.length === 0) return;
-  fs.appendFileSync(path.join(ensure(ARTEFACTS), `${safe(suite)}.${kind}.txt`), text.endsWith('\n') ? text : `${text}\n`);
+  fs.appendFileSync(
+    path.join(ensure(ARTEFACTS), `${safe(suite)}.${kind}.txt`),
+    text.endsWith('\n') ? text : `${text}\n`,
+  );
 }
 
 /** A buffered recorder for hot loops: one append per flush instead of per artefact. */
@@ -77,7 +81,13 @@ export interface SecretEntry {
 /** The forms a string secret (a token, an RPC credential) could leak in. */
 export function stringSecretForms(secret: string): string[] {
   const buf = Buffer.from(secret, 'utf8');
-  const forms = new Set([secret, buf.toString('base64'), buf.toString('base64url'), buf.toString('hex'), encodeURIComponent(secret)]);
+  const forms = new Set([
+    secret,
+    buf.toString('base64'),
+    buf.toString('base64url'),
+    buf.toString('hex'),
+    encodeURIComponent(secret),
+  ]);
   return [...forms].map((f) => (f.length > 24 ? f.slice(0, 24) : f));
 }
 
@@ -96,7 +106,8 @@ export function readSecrets(): SecretEntry[] {
   if (!fs.existsSync(SECRETS)) return [];
   const out: SecretEntry[] = [];
   for (const f of fs.readdirSync(SECRETS)) {
-    for (const line of fs.readFileSync(path.join(SECRETS, f), 'utf8').split('\n')) if (line.trim()) out.push(JSON.parse(line) as SecretEntry);
+    for (const line of fs.readFileSync(path.join(SECRETS, f), 'utf8').split('\n'))
+      if (line.trim()) out.push(JSON.parse(line) as SecretEntry);
   }
   return out;
 }

@@ -29,9 +29,15 @@ export interface IssuedToken {
 }
 
 /** New bearer tokens, registered as secrets of `suite`; `config` is what serve.tokens lists (sha256 only). */
-export function issueTokens(suite: string, specs: { name: string; keys: string[] }[]): { tokens: IssuedToken[]; config: ServeConfig['tokens'] } {
+export function issueTokens(
+  suite: string,
+  specs: { name: string; keys: string[] }[],
+): { tokens: IssuedToken[]; config: ServeConfig['tokens'] } {
   const tokens = specs.map((s) => ({ ...s, token: newToken() }));
-  recordSecrets(suite, tokens.map((t) => ({ label: `token ${t.name}`, value: t.token })));
+  recordSecrets(
+    suite,
+    tokens.map((t) => ({ label: `token ${t.name}`, value: t.token })),
+  );
   return { tokens, config: tokens.map((t) => ({ name: t.name, sha256: tokenSha256(t.token), keys: t.keys })) };
 }
 
@@ -70,9 +76,19 @@ export async function serveInProcess(opts: {
 }): Promise<InProcessService> {
   const config: SignerConfig = { ...opts.config, serve: { ...opts.config.serve, ...opts.serve, tokens: opts.tokens } };
   const sink = new ArtefactBuffer(opts.suite);
-  const logger = createLogger(opts.logLevel ?? 'info', new CapturedLog(sink) as unknown as Parameters<typeof createLogger>[1]);
+  const logger = createLogger(
+    opts.logLevel ?? 'info',
+    new CapturedLog(sink) as unknown as Parameters<typeof createLogger>[1],
+  );
   const metrics = new Metrics({ defaultMetrics: false });
-  const app = createApp({ config, version: 'abuse', logger, engine: () => Promise.resolve(opts.engine), engineIfOpen: () => opts.engine, metrics });
+  const app = createApp({
+    config,
+    version: 'abuse',
+    logger,
+    engine: () => Promise.resolve(opts.engine),
+    engineIfOpen: () => opts.engine,
+    metrics,
+  });
   const server = await listen(app, config, '127.0.0.1', 0);
   const metricsServer = await metrics.listen('127.0.0.1', 0);
   const port = (server.address() as AddressInfo).port;
@@ -116,7 +132,11 @@ export interface ServeProcess {
 }
 
 /** Starts the built service on `configFile` and waits until it serves; its output is recorded as artefacts. */
-export async function startServe(configFile: string, suite: string, env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
+export async function startServe(
+  configFile: string,
+  suite: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<ServeProcess> {
   assertBuilt(BIN.serve);
   const child = spawnBin(BIN.serve, ['--config', configFile], env);
   let output = '';
@@ -130,8 +150,12 @@ export async function startServe(configFile: string, suite: string, env: NodeJS.
     }),
   );
   // The metrics listener opens just after the MCP one, with its own line: wait for it when one is configured.
-  const metricsWanted = (YAML.parse(fs.readFileSync(configFile, 'utf8')) as { serve?: { metrics?: unknown } }).serve?.metrics != null;
-  const seen = await waitForOutput(child, metricsWanted ? /metrics: http:\/\/\S+\/metrics\n/ : /MCP endpoint: http:\/\/\S+\/mcp[^\n]*\n/);
+  const metricsWanted =
+    (YAML.parse(fs.readFileSync(configFile, 'utf8')) as { serve?: { metrics?: unknown } }).serve?.metrics != null;
+  const seen = await waitForOutput(
+    child,
+    metricsWanted ? /metrics: http:\/\/\S+\/metrics\n/ : /MCP endpoint: http:\/\/\S+\/mcp[^\n]*\n/,
+  );
   const address = /serving on (\S+)/.exec(seen)![1]!;
   const metrics = /metrics: (http:\/\/\S+\/metrics)/.exec(seen)?.[1] ?? null;
   return {
