@@ -16,8 +16,8 @@ const NAMED: Record<string, string> = { '\n': '\\n', '\r': '\\r', '\t': '\\t', '
  * characters; line and paragraph separators; lone surrogates. Backslash too, so an escape shown here can
  * never be confused with one the agent typed.
  */
-// eslint-disable-next-line no-control-regex -- matching control characters is this module's job
 const UNSAFE =
+  // eslint-disable-next-line no-control-regex -- matching control characters is this module's job
   /[\\\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
 function escapeChar(c: string): string {
