@@ -34,6 +34,10 @@ class CpuAccountedChain implements ChainClient {
 
   constructor(private readonly inner: ChainClient) {}
 
+  get commitment(): ChainClient['commitment'] {
+    return this.inner.commitment;
+  }
+
   reset(): void {
     this.cpuMicros = 0;
     this.calls = 0;
@@ -120,6 +124,7 @@ async function setup(rpc: 'in-process' | 'child-process', keyCount: number): Pro
   let url: string;
   let stopChain: () => Promise<void>;
   if (rpc === 'in-process') {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only for this mode, so the other mode never loads LiteSVM
     const { startLocalnet } = require('../src/localnet/server') as typeof import('../src/localnet/server');
     const localnet = await startLocalnet({ port: 0, blockIntervalMs: BLOCK_MS, fund });
     url = localnet.url;

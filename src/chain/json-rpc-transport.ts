@@ -8,6 +8,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { RpcErrorKind } from './types';
 import { SignerError } from '../util/errors';
+import { parseRetryAfter } from './retry-after';
 
 const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 const MAX_NODE_MESSAGE_CHARS = 500;
@@ -17,13 +18,33 @@ export class RpcError extends SignerError {
   readonly method: string;
   /** The JSON-RPC error code, for kind `node`. */
   readonly rpcCode: number | undefined;
+  /** The HTTP status when the endpoint answered with one other than 200. */
+  readonly httpStatus: number | undefined;
+  /** How long the endpoint asked us to wait (its `Retry-After`), in milliseconds, when it said. */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(kind: RpcErrorKind, method: string, message: string, options?: { rpcCode?: number; cause?: unknown }) {
+  constructor(kind: RpcErrorKind, method: string, message: string, options?: RpcErrorOptions) {
     super('rpc', message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.kind = kind;
     this.method = method;
     this.rpcCode = options?.rpcCode;
+    this.httpStatus = options?.httpStatus;
+    this.retryAfterMs = options?.retryAfterMs;
   }
+}
+
+export interface RpcErrorOptions {
+  rpcCode?: number;
+  httpStatus?: number;
+  retryAfterMs?: number;
+  cause?: unknown;
+}
+
+/** What one POST brought back: the status, the body, and the `Retry-After` header turned into a wait. */
+interface HttpReply {
+  status: number;
+  text: string;
+  retryAfterMs: number | undefined;
 }
 
 export function isRpcError(e: unknown): e is RpcError {
@@ -90,9 +111,9 @@ export class JsonRpcTransport {
 
   private flush(): void {
     const calls = this.queue.splice(0);
-    if (calls.length === 1) {
-      const [only] = calls;
-      this.single(only!.method, only!.params).then(only!.resolve, only!.reject);
+    const [only] = calls;
+    if (only !== undefined && calls.length === 1) {
+      this.single(only.method, only.params).then(only.resolve, only.reject);
       return;
     }
     this.batch(calls).catch((e: unknown) => {
@@ -121,13 +142,13 @@ export class JsonRpcTransport {
       const e =
         response.status === 200
           ? new RpcError('shape', label, `${label}: the response is not JSON`)
-          : new RpcError('transport', label, `${label}: ${this.endpoint} answered HTTP ${response.status}`);
+          : this.httpError(label, response);
       for (const c of calls) c.reject(e);
       return;
     }
     if (!Array.isArray(replies) && response.status !== 200) {
       // Rate limited or failing (a 429 or 5xx with a JSON body): this request failed; batching may still work.
-      const e = new RpcError('transport', label, `${label}: ${this.endpoint} answered HTTP ${response.status}`);
+      const e = this.httpError(label, response);
       for (const c of calls) c.reject(e);
       return;
     }
@@ -141,11 +162,12 @@ export class JsonRpcTransport {
     const byId = new Map<unknown, unknown>();
     for (const r of replies) if (typeof r === 'object' && r !== null) byId.set((r as { id?: unknown }).id, r);
     calls.forEach((c, i) => {
-      const reply = byId.get(ids[i]);
+      const id = ids[i] ?? -1;
+      const reply = byId.get(id);
       try {
         if (reply === undefined)
           throw new RpcError('shape', c.method, `${c.method}: the batch response has no answer for this call`);
-        c.resolve(this.resultOf(c.method, ids[i]!, { status: response.status, text: '' }, reply));
+        c.resolve(this.resultOf(c.method, id, { ...response, text: '' }, reply));
       } catch (e) {
         c.reject(e);
       }
@@ -153,7 +175,7 @@ export class JsonRpcTransport {
   }
 
   /** One POST, retried once when a pooled socket turned out closed before the request reached the server. */
-  private async postOnce(method: string, body: Buffer): Promise<{ status: number; text: string }> {
+  private async postOnce(method: string, body: Buffer): Promise<HttpReply> {
     const deadline = Date.now() + this.timeoutMs;
     try {
       return await this.post(method, body, deadline);
@@ -169,7 +191,7 @@ export class JsonRpcTransport {
     this.agent.destroy();
   }
 
-  private post(method: string, body: Buffer, deadline: number): Promise<{ status: number; text: string }> {
+  private post(method: string, body: Buffer, deadline: number): Promise<HttpReply> {
     return new Promise((resolve, reject) => {
       let settled = false;
       const finish = (fn: () => void) => {
@@ -206,7 +228,13 @@ export class JsonRpcTransport {
             chunks.push(chunk);
           });
           res.on('end', () =>
-            finish(() => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') })),
+            finish(() =>
+              resolve({
+                status: res.statusCode ?? 0,
+                text: Buffer.concat(chunks).toString('utf8'),
+                retryAfterMs: parseRetryAfter(res.headers['retry-after'], Date.now()),
+              }),
+            ),
           );
           res.on('error', (e) => finish(() => reject(this.transportError(method, e))));
         },
@@ -231,7 +259,15 @@ export class JsonRpcTransport {
     return new RpcError('transport', method, `${method}: cannot reach ${this.endpoint}: ${cause}`, { cause: e });
   }
 
-  private resultOf(method: string, id: number, response: { status: number; text: string }, parsed?: unknown): unknown {
+  /** A non-200 answer without a JSON-RPC verdict: the request failed at the HTTP level. */
+  private httpError(method: string, response: HttpReply): RpcError {
+    return new RpcError('transport', method, `${method}: ${this.endpoint} answered HTTP ${response.status}`, {
+      httpStatus: response.status,
+      ...(response.retryAfterMs === undefined ? {} : { retryAfterMs: response.retryAfterMs }),
+    });
+  }
+
+  private resultOf(method: string, id: number, response: HttpReply, parsed?: unknown): unknown {
     const body = parsed === undefined ? this.parseBody(method, response) : parsed;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new RpcError('shape', method, `${method}: the response is not a JSON-RPC object`);
@@ -245,35 +281,34 @@ export class JsonRpcTransport {
           : undefined;
       const text = typeof error === 'object' ? (error as { message?: unknown }).message : error;
       const detail = typeof text === 'string' ? text.slice(0, MAX_NODE_MESSAGE_CHARS) : 'no message';
-      return this.throwNodeError(method, code, detail);
+      return this.throwNodeError(method, code, detail, response);
     }
-    if (response.status !== 200)
-      throw new RpcError('transport', method, `${method}: ${this.endpoint} answered HTTP ${response.status}`);
+    if (response.status !== 200) throw this.httpError(method, response);
     if (reply['id'] !== id) throw new RpcError('shape', method, `${method}: the response answers another request id`);
     if (!('result' in reply))
       throw new RpcError('shape', method, `${method}: the response has neither result nor error`);
     return reply['result'];
   }
 
-  private parseBody(method: string, response: { status: number; text: string }): unknown {
+  private parseBody(method: string, response: HttpReply): unknown {
     try {
       return JSON.parse(response.text);
     } catch {
-      if (response.status !== 200) {
-        throw new RpcError('transport', method, `${method}: ${this.endpoint} answered HTTP ${response.status}`);
-      }
+      if (response.status !== 200) throw this.httpError(method, response);
       throw new RpcError('shape', method, `${method}: the response is not JSON`);
     }
   }
 
-  private throwNodeError(method: string, code: number | undefined, detail: string): never {
+  /** A JSON-RPC error; under a 429 or 5xx status it keeps the status (and any Retry-After) so it can be retried. */
+  private throwNodeError(method: string, code: number | undefined, detail: string, response: HttpReply): never {
     const label = code === undefined ? 'node error' : `node error ${code}`;
-    throw new RpcError(
-      'node',
-      method,
-      `${method}: ${label}: ${detail}`,
-      code === undefined ? undefined : { rpcCode: code },
-    );
+    const http = response.status === 200 ? {} : { httpStatus: response.status };
+    const wait = response.retryAfterMs === undefined ? {} : { retryAfterMs: response.retryAfterMs };
+    throw new RpcError('node', method, `${method}: ${label}: ${detail}`, {
+      ...(code === undefined ? {} : { rpcCode: code }),
+      ...http,
+      ...wait,
+    });
   }
 }
 

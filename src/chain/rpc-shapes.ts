@@ -30,8 +30,9 @@ export function wholeNumber(v: unknown, path: string): number {
 function stringList(v: unknown, path: string): string[] {
   if (v === null || v === undefined) return [];
   const list = array(v, path);
-  if (!list.every((s) => typeof s === 'string')) throw new ShapeProblem(`${path} holds a non-string`);
-  return list as string[];
+  const strings = list.filter((s) => typeof s === 'string');
+  if (strings.length !== list.length) throw new ShapeProblem(`${path} holds a non-string`);
+  return strings;
 }
 
 function hash32(v: unknown, path: string): string {

@@ -1,8 +1,21 @@
 /**
  * What the engine asks of a Solana JSON-RPC endpoint. Amounts are lamports as JS numbers (safe integers;
- * a value outside the safe range is a `shape` error). Commitment is `confirmed` unless a method says otherwise.
+ * a value outside the safe range is a `shape` error). Reads use the client's `commitment` unless a method
+ * says otherwise.
  */
-export type RpcErrorKind = 'transport' | 'node' | 'shape' | 'timeout';
+export type RpcErrorKind = 'transport' | 'node' | 'shape' | 'timeout' | 'aborted';
+
+/** The commitment a cluster is configured for (see docs/chain.md). */
+export type Commitment = 'confirmed' | 'finalized';
+
+/**
+ * The caller's bounds on one call, retries included: no retry waits past `deadlineAt` (epoch ms), and an aborted
+ * `signal` ends the call at once (kind `aborted`).
+ */
+export interface CallLimits {
+  signal?: AbortSignal;
+  deadlineAt?: number;
+}
 
 export interface SimulationResult {
   err: unknown; // null on success; the raw TransactionError JSON otherwise (e.g. "BlockhashNotFound")
@@ -32,25 +45,34 @@ export interface AccountSummary {
   owner: string;
 }
 
+/**
+ * Every method may be retried on a transient failure (HTTP 429/5xx, a lost connection, a timeout) and moved to
+ * another endpoint of the cluster: all of them are idempotent, sendTransaction included (the same signed bytes
+ * carry the same signature, so a second copy cannot move funds twice). `limits` bounds the retries.
+ */
 export interface ChainClient {
-  getGenesisHash(): Promise<string>;
-  getLatestBlockhash(): Promise<{ blockhash: string; lastValidBlockHeight: number }>;
+  /** The commitment reads use, and the one a signature status must reach to count as landed. */
+  readonly commitment: Commitment;
+  getGenesisHash(limits?: CallLimits): Promise<string>;
+  getLatestBlockhash(limits?: CallLimits): Promise<{ blockhash: string; lastValidBlockHeight: number }>;
   /** 0 for an account that does not exist, as the RPC answers. */
-  getBalance(address: string): Promise<number>;
+  getBalance(address: string, limits?: CallLimits): Promise<number>;
   /** Fee for a compiled message (base64); null when the node cannot quote it (e.g. unknown blockhash). */
-  getFeeForMessage(messageBase64: string): Promise<number | null>;
+  getFeeForMessage(messageBase64: string, limits?: CallLimits): Promise<number | null>;
   simulateTransaction(
     txBase64: string,
     opts: { sigVerify: boolean; replaceRecentBlockhash: boolean; accounts: string[] },
+    limits?: CallLimits,
   ): Promise<SimulationResult>;
   /** skipPreflight true, maxRetries 0; resolves to the signature the node reports. */
-  sendTransaction(txBase64: string): Promise<string>;
+  sendTransaction(txBase64: string, limits?: CallLimits): Promise<string>;
   getSignatureStatuses(
     signatures: string[],
     opts: { searchTransactionHistory: boolean },
+    limits?: CallLimits,
   ): Promise<(SignatureStatus | null)[]>;
-  getBlockHeight(commitment: 'confirmed' | 'finalized'): Promise<number>;
-  getTransaction(signature: string): Promise<TransactionMeta | null>;
-  getMultipleAccounts(addresses: string[]): Promise<(AccountSummary | null)[]>;
-  getAccountInfo(address: string): Promise<AccountSummary | null>;
+  getBlockHeight(commitment: Commitment, limits?: CallLimits): Promise<number>;
+  getTransaction(signature: string, limits?: CallLimits): Promise<TransactionMeta | null>;
+  getMultipleAccounts(addresses: string[], limits?: CallLimits): Promise<(AccountSummary | null)[]>;
+  getAccountInfo(address: string, limits?: CallLimits): Promise<AccountSummary | null>;
 }

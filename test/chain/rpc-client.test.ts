@@ -10,7 +10,9 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { RpcChainClient, RpcError } from '../../src/chain/rpc-client';
 import { JsonRpcTransport } from '../../src/chain/json-rpc-transport';
+import { DEFAULT_RETRY } from '../../src/chain/resilient-rpc';
 import { startLocalnet, type Localnet } from '../../src/localnet/server';
+import { SignerError } from '../../src/util/errors';
 import { newSigner, randomAddress } from '../localnet/legacy-tx';
 
 let localnet: Localnet;
@@ -347,12 +349,18 @@ test('calls share one keep-alive connection', async () => {
 });
 
 test('a URL that is not http(s) is a config error that does not echo the URL', () => {
-  expect(() => new RpcChainClient('ftp://u:pw@example/x', { timeoutMs: 1000 })).toThrow(
-    expect.objectContaining({ code: 'config_invalid', message: 'the RPC URL must be http or https, not ftp' }),
-  );
-  expect(() => new RpcChainClient('not a url pw', { timeoutMs: 1000 })).toThrow(
-    expect.objectContaining({ code: 'config_invalid', message: 'the RPC URL is not a valid URL' }),
-  );
+  const thrown = (url: string): unknown => {
+    try {
+      new RpcChainClient(url, { timeoutMs: 1000 });
+    } catch (e) {
+      return e;
+    }
+    return null;
+  };
+  const ftp = thrown('ftp://u:pw@example/x');
+  expect(ftp).toBeInstanceOf(SignerError);
+  expect(ftp).toMatchObject({ code: 'config_invalid', message: 'the RPC URL must be http or https, not ftp' });
+  expect(thrown('not a url pw')).toMatchObject({ code: 'config_invalid', message: 'the RPC URL is not a valid URL' });
 });
 
 test('getTransaction without meta keeps the slot and reports unknown figures as null', async () => {
@@ -422,7 +430,7 @@ describe('batching of calls made together', () => {
   it('sends calls made together as one request and matches the answers by id', async () => {
     const node = await batchNode((_n, calls) => ({
       status: 200,
-      body: JSON.stringify(JSON.parse(heights(calls)).reverse()),
+      body: JSON.stringify((JSON.parse(heights(calls)) as unknown[]).reverse()),
     }));
     const client = new RpcChainClient(node.url, { timeoutMs: 2000 });
     try {
@@ -440,18 +448,34 @@ describe('batching of calls made together', () => {
     const node = await batchNode((n, calls) =>
       n === 1 ? { status: 500, body: '<html>oops</html>' } : { status: 200, body: heights(calls) },
     );
-    const client = new RpcChainClient(node.url, { timeoutMs: 2000 });
+    // Without retries, so the failed batch's verdict reaches its calls.
+    const client = new RpcChainClient(node.url, { timeoutMs: 2000, retry: { ...DEFAULT_RETRY, retries: 0 } });
     try {
       const failed = await Promise.allSettled([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')]);
       expect(failed.map((r) => r.status)).toEqual(['rejected', 'rejected']);
-      expect((failed[0] as PromiseRejectedResult).reason).toMatchObject({
-        kind: 'transport',
-        message: expect.stringMatching(/answered HTTP 500/),
-      });
+      const reason: unknown = (failed[0] as PromiseRejectedResult).reason;
+      expect(reason).toBeInstanceOf(RpcError);
+      expect((reason as RpcError).kind).toBe('transport');
+      expect((reason as RpcError).message).toMatch(/answered HTTP 500/);
       expect(await Promise.all([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')])).toEqual([
         9, 9,
       ]);
       expect(node.seen).toEqual(['batch', 'batch']);
+    } finally {
+      client.close();
+      await node.close();
+    }
+  });
+
+  it('retries each call of a batch that failed with a 500, and they get their answers', async () => {
+    const node = await batchNode(() => ({ status: 500, body: '<html>oops</html>' }));
+    const client = new RpcChainClient(node.url, { timeoutMs: 2000 });
+    try {
+      // The batch fails; each call then retries on its own (the fake answers single calls with 7).
+      expect(await Promise.all([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')])).toEqual([
+        7, 7,
+      ]);
+      expect(node.seen).toEqual(['batch', 'single', 'single']);
     } finally {
       client.close();
       await node.close();
