@@ -1,8 +1,9 @@
 /**
- * Built-in cluster profiles. A cluster is data: `zink-testnet` carries the facts of domain.md §2.1, `local` is the
- * embedded LiteSVM chain, and any other cluster is declared under `clusters:` in the config file.
+ * Built-in cluster profiles. A cluster is data: `zink-testnet` carries the game's public testnet (its genesis
+ * hash, RPC, explorer and programs), `local` is the embedded LiteSVM chain, and any other cluster is declared
+ * under `clusters:` in the config file. Also how a cluster's endpoints and commitment are chosen.
  */
-import type { ClusterProfile, ProgramEntry } from './types';
+import type { ClusterCommitment, ClusterProfile, ProgramEntry } from './types';
 
 export const PROGRAM = {
   system: '11111111111111111111111111111111',
@@ -19,6 +20,8 @@ export const ZINK_TESTNET: ClusterProfile = Object.freeze({
   name: 'zink-testnet',
   genesis_hash: '6qaAozzun2WV83PRDgqf79WXtbqfnezKB3demjxXV5EY',
   rpc_url: 'https://rpc1.z.ink',
+  rpc_urls: ['https://rpc1.z.ink'],
+  commitment: 'confirmed',
   explorer: 'https://explorer.z.ink/tx/',
   programs: [
     { label: 'sage', address: PROGRAM.sage },
@@ -61,3 +64,30 @@ export function localCluster(opts: {
 }
 
 export const BUILT_IN_CLUSTERS = ['zink-testnet', 'local'] as const;
+
+/** Every RPC endpoint of the cluster, in order of preference. */
+export function clusterRpcUrls(cluster: ClusterProfile): string[] {
+  return cluster.rpc_urls && cluster.rpc_urls.length > 0 ? [...cluster.rpc_urls] : [cluster.rpc_url];
+}
+
+export function clusterCommitment(cluster: ClusterProfile): ClusterCommitment {
+  return cluster.commitment ?? 'confirmed';
+}
+
+/**
+ * The endpoints a config names: `rpc_url` or `rpc_urls` (not both), or null when it names none. Returns an error
+ * message (naming keys and positions, never a URL: URLs carry API keys) for a conflict or a repeated endpoint.
+ */
+export function namedEndpoints(
+  where: string,
+  single: string | null,
+  list: readonly string[],
+): { urls: string[] | null } | { error: string } {
+  if (single !== null && list.length > 0)
+    return { error: `${where}rpc_url and ${where}rpc_urls: set one of them (rpc_urls may hold a single URL)` };
+  if (single !== null) return { urls: [single] };
+  if (list.length === 0) return { urls: null };
+  const seen = list.findIndex((u, i) => list.indexOf(u) !== i);
+  if (seen >= 0) return { error: `${where}rpc_urls[${seen}] repeats rpc_urls[${list.indexOf(list[seen] ?? '')}]` };
+  return { urls: [...list] };
+}

@@ -10,7 +10,8 @@ export function parseListen(text: string): { host: string; port: number } | null
   if (!m) return null;
   const port = Number(m[3]);
   if (port < 0 || port > 65535) return null;
-  return { host: (m[1] ?? m[2])!, port };
+  const host = m[1] ?? m[2];
+  return host === undefined ? null : { host, port };
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -116,6 +117,23 @@ export function registerFormats(): void {
         if (typeof v !== 'string' || !/^https?:\/\/[^\s]+$/.test(v)) throw new Error('must be an http(s) URL or null');
       },
       coerce: (v: unknown) => (typeof v === 'string' && v.trim() === '' ? null : v),
+    },
+    'http-url-list': {
+      // The message never repeats a URL: providers put API keys in them.
+      validate(v: unknown) {
+        if (!Array.isArray(v)) throw new Error('must be a list of http(s) URLs');
+        v.forEach((u: unknown, i) => {
+          if (typeof u !== 'string' || !/^https?:\/\/[^\s]+$/.test(u))
+            throw new Error(`entry ${i} is not an http(s) URL`);
+        });
+      },
+      coerce: (v: unknown) =>
+        typeof v === 'string'
+          ? v
+              .split(',')
+              .map((s) => s.trim())
+              .filter((s) => s !== '')
+          : v,
     },
     'object-map': {
       validate(v: unknown) {

@@ -12,9 +12,10 @@ import { isValidKeyName } from '../keys/keyfile';
 import { decodeAddress } from '../util/base58';
 import { registerFormats, parseListen } from './formats';
 import { clusterSchema, fundEntrySchema, keySchema, programEntrySchema, tokenSchema, topLevelSchema } from './schema';
-import { BUILT_IN_CLUSTERS, LOCAL_DEFAULT_RPC_URL, ZINK_TESTNET, localCluster } from './clusters';
+import { BUILT_IN_CLUSTERS, LOCAL_DEFAULT_RPC_URL, ZINK_TESTNET, localCluster, namedEndpoints } from './clusters';
 import type {
   ApprovalMode,
+  ClusterCommitment,
   ClusterProfile,
   KeyClass,
   KeyConfig,
@@ -86,9 +87,10 @@ function convictErrors(prefix: string, err: unknown): string {
 }
 
 /** Validates one collection entry strictly against its schema; returns the entry with defaults filled in. */
+// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- T is the shape strict validation against `schema` guarantees; convict cannot infer it from a plain schema object
 function validateEntry<T>(schema: object, value: unknown, where: string): T {
   if (!isPlainObject(value)) fail(`${where}: must be a mapping`);
-  const c = convict(schema as convict.Schema<unknown>, { env: {}, args: [] });
+  const c = convict(schema as convict.Schema<Record<string, unknown>>, { env: {}, args: [] });
   try {
     c.load(value);
     c.validate({ allowed: 'strict' });
@@ -101,6 +103,8 @@ function validateEntry<T>(schema: object, value: unknown, where: string): T {
 type TopLevel = {
   cluster: string;
   rpc_url: string | null;
+  rpc_urls: string[];
+  commitment: ClusterCommitment | null;
   key_dir: string;
   state_dir: string;
   log_level: SignerConfig['log_level'];
@@ -181,24 +185,46 @@ function buildPrograms(list: unknown[], where: string): ProgramEntry[] {
   return list.map((p, i) => validateEntry<ProgramEntry>(programEntrySchema, p, `${where}[${i}]`));
 }
 
+/** The endpoints a config names at `where` (top level: '', a cluster: 'clusters.x.'), or null for none. */
+function endpointsAt(where: string, single: string | null, list: string[]): string[] | null {
+  const named = namedEndpoints(where, single, list);
+  if ('error' in named) fail(named.error);
+  return named.urls;
+}
+
+/** The top-level endpoints and commitment, when set, override the cluster's own. */
+function withRpc(
+  cluster: ClusterProfile,
+  top: TopLevel,
+  own: { urls: string[]; commitment: ClusterCommitment },
+): ClusterProfile {
+  const urls = endpointsAt('', top.rpc_url, top.rpc_urls) ?? own.urls;
+  return {
+    ...cluster,
+    rpc_url: urls[0] ?? cluster.rpc_url,
+    rpc_urls: urls,
+    commitment: top.commitment ?? own.commitment,
+  };
+}
+
 function buildCluster(top: TopLevel): ClusterProfile {
   for (const name of Object.keys(top.clusters)) {
     if ((BUILT_IN_CLUSTERS as readonly string[]).includes(name))
       fail(`clusters.${name}: ${name} is built in and cannot be redefined`);
   }
   if (top.cluster === 'zink-testnet')
-    return {
-      ...ZINK_TESTNET,
-      programs: [...ZINK_TESTNET.programs],
-      game_programs: [...ZINK_TESTNET.game_programs],
-      rpc_url: top.rpc_url ?? ZINK_TESTNET.rpc_url,
-    };
+    return withRpc(
+      { ...ZINK_TESTNET, programs: [...ZINK_TESTNET.programs], game_programs: [...ZINK_TESTNET.game_programs] },
+      top,
+      { urls: [ZINK_TESTNET.rpc_url], commitment: 'confirmed' },
+    );
   if (top.cluster === 'local') {
-    return localCluster({
-      rpc_url: top.rpc_url ?? LOCAL_DEFAULT_RPC_URL,
+    const local = localCluster({
+      rpc_url: LOCAL_DEFAULT_RPC_URL,
       game_programs: buildPrograms(top.localnet.game_programs, 'localnet.game_programs'),
       player_profile: top.localnet.player_profile,
     });
+    return withRpc(local, top, { urls: [LOCAL_DEFAULT_RPC_URL], commitment: 'confirmed' });
   }
   const raw = top.clusters[top.cluster];
   if (raw === undefined) {
@@ -209,23 +235,30 @@ function buildCluster(top: TopLevel): ClusterProfile {
   const c = validateEntry<{
     genesis_hash: string;
     rpc_url: string | null;
+    rpc_urls: string[];
+    commitment: ClusterCommitment;
     explorer: string | null;
     programs: unknown[];
     game_programs: string[];
     player_profile: string | null;
   }>(clusterSchema, raw, where);
   if (decodeAddress(c.genesis_hash) === null) fail(`${where}.genesis_hash: must be a base58 hash`);
-  const rpc = top.rpc_url ?? c.rpc_url;
-  if (rpc === null) fail(`${where}.rpc_url: required (or set rpc_url)`);
-  return {
-    name: top.cluster,
-    genesis_hash: c.genesis_hash,
-    rpc_url: rpc,
-    explorer: c.explorer,
-    programs: buildPrograms(c.programs, `${where}.programs`),
-    game_programs: c.game_programs,
-    player_profile: c.player_profile,
-  };
+  const own = endpointsAt(`${where}.`, c.rpc_url, c.rpc_urls);
+  const urls = endpointsAt('', top.rpc_url, top.rpc_urls) ?? own;
+  if (urls === null) fail(`${where}.rpc_url: required (or set rpc_url or rpc_urls)`);
+  return withRpc(
+    {
+      name: top.cluster,
+      genesis_hash: c.genesis_hash,
+      rpc_url: urls[0] ?? '',
+      explorer: c.explorer,
+      programs: buildPrograms(c.programs, `${where}.programs`),
+      game_programs: c.game_programs,
+      player_profile: c.player_profile,
+    },
+    top,
+    { urls, commitment: c.commitment },
+  );
 }
 
 function buildLedger(
@@ -251,7 +284,7 @@ function buildLedger(
       fail(`ledger.url_file: cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
   } else {
-    const v = env[l.url_env!];
+    const v = l.url_env === null ? undefined : env[l.url_env];
     if (v === undefined || v.trim() === '') fail(`ledger.url_env: the environment variable ${l.url_env} is not set`);
     url = v.trim();
   }
@@ -299,8 +332,12 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
 
   const cluster = buildCluster(top);
   const stateDir = resolve(top.state_dir);
-  const listen = parseListen(top.serve.listen)!;
-  const metrics = top.serve.metrics === null ? null : parseListen(top.serve.metrics)!;
+  // The schema's formats checked both already; the fallbacks keep the types honest.
+  const listen = parseListen(top.serve.listen) ?? fail('serve.listen: must be host:port');
+  const metrics =
+    top.serve.metrics === null
+      ? null
+      : (parseListen(top.serve.metrics) ?? fail('serve.metrics: must be host:port, or null to turn it off'));
 
   const localnet =
     cluster.name === 'local'

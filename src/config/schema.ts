@@ -18,7 +18,22 @@ export const topLevelSchema = {
     format: 'http-url-or-null',
     default: null as string | null,
     nullable: true,
+    sensitive: true, // an error never shows the URL: providers put API keys in it
     env: 'SIGNER_RPC_URL',
+  },
+  rpc_urls: {
+    doc: "Several JSON-RPC endpoints of the cluster, in order of preference (instead of rpc_url); calls fail over between them (docs/chain.md). [] uses rpc_url or the cluster's own. Comma-separated in the env var.",
+    format: 'http-url-list',
+    default: [] as string[],
+    sensitive: true, // an error never shows the URLs: providers put API keys in them
+    env: 'SIGNER_RPC_URLS',
+  },
+  commitment: {
+    doc: "`confirmed` or `finalized`: the commitment reads use and a transaction must reach to count as landed; null uses the cluster's own (`confirmed` for the built-in clusters).",
+    format: ['confirmed', 'finalized', null],
+    default: null as string | null,
+    nullable: true,
+    env: 'SIGNER_COMMITMENT',
   },
   key_dir: {
     doc: "Directory of key files (0700, files 0600). Relative paths resolve against the config file's folder.",
@@ -145,6 +160,42 @@ export const topLevelSchema = {
       format: 'nat-strict',
       default: DEFAULT_TIMINGS.key_show_cache_ms,
       env: 'SIGNER_KEY_SHOW_CACHE_MS',
+    },
+    rpc_retries: {
+      doc: 'Retries of an RPC call that failed transiently (HTTP 429 or 5xx, a lost connection, a timeout), for reads and re-sends of the same signed transaction; never for a call that is not idempotent. 0 turns retries off.',
+      format: 'nat-strict',
+      default: DEFAULT_TIMINGS.rpc_retries,
+      env: 'SIGNER_RPC_RETRIES',
+    },
+    rpc_backoff_base_ms: {
+      doc: 'Backoff before the first retry is a random wait below this; the ceiling doubles with each retry (full jitter).',
+      format: 'positive-int',
+      default: DEFAULT_TIMINGS.rpc_backoff_base_ms,
+      env: 'SIGNER_RPC_BACKOFF_BASE_MS',
+    },
+    rpc_backoff_max_ms: {
+      doc: 'Largest backoff ceiling.',
+      format: 'positive-int',
+      default: DEFAULT_TIMINGS.rpc_backoff_max_ms,
+      env: 'SIGNER_RPC_BACKOFF_MAX_MS',
+    },
+    rpc_retry_after_max_ms: {
+      doc: "Longest Retry-After (seconds or an HTTP date) an endpoint's answer is waited out for; a longer one is shortened to this.",
+      format: 'nat-strict',
+      default: DEFAULT_TIMINGS.rpc_retry_after_max_ms,
+      env: 'SIGNER_RPC_RETRY_AFTER_MAX_MS',
+    },
+    rpc_retry_budget_ms: {
+      doc: 'No retry starts, and no wait runs, later than this after an RPC call began.',
+      format: 'nat-strict',
+      default: DEFAULT_TIMINGS.rpc_retry_budget_ms,
+      env: 'SIGNER_RPC_RETRY_BUDGET_MS',
+    },
+    rpc_endpoint_cooldown_ms: {
+      doc: 'With several endpoints: one that fails goes behind the healthy ones for this long (doubling with each failure in a row, up to 16 times, and at least its Retry-After).',
+      format: 'positive-int',
+      default: DEFAULT_TIMINGS.rpc_endpoint_cooldown_ms,
+      env: 'SIGNER_RPC_ENDPOINT_COOLDOWN_MS',
     },
   },
   serve: {
@@ -299,7 +350,23 @@ export const clusterSchema = {
     format: 'non-empty-string',
     default: null as string | null,
   },
-  rpc_url: { doc: 'Default RPC endpoint.', format: 'http-url-or-null', default: null as string | null },
+  rpc_url: {
+    doc: 'Default RPC endpoint.',
+    format: 'http-url-or-null',
+    default: null as string | null,
+    sensitive: true,
+  },
+  rpc_urls: {
+    doc: 'Default RPC endpoints in order of preference, instead of rpc_url (docs/chain.md).',
+    format: 'http-url-list',
+    default: [] as string[],
+    sensitive: true,
+  },
+  commitment: {
+    doc: '`confirmed` or `finalized`: the commitment reads use and a transaction must reach to count as landed.',
+    format: ['confirmed', 'finalized'],
+    default: 'confirmed',
+  },
   explorer: {
     doc: 'Explorer prefix the signature is appended to, or null.',
     format: 'string-or-null',

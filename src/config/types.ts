@@ -3,6 +3,8 @@
  * file plus SIGNER_* env vars, resolves relative paths against the config file's folder and cross-checks it;
  * tests build it directly. Amounts are lamports (integers), durations milliseconds.
  */
+import { RETRY_DEFAULTS } from '../chain/retry-defaults';
+
 export type KeyClass = 'session' | 'wallet';
 export type ApprovalMode = 'auto' | 'confirm' | 'deny';
 
@@ -24,11 +26,19 @@ export interface ProgramEntry {
   address: string;
 }
 
+/** Commitment of a cluster's reads and confirmations (docs/chain.md). */
+export type ClusterCommitment = 'confirmed' | 'finalized';
+
 /** A cluster is data, not code: `zink-testnet` and `local` are built in, others come from config. */
 export interface ClusterProfile {
   name: string;
   genesis_hash: string | null; // null: learnt from the RPC at start (only allowed for `local`)
+  /** The first (preferred) RPC endpoint. */
   rpc_url: string;
+  /** Every RPC endpoint in order of preference, `rpc_url` first; absent means `[rpc_url]` (clusterRpcUrls). */
+  rpc_urls?: string[];
+  /** Absent means `confirmed` (clusterCommitment). */
+  commitment?: ClusterCommitment;
   explorer: string | null; // prefix; the signature is appended
   /** Top-level allow-list for every key, in order. */
   programs: ProgramEntry[];
@@ -48,6 +58,12 @@ export interface Timings {
   approval_timeout_ms: number; // 120000
   approval_poll_ms: number; // 250
   key_show_cache_ms: number; // 1000: key_show's figures may be this old (never used by check or sign)
+  rpc_retries: number; // 3: attempts after the first, for idempotent calls that failed transiently
+  rpc_backoff_base_ms: number; // 200: ceiling of the first backoff wait, doubling per retry
+  rpc_backoff_max_ms: number; // 5000: largest backoff wait
+  rpc_retry_after_max_ms: number; // 10000: longest Retry-After waited out
+  rpc_retry_budget_ms: number; // 20000: no retry starts later than this after a call began
+  rpc_endpoint_cooldown_ms: number; // 30000: a failed endpoint goes behind the healthy ones this long
 }
 
 export type LedgerConfig = { store: 'sqlite'; path: string } | { store: 'postgres'; url: string; pool_size: number };
@@ -96,4 +112,10 @@ export const DEFAULT_TIMINGS: Timings = {
   approval_timeout_ms: 120_000,
   approval_poll_ms: 250,
   key_show_cache_ms: 1_000,
+  rpc_retries: RETRY_DEFAULTS.retries,
+  rpc_backoff_base_ms: RETRY_DEFAULTS.backoffBaseMs,
+  rpc_backoff_max_ms: RETRY_DEFAULTS.backoffMaxMs,
+  rpc_retry_after_max_ms: RETRY_DEFAULTS.retryAfterMaxMs,
+  rpc_retry_budget_ms: RETRY_DEFAULTS.budgetMs,
+  rpc_endpoint_cooldown_ms: RETRY_DEFAULTS.cooldownMs,
 };

@@ -1,5 +1,5 @@
 /**
- * loadConfig: the resolved shape, and every refusal naming the key at fault (domain.md §5, issue #3 item 2).
+ * loadConfig: the resolved shape, and every refusal naming the key at fault.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -152,6 +152,114 @@ describe('loadConfig resolves', () => {
     ).not.toThrow();
     const local = loadConfig({ file: path.join(__dirname, '../../config/local.yaml'), env: {} });
     expect(local.cluster.name).toBe('local');
+  });
+});
+
+describe('RPC endpoints, commitment and retry settings', () => {
+  const devnet = (entry: string, top = BASE) =>
+    `${top}cluster: devnet\nclusters:\n  devnet:\n    genesis_hash: ${A}\n${entry}`;
+
+  test('the built-in cluster: one endpoint, confirmed, and the retry defaults', () => {
+    const cfg = loadConfig({ file: write('c.yaml', BASE), env: {} });
+    expect(cfg.cluster).toMatchObject({
+      rpc_url: 'https://rpc1.z.ink',
+      rpc_urls: ['https://rpc1.z.ink'],
+      commitment: 'confirmed',
+    });
+    expect(cfg.timings).toMatchObject({
+      rpc_retries: 3,
+      rpc_backoff_base_ms: 200,
+      rpc_backoff_max_ms: 5000,
+      rpc_retry_after_max_ms: 10000,
+      rpc_retry_budget_ms: 20000,
+      rpc_endpoint_cooldown_ms: 30000,
+    });
+  });
+
+  test('top-level rpc_urls and commitment override the built-in cluster; rpc_url is the first', () => {
+    const cfg = loadConfig({
+      file: write('c.yaml', `${BASE}rpc_urls: [https://a.example/k1, https://b.example]\ncommitment: finalized\n`),
+      env: {},
+    });
+    expect(cfg.cluster).toMatchObject({
+      name: 'zink-testnet',
+      rpc_url: 'https://a.example/k1',
+      rpc_urls: ['https://a.example/k1', 'https://b.example'],
+      commitment: 'finalized',
+    });
+  });
+
+  test('the single rpc_url keeps working, from the file or SIGNER_RPC_URL', () => {
+    const cfg = loadConfig({ file: write('c.yaml', `${BASE}rpc_url: https://one.example\n`), env: {} });
+    expect(cfg.cluster).toMatchObject({ rpc_url: 'https://one.example', rpc_urls: ['https://one.example'] });
+    const env = loadConfig({ file: write('c.yaml', BASE), env: { SIGNER_RPC_URL: 'https://env.example' } });
+    expect(env.cluster.rpc_urls).toEqual(['https://env.example']);
+  });
+
+  test('SIGNER_RPC_URLS is comma-separated; SIGNER_COMMITMENT and the retry timings come from env too', () => {
+    const cfg = loadConfig({
+      file: write('c.yaml', BASE),
+      env: {
+        SIGNER_RPC_URLS: 'https://a.example, https://b.example',
+        SIGNER_COMMITMENT: 'finalized',
+        SIGNER_RPC_RETRIES: '0',
+        SIGNER_RPC_ENDPOINT_COOLDOWN_MS: '5000',
+      },
+    });
+    expect(cfg.cluster.rpc_urls).toEqual(['https://a.example', 'https://b.example']);
+    expect(cfg.cluster.commitment).toBe('finalized');
+    expect(cfg.timings.rpc_retries).toBe(0);
+    expect(cfg.timings.rpc_endpoint_cooldown_ms).toBe(5000);
+  });
+
+  test('a custom cluster declares its endpoints and commitment', () => {
+    const cfg = loadConfig({
+      file: write(
+        'c.yaml',
+        devnet('    rpc_urls: [http://127.0.0.1:1, http://127.0.0.1:2]\n    commitment: finalized\n'),
+      ),
+      env: {},
+    });
+    expect(cfg.cluster).toMatchObject({
+      rpc_url: 'http://127.0.0.1:1',
+      rpc_urls: ['http://127.0.0.1:1', 'http://127.0.0.1:2'],
+      commitment: 'finalized',
+    });
+    const plain = loadConfig({ file: write('c.yaml', devnet('    rpc_url: http://127.0.0.1:3\n')), env: {} });
+    expect(plain.cluster).toMatchObject({ rpc_urls: ['http://127.0.0.1:3'], commitment: 'confirmed' });
+  });
+
+  test('cluster local takes rpc_urls; the embedded chain starts at the first', () => {
+    const cfg = loadConfig({
+      file: write('c.yaml', 'cluster: local\nrpc_urls: [http://127.0.0.1:18899, http://127.0.0.1:18900]\n'),
+      env: {},
+    });
+    expect(cfg.cluster).toMatchObject({ rpc_url: 'http://127.0.0.1:18899', commitment: 'confirmed' });
+    expect(cfg.cluster.rpc_urls).toHaveLength(2);
+  });
+
+  test('refusals name the keys and never echo a URL (they carry API keys)', () => {
+    refuses(
+      `${BASE}rpc_url: https://x.example/SECRET1\nrpc_urls: [https://y.example/SECRET2]\n`,
+      /^rpc_url and rpc_urls: set one of them(?!.*SECRET)/,
+    );
+    refuses(
+      devnet('    rpc_url: https://x.example/SECRET1\n    rpc_urls: [https://y.example/SECRET2]\n'),
+      /^clusters\.devnet\.rpc_url and clusters\.devnet\.rpc_urls: set one of them(?!.*SECRET)/,
+    );
+    refuses(
+      `${BASE}rpc_urls: [https://a.example/SECRET, https://b.example, https://a.example/SECRET]\n`,
+      /^rpc_urls\[2\] repeats rpc_urls\[0\](?!.*SECRET)/,
+    );
+    refuses(
+      `${BASE}rpc_urls: [https://ok.example, ftp://SECRET]\n`,
+      /rpc_urls: entry 1 is not an http\(s\) URL(?!.*SECRET)/,
+    );
+    refuses(`${BASE}rpc_url: ftp://SECRET\n`, /rpc_url: must be an http\(s\) URL or null(?!.*SECRET)/);
+    refuses(`${BASE}commitment: processed\n`, /commitment/);
+    refuses(devnet('    rpc_url: http://127.0.0.1:1\n    commitment: processed\n'), /clusters\.devnet\.commitment/);
+    refuses(devnet('    rpc_url: ftp://SECRET\n'), /clusters\.devnet\.rpc_url: must be an http\(s\) URL(?!.*SECRET)/);
+    refuses(devnet(''), /clusters\.devnet\.rpc_url: required \(or set rpc_url or rpc_urls\)/);
   });
 });
 
