@@ -267,7 +267,7 @@ describe('loadConfig refuses to start, naming the key', () => {
   test('an unknown top-level key', () => refuses(`${BASE}rpc: x\n`, /rpc: unknown key/));
   test('an unknown nested key', () => refuses(`${BASE}  listne: 1.2.3.4:1\n`, /serve\.listne: unknown key/));
   test('an unknown key inside a key entry', () =>
-    refuses(`${BASE.replace('class: session', 'class: session\n    colour: red')}`, /keys\.play\.colour: unknown key/));
+    refuses(BASE.replace('class: session', 'class: session\n    colour: red'), /keys\.play\.colour: unknown key/));
   test('a bad key name', () =>
     refuses(BASE.replace('  play:', '  Play:').replace('[play]', '[]'), /keys\.Play: key name/));
   test('a missing class', () => refuses(`keys:\n  k:\n    pubkey: ${A}\n`, /keys\.k\.class/));
