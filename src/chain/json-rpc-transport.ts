@@ -60,6 +60,8 @@ export class JsonRpcTransport {
   readonly endpoint: string;
   private readonly url: URL;
   private readonly agent: http.Agent;
+  /** Connections used once and closed, for calls that must not be re-sent. */
+  private readonly freshAgent: http.Agent;
   private readonly request: typeof http.request;
   private readonly auth: string | undefined;
   private nextId = 1;
@@ -94,14 +96,20 @@ export class JsonRpcTransport {
     // LIFO keeps the hottest sockets busy so idle ones age out instead of racing the server's idle timeout.
     const agentOptions = { keepAlive: true, maxSockets: 64, scheduling: 'lifo' as const };
     this.agent = tls ? new https.Agent(agentOptions) : new http.Agent(agentOptions);
+    this.freshAgent = tls ? new https.Agent({ keepAlive: false }) : new http.Agent({ keepAlive: false });
   }
 
   /**
    * Sends one call and returns its `result` (not yet shape-checked). Calls made in the same tick (the engine
    * issues them with Promise.all) leave as one JSON-RPC batch in one HTTP request: a sign then costs a few round
    * trips instead of a dozen. A node that refuses batches is detected once and then called one by one.
+   *
+   * `once` is for a call that must not reach the node twice (requestAirdrop): it goes alone, on a connection of
+   * its own, and is never re-sent here, not even after a reset that looks like a stale pooled socket (such a
+   * reset can also come after the node took the call).
    */
-  call(method: string, params: unknown[]): Promise<unknown> {
+  call(method: string, params: unknown[], opts: { once?: boolean } = {}): Promise<unknown> {
+    if (opts.once === true) return this.single(method, params, true);
     if (!this.batching) return this.single(method, params);
     return new Promise((resolve, reject) => {
       this.queue.push({ method, params, resolve, reject });
@@ -121,10 +129,13 @@ export class JsonRpcTransport {
     });
   }
 
-  private async single(method: string, params: unknown[]): Promise<unknown> {
+  private async single(method: string, params: unknown[], once = false): Promise<unknown> {
     const id = this.nextId++;
     const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
-    return this.resultOf(method, id, await this.postOnce(method, body));
+    const reply = once
+      ? await this.post(method, body, Date.now() + this.timeoutMs, this.freshAgent)
+      : await this.postOnce(method, body);
+    return this.resultOf(method, id, reply);
   }
 
   private async batch(calls: QueuedCall[]): Promise<void> {
@@ -189,9 +200,10 @@ export class JsonRpcTransport {
 
   close(): void {
     this.agent.destroy();
+    this.freshAgent.destroy();
   }
 
-  private post(method: string, body: Buffer, deadline: number): Promise<HttpReply> {
+  private post(method: string, body: Buffer, deadline: number, agent: http.Agent = this.agent): Promise<HttpReply> {
     return new Promise((resolve, reject) => {
       let settled = false;
       const finish = (fn: () => void) => {
@@ -207,7 +219,7 @@ export class JsonRpcTransport {
           port: this.url.port || undefined,
           path: this.url.pathname + this.url.search,
           method: 'POST',
-          agent: this.agent,
+          agent,
           auth: this.auth,
           headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': body.length },
         },

@@ -99,7 +99,7 @@ export function createResilientRpc(opts: ResilientRpcOptions): ResilientRpc {
       for (let attempt = 0; ; attempt++) {
         if (limits?.signal?.aborted) throw abortedError(method);
         const endpoint = pool.best();
-        const outcome = await bounded(endpoint.call(method, params), method, limits);
+        const outcome = await bounded(endpoint.call(method, params, { once: !policy.idempotent }), method, limits);
         if (outcome.ok) {
           pool.ok(endpoint);
           return outcome.value;

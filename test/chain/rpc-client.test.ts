@@ -131,6 +131,39 @@ test('sends the parameters a real cluster expects for every method', async () =>
   }
 });
 
+test('a client configured for finalized reads at finalized everywhere it names a commitment', async () => {
+  const addr = randomAddress();
+  const ctx = (value: unknown) => ({ context: { slot: 1 }, value });
+  const results: Record<string, unknown> = {
+    getLatestBlockhash: ctx({ blockhash: addr, lastValidBlockHeight: 10 }),
+    getBalance: ctx(5),
+    getFeeForMessage: ctx(5000),
+    simulateTransaction: ctx({ err: null, logs: [], unitsConsumed: 1, accounts: [] }),
+    getTransaction: null,
+    getMultipleAccounts: ctx([null]),
+    getAccountInfo: ctx(null),
+  };
+  const node = await scriptedNode((req) => ok(req.id, results[req.method]));
+  const client = new RpcChainClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000, commitment: 'finalized' });
+  try {
+    expect(client.commitment).toBe('finalized');
+    await client.getLatestBlockhash();
+    await client.getBalance(addr);
+    await client.getFeeForMessage('AAAA');
+    await client.simulateTransaction('BBBB', { sigVerify: false, replaceRecentBlockhash: true, accounts: [] });
+    await client.getTransaction('1'.repeat(64));
+    await client.getMultipleAccounts([addr]);
+    await client.getAccountInfo(addr);
+    const commitments = node.requests.map(
+      (r) => (r.params[r.params.length - 1] as { commitment?: unknown }).commitment,
+    );
+    expect(commitments).toEqual(Array<string>(7).fill('finalized'));
+  } finally {
+    client.close();
+    await node.close();
+  }
+});
+
 test('a node that accepts the connection and never answers is a timeout naming the method and the limit', async () => {
   // Fake: a silent node. A raw TCP listener that accepts and never writes.
   const sockets: net.Socket[] = [];

@@ -37,6 +37,8 @@ export interface FaultRule {
   /** How many matching HTTP requests it hits (default: all). */
   times?: number;
   delayMs?: number;
+  /** `http429` only: the Retry-After header sent ('1' when absent; null sends none). */
+  retryAfter?: string | null;
 }
 
 interface RpcCall {
@@ -106,7 +108,7 @@ export class FaultProxy {
     this.clear();
     this.sends.length = 0;
     this.forwardedSends.length = 0;
-    for (const k of Object.keys(this.calls)) delete this.calls[k];
+    for (const k of Object.keys(this.calls)) Reflect.deleteProperty(this.calls, k);
     this.onCall = null;
   }
 
@@ -144,13 +146,13 @@ export class FaultProxy {
       parsed = null;
     }
     const batch = Array.isArray(parsed);
-    const calls = (batch ? parsed : [parsed]) as RpcCall[];
+    const calls = (batch ? parsed : [parsed]) as (RpcCall | null)[]; // null or junk where the body was not JSON-RPC
     const methods = calls.map((c) => (c && typeof c.method === 'string' ? c.method : '?'));
     for (const m of methods) {
       this.calls[m] = (this.calls[m] ?? 0) + 1;
       this.onCall?.(m);
     }
-    const sendTxs = calls.filter((c) => c?.method === 'sendTransaction').map((c) => String(c.params?.[0]));
+    const sendTxs = calls.filter((c) => c?.method === 'sendTransaction').map((c) => String(c?.params?.[0]));
     this.sends.push(...sendTxs);
     const rule = this.take(methods);
 
@@ -159,10 +161,15 @@ export class FaultProxy {
         return; // held open until the client gives up (or the proxy closes)
       case 'http500':
         return void res.writeHead(500, { 'content-type': 'text/plain' }).end('Internal Server Error');
-      case 'http429':
+      case 'http429': {
+        const retryAfter = rule.retryAfter === undefined ? '1' : rule.retryAfter;
         return void res
-          .writeHead(429, { 'content-type': 'text/plain', 'retry-after': '1' })
+          .writeHead(429, {
+            'content-type': 'text/plain',
+            ...(retryAfter === null ? {} : { 'retry-after': retryAfter }),
+          })
           .end('Too many requests for a specific RPC call');
+      }
       case 'drop':
         return void res.socket?.destroy();
       case 'garbage':
@@ -175,7 +182,8 @@ export class FaultProxy {
           id: c?.id ?? null,
           error: { code: -32005, message: 'Node is unhealthy' },
         }));
-        return void reply(res, 200, JSON.stringify(batch ? errors : errors[0]));
+        reply(res, 200, JSON.stringify(batch ? errors : errors[0]));
+        return;
       }
       default:
         break;
@@ -196,7 +204,7 @@ export class FaultProxy {
     const byId = new Map(replies.map((r) => [(r as { id?: unknown }).id, r as Record<string, unknown>]));
     const out = calls.map((c, i) =>
       lost.has(i)
-        ? { jsonrpc: '2.0', id: c.id, result: signatureOf(String(c.params?.[0])) }
+        ? { jsonrpc: '2.0', id: c?.id, result: signatureOf(String(c?.params?.[0])) }
         : (byId.get(c?.id) ?? replies[0]),
     );
 
@@ -204,10 +212,10 @@ export class FaultProxy {
     calls.forEach((c, i) => {
       const r = out[i] as Record<string, unknown> | undefined;
       if (!r || !('result' in r)) return;
-      if (rule?.kind === 'wrongGenesis' && c.method === 'getGenesisHash') r.result = OTHER_GENESIS;
-      if (rule?.kind === 'wrongShape' && (rule.method === undefined || c.method === rule.method))
+      if (rule?.kind === 'wrongGenesis' && c?.method === 'getGenesisHash') r.result = OTHER_GENESIS;
+      if (rule?.kind === 'wrongShape' && (rule.method === undefined || c?.method === rule.method))
         r.result = 'unexpected';
-      if (rule?.kind === 'nullStatuses' && c.method === 'getSignatureStatuses') {
+      if (rule?.kind === 'nullStatuses' && c?.method === 'getSignatureStatuses') {
         const v = r.result as { value: unknown[] };
         r.result = { ...v, value: v.value.map(() => null) };
       }
