@@ -1,7 +1,8 @@
 /**
- * One JSON-RPC 2.0 call over HTTP(S) POST on a keep-alive connection pool, with a deadline per call.
- * It knows nothing about Solana: it returns the `result` value or throws an RpcError whose kind says what
- * went wrong (transport / timeout / node error / unexpected shape) and whose message names the method and the
+ * One JSON-RPC 2.0 call over HTTP(S) POST to one endpoint, on a keep-alive connection pool, with a deadline per
+ * call. It knows nothing about Solana and does not retry (resilient-rpc.ts does): it returns the `result` value or
+ * throws an RpcError whose kind says what went wrong (transport / timeout / node error / unexpected shape), with
+ * the HTTP status and the endpoint's Retry-After when there were any, and whose message names the method and the
  * cause, never the URL's path, query or credentials (providers put API keys there).
  */
 import http from 'node:http';
