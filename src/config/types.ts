@@ -45,9 +45,8 @@ export interface Timings {
   max_rpc_failures: number; // 60
   rebroadcast_every: number; // 3 polls
   metadata_attempts: number; // 10
-  approval_timeout_ms: number; // 120000
+  approval_timeout_ms: number; // 50000: under the 60 s an MCP client waits by default
   approval_poll_ms: number; // 250
-  key_show_cache_ms: number; // 1000: key_show's figures may be this old (never used by check or sign)
 }
 
 export type LedgerConfig = { store: 'sqlite'; path: string } | { store: 'postgres'; url: string; pool_size: number };
@@ -93,7 +92,6 @@ export const DEFAULT_TIMINGS: Timings = {
   max_rpc_failures: 60,
   rebroadcast_every: 3,
   metadata_attempts: 10,
-  approval_timeout_ms: 120_000,
+  approval_timeout_ms: 50_000,
   approval_poll_ms: 250,
-  key_show_cache_ms: 1_000,
 };
