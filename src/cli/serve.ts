@@ -27,6 +27,10 @@ Usage:
   sa-forge-signer-serve --local           the embedded default: local chain, SQLite, a demo key; files in var/local
   sa-forge-signer-serve --help | --version
 
+Options:
+  --strict             refuse to start when a key file is missing, too open, or not the configured pubkey
+                       (without it such a key is logged at start and /ready stays false)
+
 Environment:
   SIGNER_CONFIG        config file when --config is not given
   SIGNER_LISTEN        address to serve on (host:port), overriding serve.listen
@@ -42,7 +46,7 @@ const err = (line: string): void => {
 };
 
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const args = parseArgs(argv, ['help', 'version', 'local']);
+  const args = parseArgs(argv, ['help', 'version', 'local', 'strict']);
   if (args.options.get('help') === true) return void process.stdout.write(HELP);
   if (args.options.get('version') === true) return void process.stdout.write(`${VERSION}\n`);
 
@@ -112,7 +116,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       const { timedChain } = require('../http/timed-chain') as typeof import('../http/timed-chain');
       const rpc = new RpcChainClient(config.cluster.rpc_url, { timeoutMs: config.timings.rpc_timeout_ms });
       const chain = config.serve.metrics ? timedChain(rpc, rpcObserver) : rpc;
-      const opened = await openEngine(config, { logger, chain });
+      const opened = await openEngine(config, { logger, chain, strictKeys: args.options.get('strict') === true });
       engine = opened;
       return opened;
     })(),

@@ -13,7 +13,8 @@ import { exportJsonl, verifyJsonlFile } from '../ledger/chain';
 import { openLedger } from '../ledger/open';
 import { normaliseApprovalId } from '../ledger/ids';
 import type { Ledger, VerifyResult } from '../ledger/types';
-import { Engine, openEngine } from '../signer';
+import { createEngine, openEngine } from '../signer';
+import { approvalClosedMessage } from '../signer/flow/approval';
 import { EXIT_CODES, EXIT_ERROR } from '../signer/report';
 import { parseZinkAmount, transferPayload } from '../signer/transfer';
 import type { SignProgress, SignerEngine } from '../signer/types';
@@ -331,7 +332,7 @@ async function haltCommand(args: ParsedArgs): Promise<number> {
   const reason = requireOption(args, 'reason', 'sa-forge-signer halt KEY|--all --reason TEXT');
   const cfg = config(args);
   return withLedger(cfg, async (ledger) => {
-    const engine = new Engine({
+    const engine = createEngine({
       config: cfg,
       ledger,
       chain: new RpcChainClient(cfg.cluster.rpc_url, { timeoutMs: cfg.timings.rpc_timeout_ms }),
@@ -376,7 +377,7 @@ async function approvalsCommand(args: ParsedArgs): Promise<number> {
       const record = await l.decideApproval(id, sub === 'approve' ? 'approved' : 'rejected', 'operator', nowSeconds());
       const wanted = sub === 'approve' ? 'approved' : 'rejected';
       if (record.status !== wanted) {
-        err(`approval ${id} is ${record.status}; it can no longer be ${wanted}`);
+        err(approvalClosedMessage(record, wanted));
         return EXIT_ERROR;
       }
       err(`${wanted} ${id} (key ${record.key})`);

@@ -147,6 +147,9 @@ function buildKeys(raw: Record<string, unknown>): KeyConfig[] {
         `keys.${name}.approval: a wallet key cannot be auto unless keys.${name}.allow_unattended is true (meant for throwaway testnet keys)`,
       );
     }
+    // Halts, caps and rate limits are kept per name: two names for one pubkey would each have their own.
+    const twin = keys.find((k) => k.pubkey === e.pubkey);
+    if (twin) fail(`keys.${name}.pubkey: ${e.pubkey} is already keys.${twin.name}; configure each pubkey once`);
     keys.push({ ...e, name, approval });
   }
   return keys;

@@ -144,7 +144,7 @@ export const topLevelSchema = {
       env: 'SIGNER_METADATA_ATTEMPTS',
     },
     approval_timeout_ms: {
-      doc: "How long a `confirm` key's sign waits for `sa-forge-signer approvals approve`; then it is refused (`approval`).",
+      doc: "How long a `confirm` key's sign waits for `sa-forge-signer approvals approve`; then it is refused (`approval`). Keep it under the MCP client's request timeout (60 s by default in the official SDK), or raise that as well.",
       format: 'positive-int',
       default: DEFAULT_TIMINGS.approval_timeout_ms,
       env: 'SIGNER_APPROVAL_TIMEOUT_MS',
@@ -154,12 +154,6 @@ export const topLevelSchema = {
       format: 'positive-int',
       default: DEFAULT_TIMINGS.approval_poll_ms,
       env: 'SIGNER_APPROVAL_POLL_MS',
-    },
-    key_show_cache_ms: {
-      doc: 'How old the figures key_show reports (balance, usage, halt) may be; 0: read fresh on every call. Concurrent calls share one look-up, and a sign, halt or resume in this process refreshes the key. check and sign never use it: they always read the ledger and the chain.',
-      format: 'nat-strict',
-      default: DEFAULT_TIMINGS.key_show_cache_ms,
-      env: 'SIGNER_KEY_SHOW_CACHE_MS',
     },
     rpc_retries: {
       doc: 'Retries of an RPC call that failed transiently (HTTP 429 or 5xx, a lost connection, a timeout), for reads and re-sends of the same signed transaction; never for a call that is not idempotent. 0 turns retries off.',

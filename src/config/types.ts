@@ -55,9 +55,8 @@ export interface Timings {
   max_rpc_failures: number; // 60
   rebroadcast_every: number; // 3 polls
   metadata_attempts: number; // 10
-  approval_timeout_ms: number; // 120000
+  approval_timeout_ms: number; // 50000: under the 60 s an MCP client waits by default
   approval_poll_ms: number; // 250
-  key_show_cache_ms: number; // 1000: key_show's figures may be this old (never used by check or sign)
   rpc_retries: number; // 3: attempts after the first, for idempotent calls that failed transiently
   rpc_backoff_base_ms: number; // 200: ceiling of the first backoff wait, doubling per retry
   rpc_backoff_max_ms: number; // 5000: largest backoff wait
@@ -109,9 +108,8 @@ export const DEFAULT_TIMINGS: Timings = {
   max_rpc_failures: 60,
   rebroadcast_every: 3,
   metadata_attempts: 10,
-  approval_timeout_ms: 120_000,
+  approval_timeout_ms: 50_000,
   approval_poll_ms: 250,
-  key_show_cache_ms: 1_000,
   rpc_retries: RETRY_DEFAULTS.retries,
   rpc_backoff_base_ms: RETRY_DEFAULTS.backoffBaseMs,
   rpc_backoff_max_ms: RETRY_DEFAULTS.backoffMaxMs,

@@ -22,6 +22,7 @@ import { RATE_WINDOW_S, SPEND_WINDOW_S, type KeyUsage } from './limits';
 import { USAGE_INDEXES, usageSql } from './usage-sql';
 import { decisionOutcome, haltEntry, resumeEntry } from './records';
 import type {
+  ApprovalDecision,
   ApprovalRecord,
   ApprovalRequest,
   ApprovalStatus,
@@ -528,12 +529,7 @@ export class PostgresLedger implements Ledger {
     return rows.map(rowToApproval);
   }
 
-  async decideApproval(
-    id: string,
-    decision: 'approved' | 'rejected' | 'expired',
-    by: string,
-    ts: number,
-  ): Promise<ApprovalRecord> {
+  async decideApproval(id: string, decision: ApprovalDecision, by: string, ts: number): Promise<ApprovalRecord> {
     const wanted = normaliseApprovalId(id);
     return this.transaction('cannot record the decision', async (c) => {
       const res = await c.query('SELECT * FROM approvals WHERE id = $1 FOR UPDATE', [wanted]);

@@ -2,7 +2,7 @@
  * Store-independent pieces of halts and approvals: the audit entries a halt and a resume write, and what a
  * decision on an approval request leads to. Both stores use these so they behave identically.
  */
-import type { ApprovalRecord, ApprovalStatus, AuditEntryInput, HaltRecord } from './types';
+import type { ApprovalDecision, ApprovalRecord, ApprovalStatus, AuditEntryInput, HaltRecord } from './types';
 
 /** The 'halt' audit entry: the reason as summary, who pulled the brake as detail. */
 export function haltEntry(rec: HaltRecord): AuditEntryInput {
@@ -46,7 +46,7 @@ export function resumeEntry(key: string, by: string, ts: number, lifted: HaltRec
  */
 export function decisionOutcome(
   rec: Pick<ApprovalRecord, 'expires_at'>,
-  decision: 'approved' | 'rejected' | 'expired',
+  decision: ApprovalDecision,
   by: string,
   ts: number,
 ): { status: ApprovalStatus; decidedBy: string | null } {

@@ -21,6 +21,7 @@ import { KeyedMutex, cancelledError, sleep } from './mutex';
 import { RATE_WINDOW_S, SPEND_WINDOW_S, type KeyUsage } from './limits';
 import { USAGE_INDEXES, usageSql } from './usage-sql';
 import type {
+  ApprovalDecision,
   ApprovalRecord,
   ApprovalRequest,
   ApprovalStatus,
@@ -424,12 +425,7 @@ export class SqliteLedger implements Ledger {
     );
   }
 
-  async decideApproval(
-    id: string,
-    decision: 'approved' | 'rejected' | 'expired',
-    by: string,
-    ts: number,
-  ): Promise<ApprovalRecord> {
+  async decideApproval(id: string, decision: ApprovalDecision, by: string, ts: number): Promise<ApprovalRecord> {
     const wanted = normaliseApprovalId(id);
     return this.guard('cannot record the decision', () =>
       this.db

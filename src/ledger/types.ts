@@ -36,7 +36,9 @@ export interface HaltRecord {
   ts: number;
 }
 
-export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired';
+/** `abandoned`: the sign that asked for it went away before a decision (its caller disconnected); nothing was sent. */
+export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'abandoned';
+export type ApprovalDecision = Exclude<ApprovalStatus, 'pending'>;
 
 export interface ApprovalRequest {
   key: string;
@@ -89,12 +91,7 @@ export interface Ledger {
   getApproval(id: string): Promise<ApprovalRecord | null>;
   listApprovals(filter?: { status?: ApprovalStatus }): Promise<ApprovalRecord[]>;
   /** Only a pending, unexpired approval can be decided; returns the record as it stands afterwards. */
-  decideApproval(
-    id: string,
-    decision: 'approved' | 'rejected' | 'expired',
-    by: string,
-    ts: number,
-  ): Promise<ApprovalRecord>;
+  decideApproval(id: string, decision: ApprovalDecision, by: string, ts: number): Promise<ApprovalRecord>;
 
   verify(): Promise<VerifyResult>;
   tail(n: number): Promise<AuditEntry[]>;

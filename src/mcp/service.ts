@@ -82,7 +82,6 @@ export class McpService {
   private readonly resourcesListRest: Buffer;
   private readonly templatesListRest: Buffer;
   private readonly readRest = new Map<string, Buffer>();
-  private readonly keyShowMemo = new WeakMap<KeyView, { views: KeyView[]; rest: Buffer }>();
   private readonly initializeMessage = `Unsupported protocol version: this server speaks only MCP ${PROTOCOL_VERSION}, which has no initialize handshake; send server/discover or any request with params._meta`;
 
   constructor(private readonly opts: McpServiceOptions) {
@@ -283,41 +282,13 @@ export class McpService {
     return JSON.stringify(result);
   }
 
-  /**
-   * key_show's result, serialised once per set of views: the engine hands out the same view objects while its
-   * cache holds them (`timings.key_show_cache_ms`), and a busy agent polls it, so serialising the view twice
-   * (text and structuredContent) on every call would be most of the call's cost.
-   */
+  /** key_show's result: the views as text and as structuredContent. */
   private keyShowResult(keys: KeyView[]): Buffer {
-    const first = keys[0];
-    const memo = first !== undefined ? this.keyShowMemo.get(first) : undefined;
-    if (memo !== undefined && memo.views.length === keys.length && memo.views.every((v, i) => v === keys[i]))
-      return memo.rest;
     const out = { keys };
-    const rest = resultRest(this.toolResultJson(out, JSON.stringify(out, null, 2), false));
-    if (first !== undefined) this.keyShowMemo.set(first, { views: keys, rest });
-    return rest;
+    return resultRest(this.toolResultJson(out, JSON.stringify(out, null, 2), false));
   }
 
-  /**
-   * key_show answered without a turn of the event loop when the engine has every view cached (an agent polling
-   * it); null sends the call down the ordinary path, which also reports any error.
-   */
-  private cachedKeyShow(id: RequestId, key: string | null, req: McpRequest): McpReply | null {
-    const engine = this.opts.engineIfOpen?.();
-    if (!engine?.keyShowCached) return null;
-    let keys: KeyView[] | null;
-    try {
-      keys = engine.keyShowCached({ key, principal: req.principal });
-    } catch {
-      return null;
-    }
-    if (keys === null) return null;
-    this.opts.observer?.toolResult?.('key_show', 'ok', null, 0);
-    return { status: 200, body: resultReply(id, this.keyShowResult(keys)), method: 'tools/call', read: true };
-  }
-
-  /** Arguments checked once; key_show from the engine's cache when it can; everything else waits on the engine. */
+  /** Arguments checked once, then the engine runs the tool. */
   private callTool(id: RequestId, tool: PreparedTool, rawArgs: unknown, req: McpRequest): McpReply | Promise<McpReply> {
     const name = tool.def.name;
     const checked = tool.validate(rawArgs);
@@ -326,9 +297,7 @@ export class McpService {
       return this.toolReply(id, null, `error: invalid arguments for ${name}: ${checked.message}`, true);
     }
     const key = (checked.args.key as string | undefined) ?? null;
-    return (
-      (name === 'key_show' ? this.cachedKeyShow(id, key, req) : null) ?? this.runTool(id, name, checked.args, key, req)
-    );
+    return this.runTool(id, name, checked.args, key, req);
   }
 
   private async runTool(

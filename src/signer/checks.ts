@@ -1,6 +1,7 @@
 /**
- * The structural policy checks (domain.md §2.0 steps 2–7 and the structural half of 9), as pure functions
- * of the compiled message, the key and the cluster. Messages match the ancestor's so docs and tests agree.
+ * The structural policy checks: pure functions of the prepared message (its resolved account list), the key and
+ * the cluster, run in the order docs/policy.md lists them. The first that fails is the refusal; its message
+ * names the instruction and the account at fault.
  */
 import type { ClusterProfile, KeyConfig } from '../config/types';
 import type { CompiledInstruction, CompiledMessage } from './compile';
@@ -61,7 +62,8 @@ function checkPrograms({ msg, key, cluster }: CheckSubject): Refusal | null {
 
 function checkTokens({ msg }: CheckSubject): Refusal | null {
   for (const [i, ix] of msg.instructions.entries()) {
-    const program = programOf(msg, ix)!;
+    const program = programOf(msg, ix);
+    if (program === undefined) continue; // refused by the programs check already
     if (TOKEN_PROGRAMS.has(program)) {
       return {
         check: 'tokens',
@@ -70,7 +72,7 @@ function checkTokens({ msg }: CheckSubject): Refusal | null {
     }
     if (program !== ASSOCIATED_TOKEN_PROGRAM) continue;
     // Empty data is the legacy Create; only Create (0) and CreateIdempotent (1) may pass.
-    const tag = ix.data.length === 0 ? 0 : ix.data[0]!;
+    const tag = ix.data[0] ?? 0;
     if (ix.data.length > 1 || (tag !== 0 && tag !== 1)) {
       return {
         check: 'tokens',
@@ -156,7 +158,9 @@ export function ataOwnersToVerify({ msg, key }: CheckSubject): Refusal | string[
     if (programOf(msg, ix) !== ASSOCIATED_TOKEN_PROGRAM) continue;
     if (ix.accountIndices.length < 6)
       return { check: 'ata_owners', message: `instruction ${i} is missing associated-token accounts` };
-    const owner = account(msg, ix, 2)!;
+    const owner = account(msg, ix, 2);
+    if (owner === undefined)
+      return { check: 'ata_owners', message: `instruction ${i} is missing associated-token accounts` };
     if (!trusted.has(owner) && !owners.includes(owner)) owners.push(owner);
   }
   return owners;
@@ -178,6 +182,5 @@ export function programError(logs: readonly string[]): string | null {
     if (line.startsWith('Program log: ') && line.slice('Program log: '.length).includes('Error'))
       return line.slice('Program log: '.length);
   }
-  for (let i = logs.length - 1; i >= 0; i--) if (logs[i]!.includes(' failed: ')) return logs[i]!;
-  return null;
+  return logs.findLast((line) => line.includes(' failed: ')) ?? null;
 }

@@ -1,8 +1,8 @@
 /**
- * Compiles a payload into a Solana legacy message (domain.md §1.4) and serialises transactions.
+ * Compiles a payload v1 instruction list into a Solana legacy message and serialises transactions.
  * Account order is the standard compile: fee payer, writable signers, read-only signers, writable
- * non-signers, read-only non-signers (program ids among them); within a group, sorted by key bytes as the
- * Rust ancestor's CompiledKeys did. The checks run on this compiled message, so indices are its indices.
+ * non-signers, read-only non-signers (program ids among them); within a group, sorted by key bytes, as the
+ * Solana SDK's compiler orders them. The checks run on this compiled message, so indices are its indices.
  */
 import { SignerError } from '../util/errors';
 import { decodeAddress, encodeBase58 } from '../util/base58';
@@ -47,15 +47,18 @@ export function compileLegacyMessage(
       m.signer ||= signer;
       m.writable ||= writable;
     } else {
-      metas.set(key, { key, bytes: decodeAddress(key)!, signer, writable });
+      const bytes = decodeAddress(key);
+      if (!bytes) throw new SignerError('payload_invalid', `${key} is not a base58 address of 32 bytes`);
+      metas.set(key, { key, bytes, signer, writable });
     }
   };
   note(feePayer, true, true);
+  const payer = metas.get(feePayer);
+  if (!payer) throw new SignerError('internal', 'the fee payer was not noted');
   for (const ix of instructions) {
     for (const a of ix.accounts) note(a.pubkey, a.isSigner, a.isWritable);
     note(ix.programId, false, false);
   }
-  const payer = metas.get(feePayer)!;
   const rest = [...metas.values()].filter((m) => m !== payer).sort((a, b) => Buffer.compare(a.bytes, b.bytes));
   const group = (signer: boolean, writable: boolean) =>
     rest.filter((m) => m.signer === signer && m.writable === writable);
@@ -67,9 +70,14 @@ export function compileLegacyMessage(
     );
 
   const index = new Map(ordered.map((m, i) => [m.key, i]));
+  const indexOf = (key: string): number => {
+    const i = index.get(key);
+    if (i === undefined) throw new SignerError('internal', `account ${key} was not compiled`);
+    return i;
+  };
   const compiled: CompiledInstruction[] = instructions.map((ix) => ({
-    programIdIndex: index.get(ix.programId)!,
-    accountIndices: ix.accounts.map((a) => index.get(a.pubkey)!),
+    programIdIndex: indexOf(ix.programId),
+    accountIndices: ix.accounts.map((a) => indexOf(a.pubkey)),
     data: ix.data,
   }));
   const numRequiredSignatures = ordered.filter((m) => m.signer).length;

@@ -4,7 +4,8 @@ import { RpcChainClient } from '../chain/rpc-client';
 import type { ChainClient } from '../chain/types';
 import { openLedger } from '../ledger/open';
 import type { Ledger } from '../ledger/types';
-import { Engine, type EngineDeps, type EngineLogger } from './engine';
+import { SignerError } from '../util/errors';
+import { createEngine, type EngineDeps, type EngineLogger } from './engine';
 import type { SignerEngine } from './types';
 
 export interface OpenEngineOptions {
@@ -13,6 +14,8 @@ export interface OpenEngineOptions {
   /** Parts already opened by the caller (tests, the CLI reusing a ledger). */
   chain?: ChainClient;
   ledger?: Ledger;
+  /** Refuse to open when a key file cannot be used (the serve `--strict` flag); otherwise it is logged. */
+  strictKeys?: boolean;
 }
 
 export async function openEngine(config: SignerConfig, opts: OpenEngineOptions = {}): Promise<SignerEngine> {
@@ -23,8 +26,16 @@ export async function openEngine(config: SignerConfig, opts: OpenEngineOptions =
     resolved = { ...config, cluster: { ...config.cluster, genesis_hash: await chain.getGenesisHash() } };
   }
   const ledger = opts.ledger ?? (await openLedger(config.ledger));
-  return new Engine({ config: resolved, chain, ledger, logger: opts.logger, onReport: opts.onReport });
+  const engine = createEngine({ config: resolved, chain, ledger, logger: opts.logger, onReport: opts.onReport });
+  const problems = engine.verifyKeys();
+  for (const p of problems) opts.logger?.error({ key: p.key, err: p.message }, `key "${p.key}" cannot sign`);
+  if (opts.strictKeys === true && problems.length > 0) {
+    await engine.close();
+    throw new SignerError('key_file', `--strict: ${problems.map((p) => `key "${p.key}": ${p.message}`).join('; ')}`);
+  }
+  return engine;
 }
 
 export type { SignerEngine } from './types';
-export { Engine } from './engine';
+export type { KeyProblem } from './key-files';
+export { createEngine } from './engine';

@@ -1,4 +1,4 @@
-/** Program ids and instruction tags the checks know by heart (domain.md §2.1). */
+/** Program ids and instruction tags the checks know by heart (docs/policy.md lists what each check allows). */
 export const SYSTEM_PROGRAM = '11111111111111111111111111111111';
 export const COMPUTE_BUDGET_PROGRAM = 'ComputeBudget111111111111111111111111111111';
 export const ASSOCIATED_TOKEN_PROGRAM = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL';

@@ -1,4 +1,4 @@
-/** The JSON report of check and sign (domain.md §3.1): every field always present, absent values null. */
+/** The JSON report of check and sign (fields in docs/policy.md): every field always present, absent values null. */
 export type Outcome = 'ok' | 'refused' | 'simulation_failed' | 'confirmed' | 'failed' | 'unknown';
 
 export type CheckName =
@@ -39,7 +39,7 @@ export interface Report {
   logs: string[];
 }
 
-/** CLI exit codes (domain.md §3.2); 1 is an error with no report. */
+/** CLI exit codes, one per outcome; 1 is an error with no report. */
 export const EXIT_CODES: Record<Outcome, number> = {
   ok: 0,
   confirmed: 0,

@@ -1,4 +1,4 @@
-/** Funding payloads (domain.md §4.4): an unsigned System Transfer in payload v1 form, and exact ZINK amounts. */
+/** Funding payloads (`key fund`): an unsigned System Transfer in payload v1 form, and exact ZINK amounts. */
 import { SignerError } from '../util/errors';
 import { SYSTEM_PROGRAM, SYSTEM_TRANSFER_TAG } from './programs';
 

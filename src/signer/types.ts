@@ -4,6 +4,7 @@
  * an unknown key) reject with a SignerError carrying a code and a user-actionable message.
  */
 import type { ApprovalMode, KeyClass } from '../config/types';
+import type { KeyProblem } from './key-files';
 import type { Report } from './report';
 
 /** Who asks: an MCP token (may touch only its keys) or the local operator (the CLI: every key). */
@@ -48,7 +49,10 @@ export interface KeyView {
 
 export interface HaltResult {
   halted: { key: string; reason: string; by: string; ts: number; already_halted: boolean }[];
-  /** Keys halted in memory only, because the ledger could not record it (the tool then reports isError). */
+  /**
+   * Keys the ledger could not record a halt for (the tool then reports isError). This process still refuses signs
+   * for them and writes the halt to the ledger as soon as it can.
+   */
   not_recorded: { key: string; error: string }[];
 }
 
@@ -57,16 +61,13 @@ export interface SignerEngine {
   sign(input: SignInput): Promise<Report>;
   /** With no key: every key the principal may use, in name order. */
   keyShow(input: { key?: string | null; principal: Principal }): Promise<KeyView[]>;
-  /**
-   * keyShow's answer without waiting, when every view it needs is cached and settled; null otherwise (then call
-   * keyShow). Throws as keyShow does for a key the principal may not use or that does not exist.
-   */
-  keyShowCached?(input: { key?: string | null; principal: Principal }): KeyView[] | null;
   /** With no key: every key the principal may use. */
   halt(input: { key?: string | null; reason: string; principal: Principal }): Promise<HaltResult>;
-  /** Operator only (never over MCP). */
+  /** Operator only (never over MCP). Lifts a halt held in this process too; false when the key was not halted. */
   resume(key: string): Promise<boolean>;
-  /** Readiness: the ledger answers and the RPC is on the cluster's genesis. */
+  /** Every key whose file is missing, too open, or not the configured pubkey; empty when all can sign. */
+  verifyKeys(): KeyProblem[];
+  /** Readiness: the ledger answers, the RPC is on the cluster's genesis, and every key file can be used. */
   ready(): Promise<{ ok: boolean; detail: Record<string, string> }>;
   /** Signs running now (for drain). */
   inFlight(): number;

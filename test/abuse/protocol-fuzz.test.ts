@@ -43,6 +43,7 @@ function withInjectedFault(engine: SignerEngine): SignerEngine {
     keyShow: (i) => engine.keyShow(i),
     halt: (i) => engine.halt(i),
     resume: (k) => engine.resume(k),
+    verifyKeys: () => engine.verifyKeys(),
     ready: () => engine.ready(),
     inFlight: () => engine.inFlight(),
     close: () => engine.close(),

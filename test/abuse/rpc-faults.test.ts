@@ -10,7 +10,7 @@ import crypto from 'node:crypto';
 import { RpcChainClient } from '../../src/chain/rpc-client';
 import type { Timings } from '../../src/config/types';
 import type { AuditEntry } from '../../src/ledger/types';
-import { Engine } from '../../src/signer/engine';
+import { createEngine } from '../../src/signer/engine';
 import type { Report } from '../../src/signer/report';
 import { errorMessage, isSignerError } from '../../src/util/errors';
 import { keyDirSecrets } from '../support/secrets';
@@ -306,7 +306,7 @@ describe('RPC faults between the engine and the chain', () => {
     const amount = AMOUNT + i;
     // A fresh client per scenario: the transport's batching (and its fallback) must not carry over.
     const timings = { ...TIMINGS, ...s.timings };
-    const engine = new Engine({
+    const engine = createEngine({
       config: { ...w.config, timings },
       chain: new RpcChainClient(rpcUrl, { timeoutMs: timings.rpc_timeout_ms }),
       ledger: w.ledger,

@@ -271,6 +271,12 @@ describe('loadConfig refuses to start, naming the key', () => {
   test('a bad key name', () =>
     refuses(BASE.replace('  play:', '  Play:').replace('[play]', '[]'), /keys\.Play: key name/));
   test('a missing class', () => refuses(`keys:\n  k:\n    pubkey: ${A}\n`, /keys\.k\.class/));
+  test('two key names for one pubkey (each would get its own halt, cap and rate)', () =>
+    refuses(
+      `keys:\n  one:\n    class: session\n    pubkey: ${A}\n  two:\n    class: session\n    pubkey: ${A}\n`,
+      new RegExp(`^keys\\.two\\.pubkey: ${A} is already keys\\.one; configure each pubkey once$`),
+      { forServe: false },
+    ));
   test('a pubkey that is not base58', () =>
     refuses(`keys:\n  k:\n    class: session\n    pubkey: nope0OIl\n`, /keys\.k\.pubkey/));
   test('a token naming an unknown key', () =>

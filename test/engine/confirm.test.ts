@@ -59,28 +59,30 @@ describe('re-sign on BlockhashNotFound', () => {
   it('rebuilds with a fresh blockhash once and sends what it simulated last', async () => {
     // A loopback relay in front of the chain expires every blockhash just before the first simulation:
     // the chain then answers BlockhashNotFound for real, as a cluster does when a blockhash ages out.
-    let w!: World;
+    const world: { current: World | null } = { current: null };
     let expired = false;
     const relay = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', async () => {
+      req.on('end', () => void relayed());
+      const relayed = async (): Promise<void> => {
         const body = Buffer.concat(chunks).toString();
         if (!expired && body.includes('"simulateTransaction"') && body.includes('"sigVerify":true')) {
           expired = true;
-          w.localnet.faults.expireAllBlockhashes();
+          world.current?.localnet.faults.expireAllBlockhashes();
         }
-        const upstream = await fetch(w.localnet.url, {
+        const upstream = await fetch(world.current?.localnet.url ?? '', {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
           body,
         });
         res.writeHead(upstream.status, { 'content-type': 'application/json' }).end(await upstream.text());
-      });
+      };
     });
     await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
     const port = (relay.address() as { port: number }).port;
-    w = await makeWorld({ keys: { alpha: {} }, rpcUrl: () => `http://127.0.0.1:${port}` });
+    const w = await makeWorld({ keys: { alpha: {} }, rpcUrl: () => `http://127.0.0.1:${port}` });
+    world.current = w;
     try {
       const r = await w.engine.sign({ payload: w.transfer('alpha', 1_000_000), principal: w.operator });
       expect(expired).toBe(true);
@@ -106,8 +108,8 @@ describe('approval and the key lock', () => {
   const approvalId = (events: SignProgress[]) =>
     new Promise<string>((resolve) => {
       const tick = setInterval(() => {
-        const a = events.find((e) => e.stage === 'approval');
-        if (a && a.stage === 'approval') {
+        const a = events.find((e): e is Extract<SignProgress, { stage: 'approval' }> => e.stage === 'approval');
+        if (a) {
           clearInterval(tick);
           resolve(a.approval_id);
         }

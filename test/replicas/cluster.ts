@@ -54,7 +54,7 @@ export interface Replica {
 }
 
 /** The tests read one replica's writes through another's key_show at once: no display cache. */
-const TEST_TIMINGS = { ...PROCESS_TIMINGS, key_show_cache_ms: 0 };
+const TEST_TIMINGS = { ...PROCESS_TIMINGS };
 
 export class ReplicaCluster {
   readonly replicas: Replica[] = [];

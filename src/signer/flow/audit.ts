@@ -1,0 +1,63 @@
+/** The audit entries a sign writes: its durable intent before sending, and its final entry after. */
+import type { KeyConfig } from '../../config/types';
+import type { AuditEntryInput, Ledger } from '../../ledger/types';
+import { errorMessage } from '../../util/errors';
+import { nowSeconds } from '../../util/time';
+import type { EngineLogger } from '../engine-deps';
+import type { Report } from '../report';
+
+/** What every entry of one sign shares. */
+export interface SignRecord {
+  key: KeyConfig;
+  payloadHash: string;
+  summary: string;
+  programs: readonly string[];
+  intent: string | null;
+}
+
+export function signEntry(
+  rec: SignRecord,
+  rest: Pick<AuditEntryInput, 'command' | 'outcome' | 'detail' | 'signature' | 'slot' | 'balance_change'>,
+): AuditEntryInput {
+  return {
+    ts: nowSeconds(),
+    key: rec.key.name,
+    payload_hash: rec.payloadHash,
+    programs: [...rec.programs],
+    summary: rec.summary,
+    intent: rec.intent,
+    ...rest,
+  };
+}
+
+/**
+ * The final entry. Before anything was sent a failure to write it is the sign's error; once sent, the caller
+ * must still get the signature, so the report says the entry is missing (the intent keeps the reservation charged).
+ */
+export async function writeFinal(
+  deps: { ledger: Ledger; log: EngineLogger },
+  rec: SignRecord,
+  report: Report,
+  sent: boolean,
+): Promise<void> {
+  try {
+    await deps.ledger.append(
+      signEntry(rec, {
+        command: 'sign',
+        outcome: report.outcome,
+        detail: report.detail,
+        signature: report.signature,
+        slot: report.slot,
+        balance_change: report.balance_change,
+      }),
+    );
+  } catch (e) {
+    if (!sent) throw e;
+    const note = `the final audit entry could not be written (${errorMessage(e)}); the intent keeps the reservation charged`;
+    report.detail = report.detail ? `${report.detail}; ${note}` : note;
+    deps.log.error(
+      { key: rec.key.name, signature: report.signature, err: errorMessage(e) },
+      'final audit entry not written',
+    );
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * Everything check and sign do before simulating: the key's own settings, its halt and usage, the chain's
+ * identity, preparing the transaction, the structural checks on its resolved accounts, and the look-ups some
+ * checks need (partial signers that must be new, owners of token accounts it creates). The order and the
+ * meaning of each check are described in docs/policy.md.
+ */
+import type { ChainClient } from '../../chain/types';
+import type { ClusterProfile, KeyConfig } from '../../config/types';
+import type { KeyUsage } from '../../ledger/limits';
+import type { HaltRecord, Ledger } from '../../ledger/types';
+import { SignerError, errorMessage } from '../../util/errors';
+import { nowSeconds } from '../../util/time';
+import { ataOwnerRefusal, ataOwnersToVerify, structuralRefusal, STRUCTURAL_CHECKS, type CheckSubject } from '../checks';
+import type { HaltBook } from '../halts';
+import type { Report } from '../report';
+import { haltRefusal } from './halted';
+import { limitsRefusal } from './limits';
+import { stop, type Step, type StepWith } from './step';
+import type { PreparedTransaction, TransactionSource } from './transaction';
+
+export interface PreflightDeps {
+  cluster: ClusterProfile;
+  chain: ChainClient;
+  ledger: Ledger;
+  halts: HaltBook;
+}
+
+export interface PreflightInput {
+  /** check previews: it goes on (with a warning) when the ledger cannot be read; sign fails closed. */
+  mode: 'check' | 'sign';
+  key: KeyConfig;
+  source: TransactionSource;
+  report: Report;
+  signal: AbortSignal | undefined;
+}
+
+export interface Preflighted {
+  usage: KeyUsage;
+  /** Prepared for the blockhash the checks ran against; the first simulation reuses it. */
+  prepared: PreparedTransaction;
+}
+
+export function keyUsage(ledger: Ledger, key: KeyConfig): Promise<KeyUsage> {
+  return ledger.keyUsage(key.name, nowSeconds(), key.daily_lamport_cap);
+}
+
+export async function preflight(deps: PreflightDeps, input: PreflightInput): Promise<StepWith<Preflighted>> {
+  const { key, source, report } = input;
+  if (source.feePayer !== key.pubkey) {
+    return stop(report, {
+      check: 'fee_payer',
+      message: `payload fee payer ${source.feePayer} is not key "${key.name}" (${key.pubkey})`,
+    });
+  }
+  if (key.approval === 'deny') return stop(report, { check: 'approval', message: `key "${key.name}" is set to deny` });
+
+  let halt: HaltRecord | null;
+  let usage: KeyUsage | null = null;
+  try {
+    [halt, usage] = await Promise.all([deps.halts.current(key.name), keyUsage(deps.ledger, key)]);
+  } catch (e) {
+    if (input.mode === 'sign') throw e;
+    halt = deps.halts.held(key.name);
+    report.warnings.push(`the ledger could not be read (${errorMessage(e)}): halts and limits were not previewed`);
+  }
+  if (halt) return stop(report, haltRefusal(halt));
+
+  // One round trip: the blockhash is only used once the genesis has been checked.
+  const [genesis, lifetime] = await Promise.all([deps.chain.getGenesisHash(), deps.chain.getLatestBlockhash()]);
+  if (deps.cluster.genesis_hash !== null && genesis !== deps.cluster.genesis_hash) {
+    return stop(report, { check: 'chain', message: `RPC genesis hash ${genesis} is not ${deps.cluster.name}` });
+  }
+  report.checks.push('chain');
+  if (input.signal?.aborted) throw new SignerError('cancelled', 'the request was cancelled');
+
+  const prepared = await source.prepare(lifetime);
+  const subject: CheckSubject = {
+    key,
+    cluster: deps.cluster,
+    msg: prepared.msg,
+    partialSigners: prepared.partialSigners,
+  };
+  const structural = structuralRefusal(subject);
+  if (structural) return stop(report, structural);
+  report.checks.push(...STRUCTURAL_CHECKS);
+
+  const newAccounts = await partialSignersAreNew(deps.chain, prepared.partialSigners, report);
+  if (!newAccounts.ok) return newAccounts;
+  report.checks.push('new_accounts');
+
+  const owners = await ataOwnersAreTrusted(deps, subject, report);
+  if (!owners.ok) return owners;
+  report.checks.push('ata_owners');
+
+  if (usage) {
+    const early = limitsRefusal(key, usage, null);
+    if (early) return stop(report, early);
+    report.checks.push('limits');
+  }
+  return { ok: true, usage: usage ?? { signsLastMinute: 0, spent24h: 0 }, prepared };
+}
+
+/** A partial signer stands for an account the transaction creates: it must not exist yet. */
+async function partialSignersAreNew(chain: ChainClient, signers: readonly string[], report: Report): Promise<Step> {
+  if (signers.length === 0) return { ok: true };
+  const existing = await chain.getMultipleAccounts([...signers]);
+  const taken = signers.find((_, i) => existing[i] !== null);
+  if (taken) return stop(report, { check: 'new_accounts', message: `partial signer ${taken} already exists on-chain` });
+  return { ok: true };
+}
+
+/** A token account created for someone other than the key or its destinations must belong to a game program. */
+async function ataOwnersAreTrusted(deps: PreflightDeps, subject: CheckSubject, report: Report): Promise<Step> {
+  const owners = ataOwnersToVerify(subject);
+  if (!Array.isArray(owners)) return stop(report, owners);
+  if (owners.length === 0) return { ok: true };
+  const accounts = await deps.chain.getMultipleAccounts(owners);
+  const games = new Set(deps.cluster.game_programs);
+  const foreign = owners.find((_, i) => {
+    const account = accounts[i];
+    return !account || !games.has(account.owner);
+  });
+  if (foreign) return stop(report, ataOwnerRefusal(foreign));
+  return { ok: true };
+}

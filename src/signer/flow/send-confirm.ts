@@ -1,0 +1,126 @@
+/**
+ * Sending and confirming: the transaction is sent once, then its status and the finalized block height are
+ * polled together until it lands, its blockhash has expired with no landed status, the RPC failed too many times
+ * in a row, or the deadline passes. It is re-sent every few polls (the same signed bytes, so at most one lands).
+ * An outcome that is not proven is `unknown`, with what to check before retrying.
+ */
+import type { ChainClient } from '../../chain/types';
+import type { Timings } from '../../config/types';
+import { errorMessage } from '../../util/errors';
+import { sleep } from '../../util/time';
+import { programError } from '../checks';
+import type { Report } from '../report';
+import type { SignProgress } from '../types';
+import { seconds } from './step';
+import type { SignedTransaction } from './transaction';
+
+export interface SendDeps {
+  chain: ChainClient;
+  timings: Timings;
+}
+
+type Landing = { landed: true; slot: number; err: unknown } | { landed: false; detail: string };
+
+const RECONCILE = 'look up the signature and check the on-chain state before retrying';
+const isLanded = (s: string | null): boolean => s === 'confirmed' || s === 'finalized';
+
+export async function sendAndConfirm(
+  deps: SendDeps,
+  built: SignedTransaction,
+  report: Report,
+  progress: (p: SignProgress) => void,
+): Promise<void> {
+  const { chain, timings: t } = deps;
+  const { signature } = built;
+  const lastValid = built.prepared.lifetime.lastValidBlockHeight;
+  const started = Date.now();
+  let failures = 0;
+  let lastError: string | null = null;
+  /** Counts an RPC failure; true once there have been too many to go on. */
+  const failed = (e: unknown): boolean => {
+    failures++;
+    lastError = errorMessage(e);
+    report.detail = lastError;
+    return failures >= t.max_rpc_failures;
+  };
+  const gaveUp = (): Landing => ({ landed: false, detail: `${lastError ?? 'RPC failures'}; ${RECONCILE}` });
+
+  try {
+    await chain.sendTransaction(built.wireBase64);
+  } catch (e) {
+    report.detail = `send: ${errorMessage(e)}`;
+  }
+
+  report.balance_change = null;
+  let outcome: Landing | null = null;
+  for (let polls = 1; outcome === null; polls++) {
+    await sleep(t.poll_interval_ms);
+    // Status and finalized height in one round trip (the RPC client batches calls made together).
+    const [statuses, height] = await Promise.allSettled([
+      chain.getSignatureStatuses([signature], { searchTransactionHistory: false }),
+      chain.getBlockHeight('finalized'),
+    ]);
+    const s = statuses.status === 'fulfilled' ? statuses.value[0] : null;
+    const status = s?.confirmationStatus ?? null;
+    if (s && isLanded(s.confirmationStatus)) outcome = { landed: true, slot: s.slot, err: s.err };
+    else if (statuses.status === 'rejected' && failed(statuses.reason)) outcome = gaveUp();
+    else if (height.status === 'rejected') {
+      if (failed(height.reason)) outcome = gaveUp();
+    } else if (height.value > lastValid) {
+      outcome = await afterExpiry(chain, signature, height.value, lastValid).catch((e: unknown) =>
+        failed(e) ? gaveUp() : null,
+      );
+    }
+    const elapsed = Date.now() - started;
+    if (outcome === null && elapsed >= t.confirm_deadline_ms) {
+      outcome = { landed: false, detail: `no proven outcome within ${seconds(t.confirm_deadline_ms)}s; ${RECONCILE}` };
+    }
+    if (outcome === null && polls % t.rebroadcast_every === 0) {
+      await chain.sendTransaction(built.wireBase64).catch(() => undefined);
+    }
+    progress({ stage: 'confirming', signature, polls, elapsed_ms: elapsed, status });
+  }
+
+  if (!outcome.landed) {
+    report.outcome = 'unknown';
+    report.detail = outcome.detail;
+    return;
+  }
+  report.slot = outcome.slot;
+  report.outcome = outcome.err === null || outcome.err === undefined ? 'confirmed' : 'failed';
+  report.error = report.outcome === 'failed' ? outcome.err : null;
+  if (report.outcome === 'confirmed') report.detail = null;
+  await fetchMetadata(deps, signature, report, started);
+}
+
+/** Past the blockhash's last valid height: a landed status in history, or `unknown` (expiry proves nothing). */
+async function afterExpiry(chain: ChainClient, signature: string, height: number, lastValid: number): Promise<Landing> {
+  const [h] = await chain.getSignatureStatuses([signature], { searchTransactionHistory: true });
+  if (h && isLanded(h.confirmationStatus)) return { landed: true, slot: h.slot, err: h.err };
+  return {
+    landed: false,
+    detail: `blockhash expired (finalized height ${height} is past ${lastValid}) and the RPC reports no landed status; that does not prove it never landed: ${RECONCILE}`,
+  };
+}
+
+/** The landed transaction's actual fee, balance change and logs, within what is left of the deadline. */
+async function fetchMetadata(deps: SendDeps, signature: string, report: Report, sendStarted: number): Promise<void> {
+  const t = deps.timings;
+  for (let attempt = 0; attempt < t.metadata_attempts; attempt++) {
+    if (attempt > 0) {
+      if (Date.now() - sendStarted + t.poll_interval_ms > t.confirm_deadline_ms) return;
+      await sleep(t.poll_interval_ms);
+    }
+    const meta = await deps.chain.getTransaction(signature).catch(() => null);
+    if (!meta) continue;
+    if (meta.preBalance0 !== null && meta.postBalance0 !== null)
+      report.balance_change = meta.postBalance0 - meta.preBalance0;
+    if (meta.fee !== null) report.fee = meta.fee;
+    report.logs = meta.logs;
+    if (report.outcome === 'failed') {
+      report.program_error = programError(meta.logs);
+      if (report.program_error) report.detail = report.program_error;
+    }
+    return;
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The transaction a flow checks, simulates and sends, independent of the payload format it came from.
+ *
+ * A `TransactionSource` turns a payload into a `PreparedTransaction` for a blockhash: the message exactly as it
+ * will be signed, with every account it touches resolved, which is all the policy checks look at. Payload v1
+ * compiles its instruction list into a legacy message here; a format that brings its own serialised message
+ * (and lookup tables to resolve) is another source with the same shape.
+ */
+import type { Signer } from '../../keys/keypair';
+import { compileLegacyMessage, serializeTransaction, signatureToBase58 } from '../compile';
+import type { CompiledMessage } from '../compile';
+import type { Payload } from '../payload';
+
+/** The blockhash a message is built on, and the last block height at which it can land. */
+export interface Lifetime {
+  blockhash: string;
+  lastValidBlockHeight: number;
+}
+
+export interface PreparedTransaction {
+  /** The message as signed: its account list is the fully resolved one the checks run on. */
+  msg: CompiledMessage;
+  lifetime: Lifetime;
+  /** Pubkeys of the signers the payload brings besides the key. */
+  partialSigners: readonly string[];
+}
+
+/** A prepared transaction on the wire, unsigned for check: what is simulated is exactly what is sent. */
+export interface BuiltTransaction {
+  prepared: PreparedTransaction;
+  wireBase64: string;
+  /** The fee payer's signature (base58) once signed: the transaction's id on chain. */
+  signature: string | null;
+}
+
+export interface SignedTransaction extends BuiltTransaction {
+  signature: string;
+}
+
+export interface TransactionSource {
+  readonly feePayer: string;
+  /** Programs the instructions call, in order, a consecutive repeat once (the audit entry's `programs`). */
+  readonly programs: readonly string[];
+  prepare(lifetime: Lifetime): Promise<PreparedTransaction>;
+  /** For check: nothing signed (the simulation replaces the blockhash and skips signature checks). */
+  unsigned(prepared: PreparedTransaction): BuiltTransaction;
+  /** For sign: signed by the key, the fee payer, and by every partial signer the payload brings. */
+  signed(prepared: PreparedTransaction, key: Signer): SignedTransaction;
+}
+
+/** Payload v1: the signer compiles the instruction list itself into a legacy message. */
+export function v1Source(payload: Payload): TransactionSource {
+  const programs: string[] = [];
+  for (const ix of payload.instructions)
+    if (programs[programs.length - 1] !== ix.programId) programs.push(ix.programId);
+  const partialSigners = payload.partialSigners.map((s) => s.pubkey);
+  return {
+    feePayer: payload.feePayer,
+    programs,
+    prepare: (lifetime) =>
+      Promise.resolve({
+        msg: compileLegacyMessage(payload.feePayer, payload.instructions, lifetime.blockhash),
+        lifetime,
+        partialSigners,
+      }),
+    unsigned: (prepared) => ({
+      prepared,
+      wireBase64: Buffer.from(serializeTransaction(prepared.msg, new Map())).toString('base64'),
+      signature: null,
+    }),
+    signed(prepared, key) {
+      const { msg } = prepared;
+      const own = key.sign(msg.bytes);
+      const signatures = new Map<string, Uint8Array>([[key.pubkey, own]]);
+      for (const partial of payload.partialSigners) signatures.set(partial.pubkey, partial.sign(msg.bytes));
+      return {
+        prepared,
+        wireBase64: Buffer.from(serializeTransaction(msg, signatures)).toString('base64'),
+        signature: signatureToBase58(own),
+      };
+    },
+  };
+}
