@@ -1,6 +1,6 @@
 /** Opens the engine on its real parts: the chain's JSON-RPC endpoint and the configured ledger store. */
 import type { SignerConfig } from '../config/types';
-import { RpcChainClient } from '../chain/rpc-client';
+import { chainClientFor } from '../chain/for-cluster';
 import type { ChainClient } from '../chain/types';
 import { openLedger } from '../ledger/open';
 import type { Ledger } from '../ledger/types';
@@ -19,7 +19,7 @@ export interface OpenEngineOptions {
 }
 
 export async function openEngine(config: SignerConfig, opts: OpenEngineOptions = {}): Promise<SignerEngine> {
-  const chain = opts.chain ?? new RpcChainClient(config.cluster.rpc_url, { timeoutMs: config.timings.rpc_timeout_ms });
+  const chain = opts.chain ?? chainClientFor(config.cluster, config.timings);
   let resolved = config;
   if (config.cluster.genesis_hash === null) {
     // Only the embedded chain has no fixed genesis: pin the one it reports now, so a later swap is caught.

@@ -5,6 +5,7 @@
 import http from 'node:http';
 import { makeWorld, type World } from '../support/world';
 import type { SignProgress } from '../../src/signer/types';
+import { FaultProxy } from '../abuse/support/fault-proxy';
 
 const FEE = 5000;
 
@@ -38,6 +39,37 @@ describe('confirmation', () => {
     expect(r.outcome).toBe('unknown');
     expect(r.detail).toMatch(/-32603.*look up the signature and check the on-chain state before retrying$/);
     expect(w.localnet.stats().sends).toBeGreaterThan(1);
+  });
+
+  it('counts RPC failures in a row, not in total: every other poll failing never ends the wait', async () => {
+    // The chain's own fault control fails every second status poll; three failures in a row would give up.
+    const proxy = await FaultProxy.start();
+    const flaky = await makeWorld({
+      keys: { alpha: {} },
+      blockIntervalMs: 20,
+      timings: { max_rpc_failures: 3, rpc_retries: 0 },
+      rpcUrl: (url) => {
+        proxy.setTarget(url);
+        return `http://127.0.0.1:${proxy.port}`;
+      },
+    });
+    try {
+      let polls = 0;
+      proxy.onCall = (method) => {
+        if (method === 'getSignatureStatuses' && ++polls % 2 === 0) flaky.localnet.faults.failNext(1, method);
+      };
+      // Hold confirmation back long enough for well over three failed polls in total.
+      flaky.localnet.faults.stallConfirmations(true);
+      const stalled = flaky.engine.sign({ payload: flaky.transfer('alpha', 1_000_000), principal: flaky.operator });
+      await new Promise((r) => setTimeout(r, 300));
+      flaky.localnet.faults.stallConfirmations(false);
+      const r = await stalled;
+      expect(polls).toBeGreaterThan(8);
+      expect(r.outcome).toBe('confirmed');
+    } finally {
+      await flaky.close();
+      await proxy.close();
+    }
   });
 
   it('reports unknown at the deadline when statuses never confirm', async () => {

@@ -4,6 +4,8 @@
  * in a row, or the deadline passes. It is re-sent every few polls (the same signed bytes, so at most one lands).
  * An outcome that is not proven is `unknown`, with what to check before retrying.
  */
+import { meetsCommitment } from '../../chain/commitment';
+import { failureStreak } from '../../chain/failure-streak';
 import type { ChainClient } from '../../chain/types';
 import type { Timings } from '../../config/types';
 import { errorMessage } from '../../util/errors';
@@ -22,7 +24,6 @@ export interface SendDeps {
 type Landing = { landed: true; slot: number; err: unknown } | { landed: false; detail: string };
 
 const RECONCILE = 'look up the signature and check the on-chain state before retrying';
-const isLanded = (s: string | null): boolean => s === 'confirmed' || s === 'finalized';
 
 export async function sendAndConfirm(
   deps: SendDeps,
@@ -34,19 +35,21 @@ export async function sendAndConfirm(
   const { signature } = built;
   const lastValid = built.prepared.lifetime.lastValidBlockHeight;
   const started = Date.now();
-  let failures = 0;
+  // No retry inside one call may outlast the confirmation deadline.
+  const limits = { deadlineAt: started + t.confirm_deadline_ms };
+  // Polls that failed in a row, not in total: an endpoint that fails now and then never ends the wait.
+  const streak = failureStreak(t.max_rpc_failures);
   let lastError: string | null = null;
-  /** Counts an RPC failure; true once there have been too many to go on. */
+  /** Counts a failed poll; true once too many have failed in a row to go on. */
   const failed = (e: unknown): boolean => {
-    failures++;
     lastError = errorMessage(e);
     report.detail = lastError;
-    return failures >= t.max_rpc_failures;
+    return streak.fail();
   };
   const gaveUp = (): Landing => ({ landed: false, detail: `${lastError ?? 'RPC failures'}; ${RECONCILE}` });
 
   try {
-    await chain.sendTransaction(built.wireBase64);
+    await chain.sendTransaction(built.wireBase64, limits);
   } catch (e) {
     report.detail = `send: ${errorMessage(e)}`;
   }
@@ -57,26 +60,32 @@ export async function sendAndConfirm(
     await sleep(t.poll_interval_ms);
     // Status and finalized height in one round trip (the RPC client batches calls made together).
     const [statuses, height] = await Promise.allSettled([
-      chain.getSignatureStatuses([signature], { searchTransactionHistory: false }),
-      chain.getBlockHeight('finalized'),
+      chain.getSignatureStatuses([signature], { searchTransactionHistory: false }, limits),
+      chain.getBlockHeight('finalized', limits),
     ]);
     const s = statuses.status === 'fulfilled' ? statuses.value[0] : null;
     const status = s?.confirmationStatus ?? null;
-    if (s && isLanded(s.confirmationStatus)) outcome = { landed: true, slot: s.slot, err: s.err };
-    else if (statuses.status === 'rejected' && failed(statuses.reason)) outcome = gaveUp();
-    else if (height.status === 'rejected') {
-      if (failed(height.reason)) outcome = gaveUp();
-    } else if (height.value > lastValid) {
-      outcome = await afterExpiry(chain, signature, height.value, lastValid).catch((e: unknown) =>
-        failed(e) ? gaveUp() : null,
-      );
+    // One failed poll counts once, whichever of its two calls failed.
+    const pollError: unknown =
+      statuses.status === 'rejected' ? statuses.reason : height.status === 'rejected' ? height.reason : null;
+    if (s?.confirmationStatus && meetsCommitment(s.confirmationStatus, chain.commitment))
+      outcome = { landed: true, slot: s.slot, err: s.err };
+    else if (pollError !== null) {
+      if (failed(pollError)) outcome = gaveUp();
+    } else if (height.status === 'fulfilled') {
+      streak.ok();
+      if (height.value > lastValid) {
+        outcome = await afterExpiry(chain, signature, height.value, lastValid, limits).catch((e: unknown) =>
+          failed(e) ? gaveUp() : null,
+        );
+      }
     }
     const elapsed = Date.now() - started;
     if (outcome === null && elapsed >= t.confirm_deadline_ms) {
       outcome = { landed: false, detail: `no proven outcome within ${seconds(t.confirm_deadline_ms)}s; ${RECONCILE}` };
     }
     if (outcome === null && polls % t.rebroadcast_every === 0) {
-      await chain.sendTransaction(built.wireBase64).catch(() => undefined);
+      await chain.sendTransaction(built.wireBase64, limits).catch(() => undefined);
     }
     progress({ stage: 'confirming', signature, polls, elapsed_ms: elapsed, status });
   }
@@ -94,9 +103,17 @@ export async function sendAndConfirm(
 }
 
 /** Past the blockhash's last valid height: a landed status in history, or `unknown` (expiry proves nothing). */
-async function afterExpiry(chain: ChainClient, signature: string, height: number, lastValid: number): Promise<Landing> {
-  const [h] = await chain.getSignatureStatuses([signature], { searchTransactionHistory: true });
-  if (h && isLanded(h.confirmationStatus)) return { landed: true, slot: h.slot, err: h.err };
+async function afterExpiry(
+  chain: ChainClient,
+  signature: string,
+  height: number,
+  lastValid: number,
+  limits: { deadlineAt: number },
+): Promise<Landing> {
+  const [h] = await chain.getSignatureStatuses([signature], { searchTransactionHistory: true }, limits);
+  if (h?.confirmationStatus && meetsCommitment(h.confirmationStatus, chain.commitment)) {
+    return { landed: true, slot: h.slot, err: h.err };
+  }
   return {
     landed: false,
     detail: `blockhash expired (finalized height ${height} is past ${lastValid}) and the RPC reports no landed status; that does not prove it never landed: ${RECONCILE}`,
@@ -111,7 +128,9 @@ async function fetchMetadata(deps: SendDeps, signature: string, report: Report, 
       if (Date.now() - sendStarted + t.poll_interval_ms > t.confirm_deadline_ms) return;
       await sleep(t.poll_interval_ms);
     }
-    const meta = await deps.chain.getTransaction(signature).catch(() => null);
+    const meta = await deps.chain
+      .getTransaction(signature, { deadlineAt: sendStarted + t.confirm_deadline_ms })
+      .catch(() => null);
     if (!meta) continue;
     if (meta.preBalance0 !== null && meta.postBalance0 !== null)
       report.balance_change = meta.postBalance0 - meta.preBalance0;
