@@ -270,7 +270,11 @@ test('accounts report lamports and owner, and null when absent', async () => {
 
 test('an unknown method is JSON-RPC -32601', async () => {
   const res = await rawCall(net.url, { jsonrpc: '2.0', id: 7, method: 'getBlockProduction', params: [] });
-  expect(res).toEqual({ jsonrpc: '2.0', error: { code: -32601, message: 'Method not found' }, id: 7 });
+  expect(res).toEqual({
+    jsonrpc: '2.0',
+    error: { code: -32601, message: 'Method not found: getBlockProduction' },
+    id: 7,
+  });
 });
 
 test('a body that is not JSON is -32700, and a batch gets one answer per call', async () => {
