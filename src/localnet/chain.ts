@@ -187,7 +187,7 @@ export class LocalChain {
   latestBlockhash(): { blockhash: string; lastValidBlockHeight: number } {
     return {
       blockhash: this.latest,
-      lastValidBlockHeight: this.blockhashes.get(this.latest)! + BLOCKHASH_VALID_BLOCKS,
+      lastValidBlockHeight: (this.blockhashes.get(this.latest) ?? this.height) + BLOCKHASH_VALID_BLOCKS,
     };
   }
 
@@ -277,8 +277,8 @@ export class LocalChain {
     const all = this.signaturesByAddress.get(address) ?? [];
     const out: SignatureInfo[] = [];
     let started = opts.before === undefined;
-    for (let i = all.length - 1; i >= 0 && out.length < opts.limit; i--) {
-      const signature = all[i]!;
+    for (const signature of [...all].reverse()) {
+      if (out.length >= opts.limit) break;
       if (!started) {
         started = signature === opts.before;
         continue;
@@ -321,7 +321,7 @@ export class LocalChain {
     if (opts.replaceRecentBlockhash) {
       replacementBlockhash = this.latestBlockhash();
       const copy = Uint8Array.from(tx.bytes);
-      copy.set(decodeBase58(replacementBlockhash.blockhash)!, tx.blockhashOffset);
+      copy.set(decodeBase58(replacementBlockhash.blockhash) ?? new Uint8Array(32), tx.blockhashOffset);
       tx = parseWireTransaction(copy);
     }
     const loaded = this.loadedAddresses(tx);
@@ -331,7 +331,7 @@ export class LocalChain {
       (m) => this.mint(m),
     );
     const result = this.execute(tx, opts.sigVerify);
-    const signatureFailure = result instanceof FailedTransactionMetadata && result.err() === SIGNATURE_FAILURE;
+    const signatureFailure = result instanceof FailedTransactionMetadata && Number(result.err()) === SIGNATURE_FAILURE;
     // A node verifies signatures (when asked) before anything else, then refuses an unknown blockhash
     // before executing: no logs, no units, no accounts.
     if (opts.sigVerify && signatureFailure) throw new RpcFault(-32003, 'Transaction signature verification failure');
@@ -429,7 +429,9 @@ export class LocalChain {
     const result =
       tx.version === 'legacy' ? this.svm.sendLegacyTransaction(tx.bytes) : this.svm.sendVersionedTransaction(tx.bytes);
     // A failed transaction landed (and paid its fee) exactly when LiteSVM committed it to its history.
-    const committed = result instanceof TransactionMetadata || this.svm.getTransaction(tx.signatures[0]!) !== null;
+    const first = tx.signatures[0];
+    const committed =
+      result instanceof TransactionMetadata || (first !== undefined && this.svm.getTransaction(first) !== null);
     if (!committed) return signature;
 
     const meta = result instanceof TransactionMetadata ? result : result.meta();
@@ -498,7 +500,8 @@ export class LocalChain {
   }
 
   private record(tx: LandedTransaction): void {
-    if (this.landed.size >= HISTORY_LIMIT) this.landed.delete(this.landed.keys().next().value!);
+    const oldest = this.landed.keys().next();
+    if (this.landed.size >= HISTORY_LIMIT && oldest.done !== true) this.landed.delete(oldest.value);
     this.landed.set(tx.signature, tx);
   }
 

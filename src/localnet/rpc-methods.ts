@@ -15,6 +15,7 @@ const MAX_STATUS_SIGNATURES = 256;
 const MAX_MULTIPLE_ACCOUNTS = 100;
 const MAX_BASE58_ACCOUNT_DATA = 128;
 /** Agave reports rent-exempt accounts with rentEpoch u64::MAX. */
+// eslint-disable-next-line no-loss-of-precision -- a node writes u64::MAX; JSON.stringify can only write the nearest double
 const RENT_EXEMPT_EPOCH = 18446744073709551615;
 
 export interface LocalnetHooks {
