@@ -18,6 +18,8 @@ import {
 } from 'litesvm/dist/internal';
 import { decodeAddress, decodeBase58, encodeBase58 } from '../util/base58';
 import { transactionFee } from './fees';
+import { isTokenProgram, readLookupTable, readMint, readTokenAccount, type MintInfo } from './parsed-accounts';
+import { tokenBalances, type TokenBalance } from './token-balances';
 import { transactionErrorJson, type TransactionErrorJson } from './tx-error';
 import { parseWireMessage, parseWireTransaction, signatureOf, WireError, type WireTransaction } from './wire';
 
@@ -31,6 +33,10 @@ const HISTORY_LIMIT = 200_000;
 const SLOT_LEAD = 3_000;
 const FIRST_BLOCK_HEIGHT = 1_000;
 const SIGNATURE_FAILURE = 11;
+/** The SlotHashes sysvar holds this many recent slots (MAX_ENTRIES). */
+const SLOT_HASHES_KEPT = 512;
+/** getSignaturesForAddress answers at most this many per call, as a node does. */
+export const MAX_SIGNATURES_FOR_ADDRESS = 1000;
 
 export type Commitment = 'processed' | 'confirmed' | 'finalized';
 
@@ -56,6 +62,25 @@ export interface AccountView {
   executable: boolean;
 }
 
+/** An instruction a program invoked (CPI), with indices into the transaction's full account list. */
+export interface InnerInstructionView {
+  programIdIndex: number;
+  accounts: number[];
+  data: Uint8Array;
+  stackHeight: number;
+}
+
+/** Inner instructions grouped by the top-level instruction that made them, as a node reports them. */
+export interface InnerInstructionGroup {
+  index: number;
+  instructions: InnerInstructionView[];
+}
+
+export interface LoadedAddresses {
+  writable: string[];
+  readonly: string[];
+}
+
 export interface SimulationOutcome {
   err: TransactionErrorJson | null;
   logs: string[];
@@ -63,6 +88,11 @@ export interface SimulationOutcome {
   accounts: (AccountView | null)[] | null;
   fee: number | null;
   replacementBlockhash: { blockhash: string; lastValidBlockHeight: number } | null;
+  innerInstructions: InnerInstructionGroup[];
+  /** Every account of the transaction, static then loaded: what inner instruction indices refer to. */
+  accountKeys: string[];
+  preTokenBalances: TokenBalance[];
+  postTokenBalances: TokenBalance[];
 }
 
 export interface LandedTransaction {
@@ -78,6 +108,18 @@ export interface LandedTransaction {
   logs: string[];
   unitsConsumed: number;
   tx: WireTransaction;
+  loadedAddresses: LoadedAddresses;
+  innerInstructions: InnerInstructionGroup[];
+  preTokenBalances: TokenBalance[];
+  postTokenBalances: TokenBalance[];
+}
+
+export interface SignatureInfo {
+  signature: string;
+  slot: number;
+  err: TransactionErrorJson | null;
+  blockTime: number;
+  confirmationStatus: Commitment;
 }
 
 export interface StatusView {
@@ -94,6 +136,12 @@ export class LocalChain {
   /** Issued blockhash → the height of the block that issued it, oldest first. */
   private readonly blockhashes = new Map<string, number>();
   private readonly landed = new Map<string, LandedTransaction>();
+  /** Landed signatures per account they touched, oldest first (getSignaturesForAddress). */
+  private readonly signaturesByAddress = new Map<string, string[]>();
+  /** Every address the chain has seen an account for: LiteSVM cannot list its accounts, token queries scan these. */
+  private readonly knownAddresses = new Set<string>();
+  /** The SlotHashes sysvar's entries, newest first, one per block the chain has reported. */
+  private slotHashes: { slot: bigint; hash: string }[] = [];
   private dropSends = false;
   private stalled = false;
   sends = 0;
@@ -105,6 +153,7 @@ export class LocalChain {
     this.svm.warpToSlot(BigInt(this.slot));
     this.latest = this.svm.latestBlockhash();
     this.blockhashes.set(this.latest, this.height);
+    this.recordSlotHash();
   }
 
   get blockHeight(): number {
@@ -138,7 +187,7 @@ export class LocalChain {
   latestBlockhash(): { blockhash: string; lastValidBlockHeight: number } {
     return {
       blockhash: this.latest,
-      lastValidBlockHeight: this.blockhashes.get(this.latest)! + BLOCKHASH_VALID_BLOCKS,
+      lastValidBlockHeight: (this.blockhashes.get(this.latest) ?? this.height) + BLOCKHASH_VALID_BLOCKS,
     };
   }
 
@@ -178,6 +227,7 @@ export class LocalChain {
 
   airdrop(address: string, lamports: number): string {
     const result = this.svm.airdrop(addressBytes(address), BigInt(lamports));
+    this.knownAddresses.add(address);
     if (!(result instanceof TransactionMetadata)) {
       const why = result ? JSON.stringify(transactionErrorJson(result.err())) : 'no result';
       throw new RpcFault(-32603, `airdrop failed: ${why}`);
@@ -188,10 +238,63 @@ export class LocalChain {
   setAccount(address: string, acc: { lamports: number; owner: string; data?: Uint8Array; executable?: boolean }): void {
     const owner = decodeAddress(acc.owner);
     if (!owner) throw new RpcFault(-32602, 'Invalid param: owner is not an address');
+    this.knownAddresses.add(address);
     this.svm.setAccount(
       addressBytes(address),
       new Account(BigInt(acc.lamports), acc.data ?? new Uint8Array(0), owner, acc.executable ?? false, 0n),
     );
+  }
+
+  /** A mint's fields, for parsing token accounts (decimals) the way a node does. */
+  mint(address: string): MintInfo | null {
+    const acc = decodeAddress(address) ? this.account(address) : null;
+    return acc ? readMint(acc.owner, acc.data) : null;
+  }
+
+  /** Token accounts owned by `owner` among the accounts this chain has seen, optionally of one mint or program. */
+  tokenAccountsByOwner(
+    owner: string,
+    filter: { mint?: string; programId?: string },
+  ): { address: string; account: AccountView }[] {
+    const out: { address: string; account: AccountView }[] = [];
+    for (const address of this.knownAddresses) {
+      const account = this.account(address);
+      if (!account || !isTokenProgram(account.owner)) continue;
+      if (filter.programId !== undefined && account.owner !== filter.programId) continue;
+      const token = readTokenAccount(account.owner, account.data);
+      if (!token || token.owner !== owner) continue;
+      if (filter.mint !== undefined && token.mint !== filter.mint) continue;
+      out.push({ address, account });
+    }
+    return out;
+  }
+
+  /** Landed transactions that touched `address`, newest first, as getSignaturesForAddress pages them. */
+  signaturesFor(
+    address: string,
+    opts: { limit: number; before?: string; until?: string; commitment: 'confirmed' | 'finalized' },
+  ): SignatureInfo[] {
+    const all = this.signaturesByAddress.get(address) ?? [];
+    const out: SignatureInfo[] = [];
+    let started = opts.before === undefined;
+    for (const signature of [...all].reverse()) {
+      if (out.length >= opts.limit) break;
+      if (!started) {
+        started = signature === opts.before;
+        continue;
+      }
+      if (signature === opts.until) break;
+      const tx = this.transaction(signature, opts.commitment);
+      if (!tx) continue;
+      out.push({
+        signature,
+        slot: tx.slot,
+        err: tx.err,
+        blockTime: tx.blockTime,
+        confirmationStatus: this.commitmentOf(tx),
+      });
+    }
+    return out;
   }
 
   minimumBalanceForRentExemption(dataLength: number): number {
@@ -218,16 +321,33 @@ export class LocalChain {
     if (opts.replaceRecentBlockhash) {
       replacementBlockhash = this.latestBlockhash();
       const copy = Uint8Array.from(tx.bytes);
-      copy.set(decodeBase58(replacementBlockhash.blockhash)!, tx.blockhashOffset);
+      copy.set(decodeBase58(replacementBlockhash.blockhash) ?? new Uint8Array(32), tx.blockhashOffset);
       tx = parseWireTransaction(copy);
     }
+    const loaded = this.loadedAddresses(tx);
+    const accountKeys = [...tx.accountKeys, ...loaded.writable, ...loaded.readonly];
+    const preTokenBalances = tokenBalances(
+      accountKeys.map((a) => this.account(a)),
+      (m) => this.mint(m),
+    );
     const result = this.execute(tx, opts.sigVerify);
-    const signatureFailure = result instanceof FailedTransactionMetadata && result.err() === SIGNATURE_FAILURE;
+    const signatureFailure = result instanceof FailedTransactionMetadata && Number(result.err()) === SIGNATURE_FAILURE;
     // A node verifies signatures (when asked) before anything else, then refuses an unknown blockhash
     // before executing: no logs, no units, no accounts.
     if (opts.sigVerify && signatureFailure) throw new RpcFault(-32003, 'Transaction signature verification failure');
     if (!opts.replaceRecentBlockhash && !this.isBlockhashValid(tx.recentBlockhash)) {
-      return { err: 'BlockhashNotFound', logs: [], unitsConsumed: 0, accounts: null, fee: null, replacementBlockhash };
+      return {
+        err: 'BlockhashNotFound',
+        logs: [],
+        unitsConsumed: 0,
+        accounts: null,
+        fee: null,
+        replacementBlockhash,
+        innerInstructions: [],
+        accountKeys,
+        preTokenBalances,
+        postTokenBalances: [],
+      };
     }
 
     if (result instanceof FailedTransactionMetadata) {
@@ -240,15 +360,24 @@ export class LocalChain {
         accounts: null,
         fee: null,
         replacementBlockhash,
+        innerInstructions: innerInstructionGroups(meta),
+        accountKeys,
+        preTokenBalances,
+        postTokenBalances: [],
       };
     }
     const post = new Map<string, LiteSvmAccount>();
     for (const entry of result.postAccounts()) post.set(encodeBase58(entry.address), entry.account());
-    const accounts = opts.addresses.map((address, i) => {
-      const acc = post.get(address) ?? this.svm.getAccount(addressKeys[i]!);
+    const after = (address: string, bytes?: Uint8Array): AccountView | null => {
+      const acc = post.get(address) ?? this.svm.getAccount(bytes ?? addressBytes(address));
       return acc && acc.lamports() > 0n ? accountView(acc) : null;
-    });
+    };
+    const accounts = opts.addresses.map((address, i) => after(address, addressKeys[i]));
     const meta = result.meta();
+    const postMints = (m: string): MintInfo | null => {
+      const acc = after(m);
+      return acc ? readMint(acc.owner, acc.data) : null;
+    };
     return {
       err: null,
       logs: meta.logs(),
@@ -256,6 +385,13 @@ export class LocalChain {
       accounts,
       fee: transactionFee(tx),
       replacementBlockhash,
+      innerInstructions: innerInstructionGroups(meta),
+      accountKeys,
+      preTokenBalances,
+      postTokenBalances: tokenBalances(
+        accountKeys.map((a) => after(a)),
+        postMints,
+      ),
     };
   }
 
@@ -283,10 +419,19 @@ export class LocalChain {
     if (this.landed.has(signature) || this.dropSends || !this.isBlockhashValid(tx.recentBlockhash)) return signature;
 
     const preBalances = this.balances(tx);
+    const loadedAddresses = this.loadedAddresses(tx);
+    const allKeys = [...tx.accountKeys, ...loadedAddresses.writable, ...loadedAddresses.readonly];
+    const mintOf = (m: string) => this.mint(m);
+    const preTokenBalances = tokenBalances(
+      allKeys.map((a) => this.account(a)),
+      mintOf,
+    );
     const result =
       tx.version === 'legacy' ? this.svm.sendLegacyTransaction(tx.bytes) : this.svm.sendVersionedTransaction(tx.bytes);
     // A failed transaction landed (and paid its fee) exactly when LiteSVM committed it to its history.
-    const committed = result instanceof TransactionMetadata || this.svm.getTransaction(tx.signatures[0]!) !== null;
+    const first = tx.signatures[0];
+    const committed =
+      result instanceof TransactionMetadata || (first !== undefined && this.svm.getTransaction(first) !== null);
     if (!committed) return signature;
 
     const meta = result instanceof TransactionMetadata ? result : result.meta();
@@ -302,7 +447,20 @@ export class LocalChain {
       logs: meta.logs(),
       unitsConsumed: Number(meta.computeUnitsConsumed()),
       tx,
+      loadedAddresses,
+      innerInstructions: innerInstructionGroups(meta),
+      preTokenBalances,
+      postTokenBalances: tokenBalances(
+        allKeys.map((a) => this.account(a)),
+        mintOf,
+      ),
     });
+    for (const address of allKeys) {
+      this.knownAddresses.add(address);
+      let list = this.signaturesByAddress.get(address);
+      if (!list) this.signaturesByAddress.set(address, (list = []));
+      list.push(signature);
+    }
     return signature;
   }
 
@@ -342,8 +500,23 @@ export class LocalChain {
   }
 
   private record(tx: LandedTransaction): void {
-    if (this.landed.size >= HISTORY_LIMIT) this.landed.delete(this.landed.keys().next().value!);
+    const oldest = this.landed.keys().next();
+    if (this.landed.size >= HISTORY_LIMIT && oldest.done !== true) this.landed.delete(oldest.value);
     this.landed.set(tx.signature, tx);
+  }
+
+  /** The addresses a v0 transaction loads from its lookup tables, at the current state (empty for legacy). */
+  private loadedAddresses(tx: WireTransaction): LoadedAddresses {
+    const loaded: LoadedAddresses = { writable: [], readonly: [] };
+    for (const lookup of tx.addressTableLookups) {
+      const acc = this.account(lookup.accountKey);
+      const table = acc ? readLookupTable(acc.owner, acc.data) : null;
+      // A missing table or index makes the transaction fail in LiteSVM; the lists just stay short here.
+      if (!table) continue;
+      for (const i of lookup.writableIndexes) if (table.addresses[i]) loaded.writable.push(table.addresses[i]);
+      for (const i of lookup.readonlyIndexes) if (table.addresses[i]) loaded.readonly.push(table.addresses[i]);
+    }
+    return loaded;
   }
 
   private balances(tx: WireTransaction): number[] {
@@ -353,6 +526,19 @@ export class LocalChain {
   private issueBlockhash(): void {
     this.latest = this.svm.latestBlockhash();
     this.blockhashes.set(this.latest, this.height);
+    this.recordSlotHash();
+  }
+
+  /**
+   * Keeps SlotHashes in step with the slots this chain reports, so a program that checks a recent slot (an
+   * address lookup table created with `getSlot()`) finds it. LiteSVM's warpToSlot leaves the sysvar alone.
+   */
+  private recordSlotHash(): void {
+    const slot = BigInt(this.slot);
+    if (this.slotHashes[0]?.slot === slot) this.slotHashes[0] = { slot, hash: this.latest };
+    else this.slotHashes.unshift({ slot, hash: this.latest });
+    if (this.slotHashes.length > SLOT_HASHES_KEPT) this.slotHashes.length = SLOT_HASHES_KEPT;
+    this.svm.setSlotHashes(this.slotHashes);
   }
 
   private pruneBlockhashes(): void {
@@ -361,6 +547,26 @@ export class LocalChain {
       this.blockhashes.delete(hash);
     }
   }
+}
+
+function innerInstructionGroups(meta: TransactionMetadata): InnerInstructionGroup[] {
+  const groups: InnerInstructionGroup[] = [];
+  meta.innerInstructions().forEach((list, index) => {
+    if (list.length === 0) return;
+    groups.push({
+      index,
+      instructions: list.map((inner) => {
+        const ix = inner.instruction();
+        return {
+          programIdIndex: ix.programIdIndex(),
+          accounts: Array.from(ix.accounts()),
+          data: ix.data(),
+          stackHeight: inner.stackHeight(),
+        };
+      }),
+    });
+  });
+  return groups;
 }
 
 function accountView(acc: LiteSvmAccount): AccountView {

@@ -43,7 +43,7 @@ export function transactionFee(tx: WireTransaction): number {
   let microLamportsPerUnit = 0n;
   let defaultLimit = 0n;
   for (const ix of tx.instructions) {
-    const program = tx.accountKeys[ix.programIdIndex]!;
+    const program = tx.accountKeys[ix.programIdIndex] ?? '';
     defaultLimit += BUILTIN_PROGRAMS.has(program)
       ? DEFAULT_UNITS_PER_BUILTIN_INSTRUCTION
       : DEFAULT_UNITS_PER_INSTRUCTION;

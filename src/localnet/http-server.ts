@@ -18,9 +18,14 @@ export interface RpcHttpServer {
 
 export async function listenJsonRpc(handler: CallHandler, host: string, port: number): Promise<RpcHttpServer> {
   const server = http.createServer((req, res) => {
-    if (req.method === 'GET' && req.url === '/health') return reply(res, 200, 'ok', 'text/plain');
-    if (req.method !== 'POST')
-      return reply(res, 405, 'Used HTTP Method is not allowed. POST or OPTIONS is required', 'text/plain');
+    if (req.method === 'GET' && req.url === '/health') {
+      reply(res, 200, 'ok', 'text/plain');
+      return;
+    }
+    if (req.method !== 'POST') {
+      reply(res, 405, 'Used HTTP Method is not allowed. POST or OPTIONS is required', 'text/plain');
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {

@@ -12,7 +12,7 @@ export function parseLocalnetArgs(argv: string[]): LocalnetOptions {
     fund: [],
   };
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
+    const arg = argv[i] ?? '';
     const value = () => {
       const v = argv[++i];
       if (v === undefined) throw usage(`${arg} needs a value`);
@@ -23,7 +23,7 @@ export function parseLocalnetArgs(argv: string[]): LocalnetOptions {
         const listen = value();
         const m = /^(\[[0-9a-fA-F:]+\]|[^:]+):(\d{1,5})$/.exec(listen);
         if (!m || Number(m[2]) > 65535) throw usage(`--listen takes HOST:PORT, not ${listen}`);
-        opts.host = m[1]!.replace(/^\[|\]$/g, '');
+        opts.host = (m[1] ?? '').replace(/^\[|\]$/g, '');
         opts.port = Number(m[2]);
         break;
       }
@@ -31,7 +31,7 @@ export function parseLocalnetArgs(argv: string[]): LocalnetOptions {
         const fund = value();
         const m = /^([1-9A-HJ-NP-Za-km-z]{32,44})=(\d+)$/.exec(fund);
         if (!m || !Number.isSafeInteger(Number(m[2]))) throw usage(`--fund takes ADDRESS=LAMPORTS, not ${fund}`);
-        opts.fund.push({ address: m[1]!, lamports: Number(m[2]) });
+        opts.fund.push({ address: m[1] ?? '', lamports: Number(m[2]) });
         break;
       }
       case '--block-ms': {

@@ -5,15 +5,17 @@
  * visibility follow the commitment asked for.
  */
 import { decodeBase58, encodeBase58 } from '../util/base58';
-import type { AccountView, Commitment, LandedTransaction, LocalChain } from './chain';
-import { RpcFault } from './chain';
+import type { AccountView, Commitment, InnerInstructionGroup, LandedTransaction, LocalChain } from './chain';
+import { MAX_SIGNATURES_FOR_ADDRESS, RpcFault } from './chain';
 import type { FaultState } from './faults';
+import { parsedAccountData, readTokenAccount, tokenAmount, type MintLookup } from './parsed-accounts';
 
 const API_VERSION = '2.2.0';
 const MAX_STATUS_SIGNATURES = 256;
 const MAX_MULTIPLE_ACCOUNTS = 100;
 const MAX_BASE58_ACCOUNT_DATA = 128;
 /** Agave reports rent-exempt accounts with rentEpoch u64::MAX. */
+// eslint-disable-next-line no-loss-of-precision -- a node writes u64::MAX; JSON.stringify can only write the nearest double
 const RENT_EXEMPT_EPOCH = 18446744073709551615;
 
 export interface LocalnetHooks {
@@ -51,16 +53,61 @@ export class LocalnetRpc {
       getAccountInfo: (p) => {
         const cfg = config(p[1]);
         const acc = this.chain.account(text(p, 0, 'address'));
-        return this.withContext(p[1], acc && encodeAccount(acc, accountEncoding(cfg)));
+        return this.withContext(p[1], acc && encodeAccount(acc, accountEncoding(cfg), this.mints));
       },
       getMultipleAccounts: (p) => {
         const addresses = textList(p, 0, 'addresses', MAX_MULTIPLE_ACCOUNTS);
         const encoding = accountEncoding(config(p[1]));
         const value = addresses.map((a) => {
           const acc = this.chain.account(a);
-          return acc && encodeAccount(acc, encoding);
+          return acc && encodeAccount(acc, encoding, this.mints);
         });
         return this.withContext(p[1], value);
+      },
+      getTokenAccountBalance: (p) => {
+        const address = text(p, 0, 'address');
+        const acc = this.chain.account(address);
+        const token = acc && readTokenAccount(acc.owner, acc.data);
+        if (!token) throw new RpcFault(-32602, 'Invalid param: not a Token account');
+        const decimals = this.chain.mint(token.mint)?.decimals;
+        if (decimals === undefined) throw new RpcFault(-32602, 'Invalid param: mint could not be unpacked');
+        return this.withContext(p[1], tokenAmount(token.amount, decimals));
+      },
+      getTokenAccountsByOwner: (p) => {
+        const owner = text(p, 0, 'owner');
+        const filter = config(p[1]);
+        const mint = filter['mint'];
+        const programId = filter['programId'];
+        if ((typeof mint === 'string') === (typeof programId === 'string'))
+          throw invalid('the filter must be either {"mint": ADDRESS} or {"programId": ADDRESS}');
+        const encoding = accountEncoding(config(p[2]));
+        const found = this.chain.tokenAccountsByOwner(owner, {
+          ...(typeof mint === 'string' ? { mint } : {}),
+          ...(typeof programId === 'string' ? { programId } : {}),
+        });
+        const value = found.map((f) => ({
+          pubkey: f.address,
+          account: encodeAccount(f.account, encoding, this.mints),
+        }));
+        return this.withContext(p[2], value);
+      },
+      getSignaturesForAddress: (p) => {
+        const cfg = config(p[1]);
+        const level = commitment(cfg);
+        if (level === 'processed') throw new RpcFault(-32602, 'Method does not support commitment below `confirmed`');
+        const limit = cfg['limit'] === undefined ? MAX_SIGNATURES_FOR_ADDRESS : wholeNumber(cfg['limit'], 'limit');
+        if (limit < 1 || limit > MAX_SIGNATURES_FOR_ADDRESS)
+          throw invalid(`Invalid limit; max ${MAX_SIGNATURES_FOR_ADDRESS}`);
+        const before = optionalText(cfg['before'], 'before');
+        const until = optionalText(cfg['until'], 'until');
+        return this.chain
+          .signaturesFor(text(p, 0, 'address'), {
+            limit,
+            commitment: level,
+            ...(before === undefined ? {} : { before }),
+            ...(until === undefined ? {} : { until }),
+          })
+          .map((sig) => ({ ...sig, memo: null }));
       },
       getMinimumBalanceForRentExemption: (p) =>
         this.chain.minimumBalanceForRentExemption(wholeNumber(p[0], 'data length')),
@@ -74,6 +121,7 @@ export class LocalnetRpc {
           ? textList([accounts['addresses']], 0, 'accounts.addresses', MAX_MULTIPLE_ACCOUNTS)
           : [];
         const encoding = accounts ? accountEncoding(accounts) : 'base64';
+        const wantInner = flag(cfg['innerInstructions'], 'innerInstructions');
         const sim = this.chain.simulate(tx, {
           sigVerify: flag(cfg['sigVerify'], 'sigVerify'),
           replaceRecentBlockhash: flag(cfg['replaceRecentBlockhash'], 'replaceRecentBlockhash'),
@@ -82,12 +130,15 @@ export class LocalnetRpc {
         return this.withContext(p[1], {
           err: sim.err,
           logs: sim.logs,
-          accounts: accounts && sim.accounts ? sim.accounts.map((a) => a && encodeAccount(a, encoding)) : null,
+          accounts:
+            accounts && sim.accounts ? sim.accounts.map((a) => a && encodeAccount(a, encoding, this.mints)) : null,
           unitsConsumed: sim.unitsConsumed,
           returnData: null,
-          innerInstructions: null,
+          innerInstructions: wantInner ? partiallyDecodedInner(sim.innerInstructions, sim.accountKeys) : null,
           replacementBlockhash: sim.replacementBlockhash,
           fee: sim.fee,
+          preTokenBalances: sim.preTokenBalances,
+          postTokenBalances: sim.postTokenBalances,
         });
       },
       sendTransaction: (p) => this.chain.send(binary(text(p, 0, 'transaction'), transactionEncoding(config(p[1])))),
@@ -132,9 +183,12 @@ export class LocalnetRpc {
     const handler = Object.hasOwn(this.methods, method) ? this.methods[method] : undefined;
     this.calls[handler ? method : '(unknown method)'] = (this.calls[handler ? method : '(unknown method)'] ?? 0) + 1;
     if (this.faults.takeFailure(method)) throw new RpcFault(-32603, 'Internal error');
-    if (!handler) throw new RpcFault(-32601, 'Method not found');
+    // Named, so a client meeting a method this localnet does not serve learns which one.
+    if (!handler) throw new RpcFault(-32601, `Method not found: ${method.slice(0, 64)}`);
     return handler(params);
   }
+
+  private readonly mints: MintLookup = (mint) => this.chain.mint(mint);
 
   private context(level: Commitment): { slot: number; apiVersion: string } {
     return { slot: this.chain.slotAt(this.chain.heightAt(level)), apiVersion: API_VERSION };
@@ -186,6 +240,12 @@ function textList(p: Params, i: number, name: string, max: number): string[] {
   return v;
 }
 
+function optionalText(v: unknown, name: string): string | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string') throw invalid(`${name} must be a string`);
+  return v;
+}
+
 function flag(v: unknown, name: string): boolean {
   if (v === undefined) return false;
   if (typeof v !== 'boolean') throw invalid(`${name} must be a boolean`);
@@ -203,10 +263,14 @@ function transactionEncoding(cfg: Record<string, unknown>): 'base58' | 'base64' 
   throw invalid(`unsupported encoding: ${JSON.stringify(e)}. Supported encodings: base58, base64`);
 }
 
-function accountEncoding(cfg: Record<string, unknown>): 'base58' | 'base64' {
+type AccountEncoding = 'base58' | 'base64' | 'jsonParsed';
+
+function accountEncoding(cfg: Record<string, unknown>): AccountEncoding {
   const e = cfg['encoding'] ?? 'base58';
-  if (e === 'base58' || e === 'base64') return e;
-  throw invalid(`unsupported account encoding ${JSON.stringify(e)}; this localnet answers base58 and base64`);
+  if (e === 'base58' || e === 'base64' || e === 'jsonParsed') return e;
+  throw invalid(
+    `unsupported account encoding ${JSON.stringify(e)}; this localnet answers base58, base64 and jsonParsed`,
+  );
 }
 
 function binary(value: string, encoding: 'base58' | 'base64'): Uint8Array {
@@ -222,7 +286,13 @@ function binary(value: string, encoding: 'base58' | 'base64'): Uint8Array {
 
 // ---- result encoders ----
 
-function encodeAccount(acc: AccountView, encoding: 'base58' | 'base64'): Record<string, unknown> {
+/** jsonParsed falls back to base64 for an account no parser knows, as a node does. */
+function encodeAccount(acc: AccountView, encoding: AccountEncoding, mints: MintLookup): Record<string, unknown> {
+  if (encoding === 'jsonParsed') {
+    const parsed = parsedAccountData(acc.owner, acc.data, mints);
+    if (parsed) return { ...accountFields(acc), data: parsed };
+    return encodeAccount(acc, 'base64', mints);
+  }
   if (encoding === 'base58' && acc.data.length > MAX_BASE58_ACCOUNT_DATA) {
     throw new RpcFault(
       -32600,
@@ -230,14 +300,43 @@ function encodeAccount(acc: AccountView, encoding: 'base58' | 'base64'): Record<
     );
   }
   const data = encoding === 'base64' ? Buffer.from(acc.data).toString('base64') : encodeBase58(acc.data);
+  return { ...accountFields(acc), data: [data, encoding] };
+}
+
+function accountFields(acc: AccountView): Record<string, unknown> {
   return {
-    data: [data, encoding],
     executable: acc.executable,
     lamports: acc.lamports,
     owner: acc.owner,
     rentEpoch: RENT_EXEMPT_EPOCH,
     space: acc.data.length,
   };
+}
+
+/** Inner instructions in the `json` form: indices into the full account list, data in base58. */
+function compiledInner(groups: InnerInstructionGroup[]): unknown[] {
+  return groups.map((g) => ({
+    index: g.index,
+    instructions: g.instructions.map((ix) => ({
+      programIdIndex: ix.programIdIndex,
+      accounts: ix.accounts,
+      data: encodeBase58(ix.data),
+      stackHeight: ix.stackHeight,
+    })),
+  }));
+}
+
+/** Inner instructions in the form a node gives for programs it has no parser for: addresses named, data base58. */
+function partiallyDecodedInner(groups: InnerInstructionGroup[], keys: string[]): unknown[] {
+  return groups.map((g) => ({
+    index: g.index,
+    instructions: g.instructions.map((ix) => ({
+      programId: keys[ix.programIdIndex],
+      accounts: ix.accounts.map((i) => keys[i]),
+      data: encodeBase58(ix.data),
+      stackHeight: ix.stackHeight,
+    })),
+  }));
 }
 
 function encodeTransaction(landed: LandedTransaction, cfg: Record<string, unknown>): Record<string, unknown> {
@@ -273,11 +372,14 @@ function encodeTransaction(landed: LandedTransaction, cfg: Record<string, unknow
         ...(tx.version === 0 ? { addressTableLookups: tx.addressTableLookups } : {}),
       },
     };
+  } else if (encoding === 'jsonParsed') {
+    transaction = { signatures: tx.signatures.map(encodeBase58), message: parsedMessage(landed) };
   } else {
     throw invalid(
-      `unsupported transaction encoding ${JSON.stringify(encoding)}; this localnet answers json and base64`,
+      `unsupported transaction encoding ${JSON.stringify(encoding)}; this localnet answers json, jsonParsed and base64`,
     );
   }
+  const keys = [...tx.accountKeys, ...landed.loadedAddresses.writable, ...landed.loadedAddresses.readonly];
   return {
     slot: landed.slot,
     blockTime: landed.blockTime,
@@ -287,15 +389,54 @@ function encodeTransaction(landed: LandedTransaction, cfg: Record<string, unknow
       fee: landed.fee,
       preBalances: landed.preBalances,
       postBalances: landed.postBalances,
-      innerInstructions: [],
+      innerInstructions:
+        encoding === 'jsonParsed'
+          ? partiallyDecodedInner(landed.innerInstructions, keys)
+          : compiledInner(landed.innerInstructions),
       logMessages: landed.logs,
-      preTokenBalances: [],
-      postTokenBalances: [],
+      preTokenBalances: landed.preTokenBalances,
+      postTokenBalances: landed.postTokenBalances,
       rewards: [],
-      loadedAddresses: { writable: [], readonly: [] },
+      loadedAddresses: landed.loadedAddresses,
       computeUnitsConsumed: landed.unitsConsumed,
     },
     transaction,
     ...(maxVersion === undefined ? {} : { version: tx.version }),
+  };
+}
+
+/**
+ * A message in the jsonParsed form: every account with its signer and writable flags and where it came from, and
+ * each instruction partially decoded (program and accounts named, data base58), as a node gives it for programs
+ * it has no parser for.
+ */
+function parsedMessage(landed: LandedTransaction): Record<string, unknown> {
+  const { tx, loadedAddresses } = landed;
+  const unsignedStatic = tx.accountKeys.length - tx.numRequiredSignatures;
+  const writableStatic = (i: number): boolean =>
+    i < tx.numRequiredSignatures
+      ? i < tx.numRequiredSignatures - tx.numReadonlySigned
+      : i - tx.numRequiredSignatures < unsignedStatic - tx.numReadonlyUnsigned;
+  const accountKeys = [
+    ...tx.accountKeys.map((pubkey, i) => ({
+      pubkey,
+      signer: i < tx.numRequiredSignatures,
+      writable: writableStatic(i),
+      source: 'transaction',
+    })),
+    ...loadedAddresses.writable.map((pubkey) => ({ pubkey, signer: false, writable: true, source: 'lookupTable' })),
+    ...loadedAddresses.readonly.map((pubkey) => ({ pubkey, signer: false, writable: false, source: 'lookupTable' })),
+  ];
+  const keys = accountKeys.map((k) => k.pubkey);
+  return {
+    accountKeys,
+    recentBlockhash: tx.recentBlockhash,
+    instructions: tx.instructions.map((ix) => ({
+      programId: keys[ix.programIdIndex],
+      accounts: ix.accounts.map((i) => keys[i]),
+      data: encodeBase58(ix.data),
+      stackHeight: null,
+    })),
+    ...(tx.version === 0 ? { addressTableLookups: tx.addressTableLookups } : {}),
   };
 }

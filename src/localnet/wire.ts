@@ -46,7 +46,7 @@ class Reader {
 
   u8(what: string): number {
     if (this.offset >= this.bytes.length) throw new WireError(`truncated at ${what}`);
-    return this.bytes[this.offset++]!;
+    return this.bytes[this.offset++] ?? 0;
   }
 
   /** Solana's compact-u16 (shortvec): 1–3 bytes, little-endian 7-bit groups, minimal encoding. */
@@ -164,7 +164,7 @@ function sanitize(tx: WireTransaction): void {
 }
 
 export function signatureOf(tx: WireTransaction): string {
-  return encodeBase58(tx.signatures[0]!);
+  return encodeBase58(tx.signatures[0] ?? new Uint8Array(64));
 }
 
 export function messageBytes(tx: WireTransaction): Uint8Array {

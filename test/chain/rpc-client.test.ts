@@ -240,7 +240,7 @@ test('an unknown method is a node error -32601', async () => {
     expect(err).toMatchObject({
       kind: 'node',
       rpcCode: -32601,
-      message: 'getBlockProduction: node error -32601: Method not found',
+      message: 'getBlockProduction: node error -32601: Method not found: getBlockProduction',
     });
   } finally {
     transport.close();

@@ -5,6 +5,7 @@
 import { RpcChainClient } from '../../src/chain/rpc-client';
 import { parseLocalnetArgs, runLocalnet } from '../../src/localnet/main';
 import { DEFAULT_LOCALNET_GENESIS_HASH } from '../../src/localnet/server';
+import { SignerError } from '../../src/util/errors';
 import { newSigner } from './legacy-tx';
 
 test('parses listen, fund, block interval and controls', () => {
@@ -29,12 +30,15 @@ test.each([
   [['--block-ms'], '--block-ms needs a value'],
   [['--verbose'], 'unknown option --verbose'],
 ])('refuses %j with a usage message', (argv, problem) => {
-  expect(() => parseLocalnetArgs(argv)).toThrow(
-    expect.objectContaining({
-      code: 'request_invalid',
-      message: expect.stringContaining(`localnet: ${problem}. Usage:`),
-    }),
-  );
+  let thrown: unknown = null;
+  try {
+    parseLocalnetArgs(argv);
+  } catch (e) {
+    thrown = e;
+  }
+  expect(thrown).toBeInstanceOf(SignerError);
+  expect((thrown as SignerError).code).toBe('request_invalid');
+  expect((thrown as SignerError).message).toContain(`localnet: ${problem}. Usage:`);
 });
 
 test('announces its URL, serves the funded accounts, and stops cleanly on SIGTERM', async () => {
