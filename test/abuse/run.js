@@ -62,6 +62,11 @@ console.log(
 console.log(
   `load: ${show(load.requests)} requests (${show(load.rps)}/s, p99 ${show(load.p99_ms)} ms), codes ${show(load.status_codes)}, RSS ${show(load.rss_start_mb)}→${show(load.rss_end_mb)} MB, fds ${show(load.fd_before)}→${show(load.fd_after)}, /health ${show(load.health_max_ms)} ms max under ${show(load.idle_connections)} idle connections`,
 );
+const loop = figures['event-loop'] || {};
+const nesting = figures['event-loop-nesting'] || {};
+console.log(
+  `event loop: ${show(loop.requests)} hostile requests from every kind of caller, ${show(loop.status_5xx)} 5xx, max delay ${show(loop.event_loop_max_ms)} ms (deeply nested bodies: ${show(nesting.event_loop_max_ms)} ms)`,
+);
 console.log(
   `abuse: ${show(fuzz)} fuzz cases, ${show(kinds)} fault kinds, ${show(crashes)} crashes, ${show(lost)} lost, ${show(leaks)} leaks`,
 );
