@@ -1,0 +1,130 @@
+// A v0 transfer through an address lookup table, built with @solana/kit and sent by sa-forge-signer.
+//
+// The agent never holds the key: `createServiceSigner` returns a kit signer whose signatures come from the
+// service, after its policy checks, simulation and caps. The destination is loaded from a lookup table, so
+// it is not among the message's own accounts; the signer resolves the table from the chain and checks the
+// destination all the same.
+//
+// Run it against `npm start` (the embedded chain on 127.0.0.1:8899, the service on 127.0.0.1:8790):
+//   SIGNER_TOKEN_FILE=var/local/token DESTINATION=<an allowed destination of key "demo"> \
+//     node examples/kit-v0-transfer.mjs
+// It prints the transaction's signature once the signer has confirmed it.
+import fs from 'node:fs';
+import {
+  AccountRole,
+  address,
+  appendTransactionMessageInstructions,
+  compressTransactionMessageUsingAddressLookupTables,
+  createSolanaRpc,
+  createTransactionMessage,
+  fetchAddressesForLookupTables,
+  generateKeyPairSigner,
+  getAddressEncoder,
+  getBase58Decoder,
+  getBase64EncodedWireTransaction,
+  getProgramDerivedAddress,
+  getU32Encoder,
+  getU64Encoder,
+  lamports,
+  pipe,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+  signAndSendTransactionMessageWithSigners,
+  signTransactionMessageWithSigners,
+} from '@solana/kit';
+import { getTransferSolInstruction } from '@solana-program/system';
+import { createServiceSigner } from 'sa-forge-signer/kit';
+
+const SIGNER_URL = process.env.SIGNER_URL ?? 'http://127.0.0.1:8790/mcp';
+const RPC_URL = process.env.RPC_URL ?? 'http://127.0.0.1:8899';
+const KEY = process.env.SIGNER_KEY ?? 'demo';
+const TOKEN =
+  process.env.SIGNER_TOKEN ?? fs.readFileSync(process.env.SIGNER_TOKEN_FILE ?? 'var/local/token', 'utf8').trim();
+const DESTINATION = address(process.env.DESTINATION ?? '');
+const AMOUNT = lamports(BigInt(process.env.LAMPORTS ?? '1000000'));
+
+const rpc = createSolanaRpc(RPC_URL);
+const ALT_PROGRAM = address('AddressLookupTab1e1111111111111111111111111');
+const SYSTEM_PROGRAM = address('11111111111111111111111111111111');
+
+// --- A lookup table holding the destination, made by the agent's own throwaway payer. ----------------------
+// (The lookup-table program's published kit client lags kit's major version, so its two instructions are
+// encoded here with kit's codecs: CreateLookupTable is 0 + recent slot + bump, ExtendLookupTable is 2 + a
+// u64-length list of addresses.)
+async function createLookupTable(addresses) {
+  const payer = await generateKeyPairSigner();
+  await rpc.requestAirdrop(payer.address, lamports(1_000_000_000n)).send();
+  const recentSlot = await rpc.getSlot({ commitment: 'finalized' }).send();
+  const [table, bump] = await getProgramDerivedAddress({
+    programAddress: ALT_PROGRAM,
+    seeds: [getAddressEncoder().encode(payer.address), getU64Encoder().encode(recentSlot)],
+  });
+  const accounts = [
+    { address: table, role: AccountRole.WRITABLE },
+    { address: payer.address, role: AccountRole.READONLY_SIGNER, signer: payer },
+    { address: payer.address, role: AccountRole.WRITABLE_SIGNER, signer: payer },
+    { address: SYSTEM_PROGRAM, role: AccountRole.READONLY },
+  ];
+  const create = {
+    programAddress: ALT_PROGRAM,
+    accounts,
+    data: new Uint8Array([...getU32Encoder().encode(0), ...getU64Encoder().encode(recentSlot), bump]),
+  };
+  const extend = {
+    programAddress: ALT_PROGRAM,
+    accounts,
+    data: new Uint8Array([
+      ...getU32Encoder().encode(2),
+      ...getU64Encoder().encode(BigInt(addresses.length)),
+      ...addresses.flatMap((a) => [...getAddressEncoder().encode(a)]),
+    ]),
+  };
+  const { value: latest } = await rpc.getLatestBlockhash().send();
+  const signed = await signTransactionMessageWithSigners(
+    pipe(
+      createTransactionMessage({ version: 0 }),
+      (m) => setTransactionMessageFeePayerSigner(payer, m),
+      (m) => setTransactionMessageLifetimeUsingBlockhash(latest, m),
+      (m) => appendTransactionMessageInstructions([create, extend], m),
+    ),
+  );
+  const signature = await rpc.sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: 'base64' }).send();
+  await waitForConfirmation(signature);
+  return table;
+}
+
+async function waitForConfirmation(signature) {
+  for (let i = 0; i < 100; i++) {
+    const { value } = await rpc.getSignatureStatuses([signature]).send();
+    const status = value[0];
+    if (status?.err) throw new Error(`transaction ${signature} failed: ${JSON.stringify(status.err)}`);
+    if (status?.confirmationStatus === 'confirmed' || status?.confirmationStatus === 'finalized') return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`transaction ${signature} was not confirmed`);
+}
+
+// --- The agent's transfer: fee payer and source are the service's key; kit hands it to the signer. ----------
+const signer = await createServiceSigner({ url: SIGNER_URL, token: TOKEN, key: KEY, summary: 'example: v0 transfer' });
+try {
+  const table = await createLookupTable([DESTINATION]);
+  const tables = await fetchAddressesForLookupTables([table], rpc);
+  const { value: latest } = await rpc.getLatestBlockhash().send();
+  const message = compressTransactionMessageUsingAddressLookupTables(
+    pipe(
+      createTransactionMessage({ version: 0 }),
+      (m) => setTransactionMessageFeePayerSigner(signer, m),
+      (m) => setTransactionMessageLifetimeUsingBlockhash(latest, m),
+      (m) =>
+        appendTransactionMessageInstructions(
+          [getTransferSolInstruction({ source: signer, destination: DESTINATION, amount: AMOUNT })],
+          m,
+        ),
+    ),
+    tables,
+  );
+  const signature = await signAndSendTransactionMessageWithSigners(message);
+  console.log(JSON.stringify({ signature: getBase58Decoder().decode(signature), lookup_table: table }));
+} finally {
+  await signer.close();
+}

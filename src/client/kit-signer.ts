@@ -1,0 +1,184 @@
+/**
+ * A @solana/kit signer whose key never leaves the signer service. Agent code hands it to kit as it would a
+ * keypair signer: each transaction goes to the service's `sign` tool over MCP (the official client, speaking
+ * 2026-07-28), where the operator's policy, simulation, caps and approval decide. As a
+ * `TransactionPartialSigner` it asks for `mode: "sign_only"` and returns the key's signature (the caller, a
+ * facilitator or the agent's own RPC, sends the transaction); as a `TransactionSendingSigner` the service
+ * sends and confirms it and the signature comes back once it has landed.
+ *
+ * A refusal is thrown as a `SignerServiceError` carrying the service's report, so the agent sees which check
+ * refused and why (`failed_check`, `detail`).
+ */
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import {
+  address,
+  getBase58Encoder,
+  getBase64EncodedWireTransaction,
+  getTransactionDecoder,
+  type Address,
+  type SignatureBytes,
+  type SignatureDictionary,
+  type Transaction,
+  type TransactionPartialSigner,
+  type TransactionSendingSigner,
+} from '@solana/kit';
+import { isRecord } from '../util/is-record';
+
+/** The protocol revision the service speaks; the official client must be pinned to it. */
+export const SIGNER_PROTOCOL_VERSION = '2026-07-28';
+
+/** A sign can wait for an operator's approval (120 s by default) and then for confirmation. */
+const DEFAULT_REQUEST_TIMEOUT_MS = 180_000;
+
+export interface ServiceSignerOptions {
+  /** The service's MCP endpoint, e.g. `http://127.0.0.1:8790/mcp`. */
+  url: string | URL;
+  /** The agent's bearer token (never logged by the service). */
+  token: string;
+  /** The key's name in the service's config; its address is looked up with `key_show`. */
+  key: string;
+  /** What the operator and the audit log see for each transaction. */
+  summary?: string | ((transaction: Transaction) => string);
+  /** How long one sign may take, approval included. */
+  requestTimeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+/** The report fields a caller can act on; the service's reports carry more (see docs/reports.md). */
+export interface ServiceReport {
+  outcome: string;
+  key: string | null;
+  signature: string | null;
+  signed_transaction?: string | null;
+  detail: string | null;
+  failed_check: string | null;
+  [field: string]: unknown;
+}
+
+export class SignerServiceError extends Error {
+  override readonly name = 'SignerServiceError';
+  constructor(
+    message: string,
+    /** The service's report, when it answered with one. */
+    readonly report: ServiceReport | null,
+  ) {
+    super(message);
+  }
+}
+
+export type ServiceSigner<TAddress extends string = string> = TransactionPartialSigner<TAddress> &
+  TransactionSendingSigner<TAddress> & {
+    /** The key's name in the service's config. */
+    readonly key: string;
+    /** Ends the MCP client's connection; the signer cannot be used after it. */
+    close(): Promise<void>;
+  };
+
+/** Connects to the service, looks up the key's address and returns a signer for it. */
+export async function createServiceSigner(options: ServiceSignerOptions): Promise<ServiceSigner> {
+  const client = new Client(
+    { name: 'sa-forge-signer-kit', version: '1' },
+    { versionNegotiation: { mode: { pin: SIGNER_PROTOCOL_VERSION } } },
+  );
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(options.url), {
+      ...(options.fetch ? { fetch: options.fetch } : {}),
+      requestInit: { headers: { Authorization: `Bearer ${options.token}` } },
+    }),
+  );
+  const timeout = options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const call = async (name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> => {
+    const result = await client.callTool({ name, arguments: args }, { timeout, maxTotalTimeout: timeout });
+    const structured = result.structuredContent;
+    if (!isRecord(structured)) {
+      const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join(' ');
+      throw new SignerServiceError(`the signer service answered ${name} without a report: ${text}`, null);
+    }
+    return structured;
+  };
+
+  const shown = await call('key_show', { key: options.key });
+  const keyAddress = keyAddressOf(shown, options.key);
+
+  const sign = async (transaction: Transaction, mode: 'send' | 'sign_only'): Promise<ServiceReport> => {
+    const summary =
+      typeof options.summary === 'function' ? options.summary(transaction) : (options.summary ?? 'kit transaction');
+    const payload = { version: 2, transaction: getBase64EncodedWireTransaction(transaction), summary, warnings: [] };
+    const report = asReport(await call('sign', { key: options.key, payload, mode }));
+    const wanted = mode === 'sign_only' ? 'signed' : 'confirmed';
+    if (report.outcome !== wanted) {
+      throw new SignerServiceError(
+        `the signer did not sign (${report.outcome}${report.failed_check ? `, check ${report.failed_check}` : ''}): ${report.detail ?? 'no detail'}`,
+        report,
+      );
+    }
+    return report;
+  };
+
+  return Object.freeze({
+    address: keyAddress,
+    key: options.key,
+    async signTransactions(transactions: readonly Transaction[]): Promise<readonly SignatureDictionary[]> {
+      const out: SignatureDictionary[] = [];
+      // One at a time: the service signs a key's transactions in order, and caps count each before the next.
+      for (const transaction of transactions) {
+        const report = await sign(transaction, 'sign_only');
+        out.push({ [keyAddress]: ourSignature(report, transaction, keyAddress) });
+      }
+      return out;
+    },
+    async signAndSendTransactions(transactions: readonly Transaction[]): Promise<readonly SignatureBytes[]> {
+      const out: SignatureBytes[] = [];
+      for (const transaction of transactions) {
+        const report = await sign(transaction, 'send');
+        if (report.signature === null) throw new SignerServiceError('the signer confirmed without a signature', report);
+        out.push(getBase58Encoder().encode(report.signature) as SignatureBytes);
+      }
+      return out;
+    },
+    close: () => client.close(),
+  });
+}
+
+function keyAddressOf(shown: Record<string, unknown>, key: string): Address {
+  const keys = shown.keys;
+  const view = Array.isArray(keys) ? (keys as unknown[]).find((k) => isRecord(k) && k.name === key) : undefined;
+  if (!isRecord(view) || typeof view.pubkey !== 'string') {
+    throw new SignerServiceError(`the signer service has no key "${key}" for this token`, null);
+  }
+  return address(view.pubkey);
+}
+
+function asReport(structured: Record<string, unknown>): ServiceReport {
+  if (typeof structured.outcome !== 'string') {
+    throw new SignerServiceError('the signer service answered sign without an outcome', null);
+  }
+  const text = (field: string): string | null => {
+    const v = structured[field];
+    return typeof v === 'string' ? v : null;
+  };
+  return {
+    ...structured,
+    outcome: structured.outcome,
+    key: text('key'),
+    signature: text('signature'),
+    signed_transaction: text('signed_transaction'),
+    detail: text('detail'),
+    failed_check: text('failed_check'),
+  };
+}
+
+/**
+ * The key's signature, read from the signed transaction the service returned. It must sign the very message
+ * kit built: a signature over any other message (a replaced blockhash, say) would be useless to the caller.
+ */
+function ourSignature(report: ServiceReport, transaction: Transaction, keyAddress: Address): SignatureBytes {
+  if (!report.signed_transaction) throw new SignerServiceError('the signer returned no signed transaction', report);
+  const signed = getTransactionDecoder().decode(Buffer.from(report.signed_transaction, 'base64'));
+  if (!Buffer.from(signed.messageBytes).equals(Buffer.from(transaction.messageBytes))) {
+    throw new SignerServiceError('the signer signed a different message than the one it was given', report);
+  }
+  const signature = signed.signatures[keyAddress];
+  if (!signature) throw new SignerServiceError(`the signed transaction has no signature of ${keyAddress}`, report);
+  return signature;
+}
