@@ -23,6 +23,7 @@ import type {
   SignerConfig,
   TokenConfig,
 } from './types';
+import { isRecord } from '../util/is-record';
 
 export interface LoadConfigOptions {
   /** YAML (.yaml/.yml) or JSON (.json) file; relative paths in it resolve against its folder. */
@@ -40,15 +41,11 @@ function fail(message: string): never {
   throw new SignerError('config_invalid', message);
 }
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...base };
   for (const [k, v] of Object.entries(over)) {
     const b = out[k];
-    out[k] = isPlainObject(b) && isPlainObject(v) ? deepMerge(b, v) : v;
+    out[k] = isRecord(b) && isRecord(v) ? deepMerge(b, v) : v;
   }
   return out;
 }
@@ -86,16 +83,16 @@ function convictErrors(prefix: string, err: unknown): string {
 }
 
 /** Validates one collection entry strictly against its schema; returns the entry with defaults filled in. */
-function validateEntry<T>(schema: object, value: unknown, where: string): T {
-  if (!isPlainObject(value)) fail(`${where}: must be a mapping`);
-  const c = convict(schema as convict.Schema<unknown>, { env: {}, args: [] });
+function validateEntry<T>(schema: convict.Schema<T>, value: unknown, where: string): T {
+  if (!isRecord(value)) fail(`${where}: must be a mapping`);
+  const c = convict<T>(schema, { env: {}, args: [] });
   try {
     c.load(value);
     c.validate({ allowed: 'strict' });
   } catch (e) {
     fail(convictErrors(`${where}.`, e));
   }
-  return c.getProperties() as T;
+  return c.getProperties();
 }
 
 type TopLevel = {
@@ -171,7 +168,7 @@ function buildTokens(list: unknown[], where: string, keys: KeyConfig[]): TokenCo
 
 function readTokensFile(file: string): unknown[] {
   const doc = readDocument(file);
-  const list = isPlainObject(doc) && Array.isArray(doc.tokens) ? doc.tokens : doc;
+  const list = isRecord(doc) && Array.isArray(doc.tokens) ? doc.tokens : doc;
   if (!Array.isArray(list))
     fail(`serve.tokens_file ${file}: must hold a list of tokens (or a mapping with a tokens list)`);
   return list as unknown[];
@@ -251,8 +248,9 @@ function buildLedger(
       fail(`ledger.url_file: cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
   } else {
-    const v = env[l.url_env!];
-    if (v === undefined || v.trim() === '') fail(`ledger.url_env: the environment variable ${l.url_env} is not set`);
+    const name = l.url_env ?? '';
+    const v = env[name];
+    if (v === undefined || v.trim() === '') fail(`ledger.url_env: the environment variable ${name} is not set`);
     url = v.trim();
   }
   if (!/^postgres(ql)?:\/\//.test(url)) fail('ledger: the PostgreSQL URL must start with postgres:// or postgresql://');
@@ -268,17 +266,17 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
 
   let doc: unknown = file ? readDocument(file) : {};
   if (doc === null || doc === undefined) doc = {};
-  if (!isPlainObject(doc)) fail(`config file ${file}: the top level must be a mapping`);
+  if (!isRecord(doc)) fail(`config file ${file}: the top level must be a mapping`);
   const merged = opts.overrides ? deepMerge(doc, opts.overrides as Record<string, unknown>) : doc;
 
-  const c = convict(topLevelSchema, { env, args: [] });
+  const c = convict<TopLevel>(topLevelSchema, { env, args: [] });
   try {
     c.load(merged);
     c.validate({ allowed: 'strict' });
   } catch (e) {
     fail(`config${file ? ` ${file}` : ''}: ${convictErrors('', e)}`);
   }
-  const top = c.getProperties() as unknown as TopLevel;
+  const top = c.getProperties();
 
   const keys = buildKeys(top.keys);
   const tokens = buildTokens(top.serve.tokens, 'serve.tokens', keys);
@@ -299,8 +297,10 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
 
   const cluster = buildCluster(top);
   const stateDir = resolve(top.state_dir);
-  const listen = parseListen(top.serve.listen)!;
-  const metrics = top.serve.metrics === null ? null : parseListen(top.serve.metrics)!;
+  // The `listen` format has already refused anything parseListen cannot read.
+  const listen = parseListen(top.serve.listen) ?? fail(`serve.listen: not host:port`);
+  const metrics =
+    top.serve.metrics === null ? null : (parseListen(top.serve.metrics) ?? fail(`serve.metrics: not host:port`));
 
   const localnet =
     cluster.name === 'local'

@@ -4,7 +4,7 @@
  * their own schemas below, validated strictly per entry so an error names e.g. `keys.alice.class`.
  * `config/example.yaml` documents the same keys for people; a test keeps the two in step.
  */
-import { DEFAULT_TIMINGS } from './types';
+import { DEFAULT_TIMINGS, type ApprovalMode, type KeyClass } from './types';
 
 export const topLevelSchema = {
   cluster: {
@@ -35,7 +35,7 @@ export const topLevelSchema = {
   log_level: {
     doc: 'Log level of the JSON logs on stderr. `warn` keeps request logs out of the hot path.',
     format: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
-    default: 'info',
+    default: 'info' as 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent',
     env: 'SIGNER_LOG_LEVEL',
   },
   keys: {
@@ -52,7 +52,7 @@ export const topLevelSchema = {
     store: {
       doc: '`sqlite` (one replica, the default) or `postgres` (several replicas share limits, halts, approvals and one hash chain).',
       format: ['sqlite', 'postgres'],
-      default: 'sqlite',
+      default: 'sqlite' as 'sqlite' | 'postgres',
       env: 'SIGNER_LEDGER_STORE',
     },
     path: {
@@ -235,7 +235,7 @@ export const keySchema = {
   class: {
     doc: '`session` (day-to-day play, approval auto by default) or `wallet` (the profile authority, confirm by default).',
     format: ['session', 'wallet'],
-    default: null as string | null,
+    default: null as KeyClass | null,
   },
   pubkey: {
     doc: "The key's public key (base58); the key file must hold it.",
@@ -251,7 +251,7 @@ export const keySchema = {
   approval: {
     doc: '`auto`, `confirm` (an operator approves each sign) or `deny`; null: session → auto, wallet → confirm.',
     format: ['auto', 'confirm', 'deny', null],
-    default: null as string | null,
+    default: null as ApprovalMode | null,
     nullable: true,
   },
   transfer_to: {
