@@ -1,7 +1,8 @@
 /**
  * loadConfig: a YAML/JSON file (+ overrides) + SIGNER_* env vars → the resolved, cross-checked SignerConfig.
  * Precedence: schema defaults < file < overrides < env. Anything invalid throws SignerError('config_invalid')
- * with a message naming the key, so the service refuses to start.
+ * with a message naming the key, so the service refuses to start; so does a `SIGNER_*` variable no setting reads
+ * (a typo there would otherwise leave the default in force without a word).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,6 +25,7 @@ import type {
   TokenConfig,
 } from './types';
 import { isRecord } from '../util/is-record';
+import { schemaEnvNames, unknownSignerVariables } from './unknown-env';
 
 export interface LoadConfigOptions {
   /** YAML (.yaml/.yml) or JSON (.json) file; relative paths in it resolve against its folder. */
@@ -277,6 +279,12 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
     fail(`config${file ? ` ${file}` : ''}: ${convictErrors('', e)}`);
   }
   const top = c.getProperties();
+  const strays = unknownSignerVariables(
+    env,
+    schemaEnvNames(topLevelSchema),
+    top.ledger.url_env === null ? [] : [top.ledger.url_env],
+  );
+  if (strays.length > 0) fail(`environment: ${strays.join('; ')}`);
 
   const keys = buildKeys(top.keys);
   const tokens = buildTokens(top.serve.tokens, 'serve.tokens', keys);
