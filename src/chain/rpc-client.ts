@@ -1,5 +1,5 @@
 /**
- * The engine's view of a Solana cluster over plain JSON-RPC 2.0 (domain.md §3.3): commitment `confirmed`
+ * The engine's view of a Solana cluster over plain JSON-RPC 2.0 (docs/reports.md "How a sign ends"): commitment `confirmed`
  * everywhere except the finalized-height read, base64 transactions, sends with skipPreflight and no node-side
  * retries (the engine rebroadcasts itself). Every result is shape-checked before it is believed.
  */
@@ -12,7 +12,7 @@ export { RpcError, isRpcError, describeEndpoint } from './json-rpc-transport';
 const CONFIRMED = { commitment: 'confirmed' } as const;
 
 export interface RpcChainClientOptions {
-  /** Deadline for each call, connection included (domain.md: 15 s). */
+  /** Deadline for each call, connection included (timings.rpc_timeout_ms, 15 s by default). */
   timeoutMs: number;
   fetchImpl?: never;
 }

@@ -1,5 +1,5 @@
 /**
- * Built-in cluster profiles. A cluster is data: `zink-testnet` carries the facts of domain.md §2.1, `local` is the
+ * Built-in cluster profiles (docs/clusters.md). A cluster is data: `zink-testnet` carries that chain's facts, `local` is the
  * embedded LiteSVM chain, and any other cluster is declared under `clusters:` in the config file.
  */
 import type { ClusterProfile, ProgramEntry } from './types';
