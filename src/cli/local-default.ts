@@ -2,6 +2,11 @@
  * The embedded default behind `npm start`: on a fresh clone it creates a demo key, a bearer token and a
  * config under var/local/, starts the LiteSVM chain in-process with the demo key funded, and can run a
  * real check and sign end to end. Development only: the production image has no litesvm and never loads this.
+ *
+ * The embedded chain lives in memory and starts from genesis on every start, so a ledger kept from an earlier run
+ * would describe a chain that no longer exists (spend charged against the daily cap, signatures nobody can look
+ * up). Each start therefore begins a fresh ledger and moves the previous one to state/previous-runs/, see
+ * docs/running.md "The embedded default".
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,6 +20,9 @@ import { SignerError } from '../util/errors';
 import { encodeBase58 } from '../util/base58';
 import { randomBytes } from 'node:crypto';
 import { transferPayload } from '../signer/transfer';
+import { errorMessage } from '../util/errors';
+import { listenErrorMessage } from './listen-error';
+import { archiveLedger } from './ledger-archive';
 
 export const DEMO_KEY = 'demo';
 const DEMO_FUNDING = 100_000_000_000; // 100 tokens of 9 decimals: plenty for a day of experiments
@@ -26,11 +34,17 @@ export interface LocalDefault {
   tokenFile: string;
   /** True when this start created the key and token (first contact): the caller runs the demo. */
   firstRun: boolean;
+  /** Where the previous run's ledger was moved, or null when there was none. */
+  archivedLedger: string | null;
   close(): Promise<void>;
 }
 
 /** Prepares var/local/ (idempotent) and starts the embedded chain where the config's rpc_url points. */
-export async function prepareLocalDefault(varDir: string, env: NodeJS.ProcessEnv = process.env): Promise<LocalDefault> {
+export async function prepareLocalDefault(
+  varDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+  log: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
+): Promise<LocalDefault> {
   fs.mkdirSync(varDir, { recursive: true, mode: 0o700 });
   const configFile = path.join(varDir, 'config.yaml');
   const tokenFile = path.join(varDir, 'token');
@@ -46,17 +60,22 @@ export async function prepareLocalDefault(varDir: string, env: NodeJS.ProcessEnv
   const config = loadConfig({ file: configFile, env, forServe: true });
   const url = new URL(config.cluster.rpc_url);
   // Loaded lazily: litesvm is a development dependency the production image does not have.
-  const { startLocalnet } = require('../localnet/server') as typeof import('../localnet/server');
+  const { startLocalnet } = require('../localnet/server') as typeof import('../localnet/server'); // eslint-disable-line @typescript-eslint/no-require-imports -- litesvm must stay unloaded outside --local
   let localnet: Awaited<ReturnType<typeof startLocalnet>>;
   try {
     localnet = await startLocalnet({ host: url.hostname, port: Number(url.port), fund: config.localnet?.fund ?? [] });
   } catch (e) {
     throw new SignerError(
       'config_invalid',
-      `cannot start the embedded chain on ${url.host} (${(e as Error).message}); set SIGNER_RPC_URL to another loopback address`,
+      listenErrorMessage(e, 'chain', url.host) ??
+        `cannot start the embedded chain on ${url.host} (${errorMessage(e)}); set SIGNER_RPC_URL to another loopback address`,
     );
   }
-  return { config, configFile, tokenFile, firstRun, close: () => localnet.close() };
+  // Only once the chain is up: a second `npm start` fails on the chain's port above and never touches a live ledger.
+  const archivedLedger = config.ledger.store === 'sqlite' ? archiveLedger(config.ledger.path, config.state_dir) : null;
+  if (archivedLedger !== null)
+    log(`fresh embedded chain, so a fresh ledger: the previous run's ledger is now ${archivedLedger}`);
+  return { config, configFile, tokenFile, firstRun, archivedLedger, close: () => localnet.close() };
 }
 
 function writeFirstConfig(varDir: string, configFile: string): void {

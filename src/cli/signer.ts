@@ -1,216 +1,82 @@
 #!/usr/bin/env node
 /**
- * `sa-forge-signer`: the operator CLI. stdout carries only the result (the JSON report for check and sign,
- * with the exit codes of domain.md §3.2); progress and guidance go to stderr. Errors exit 1 with `error: …`.
+ * `sa-forge-signer`: the operator CLI. stdout carries only the result (the JSON report for check and sign, with
+ * the exit codes of docs/reports.md); progress and guidance go to stderr. Errors exit 1 with `error: …`. Every
+ * command and option is listed in ./commands.ts; anything else is refused with the nearest match.
  */
 import fs from 'node:fs';
-import path from 'node:path';
-import { loadConfig } from '../config/load';
-import type { KeyConfig, SignerConfig } from '../config/types';
-import { createKeyFile, destroyKeyFile, loadKeyFile } from '../keys/keyfile';
+import { isValidKeyName } from '../keys/keyfile';
 import { newToken, tokenSha256 } from '../keys/tokens';
 import { exportJsonl, verifyJsonlFile } from '../ledger/chain';
-import { openLedger } from '../ledger/open';
 import { normaliseApprovalId } from '../ledger/ids';
-import type { Ledger, VerifyResult } from '../ledger/types';
-import { createEngine, openEngine } from '../signer';
+import type { VerifyResult } from '../ledger/types';
+import { createEngine } from '../signer';
 import { approvalClosedMessage } from '../signer/flow/approval';
 import { EXIT_CODES, EXIT_ERROR } from '../signer/report';
-import { parseZinkAmount, transferPayload } from '../signer/transfer';
-import type { SignProgress, SignerEngine } from '../signer/types';
-import { RpcChainClient } from '../chain/rpc-client';
-import { decodeAddress } from '../util/base58';
+import type { SignProgress } from '../signer/types';
 import { SignerError, errorMessage } from '../util/errors';
 import { nowSeconds } from '../util/time';
+import { showUntrusted } from '../util/untrusted';
 import { VERSION } from '../util/version';
-import { option, parseArgs, requireOption, requirePositional, type ParsedArgs } from './args';
+import { flag, option, parseArgs, requireOption, requirePositional, type ParsedArgs } from './args';
+import { ALL_OPTIONS, resolveCommand } from './commands';
+import { config, err, keyOf, out, outJson, rpcFor, withEngine, withLedger } from './context';
+import { keyCommand } from './key-commands';
+import { renderApproval, renderAuditEntry } from './render';
 
 const HELP = `sa-forge-signer ${VERSION}: the operator CLI of the sa-forge-signer transaction signer
 
 usage: sa-forge-signer [--config FILE] COMMAND ...
 
   key new NAME --class session|wallet   create a key file (0600); prints the pubkey, config snippet on stderr
-  key show NAME                         name, pubkey, class, approval, profile, key file state, balance
-  key fund NAME --zink AMOUNT --from KEY|ADDRESS [--out FILE]
-                                        build an unsigned transfer payload that funds NAME
-  key destroy NAME [--abandon-balance]  overwrite and delete a key file (refused while it holds lamports)
+  key list [--json]                     every configured key: name, class, approval, pubkey, halted
+  key show NAME [--json]                name, pubkey, class, approval, profile, key file state, balance, halt
+  key fund NAME --zink AMOUNT [--from KEY|ADDRESS] [--out FILE]
+                                        on the embedded chain: airdrop AMOUNT now; elsewhere: build the
+                                        unsigned transfer payload from --from that funds NAME
+  key destroy NAME [--force]            overwrite and delete a key file; unless its balance is known to be 0,
+                                        asks you to type the key name (--force skips that)
   token new NAME --out FILE             create a bearer token in FILE (0600); prints its sha256
   check [--key KEY] FILE|-              run every check and a simulation; prints the JSON report
   sign [--key KEY] [--intent TEXT] FILE|-
                                         check, simulate, sign, send and confirm; prints the JSON report
-  audit verify [--file FILE.jsonl]      verify the hash chain of the ledger (or of an exported file)
-  audit tail [-n N]                     the last N audit entries (default 10) as JSON lines
+  audit verify [--file FILE.jsonl] [--json]
+                                        verify the hash chain of the ledger (or of an exported file)
+  audit tail [-n N] [--json]            the last N audit entries (default 10)
   audit export --out FILE.jsonl         write every audit entry as JSON lines (0600)
   halt KEY|--all --reason TEXT          stop all signing with a key now, in every replica
   resume KEY                            release a halted key
-  approvals list                        signs waiting for an operator
+  approvals list [--json]               signs waiting for an operator, with the amounts the signer computed
   approvals approve ID | reject ID      decide one
   localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--controls]
                                         run the embedded LiteSVM chain as a JSON-RPC endpoint
 
 The config is --config FILE, else $SIGNER_CONFIG, else ./var/local/config.yaml (written by \`npm start\`).
-Exit codes for check and sign: 0 ok/confirmed, 10 refused, 11 simulation_failed, 12 failed, 14 unknown, 1 error.
+check, sign and key show need the cluster's chain; with the embedded default that chain runs inside the
+service, so start \`npm start\` first. Exit codes for check and sign: 0 ok/confirmed, 10 refused,
+11 simulation_failed, 12 failed, 14 unknown, 1 error (docs/reports.md).
 `;
-
-const out = (text: string): void => {
-  process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
-};
-const err = (text: string): void => {
-  process.stderr.write(text.endsWith('\n') ? text : `${text}\n`);
-};
-
-function configPath(args: ParsedArgs): string | undefined {
-  const given = option(args, 'config') ?? process.env.SIGNER_CONFIG;
-  if (given) return given;
-  const local = path.resolve('var/local/config.yaml');
-  return fs.existsSync(local) ? local : undefined;
-}
-
-function config(args: ParsedArgs): SignerConfig {
-  const file = configPath(args);
-  if (!file)
-    throw new SignerError(
-      'config_invalid',
-      'no config: pass --config FILE, set SIGNER_CONFIG, or run `npm start` once to create var/local/config.yaml',
-    );
-  return loadConfig({ file, env: process.env });
-}
-
-function keyOf(cfg: SignerConfig, name: string): KeyConfig {
-  const key = cfg.keys.find((k) => k.name === name);
-  if (!key) throw new SignerError('key_unknown', `no key ${JSON.stringify(name)} in the config`);
-  return key;
-}
-
-async function withLedger<T>(cfg: SignerConfig, fn: (ledger: Ledger) => Promise<T>): Promise<T> {
-  const ledger = await openLedger(cfg.ledger);
-  try {
-    return await fn(ledger);
-  } finally {
-    await ledger.close();
-  }
-}
-
-async function withEngine<T>(cfg: SignerConfig, fn: (engine: SignerEngine) => Promise<T>): Promise<T> {
-  const engine = await openEngine(cfg);
-  try {
-    return await fn(engine);
-  } finally {
-    await engine.close();
-  }
-}
-
-// ---------------------------------------------------------------- key
-
-async function keyCommand(args: ParsedArgs): Promise<number> {
-  const sub = args.positional[1];
-  const usage = 'sa-forge-signer key new|show|fund|destroy NAME';
-  const name = requirePositional(args, 2, 'a key name', usage);
-  if (sub === 'new') {
-    const cls = requireOption(args, 'class', 'key new NAME --class session|wallet');
-    if (cls !== 'session' && cls !== 'wallet')
-      throw new SignerError('request_invalid', '--class must be session or wallet');
-    // The config may not exist yet: then the key goes to ./keys, as the config's default key_dir would say.
-    const file = configPath(args);
-    const keyDir = file ? loadConfig({ file, env: process.env }).key_dir : path.resolve('keys');
-    const pubkey = createKeyFile(keyDir, name);
-    out(pubkey);
-    err(`Add to ${file ?? 'your config'}:\nkeys:\n  ${name}:\n    class: ${cls}\n    pubkey: ${pubkey}`);
-    return 0;
-  }
-  const cfg = config(args);
-  const key = keyOf(cfg, name);
-  if (sub === 'show') {
-    let keyFile: string;
-    try {
-      loadKeyFile(cfg.key_dir, name, key.pubkey);
-      keyFile = 'ok';
-    } catch (e) {
-      const m = errorMessage(e);
-      const held = /has pubkey (\S+),/.exec(m);
-      keyFile = held ? `MISMATCH: file holds ${held[1]}` : `unavailable: ${m}`;
-    }
-    const rpc = new RpcChainClient(cfg.cluster.rpc_url, { timeoutMs: cfg.timings.rpc_timeout_ms });
-    const balance = await rpc.getBalance(key.pubkey).then(
-      (b: number) => `${b} lamports`,
-      (e: unknown) => `unavailable: ${errorMessage(e)}`,
-    );
-    const halt = await withLedger(cfg, (l) => l.getHalt(name)).catch(() => null);
-    out(
-      [
-        `name: ${key.name}`,
-        `pubkey: ${key.pubkey}`,
-        `class: ${key.class}`,
-        `approval: ${key.approval}`,
-        `profile: ${key.profile ?? '-'}`,
-        `key file: ${keyFile}`,
-        `balance: ${balance}`,
-        `halted: ${halt ? `yes, by ${halt.by}: ${halt.reason}` : 'no'}`,
-      ].join('\n'),
-    );
-    return 0;
-  }
-  if (sub === 'fund') {
-    const lamports = parseZinkAmount(requireOption(args, 'zink', 'key fund NAME --zink AMOUNT --from KEY|ADDRESS'));
-    const fromArg = requireOption(args, 'from', 'key fund NAME --zink AMOUNT --from KEY|ADDRESS');
-    const from = cfg.keys.find((k) => k.name === fromArg)?.pubkey ?? (decodeAddress(fromArg) ? fromArg : null);
-    if (!from)
-      throw new SignerError(
-        'request_invalid',
-        `--from ${JSON.stringify(fromArg)} is neither a configured key nor an address`,
-      );
-    const zink = `${lamports / 1_000_000_000n}.${(lamports % 1_000_000_000n).toString().padStart(9, '0')}`.replace(
-      /\.?0+$/,
-      '',
-    );
-    const payload = transferPayload({
-      from,
-      to: key.pubkey,
-      lamports,
-      summary: `Fund key ${name} (${key.pubkey}) with ${zink} ZINK from ${from}`,
-    });
-    const text = `${JSON.stringify(payload, null, 2)}\n`;
-    const outFile = option(args, 'out');
-    if (outFile) {
-      fs.writeFileSync(outFile, text, { flag: 'wx' });
-      err(`${payload.summary as string}\nwrote ${outFile}`);
-    } else out(text);
-    return 0;
-  }
-  if (sub === 'destroy') {
-    if (args.options.get('abandon-balance') !== true) {
-      const rpc = new RpcChainClient(cfg.cluster.rpc_url, { timeoutMs: cfg.timings.rpc_timeout_ms });
-      const balance = await rpc.getBalance(key.pubkey);
-      if (balance > 0) {
-        throw new SignerError(
-          'request_invalid',
-          `${name} (${key.pubkey}) still holds ${balance} lamports; move them out first, or pass --abandon-balance`,
-        );
-      }
-    }
-    destroyKeyFile(cfg.key_dir, name);
-    err(
-      `destroyed the key file of ${name}. Remove the key from its player profile if it was added, and delete keys.${name} from the config.`,
-    );
-    return 0;
-  }
-  throw new SignerError('request_invalid', `unknown key command ${JSON.stringify(sub)}: ${usage}`);
-}
 
 // ---------------------------------------------------------------- token
 
 function tokenCommand(args: ParsedArgs): number {
   const usage = 'sa-forge-signer token new NAME --out FILE';
-  if (args.positional[1] !== 'new') throw new SignerError('request_invalid', usage);
   const name = requirePositional(args, 2, 'a token name', usage);
+  // The same rule as key names: a token name appears in logs, audit entries (token:NAME) and metrics labels.
+  if (!isValidKeyName(name))
+    throw new SignerError(
+      'request_invalid',
+      `token name ${JSON.stringify(name)}: use 1 to 64 lowercase letters, digits, '-' or '_'`,
+    );
   const file = requireOption(args, 'out', usage);
   const token = newToken();
   try {
     fs.writeFileSync(file, token, { mode: 0o600, flag: 'wx' });
   } catch (e) {
+    const exists = e instanceof Error && 'code' in e && e.code === 'EEXIST';
     throw new SignerError(
       'request_invalid',
-      `cannot create ${file}: ${(e as NodeJS.ErrnoException).code === 'EEXIST' ? 'it already exists' : errorMessage(e)}`,
+      `cannot create ${file}: ${exists ? 'it already exists' : errorMessage(e)}`,
     );
   }
   const digest = tokenSha256(token);
@@ -236,7 +102,7 @@ function readPayloadArg(arg: string): { text: string; file: string | null } {
 }
 
 function progressPrinter(): (p: SignProgress) => void {
-  const live = process.stderr.isTTY === true;
+  const live = process.stderr.isTTY;
   let lastStage = '';
   return (p) => {
     let line: string;
@@ -251,7 +117,7 @@ function progressPrinter(): (p: SignProgress) => void {
         line = `sent ${p.signature}`;
         break;
       case 'confirming':
-        line = `confirming ${p.signature}: ${p.status ?? 'no status yet'}, ${Math.round(p.elapsed_ms / 1000)} s`;
+        line = `confirming ${p.signature}: ${p.status ?? 'no status yet'}, ${String(Math.round(p.elapsed_ms / 1000))} s`;
         break;
     }
     if (live) process.stderr.write(`\r\x1b[2K${line}`);
@@ -275,9 +141,10 @@ async function checkOrSign(args: ParsedArgs, mode: 'check' | 'sign'): Promise<nu
       if (process.stderr.isTTY) process.stderr.write('\n');
     }
   });
-  out(JSON.stringify(report, null, 2));
+  // The report echoes the builder's summary and warnings: escaped so a terminal shows them, never obeys them.
+  outJson(report);
   // Partial signers are secrets: once sent, the payload file holding them has done its job.
-  if (mode === 'sign' && file && report.signature && /"partial_signers"\s*:\s*\[\s*"/.test(text)) {
+  if (mode === 'sign' && file !== null && report.signature !== null && /"partial_signers"\s*:\s*\[\s*"/.test(text)) {
     try {
       fs.unlinkSync(file);
       err(`deleted ${file}: it held partial signers and the transaction was sent`);
@@ -290,55 +157,56 @@ async function checkOrSign(args: ParsedArgs, mode: 'check' | 'sign'): Promise<nu
 
 // ---------------------------------------------------------------- audit, halt, approvals
 
-function printVerify(result: VerifyResult): number {
-  if (result.ok) {
-    out(`ok: ${result.entries} entries`);
-    return 0;
-  }
-  out(result.reason.startsWith('broken:') ? result.reason : `broken: line ${result.line}: ${result.reason}`);
-  return 1;
+function printVerify(result: VerifyResult, json: boolean): number {
+  if (json) outJson(result);
+  else if (result.ok) out(`ok: ${String(result.entries)} entries`);
+  else
+    out(
+      result.reason.startsWith('broken:')
+        ? showUntrusted(result.reason)
+        : `broken: line ${String(result.line)}: ${showUntrusted(result.reason)}`,
+    );
+  return result.ok ? 0 : 1;
 }
 
-async function auditCommand(args: ParsedArgs): Promise<number> {
-  const sub = args.positional[1];
+async function auditCommand(sub: string, args: ParsedArgs): Promise<number> {
+  const json = flag(args, 'json');
   if (sub === 'verify') {
     const file = option(args, 'file') ?? args.positional[2];
-    if (file) return printVerify(await verifyJsonlFile(file));
-    return withLedger(config(args), async (l) => printVerify(await l.verify()));
+    if (file !== undefined) return printVerify(await verifyJsonlFile(file), json);
+    return withLedger(config(args), async (l) => printVerify(await l.verify(), json));
   }
   const cfg = config(args);
   if (sub === 'tail') {
     const n = Number(option(args, 'n') ?? '10');
     if (!Number.isInteger(n) || n < 1) throw new SignerError('request_invalid', '-n takes a whole number of entries');
     return withLedger(cfg, async (l) => {
-      for (const e of await l.tail(n)) out(JSON.stringify(e));
+      const entries = await l.tail(n);
+      if (json) for (const e of entries) outJson(e, 0);
+      else if (entries.length === 0) err('the audit log is empty');
+      else out(entries.map(renderAuditEntry).join('\n'));
       return 0;
     });
   }
-  if (sub === 'export') {
-    const file = requireOption(args, 'out', 'sa-forge-signer audit export --out FILE.jsonl');
-    return withLedger(cfg, async (l) => {
-      err(`wrote ${await exportJsonl(l.entries(), file)} entries to ${file}`);
-      return 0;
-    });
-  }
-  throw new SignerError('request_invalid', 'sa-forge-signer audit verify|tail|export');
+  const file = requireOption(args, 'out', 'sa-forge-signer audit export --out FILE.jsonl');
+  return withLedger(cfg, async (l) => {
+    err(`wrote ${String(await exportJsonl(l.entries(), file))} entries to ${file}`);
+    return 0;
+  });
 }
 
 async function haltCommand(args: ParsedArgs): Promise<number> {
-  const all = args.options.get('all') === true;
+  const all = flag(args, 'all');
   const key = args.positional[1];
-  if (!all && !key) throw new SignerError('request_invalid', 'sa-forge-signer halt KEY|--all --reason TEXT');
+  if (!all && key === undefined)
+    throw new SignerError('request_invalid', 'sa-forge-signer halt KEY|--all --reason TEXT');
   const reason = requireOption(args, 'reason', 'sa-forge-signer halt KEY|--all --reason TEXT');
   const cfg = config(args);
+  if (!all && key !== undefined) keyOf(cfg, key);
   return withLedger(cfg, async (ledger) => {
-    const engine = createEngine({
-      config: cfg,
-      ledger,
-      chain: new RpcChainClient(cfg.cluster.rpc_url, { timeoutMs: cfg.timings.rpc_timeout_ms }),
-    });
-    const result = await engine.halt({ key: all ? null : key, reason, principal: { kind: 'operator' } });
-    out(JSON.stringify(result, null, 2));
+    const engine = createEngine({ config: cfg, ledger, chain: rpcFor(cfg) });
+    const result = await engine.halt({ key: all ? null : (key ?? null), reason, principal: { kind: 'operator' } });
+    outJson(result);
     return result.not_recorded.length > 0 ? EXIT_ERROR : 0;
   });
 }
@@ -354,80 +222,67 @@ async function resumeCommand(args: ParsedArgs): Promise<number> {
   });
 }
 
-async function approvalsCommand(args: ParsedArgs): Promise<number> {
-  const sub = args.positional[1];
+async function approvalsCommand(sub: string, args: ParsedArgs): Promise<number> {
   const cfg = config(args);
   return withLedger(cfg, async (l) => {
-    if (sub === 'list' || sub === undefined) {
+    if (sub === 'list') {
       const pending = await l.listApprovals({ status: 'pending' });
-      if (pending.length === 0) err('no signs are waiting for approval');
-      for (const a of pending) {
-        out(
-          `${a.id}  key ${a.key}  balance change ${a.balance_change ?? 'unknown'} lamports  fee ${a.fee ?? 'unknown'}  ` +
-            `compute ${a.compute_units ?? 'unknown'}  by ${a.requested_by}  expires ${new Date(a.expires_at * 1000).toISOString()}\n` +
-            `    summary (from the builder, not verified): ${a.summary}`,
-        );
-      }
+      if (flag(args, 'json')) outJson(pending);
+      else if (pending.length === 0) err('no signs are waiting for approval');
+      else out(pending.map(renderApproval).join('\n'));
       return 0;
     }
-    if (sub === 'approve' || sub === 'reject') {
-      const id = normaliseApprovalId(
-        requirePositional(args, 2, 'an approval id', `sa-forge-signer approvals ${sub} ID`),
-      );
-      const record = await l.decideApproval(id, sub === 'approve' ? 'approved' : 'rejected', 'operator', nowSeconds());
-      const wanted = sub === 'approve' ? 'approved' : 'rejected';
-      if (record.status !== wanted) {
-        err(approvalClosedMessage(record, wanted));
-        return EXIT_ERROR;
-      }
-      err(`${wanted} ${id} (key ${record.key})`);
-      return 0;
+    const decision = sub === 'approve' ? 'approved' : 'rejected';
+    const id = normaliseApprovalId(requirePositional(args, 2, 'an approval id', `sa-forge-signer approvals ${sub} ID`));
+    const record = await l.decideApproval(id, decision, 'operator', nowSeconds());
+    if (record.status !== decision) {
+      err(approvalClosedMessage(record, decision));
+      return EXIT_ERROR;
     }
-    throw new SignerError('request_invalid', 'sa-forge-signer approvals list|approve ID|reject ID');
+    err(`${decision} ${id} (key ${showUntrusted(record.key, 64)})`);
+    return 0;
   });
 }
 
 // ---------------------------------------------------------------- main
 
 export async function main(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, ['help', 'version', 'all', 'abandon-balance', 'controls']);
+  const args = parseArgs(argv, ALL_OPTIONS);
   const command = args.positional[0];
-  if (args.options.get('version') === true) {
+  if (flag(args, 'version')) {
     out(VERSION);
     return 0;
   }
-  if (args.options.get('help') === true || command === undefined || command === 'help') {
+  if (flag(args, 'help') || command === undefined || command === 'help') {
     out(HELP);
-    return command === undefined && args.options.get('help') !== true ? EXIT_ERROR : 0;
+    return command === undefined && !flag(args, 'help') ? EXIT_ERROR : 0;
   }
+  const { spec } = resolveCommand(args);
+  const sub = spec.name.split(' ')[1] ?? '';
   switch (command) {
     case 'key':
-      return keyCommand(args);
+      return keyCommand(sub, args);
     case 'token':
       return tokenCommand(args);
     case 'check':
-      return checkOrSign(args, 'check');
     case 'sign':
-      return checkOrSign(args, 'sign');
+      return checkOrSign(args, command);
     case 'audit':
-      return auditCommand(args);
+      return auditCommand(sub, args);
     case 'halt':
       return haltCommand(args);
     case 'resume':
       return resumeCommand(args);
     case 'approvals':
-      return approvalsCommand(args);
+      return approvalsCommand(sub, args);
     case 'localnet': {
       // Loaded lazily: litesvm is a development dependency the production image does not have.
-      const { runLocalnet } = require('../localnet/main') as typeof import('../localnet/main');
-      await runLocalnet(argv.slice(argv.indexOf('localnet') + 1));
+      const { runLocalnet } = require('../localnet/main') as typeof import('../localnet/main'); // eslint-disable-line @typescript-eslint/no-require-imports -- litesvm must stay unloaded unless asked for
+      await runLocalnet(args.rest);
       return 0;
     }
     default:
-      throw new SignerError(
-        'request_invalid',
-        `unknown command ${JSON.stringify(command)}; see sa-forge-signer --help`,
-      );
+      throw new SignerError('internal', `command ${JSON.stringify(command)} has no handler`);
   }
 }
 

@@ -4,6 +4,7 @@
  */
 import convict from 'convict';
 import { decodeAddress } from '../util/base58';
+import { isRecord } from '../util/is-record';
 
 export function parseListen(text: string): { host: string; port: number } | null {
   const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:\s[\]]+)):(\d{1,5})$/.exec(text);
@@ -12,10 +13,6 @@ export function parseListen(text: string): { host: string; port: number } | null
   if (port < 0 || port > 65535) return null;
   const host = m[1] ?? m[2];
   return host === undefined ? null : { host, port };
-}
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 let registered = false;
@@ -137,12 +134,12 @@ export function registerFormats(): void {
     },
     'object-map': {
       validate(v: unknown) {
-        if (!isPlainObject(v)) throw new Error('must be a mapping (name: settings)');
+        if (!isRecord(v)) throw new Error('must be a mapping (name: settings)');
       },
     },
     'object-list': {
       validate(v: unknown) {
-        if (!Array.isArray(v) || v.some((e) => !isPlainObject(e))) throw new Error('must be a list of mappings');
+        if (!Array.isArray(v) || v.some((e) => !isRecord(e))) throw new Error('must be a list of mappings');
       },
     },
   });

@@ -1,7 +1,8 @@
 /**
  * loadConfig: a YAML/JSON file (+ overrides) + SIGNER_* env vars → the resolved, cross-checked SignerConfig.
  * Precedence: schema defaults < file < overrides < env. Anything invalid throws SignerError('config_invalid')
- * with a message naming the key, so the service refuses to start.
+ * with a message naming the key, so the service refuses to start; so does a `SIGNER_*` variable no setting reads
+ * (a typo there would otherwise leave the default in force without a word).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -24,6 +25,8 @@ import type {
   SignerConfig,
   TokenConfig,
 } from './types';
+import { isRecord } from '../util/is-record';
+import { schemaEnvNames, unknownSignerVariables } from './unknown-env';
 
 export interface LoadConfigOptions {
   /** YAML (.yaml/.yml) or JSON (.json) file; relative paths in it resolve against its folder. */
@@ -41,15 +44,11 @@ function fail(message: string): never {
   throw new SignerError('config_invalid', message);
 }
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = { ...base };
   for (const [k, v] of Object.entries(over)) {
     const b = out[k];
-    out[k] = isPlainObject(b) && isPlainObject(v) ? deepMerge(b, v) : v;
+    out[k] = isRecord(b) && isRecord(v) ? deepMerge(b, v) : v;
   }
   return out;
 }
@@ -87,17 +86,16 @@ function convictErrors(prefix: string, err: unknown): string {
 }
 
 /** Validates one collection entry strictly against its schema; returns the entry with defaults filled in. */
-// eslint-disable-next-line @typescript-eslint/no-unnecessary-type-parameters -- T is the shape strict validation against `schema` guarantees; convict cannot infer it from a plain schema object
-function validateEntry<T>(schema: object, value: unknown, where: string): T {
-  if (!isPlainObject(value)) fail(`${where}: must be a mapping`);
-  const c = convict(schema as convict.Schema<Record<string, unknown>>, { env: {}, args: [] });
+function validateEntry<T>(schema: convict.Schema<T>, value: unknown, where: string): T {
+  if (!isRecord(value)) fail(`${where}: must be a mapping`);
+  const c = convict<T>(schema, { env: {}, args: [] });
   try {
     c.load(value);
     c.validate({ allowed: 'strict' });
   } catch (e) {
     fail(convictErrors(`${where}.`, e));
   }
-  return c.getProperties() as T;
+  return c.getProperties();
 }
 
 type TopLevel = {
@@ -178,7 +176,7 @@ function buildTokens(list: unknown[], where: string, keys: KeyConfig[]): TokenCo
 
 function readTokensFile(file: string): unknown[] {
   const doc = readDocument(file);
-  const list = isPlainObject(doc) && Array.isArray(doc.tokens) ? doc.tokens : doc;
+  const list = isRecord(doc) && Array.isArray(doc.tokens) ? doc.tokens : doc;
   if (!Array.isArray(list))
     fail(`serve.tokens_file ${file}: must hold a list of tokens (or a mapping with a tokens list)`);
   return list as unknown[];
@@ -287,8 +285,9 @@ function buildLedger(
       fail(`ledger.url_file: cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
     }
   } else {
-    const v = l.url_env === null ? undefined : env[l.url_env];
-    if (v === undefined || v.trim() === '') fail(`ledger.url_env: the environment variable ${l.url_env} is not set`);
+    const name = l.url_env ?? '';
+    const v = env[name];
+    if (v === undefined || v.trim() === '') fail(`ledger.url_env: the environment variable ${name} is not set`);
     url = v.trim();
   }
   if (!/^postgres(ql)?:\/\//.test(url)) fail('ledger: the PostgreSQL URL must start with postgres:// or postgresql://');
@@ -304,17 +303,23 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
 
   let doc: unknown = file ? readDocument(file) : {};
   if (doc === null || doc === undefined) doc = {};
-  if (!isPlainObject(doc)) fail(`config file ${file}: the top level must be a mapping`);
+  if (!isRecord(doc)) fail(`config file ${file}: the top level must be a mapping`);
   const merged = opts.overrides ? deepMerge(doc, opts.overrides as Record<string, unknown>) : doc;
 
-  const c = convict(topLevelSchema, { env, args: [] });
+  const c = convict<TopLevel>(topLevelSchema, { env, args: [] });
   try {
     c.load(merged);
     c.validate({ allowed: 'strict' });
   } catch (e) {
     fail(`config${file ? ` ${file}` : ''}: ${convictErrors('', e)}`);
   }
-  const top = c.getProperties() as unknown as TopLevel;
+  const top = c.getProperties();
+  const strays = unknownSignerVariables(
+    env,
+    schemaEnvNames(topLevelSchema),
+    top.ledger.url_env === null ? [] : [top.ledger.url_env],
+  );
+  if (strays.length > 0) fail(`environment: ${strays.join('; ')}`);
 
   const keys = buildKeys(top.keys);
   const tokens = buildTokens(top.serve.tokens, 'serve.tokens', keys);
@@ -335,12 +340,10 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
 
   const cluster = buildCluster(top);
   const stateDir = resolve(top.state_dir);
-  // The schema's formats checked both already; the fallbacks keep the types honest.
-  const listen = parseListen(top.serve.listen) ?? fail('serve.listen: must be host:port');
+  // The `listen` format has already refused anything parseListen cannot read.
+  const listen = parseListen(top.serve.listen) ?? fail(`serve.listen: not host:port`);
   const metrics =
-    top.serve.metrics === null
-      ? null
-      : (parseListen(top.serve.metrics) ?? fail('serve.metrics: must be host:port, or null to turn it off'));
+    top.serve.metrics === null ? null : (parseListen(top.serve.metrics) ?? fail(`serve.metrics: not host:port`));
 
   const localnet =
     cluster.name === 'local'

@@ -4,7 +4,7 @@
  * their own schemas below, validated strictly per entry so an error names e.g. `keys.alice.class`.
  * `config/example.yaml` documents the same keys for people; a test keeps the two in step.
  */
-import { DEFAULT_TIMINGS } from './types';
+import { DEFAULT_TIMINGS, type ApprovalMode, type ClusterCommitment, type KeyClass } from './types';
 
 export const topLevelSchema = {
   cluster: {
@@ -31,7 +31,7 @@ export const topLevelSchema = {
   commitment: {
     doc: "`confirmed` or `finalized`: the commitment reads use and a transaction must reach to count as landed; null uses the cluster's own (`confirmed` for the built-in clusters).",
     format: ['confirmed', 'finalized', null],
-    default: null as string | null,
+    default: null as ClusterCommitment | null,
     nullable: true,
     env: 'SIGNER_COMMITMENT',
   },
@@ -50,7 +50,7 @@ export const topLevelSchema = {
   log_level: {
     doc: 'Log level of the JSON logs on stderr. `warn` keeps request logs out of the hot path.',
     format: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
-    default: 'info',
+    default: 'info' as 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent',
     env: 'SIGNER_LOG_LEVEL',
   },
   keys: {
@@ -67,7 +67,7 @@ export const topLevelSchema = {
     store: {
       doc: '`sqlite` (one replica, the default) or `postgres` (several replicas share limits, halts, approvals and one hash chain).',
       format: ['sqlite', 'postgres'],
-      default: 'sqlite',
+      default: 'sqlite' as 'sqlite' | 'postgres',
       env: 'SIGNER_LEDGER_STORE',
     },
     path: {
@@ -280,7 +280,7 @@ export const keySchema = {
   class: {
     doc: '`session` (day-to-day play, approval auto by default) or `wallet` (the profile authority, confirm by default).',
     format: ['session', 'wallet'],
-    default: null as string | null,
+    default: null as KeyClass | null,
   },
   pubkey: {
     doc: "The key's public key (base58); the key file must hold it.",
@@ -296,7 +296,7 @@ export const keySchema = {
   approval: {
     doc: '`auto`, `confirm` (an operator approves each sign) or `deny`; null: session → auto, wallet → confirm.',
     format: ['auto', 'confirm', 'deny', null],
-    default: null as string | null,
+    default: null as ApprovalMode | null,
     nullable: true,
   },
   transfer_to: {
@@ -359,7 +359,7 @@ export const clusterSchema = {
   commitment: {
     doc: '`confirmed` or `finalized`: the commitment reads use and a transaction must reach to count as landed.',
     format: ['confirmed', 'finalized'],
-    default: 'confirmed',
+    default: 'confirmed' as ClusterCommitment,
   },
   explorer: {
     doc: 'Explorer prefix the signature is appended to, or null.',

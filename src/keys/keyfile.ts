@@ -1,5 +1,5 @@
 /**
- * Key files (domain.md §4.2): Solana CLI keypair JSON (64 byte values), 0600 in a 0700 directory.
+ * Key files: Solana CLI keypair JSON (64 byte values), 0600 in a 0700 directory.
  * Looser modes are refused on load; a file is created exclusively and synced; destroy overwrites then unlinks.
  */
 import fs from 'node:fs';

@@ -10,7 +10,8 @@ see a key. Four tools: \`check\`, \`sign\`, \`key_show\`, \`halt\`.
 
 ## The loop
 
-1. Build the transaction with a forge-mcp \`build_*\` tool. It returns a **payload** object.
+1. Build the transaction with a transaction-builder tool that produces payload v1 (signer://docs/payload). It
+   returns a **payload** object.
 2. Call \`check\` with \`{"payload": <that object, unchanged>}\`. It runs every check and a simulation and signs
    nothing. Read the report: \`outcome\` \`ok\` means \`sign\` would go ahead; \`fee\` and \`balance_change\` say what it costs.
 3. Call \`sign\` with the **same** payload and an \`intent\`: one sentence saying why (it goes into the audit log).
@@ -47,8 +48,8 @@ an unknown key, the chain's RPC failing before anything was sent): fix what it n
 export const PAYLOAD = `# The payload format
 
 A payload is a JSON object listing instructions, not a serialized transaction: the signer compiles the
-transaction itself (a legacy message, with a fresh blockhash it fetches). forge-mcp's \`build_*\` tools
-produce it; pass it to \`check\` and \`sign\` unchanged.
+transaction itself (a legacy message, with a fresh blockhash it fetches). A transaction builder produces
+it; pass it to \`check\` and \`sign\` unchanged.
 
 | Field | Type | Required | Meaning |
 |---|---|---|---|

@@ -1,4 +1,4 @@
-/** MCP 2026-07-28 constants this server speaks (seed 000; spec/2026-07-28). */
+/** MCP 2026-07-28 constants this server speaks (the specification's revision 2026-07-28; docs/mcp.md is our record). */
 export const PROTOCOL_VERSION = '2026-07-28';
 export const SUPPORTED_VERSIONS: readonly string[] = [PROTOCOL_VERSION];
 export const SERVER_NAME = 'sa-forge-signer';

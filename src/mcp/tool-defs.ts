@@ -1,7 +1,10 @@
 /**
- * The four tool definitions (DESIGN §4), always in the order check, sign, key_show, halt. Plain JSON Schema
- * 2020-12 literals, built once at start: nothing is converted per request.
+ * The four tool definitions, always in the order check, sign, key_show, halt (docs/mcp.md). Plain JSON Schema
+ * 2020-12 literals, built once at start: nothing is converted per request. Each description tells the agent what
+ * a refusal means and what to do next, because the description is all a model reads before calling.
  */
+import { PAYLOAD_V1_SCHEMA } from './payload-schema';
+
 const KEY_HEADER = 'Key';
 
 type Json = Record<string, unknown>;
@@ -157,11 +160,13 @@ function keyArg(description: string, paramHeaders: boolean): Json {
   };
 }
 
-const PAYLOAD_ARG: Json = {
-  type: 'object',
-  description:
-    'The payload object returned by a forge-mcp build_* call, passed unchanged (format: signer://docs/payload).',
-};
+/** Today the only version; a later one makes this a `oneOf` of one schema per version. */
+const PAYLOAD_ARG: Json = PAYLOAD_V1_SCHEMA;
+
+const ON_REFUSAL =
+  'outcome "refused" means a policy check failed before anything was signed: failed_check names it and detail says ' +
+  'why (signer://docs/checks). Change the payload to satisfy that check, or ask the operator; sending the same payload ' +
+  'again is refused the same way.';
 
 /** The tool list; `paramHeaders` adds SEP-2243 `x-mcp-header: "Key"` to every `key` argument. */
 export function toolDefinitions(paramHeaders: boolean): ToolDef[] {
@@ -172,7 +177,9 @@ export function toolDefinitions(paramHeaders: boolean): ToolDef[] {
       name: 'check',
       title: 'Check a payload',
       description:
-        'Run every policy check and a simulation on a payload without signing or sending anything. Call it before sign; the report says whether sign would go ahead, what it would cost (fee, balance_change) and, if refused, which check failed and why.',
+        'Run every policy check and a simulation on a payload without signing or sending anything. Call it before sign; the report says whether sign would go ahead (outcome "ok") and what it would cost (fee, balance_change). ' +
+        ON_REFUSAL +
+        ' outcome "simulation_failed" means the program would reject the transaction: read logs and program_error, fix the payload.',
       inputSchema: {
         type: 'object',
         properties: { payload: PAYLOAD_ARG, key: keyArg(signKey, paramHeaders) },
@@ -186,7 +193,10 @@ export function toolDefinitions(paramHeaders: boolean): ToolDef[] {
       name: 'sign',
       title: 'Sign and send a payload',
       description:
-        'Check, simulate, sign, send and confirm a payload; returns the report. May take minutes (confirmation, or an operator approving a confirm key). Only outcomes confirmed, failed, refused and simulation_failed are final: after unknown, reconcile before retrying (signer://docs/outcomes).',
+        'Check, simulate, sign, send and confirm a payload; returns the report. May take minutes (confirmation, or an operator approving a confirm key: raise your request timeout). ' +
+        ON_REFUSAL +
+        ' A key that needs approval and was rejected or not approved in time is refused with failed_check "approval": ask the operator. ' +
+        'Only outcomes confirmed, failed, refused and simulation_failed are final: after "unknown" the transaction may still land, so look up the signature before building a new one (signer://docs/outcomes).',
       inputSchema: {
         type: 'object',
         properties: {
@@ -208,7 +218,8 @@ export function toolDefinitions(paramHeaders: boolean): ToolDef[] {
       name: 'key_show',
       title: 'Show keys',
       description:
-        'Show a key this token may use (or all of them, without `key`): pubkey, class, approval mode, balance, limits, what was signed in the last minute and spent or reserved in 24 h, and whether it is halted. The figures may be up to a second old; check and sign always use fresh ones.',
+        'Show a key this token may use (or all of them, without `key`): pubkey, class, approval mode, balance, limits, what was signed in the last minute and spent or reserved in 24 h, and whether it is halted. Use it to plan: a sign above the remaining cap or rate, or on a halted key, is refused. The figures may be up to a second old; check and sign always use fresh ones. ' +
+        'A key this token may not use is an error result (isError): use one of the keys listed without `key`.',
       inputSchema: {
         type: 'object',
         properties: { key: keyArg('Configured key name; omit it to list every key this token may use.', paramHeaders) },
@@ -225,7 +236,8 @@ export function toolDefinitions(paramHeaders: boolean): ToolDef[] {
       name: 'halt',
       title: 'Halt signing',
       description:
-        'Emergency brake: stop all signing with a key (or every key this token may use, without `key`) now, durably and in every replica. Only a human operator can release it (sa-forge-signer resume KEY). A sign already sent still runs to its outcome.',
+        'Emergency brake: stop all signing with a key (or every key this token may use, without `key`) now, durably and in every replica. Only a human operator can release it (sa-forge-signer resume KEY): after a halt every check and sign on the key is refused with failed_check "halted", so stop and tell the operator. A sign already sent still runs to its outcome. ' +
+        'Keys listed under not_recorded were halted in this process only: tell the operator.',
       inputSchema: {
         type: 'object',
         properties: {

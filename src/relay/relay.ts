@@ -11,17 +11,18 @@
  *   not JSON       → -32700 with no id; a batch or a non-object → -32600 with no id
  *   a response     → dropped (clients send none)
  */
-import type http from 'node:http';
-import { META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION } from '../mcp/protocol';
+import { ErrorCode, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION } from '../mcp/protocol';
+import { isRecord } from '../util/is-record';
 import type { RelayConfig } from './config';
 import { post, PostError, postTarget, type PostTarget } from './http-post';
 import { mcpHeaders, protocolVersionOf } from './request-headers';
 import { ToolHeaderCache } from './tool-cache';
 
-export const PARSE_ERROR = -32700;
-export const INVALID_REQUEST = -32600;
-export const INTERNAL_ERROR = -32603;
-export const HEADER_MISMATCH = -32020;
+// The service's own codes: a client sees the same number for the same fault whichever transport it uses.
+const PARSE_ERROR = ErrorCode.ParseError;
+const INVALID_REQUEST = ErrorCode.InvalidRequest;
+const INTERNAL_ERROR = ErrorCode.InternalError;
+const HEADER_MISMATCH = ErrorCode.HeaderMismatch;
 
 const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
 /** The relay's own tools/list (to learn annotations) gives up sooner than a tool call. */
@@ -59,10 +60,6 @@ class RelayFailure extends Error {
   }
 }
 
-function isRecord(v: unknown): v is Json {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
 function isRequestId(v: unknown): v is RequestId {
   return typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v));
 }
@@ -89,7 +86,7 @@ function isBlank(line: Buffer): boolean {
   return true;
 }
 
-const idKey = (id: unknown): string => JSON.stringify(id) ?? 'undefined';
+const idKey = (id: unknown): string => (id === undefined ? 'undefined' : JSON.stringify(id));
 
 function describeNetwork(code: string | undefined, message: string): string {
   switch (code) {
@@ -151,16 +148,21 @@ export class Relay {
     try {
       msg = JSON.parse(raw.toString('utf8'));
     } catch {
-      return this.writeError(undefined, PARSE_ERROR, 'Parse error: the line is not valid JSON');
+      this.writeError(undefined, PARSE_ERROR, 'Parse error: the line is not valid JSON');
+      return;
     }
-    if (Array.isArray(msg))
-      return this.writeError(
+    if (Array.isArray(msg)) {
+      this.writeError(
         undefined,
         INVALID_REQUEST,
         'Invalid request: batches are not supported; send one message per line',
       );
-    if (!isRecord(msg))
-      return this.writeError(undefined, INVALID_REQUEST, 'Invalid request: a message must be a JSON object');
+      return;
+    }
+    if (!isRecord(msg)) {
+      this.writeError(undefined, INVALID_REQUEST, 'Invalid request: a message must be a JSON object');
+      return;
+    }
     const hasId = Object.prototype.hasOwnProperty.call(msg, 'id');
     if (typeof msg.method !== 'string') {
       if (
@@ -170,14 +172,15 @@ export class Relay {
         this.io.log('dropped a JSON-RPC response from the client: this server sends no requests to answer');
         return;
       }
-      return this.writeError(
+      this.writeError(
         isRequestId(msg.id) ? msg.id : undefined,
         INVALID_REQUEST,
         'Invalid request: method must be a string',
       );
+      return;
     }
-    if (!hasId) return this.notification(msg.method, msg.params, raw);
-    this.request(msg.id, msg.method, msg.params, raw);
+    if (hasId) this.request(msg.id, msg.method, msg.params, raw);
+    else this.notification(msg.method, msg.params, raw);
   }
 
   /** A line longer than the limit, already discarded; `id` is its top-level id when one could be read. */
@@ -205,7 +208,7 @@ export class Relay {
 
   /** Closes idle keep-alive connections. */
   close(): void {
-    (this.target?.agent as http.Agent | undefined)?.destroy();
+    this.target?.agent.destroy();
   }
 
   // ------------------------------------------------------------------ requests
@@ -219,8 +222,8 @@ export class Relay {
       cancelled: false,
       answered: false,
     };
-    let set = this.flights.get(flight.key);
-    if (!set) this.flights.set(flight.key, (set = new Set()));
+    const set = this.flights.get(flight.key) ?? new Set<Flight>();
+    this.flights.set(flight.key, set);
     set.add(flight);
     const timer = setTimeout(() => {
       flight.controller.abort(new PostError('timeout', 'timeout'));
@@ -241,8 +244,8 @@ export class Relay {
         )
         .finally(() => {
           clearTimeout(timer);
-          set!.delete(flight);
-          if (set!.size === 0 && this.flights.get(flight.key) === set) this.flights.delete(flight.key);
+          set.delete(flight);
+          if (set.size === 0 && this.flights.get(flight.key) === set) this.flights.delete(flight.key);
         }),
     );
   }

@@ -13,14 +13,11 @@ import { NAME_SOURCE } from '../mcp/headers';
 import { META_PROTOCOL_VERSION } from '../mcp/protocol';
 import { encodeHeaderText, headerValueFor } from './header-values';
 import { hasOnlyHeaderSafeChars } from '../mcp/base64';
+import { isRecord } from '../util/is-record';
 
 export interface RelayMessage {
   method: string;
   params: unknown;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** The protocol version a message names in `_meta`, if any. */

@@ -5,16 +5,13 @@
  * tools/list", so `filterToolsList` drops it (with a warning on stderr) from lists the relay passes on.
  */
 import { collectParamAnnotations, type ParamAnnotation } from '../mcp/headers';
+import { isRecord } from '../util/is-record';
 
 export type AnnotationMap = Map<string, readonly ParamAnnotation[]>;
 
 export interface ToolsPage {
   tools: { name: string; inputSchema?: unknown }[];
   nextCursor: string | undefined;
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** A `tools/list` result's tools and cursor, or null when the result is not shaped like one. */

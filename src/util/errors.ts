@@ -3,7 +3,7 @@
  * Messages never contain secrets (keys, tokens, partial signers): build them from names and public data only.
  */
 export type ErrorCode =
-  | 'payload_invalid' // the payload could not be parsed (domain.md §1.1): a request problem
+  | 'payload_invalid' // the payload could not be parsed (docs/policy.md): a request problem, not a refusal
   | 'request_invalid' // arguments other than the payload are wrong (unknown key name, bad reason, ...)
   | 'key_not_authorized' // the token may not use this key
   | 'key_unknown' // no such key in the config

@@ -38,3 +38,20 @@ export function showUntrusted(text: string, max = UNTRUSTED_SHOW_MAX): string {
   if (chars.length <= max) return escapeUntrusted(text);
   return `${escapeUntrusted(chars.slice(0, max).join(''))}… (${chars.length - max} more characters)`;
 }
+
+/**
+ * Characters JSON.stringify leaves raw that a terminal would still act on (DEL, C1 controls such as the 8-bit CSI,
+ * bidi and zero-width formatting, line separators). JSON.stringify already escapes C0 controls.
+ */
+const JSON_UNSAFE = /[\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff\ufff9-\ufffb]/g;
+
+/**
+ * JSON text fit for a terminal: the same value as JSON.stringify gives (a parser reads it back identically), with
+ * every character a terminal could act on written as a `\uXXXX` escape.
+ */
+export function terminalSafeJson(value: unknown, indent?: number): string {
+  return JSON.stringify(value, null, indent).replace(
+    JSON_UNSAFE,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}

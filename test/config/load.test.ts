@@ -1,5 +1,5 @@
 /**
- * loadConfig: the resolved shape, and every refusal naming the key at fault.
+ * loadConfig: the resolved shape, and every refusal naming the key at fault (the rules in config/example.yaml).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -297,6 +297,19 @@ describe('loadConfig refuses to start, naming the key', () => {
       /two tokens are named "agent"/,
     ));
   test('an unknown cluster', () => refuses(`${BASE}cluster: mainnet\n`, /cluster: unknown cluster "mainnet"/));
+  test('a SIGNER_* variable no setting reads, with the nearest real one', () =>
+    refuses(
+      BASE,
+      /environment: SIGNER_ALLOWED_HOST: no setting reads this variable; did you mean SIGNER_ALLOWED_HOSTS\?/,
+      {
+        env: { SIGNER_ALLOWED_HOST: 'signer.example' },
+      },
+    ));
+  test('but not the variables the CLIs and the relay read, nor the one ledger.url_env names', () => {
+    const file = write('c.yaml', `${BASE}ledger:\n  store: postgres\n  url_env: SIGNER_PG\n`);
+    const env = { SIGNER_PG: 'postgres://u@h/db', SIGNER_URL: 'x', SIGNER_TOKEN_FILE: 'x', SIGNER_CONFIG: file };
+    expect(loadConfig({ file, env }).ledger).toEqual({ store: 'postgres', url: 'postgres://u@h/db', pool_size: 10 });
+  });
   test('a non-numeric env value', () =>
     refuses(BASE, /serve\.max_in_flight/, { env: { SIGNER_MAX_IN_FLIGHT: '12abc' } }));
   test('a bad listen address', () => refuses(BASE, /serve\.listen/, { env: { SIGNER_LISTEN: 'localhost' } }));

@@ -1,6 +1,6 @@
 /**
- * The limit cases of the ancestor's engine.rs (domain §9), key rate 2/min and cap 1,000. The rate cases are
- * adapted to the one deliberate change: the rate counts sign-intent entries (attempts that were or may have been
+ * The limit cases of docs/policy.md "Limits in detail", key rate 2/min and cap 1,000. The rate cases pin that
+ * the rate counts sign-intent entries (attempts that were or may have been
  * sent), so refusals never burn a key's rate budget.
  */
 import { GENESIS_PREV, sealEntry } from '../../src/ledger/chain';

@@ -1,0 +1,102 @@
+/**
+ * What the operator CLI prints for people. Every string an agent could have written (a summary, a halt reason,
+ * who asked) goes through showUntrusted, so it can neither move the cursor nor start a line of its own; the
+ * amounts an operator decides on are the signer's own figures, never the agent's words.
+ */
+import type { KeyConfig } from '../config/types';
+import type { ApprovalRecord, AuditEntry, HaltRecord } from '../ledger/types';
+import { showUntrusted } from '../util/untrusted';
+
+const LAMPORTS_PER_SOL = 1_000_000_000n;
+
+/** `-1005000 lamports (-0.001005 SOL)`, or `unknown` when the signer has no figure. */
+export function lamportsAndSol(lamports: number | null): string {
+  if (lamports === null) return 'unknown';
+  const n = BigInt(lamports);
+  const abs = n < 0n ? -n : n;
+  const fraction = (abs % LAMPORTS_PER_SOL).toString().padStart(9, '0').replace(/0+$/, '');
+  const sol = `${n < 0n ? '-' : ''}${abs / LAMPORTS_PER_SOL}${fraction === '' ? '' : `.${fraction}`}`;
+  return `${lamports} lamports (${sol} SOL)`;
+}
+
+const iso = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOString();
+
+/** One pending approval: a header line, then indented lines; the summary last and marked as unverified. */
+export function renderApproval(a: ApprovalRecord): string {
+  return [
+    `${a.id}  key ${showUntrusted(a.key, 64)}  expires ${iso(a.expires_at)}`,
+    `    balance change: ${lamportsAndSol(a.balance_change)}  (computed by the signer's simulation)`,
+    `    fee: ${lamportsAndSol(a.fee)}`,
+    `    compute units: ${a.compute_units ?? 'unknown'}`,
+    `    requested by: ${showUntrusted(a.requested_by, 80)}`,
+    `    summary (from the builder, not verified): ${showUntrusted(a.summary)}`,
+  ].join('\n');
+}
+
+export function renderHalt(halt: HaltRecord | null): string {
+  return halt ? `yes, by ${showUntrusted(halt.by, 80)} at ${iso(halt.ts)}: ${showUntrusted(halt.reason)}` : 'no';
+}
+
+export interface KeyShowView {
+  key: KeyConfig;
+  keyFile: string;
+  balance: { lamports: number } | { error: string };
+  halt: HaltRecord | null;
+}
+
+export function renderKeyShow(v: KeyShowView): string {
+  return [
+    `name: ${v.key.name}`,
+    `pubkey: ${v.key.pubkey}`,
+    `class: ${v.key.class}`,
+    `approval: ${v.key.approval}`,
+    `profile: ${v.key.profile ?? '-'}`,
+    `key file: ${v.keyFile}`,
+    `balance: ${'lamports' in v.balance ? lamportsAndSol(v.balance.lamports) : `unavailable: ${v.balance.error}`}`,
+    `halted: ${renderHalt(v.halt)}`,
+  ].join('\n');
+}
+
+/** The `--json` form of key show: the same facts, with numbers as numbers. */
+export function keyShowJson(v: KeyShowView): Record<string, unknown> {
+  return {
+    name: v.key.name,
+    pubkey: v.key.pubkey,
+    class: v.key.class,
+    approval: v.key.approval,
+    profile: v.key.profile,
+    key_file: v.keyFile,
+    balance_lamports: 'lamports' in v.balance ? v.balance.lamports : null,
+    balance_error: 'error' in v.balance ? v.balance.error : null,
+    halted: v.halt,
+  };
+}
+
+export function renderKeyList(keys: readonly KeyConfig[], halts: readonly HaltRecord[]): string {
+  const rows = keys.map((k) => {
+    const halted = halts.some((h) => h.key === k.name) ? 'halted' : '-';
+    return [k.name, k.class, k.approval, k.pubkey, halted];
+  });
+  const header = ['NAME', 'CLASS', 'APPROVAL', 'PUBKEY', 'HALTED'];
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  return [header, ...rows]
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+/** One audit entry on one line: when, what, which key, the outcome and amounts, then the (escaped) summary. */
+export function renderAuditEntry(e: AuditEntry): string {
+  const amount = e.balance_change === null ? '' : `  ${lamportsAndSol(e.balance_change)}`;
+  const signature = e.signature === null ? '' : `  ${e.signature}`;
+  const detail = e.detail === null ? '' : `  detail: ${showUntrusted(e.detail, 200)}`;
+  const intent = e.intent === null ? '' : `  intent: ${showUntrusted(e.intent, 200)}`;
+  return (
+    `${iso(e.ts)}  ${e.command}  key ${showUntrusted(e.key, 64)}  ${showUntrusted(e.outcome, 32)}${amount}${signature}` +
+    `  summary: ${showUntrusted(e.summary, 200)}${intent}${detail}`
+  );
+}

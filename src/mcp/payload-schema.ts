@@ -1,0 +1,73 @@
+/**
+ * The JSON Schema (2020-12) of payload v1 as src/signer/payload.ts parses it, so an agent can see the shape in
+ * tools/list instead of a bare object. Fields the parser ignores are allowed (a builder may add its own); the
+ * parser, not this schema, is the authority, and a payload it cannot read is an error, never a refusal. When a
+ * second version exists, the tool's `payload` becomes a `oneOf` of one schema per version.
+ */
+type Json = Record<string, unknown>;
+
+/** A base58-encoded 32-byte public key (32 to 44 characters of the Bitcoin alphabet). */
+const ADDRESS: Json = { type: 'string', pattern: '^[1-9A-HJ-NP-Za-km-z]{32,44}$' };
+
+const ACCOUNT_META: Json = {
+  type: 'object',
+  properties: {
+    pubkey: { ...ADDRESS, description: 'The account.' },
+    is_signer: { type: 'boolean', description: 'Whether the account signs the transaction.' },
+    is_writable: { type: 'boolean', description: 'Whether the instruction may write the account.' },
+  },
+  required: ['pubkey', 'is_signer', 'is_writable'],
+};
+
+const INSTRUCTION: Json = {
+  type: 'object',
+  properties: {
+    program_id: { ...ADDRESS, description: 'The program the instruction calls.' },
+    accounts: { type: 'array', items: ACCOUNT_META, description: 'Accounts in the order the program expects.' },
+    data: {
+      type: 'array',
+      items: { type: 'integer', minimum: 0, maximum: 255 },
+      description: 'The instruction data, one integer per byte.',
+    },
+  },
+  required: ['program_id', 'accounts', 'data'],
+};
+
+export const PAYLOAD_V1_SCHEMA: Json = {
+  type: 'object',
+  title: 'Payload v1',
+  description:
+    'Instructions the signer compiles into a transaction itself (with a fresh blockhash), plus what the builder says ' +
+    'it does. Pass the object a transaction builder returned unchanged. Format: signer://docs/payload.',
+  properties: {
+    version: { const: 1, description: 'Payload format version.' },
+    summary: {
+      type: ['string', 'null'],
+      description: 'What the transaction does, in the words of whoever built it. Shown to operators as unverified.',
+    },
+    warnings: {
+      type: ['array', 'null'],
+      items: { type: 'string' },
+      description: "The builder's warnings, recorded with the request.",
+    },
+    transaction: {
+      type: 'object',
+      properties: {
+        fee_payer: {
+          ...ADDRESS,
+          description: 'Pays the fee; must be the pubkey of a configured key this token may use.',
+        },
+        instructions: { type: 'array', minItems: 1, items: INSTRUCTION },
+      },
+      required: ['fee_payer', 'instructions'],
+    },
+    partial_signers: {
+      type: ['array', 'null'],
+      items: { type: 'string', contentEncoding: 'base64', minLength: 88, maxLength: 88 },
+      description:
+        'Secret keypairs (64 bytes, base64) of accounts the transaction creates and that must sign it. Never logged, ' +
+        'hashed or shown.',
+    },
+  },
+  required: ['version', 'transaction'],
+};
