@@ -1,7 +1,7 @@
 /**
  * (b) The official MCP TypeScript SDK v2's stateless handler (createMcpHandler), mounted with
  * @modelcontextprotocol/node's toNodeHandler on @modelcontextprotocol/express's app, serving the same four tool
- * definitions behind the same kind of bearer check (sha256 compared in constant time), as research/anchor-perf.md.
+ * definitions behind the same kind of bearer check (sha256 compared in constant time).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
@@ -14,14 +14,14 @@ const tokenSha256 = Buffer.from(process.env.TOKEN_SHA256 ?? '', 'hex');
 const payload = z.record(z.string(), z.unknown());
 
 function buildServer(): McpServer {
-  const server = new McpServer({ name: 'sdk-anchor', version: '0.0.0' });
+  const server = new McpServer({ name: 'sdk-handler', version: '0.0.0' });
   server.registerTool(
     'check',
     {
       description: 'Run every check and a simulation on a payload. Never signs.',
       inputSchema: z.object({ payload, key: z.string().optional() }),
     },
-    async () => ({ content: [{ type: 'text', text: '{"outcome":"ok"}' }] }),
+    () => Promise.resolve({ content: [{ type: 'text', text: '{"outcome":"ok"}' }] }),
   );
   server.registerTool(
     'sign',
@@ -29,12 +29,13 @@ function buildServer(): McpServer {
       description: 'Check, simulate, sign, send and confirm a payload.',
       inputSchema: z.object({ payload, key: z.string().optional(), intent: z.string().optional() }),
     },
-    async () => ({ content: [{ type: 'text', text: '{"outcome":"confirmed"}' }] }),
+    () => Promise.resolve({ content: [{ type: 'text', text: '{"outcome":"confirmed"}' }] }),
   );
   server.registerTool(
     'key_show',
     { description: 'Show a key this token may use.', inputSchema: z.object({ key: z.string().optional() }) },
-    async ({ key }) => ({ content: [{ type: 'text', text: JSON.stringify({ keys: [{ name: key ?? 'demo' }] }) }] }),
+    ({ key }) =>
+      Promise.resolve({ content: [{ type: 'text', text: JSON.stringify({ keys: [{ name: key ?? 'demo' }] }) }] }),
   );
   server.registerTool(
     'halt',
@@ -42,7 +43,7 @@ function buildServer(): McpServer {
       description: 'Stop all signing with a key now.',
       inputSchema: z.object({ key: z.string().optional(), reason: z.string() }),
     },
-    async () => ({ content: [{ type: 'text', text: '{"halted":[]}' }] }),
+    () => Promise.resolve({ content: [{ type: 'text', text: '{"halted":[]}' }] }),
   );
   return server;
 }
