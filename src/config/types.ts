@@ -95,7 +95,7 @@ export const DEFAULT_SOCKET_LIMITS = {
   body_timeout_ms: 10_000,
   headers_timeout_ms: 10_000,
   keep_alive_timeout_ms: 5_000,
-  max_connections: 256,
+  max_connections: 1024,
 } satisfies Partial<ServeConfig>;
 
 export const DEFAULT_TIMINGS: Timings = {
