@@ -66,8 +66,8 @@ describe('slow bodies and silent connections', () => {
   });
 
   afterAll(async () => {
-    await svc?.close();
-    await w?.close();
+    await svc.close();
+    await w.close();
   });
 
   async function answer(spec: { body: unknown; headers: Record<string, string> }) {
