@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { localCluster } from '../src/config/clusters';
-import { DEFAULT_TIMINGS, type KeyConfig, type SignerConfig } from '../src/config/types';
+import { DEFAULT_SOCKET_LIMITS, DEFAULT_TIMINGS, type KeyConfig, type SignerConfig } from '../src/config/types';
 import { createKeyFile } from '../src/keys/keyfile';
 import { openEngine } from '../src/signer';
 import type { SignerEngine } from '../src/signer/types';
@@ -92,6 +92,7 @@ export const BENCH_SERVE: SignerConfig['serve'] = {
   max_in_flight: 32,
   rate_limit_per_minute: 1,
   body_limit_bytes: 1,
+  ...DEFAULT_SOCKET_LIMITS,
   drain_ms: 0,
   param_headers: true,
   metrics: null,

@@ -1,9 +1,13 @@
 /**
- * The MCP service under load on loopback (issue: the MCP service), in one run beside
- * (a) a bare node:http server answering our tools/list bytes — the ceiling — and
- * (b) the official SDK's stateless handler serving the same four tools behind the same bearer check.
- * autocannon, 32 connections, 1 s unmeasured warm-up then the measured window, each server its own process,
- * BENCH_ROUNDS rounds (default 3) reported as medians.
+ * The HTTP layer under load on loopback, side by side in one run (docs/performance.md, "HTTP"):
+ *   ours        the service's tools/list (the whole card stack, configured: docs/running.md)
+ *   card stack  a naive app of the card's libraries with defaults (servers/card-stack.ts), same reply bytes
+ *   express     bare Express 5, one route, same bytes
+ *   node:http   bare node:http, same bytes
+ *   SDK         the official MCP SDK v2 stateless handler, the same four tools behind a bearer check
+ * Each server is its own process. autocannon with 32 connections (1 s unmeasured warm-up, then the measured
+ * window), BENCH_ROUNDS rounds (default 3) alternating the targets, medians; CPU µs per request from /proc over each
+ * measured window; p99 at 32 connections and at 1; RSS after load; process start to first answer.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -13,19 +17,34 @@ import { processCpuSeconds, type BenchLine } from './stats';
 import { measureRelayStartup } from './relay';
 
 const CONNECTIONS = 32;
+const ONE_CONNECTION_SECONDS = 3;
 const SERVE = path.resolve(__dirname, '../src/cli/serve.js');
-const BARE = path.resolve(__dirname, 'servers/bare.js');
-const SDK = path.resolve(__dirname, 'servers/sdk-handler.js');
+const SERVERS = path.resolve(__dirname, 'servers');
+
+type Target = 'ours' | 'cardStack' | 'express' | 'node' | 'sdk';
+const TARGETS: { id: Target; label: string }[] = [
+  { id: 'ours', label: 'ours: the service, tools/list' },
+  { id: 'cardStack', label: 'naive card stack (defaults), same bytes' },
+  { id: 'express', label: 'bare Express 5, same bytes' },
+  { id: 'node', label: 'bare node:http, same bytes' },
+  { id: 'sdk', label: 'official SDK v2 stateless handler, tools/list' },
+];
+
+interface Request {
+  headers: Record<string, string>;
+  body: string;
+}
 
 interface Load {
   rps: number;
   p50: number;
   p99: number;
+  cpuUsPerRequest: number;
   non2xx: number;
   errors: number;
 }
 
-function requests(token: string) {
+function requests(token: string): Record<'list' | 'read' | 'keyShow', Request> {
   const base = {
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
@@ -59,180 +78,174 @@ function requests(token: string) {
 }
 
 async function load(
-  port: number,
-  req: { headers: Record<string, string>; body: string },
+  target: { port: number; pid: number },
+  req: Request,
   seconds: number,
+  connections: number,
   label: string,
 ): Promise<Load> {
-  process.stderr.write(`bench: http: ${label} for ${seconds} s…\n`);
+  process.stderr.write(`bench: http: ${label}, ${connections} connection(s), ${seconds} s…\n`);
   const opts = {
-    url: `http://127.0.0.1:${port}/mcp`,
+    url: `http://127.0.0.1:${target.port}/mcp`,
     method: 'POST' as const,
     headers: req.headers,
     body: req.body,
-    connections: CONNECTIONS,
+    connections,
   };
   await autocannon({ ...opts, duration: 1 });
+  const before = processCpuSeconds([target.pid]).get(target.pid) ?? NaN;
   const r = await autocannon({ ...opts, duration: seconds });
+  const after = processCpuSeconds([target.pid]).get(target.pid) ?? NaN;
   return {
     rps: r.requests.average,
     p50: r.latency.p50,
     p99: r.latency.p99,
+    cpuUsPerRequest: ((after - before) * 1e6) / Math.max(1, r.requests.total),
     non2xx: r.non2xx,
     errors: r.errors + r.timeouts,
   };
 }
 
-/**
- * CPU time per request of ours against the bare server, both loaded at the same moment (16 connections each):
- * throughput on this shared 2-core machine moves with whatever else the host runs, while two servers measured side
- * by side see the same machine, so this ratio is the steadier figure of what our stack costs.
- */
-async function cpuPerRequestSideBySide(
-  bare: { port: number; pid: number; req: { headers: Record<string, string>; body: string } },
-  ours: { port: number; pid: number; req: { headers: Record<string, string>; body: string } },
-  seconds: number,
-): Promise<number> {
-  const opts = (t: typeof bare) => ({
-    url: `http://127.0.0.1:${t.port}/mcp`,
-    method: 'POST' as const,
-    headers: t.req.headers,
-    body: t.req.body,
-    connections: CONNECTIONS / 2,
-  });
-  await Promise.all([autocannon({ ...opts(bare), duration: 1 }), autocannon({ ...opts(ours), duration: 1 })]);
-  const before = processCpuSeconds([bare.pid, ours.pid]);
-  const [b, o] = await Promise.all([
-    autocannon({ ...opts(bare), duration: seconds }),
-    autocannon({ ...opts(ours), duration: seconds }),
-  ]);
-  const after = processCpuSeconds([bare.pid, ours.pid]);
-  const perRequest = (pid: number, total: number) => (after.get(pid)! - before.get(pid)!) / total;
-  return perRequest(ours.pid, o.requests.total) / perRequest(bare.pid, b.requests.total);
-}
-
-const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)]!;
+const median = (xs: number[]): number => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)] ?? NaN;
 
 /** The round with the median throughput (its latencies with it). */
 function medianLoad(ls: Load[]): Load {
-  return [...ls].sort((x, y) => x.rps - y.rps)[Math.floor(ls.length / 2)]!;
+  const sorted = [...ls].sort((x, y) => x.rps - y.rps);
+  const m = sorted[Math.floor(sorted.length / 2)];
+  if (m === undefined) throw new Error('no rounds');
+  return m;
 }
 
-const line = (name: string, l: Load, extra: Partial<BenchLine> = {}): BenchLine => ({
-  name,
-  value: l.rps,
-  unit: 'req/s',
-  note: `p50 ${l.p50} ms, p99 ${l.p99} ms${l.non2xx || l.errors ? `, ${l.non2xx} non-2xx, ${l.errors} errors` : ''}`,
-  ...extra,
-});
+const clean = (ls: Load[]): boolean => ls.every((l) => l.non2xx === 0 && l.errors === 0);
+
+function note(l: Load, extra = ''): string {
+  const faults = l.non2xx || l.errors ? `, ${l.non2xx} non-2xx, ${l.errors} errors` : '';
+  return `${l.cpuUsPerRequest.toFixed(0)} µs CPU/req, p50 ${l.p50} ms, p99 ${l.p99} ms${faults}${extra}`;
+}
 
 export async function runHttpBench(seconds: number): Promise<BenchLine[]> {
   const lines: BenchLine[] = [];
   const ourPort = await freePort();
   const fixture = await makeFixture({ port: ourPort });
   const req = requests(fixture.token);
-  const started: Started[] = [];
+  const started = new Map<Target, Started & { port: number }>();
   try {
-    const ours = await startTimed([SERVE, '--config', fixture.configFile], {}, ourPort, req.list);
-    started.push(ours);
-    const bodyFile = path.join(fixture.dir, 'tools-list.json');
-    fs.writeFileSync(bodyFile, ours.firstBody);
-    const barePort = await freePort();
-    const bare = await startTimed([BARE], { PORT: String(barePort), BODY_FILE: bodyFile }, barePort, req.list);
-    started.push(bare);
-    const sdkPort = await freePort();
-    const sdk = await startTimed(
-      [SDK],
-      { PORT: String(sdkPort), TOKEN_SHA256: fixture.tokenSha256 },
-      sdkPort,
+    const service = await startTimed(
+      [SERVE, '--config', fixture.configFile],
+      { SIGNER_LOG_PRETTY: '0' },
+      ourPort,
       req.list,
     );
-    started.push(sdk);
-
-    // Rounds alternate the targets so a slow moment of the shared machine does not fall on one of them;
-    // each figure is the median over the rounds, each ratio the median of the rounds' own ratios.
-    const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? '3'));
-    const runs: Record<'a' | 'b' | 'bCall' | 'list' | 'read' | 'keyShow', Load[]> = {
-      a: [],
-      b: [],
-      bCall: [],
-      list: [],
-      read: [],
-      keyShow: [],
+    started.set('ours', { ...service, port: ourPort });
+    const bodyFile = path.join(fixture.dir, 'tools-list.json');
+    fs.writeFileSync(bodyFile, service.firstBody);
+    const others: [Target, string, NodeJS.ProcessEnv][] = [
+      ['cardStack', 'card-stack.js', { BODY_FILE: bodyFile, LOG_FILE: path.join(fixture.dir, 'card-stack.log') }],
+      ['express', 'bare-express.js', { BODY_FILE: bodyFile }],
+      ['node', 'bare.js', { BODY_FILE: bodyFile }],
+      ['sdk', 'sdk-handler.js', { TOKEN_SHA256: fixture.tokenSha256 }],
+    ];
+    for (const [id, file, env] of others) {
+      const port = await freePort();
+      const s = await startTimed([path.join(SERVERS, file)], { ...env, PORT: String(port) }, port, req.list);
+      started.set(id, { ...s, port });
+    }
+    const at = (id: Target): { port: number; pid: number } => {
+      const s = started.get(id);
+      if (s?.child.pid === undefined) throw new Error(`${id} is not running`);
+      return { port: s.port, pid: s.child.pid };
     };
+
+    // Rounds alternate the targets so a slow moment of the shared machine does not fall on one of them; each
+    // figure is the median over the rounds, each ratio the median of the rounds' own ratios.
+    const rounds = Math.max(1, Number(process.env.BENCH_ROUNDS ?? '3'));
+    const runs = new Map<Target, Load[]>(TARGETS.map((t) => [t.id, []]));
+    const oneConnection = new Map<Target, Load[]>(TARGETS.map((t) => [t.id, []]));
+    const oursRead: Load[] = [];
+    const oursKeyShow: Load[] = [];
     for (let r = 1; r <= rounds; r++) {
       const tag = `round ${r}/${rounds}`;
-      runs.a.push(await load(barePort, req.list, seconds, `${tag}: (a) bare tools/list`));
-      runs.list.push(await load(ourPort, req.list, seconds, `${tag}: ours tools/list`));
-      runs.read.push(await load(ourPort, req.read, seconds, `${tag}: ours resources/read`));
-      runs.keyShow.push(await load(ourPort, req.keyShow, seconds, `${tag}: ours key_show`));
-      runs.b.push(await load(sdkPort, req.list, seconds, `${tag}: (b) SDK tools/list`));
-      runs.bCall.push(await load(sdkPort, req.keyShow, seconds, `${tag}: (b) SDK key_show`));
+      for (const t of TARGETS)
+        runs.get(t.id)?.push(await load(at(t.id), req.list, seconds, CONNECTIONS, `${tag}: ${t.label}`));
+      for (const t of TARGETS)
+        oneConnection.get(t.id)?.push(await load(at(t.id), req.list, ONE_CONNECTION_SECONDS, 1, `${tag}: ${t.label}`));
+      oursRead.push(await load(at('ours'), req.read, seconds, CONNECTIONS, `${tag}: ours resources/read`));
+      oursKeyShow.push(await load(at('ours'), req.keyShow, seconds, CONNECTIONS, `${tag}: ours key_show`));
     }
-    const mem = rssMiB(ours.child.pid!);
+    const rss = Object.fromEntries(TARGETS.map((t) => [t.id, rssMiB(at(t.id).pid)])) as Record<
+      Target,
+      { rss: number; hwm: number }
+    >;
 
-    const sideBySide: { name: string; ratio: number }[] = [];
-    for (const [name, r] of [
-      ['tools/list', req.list],
-      ['resources/read', req.read],
-      ['key_show', req.keyShow],
-    ] as const) {
-      process.stderr.write(`bench: http: ${name} beside the bare server, CPU per request…\n`);
-      const ratio = await cpuPerRequestSideBySide(
-        { port: barePort, pid: bare.child.pid!, req: req.list },
-        { port: ourPort, pid: ours.child.pid!, req: r },
-        seconds,
-      );
-      sideBySide.push({ name, ratio });
+    const get = (m: Map<Target, Load[]>, id: Target): Load[] => m.get(id) ?? [];
+    const ratio = (a: Target, b: Target): number =>
+      median(get(runs, a).map((x, i) => x.rps / (get(runs, b)[i]?.rps ?? NaN)));
+    for (const t of TARGETS) {
+      const l = medianLoad(get(runs, t.id));
+      const one = medianLoad(get(oneConnection, t.id));
+      lines.push({
+        name: t.label,
+        value: l.rps,
+        unit: 'req/s',
+        note: note(
+          l,
+          `; ${ratio(t.id, 'node').toFixed(2)}x node:http; 1 conn p99 ${one.p99} ms; RSS ${rss[t.id].rss.toFixed(0)} MiB; start ${(started.get(t.id)?.startupMs ?? NaN).toFixed(0)} ms`,
+        ),
+      });
     }
-    const a = medianLoad(runs.a);
-    const b = medianLoad(runs.b);
 
-    const clean = (ls: Load[]) => ls.every((l) => l.non2xx === 0 && l.errors === 0);
-    lines.push(line(`(a) bare node:http, fixed tools/list bytes (ceiling), median of ${rounds}`, a));
-    lines.push(
-      line('(b) official SDK stateless handler, tools/list', b, {
-        note: `${line('', b).note}; ${median(runs.b.map((x, i) => x.rps / runs.a[i]!.rps)).toFixed(3)}x ceiling`,
-      }),
-    );
-    lines.push(line('(b) official SDK stateless handler, tools/call key_show', medianLoad(runs.bCall)));
+    const ours = medianLoad(get(runs, 'ours'));
+    const card = medianLoad(get(runs, 'cardStack'));
+    const vsCard = ratio('ours', 'cardStack');
+    const vsSdk = ratio('ours', 'sdk');
+    lines.push({
+      name: 'ours vs the naive card stack (throughput)',
+      value: vsCard,
+      unit: 'x',
+      target: '>= 1.0x',
+      ok: vsCard >= 1.0 && clean(get(runs, 'ours')),
+      note: `rounds: ${get(runs, 'ours')
+        .map((x, i) => (x.rps / (get(runs, 'cardStack')[i]?.rps ?? NaN)).toFixed(2))
+        .join(', ')}`,
+    });
+    lines.push({
+      name: 'ours vs the official SDK handler (throughput)',
+      value: vsSdk,
+      unit: 'x',
+      target: '>= 3x',
+      ok: vsSdk >= 3,
+    });
+    lines.push({
+      name: 'ours: p99 at 32 connections vs the card stack',
+      value: ours.p99,
+      unit: 'ms',
+      target: `<= card stack's (${card.p99} ms)`,
+      ok: ours.p99 <= card.p99,
+    });
+    const oneP99 = medianLoad(get(oneConnection, 'ours')).p99;
+    lines.push({ name: 'ours: p99 at 1 connection', value: oneP99, unit: 'ms', target: '<= 3 ms', ok: oneP99 <= 3 });
     for (const [name, ls] of [
-      ['tools/list', runs.list],
-      ['resources/read', runs.read],
-      ['tools/call key_show (ledger + RPC)', runs.keyShow],
+      ['ours: resources/read', oursRead],
+      ['ours: tools/call key_show (ledger + RPC)', oursKeyShow],
     ] as const) {
       const l = medianLoad(ls);
-      const ratio = median(ls.map((x, i) => x.rps / runs.a[i]!.rps));
-      const vsSdk = median(ls.map((x, i) => x.rps / runs.b[i]!.rps));
-      lines.push(
-        line(`ours, full middleware stack: ${name}`, l, {
-          target: '>= 0.5x ceiling, p99 <= 10 ms',
-          ok: ratio >= 0.5 && l.p99 <= 10 && clean(ls),
-          note: `${ratio.toFixed(2)}x ceiling (rounds: ${ls.map((x, i) => (x.rps / runs.a[i]!.rps).toFixed(2)).join(', ')}), ${vsSdk.toFixed(1)}x SDK; p50 ${l.p50} ms, p99 ${l.p99} ms${clean(ls) ? '' : ', some non-2xx or errors'}`,
-        }),
-      );
+      lines.push({ name, value: l.rps, unit: 'req/s', note: note(l) });
     }
     lines.push({
-      name: 'ours: CPU per request vs bare, loaded side by side (tools/list)',
-      value: sideBySide[0]!.ratio,
-      unit: 'x',
-      note: `${sideBySide.map((x) => `${x.name} ${x.ratio.toFixed(2)}x`).join(', ')}; 0.5x of the ceiling's throughput needs at most 2x`,
-    });
-    lines.push({
       name: 'ours: RSS after load (peak)',
-      value: mem.rss,
+      value: rss.ours.rss,
       unit: 'MiB',
       target: '<= 120 MB',
-      ok: mem.hwm * 1.048576 <= 120,
-      note: `peak ${mem.hwm.toFixed(1)} MiB`,
+      ok: rss.ours.hwm * 1.048576 <= 120,
+      note: `peak ${rss.ours.hwm.toFixed(1)} MiB`,
     });
+    const startupMs = started.get('ours')?.startupMs ?? NaN;
     lines.push({
       name: 'ours: process start to first answered request',
-      value: ours.startupMs,
+      value: startupMs,
       unit: 'ms',
       target: '<= 300',
-      ok: ours.startupMs <= 300,
-      note: `SDK handler ${sdk.startupMs.toFixed(0)} ms, bare ${bare.startupMs.toFixed(0)} ms`,
+      ok: startupMs <= 300,
     });
 
     process.stderr.write('bench: http: relay start-up…\n');
@@ -242,17 +255,17 @@ export async function runHttpBench(seconds: number): Promise<BenchLine[]> {
       runs: 15,
     });
     const sorted = [...relayRuns].sort((x, y) => x - y);
-    const relayMedian = sorted[Math.floor(sorted.length / 2)]!;
+    const relayMedian = median(sorted);
     lines.push({
       name: 'relay: process start to first reply (median of 15)',
       value: relayMedian,
       unit: 'ms',
       target: '<= 150',
       ok: relayMedian <= 150,
-      note: `min ${sorted[0]!.toFixed(0)}, max ${sorted[sorted.length - 1]!.toFixed(0)} ms`,
+      note: `min ${(sorted[0] ?? NaN).toFixed(0)}, max ${(sorted[sorted.length - 1] ?? NaN).toFixed(0)} ms`,
     });
   } finally {
-    for (const s of started) await s.stop();
+    for (const s of started.values()) await s.stop();
     await fixture.close();
   }
   return lines;

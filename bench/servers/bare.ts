@@ -1,4 +1,4 @@
-/** (a) The ceiling: bare node:http answering every POST with fixed bytes (our tools/list reply). */
+/** Bare node:http answering every POST with fixed bytes (the service's tools/list reply): the floor of any stack. */
 import fs from 'node:fs';
 import http from 'node:http';
 

@@ -14,7 +14,7 @@ const tokenSha256 = Buffer.from(process.env.TOKEN_SHA256 ?? '', 'hex');
 const payload = z.record(z.string(), z.unknown());
 
 function buildServer(): McpServer {
-  const server = new McpServer({ name: 'sdk-anchor', version: '0.0.0' });
+  const server = new McpServer({ name: 'sdk-handler', version: '0.0.0' });
   server.registerTool(
     'check',
     {

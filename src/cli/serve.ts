@@ -14,8 +14,10 @@ import { VERSION } from '../util/version';
 import { errorMessage } from '../util/errors';
 import { parseArgs, option } from './args';
 import { createApp } from '../http/app';
-import { createLogger, flushLogSync, flushPeriodically } from '../http/logging';
+import { createLogger, flushLog } from '../http/logging';
+import type { Metrics } from '../http/metrics';
 import { boundAddress, drain, listen } from '../http/server';
+import { createServiceState } from '../http/service-state';
 
 /** How long the fresh listener serves alone before the remaining modules load (see main). */
 const START_GRACE_MS = 25;
@@ -38,7 +40,9 @@ Environment:
   SIGNER_…             every scalar config key (see config/example.yaml)
 
 Endpoints: POST /mcp (bearer token), GET /health, GET /ready; Prometheus /metrics on serve.metrics.
-SIGTERM/SIGINT drain running signs for up to serve.drain_ms (220 s) before exiting.
+SIGTERM/SIGINT drain running signs for up to serve.drain_ms (220 s) before exiting; a second signal exits at
+once (a sign it cuts short is recorded in the ledger and resolved on the next start).
+Logs: JSON lines on stderr; SIGNER_LOG_PRETTY=1 (or a terminal) for readable ones, SIGNER_LOG_PRETTY=0 for JSON.
 `;
 
 const err = (line: string): void => {
@@ -55,6 +59,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   let runDemo: ((engine: SignerEngine, config: SignerConfig) => Promise<void>) | null = null;
   if (args.options.get('local') === true) {
     // Loaded only here: the embedded chain needs litesvm, which the production image does not have.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- litesvm is loaded for --local only
     const mod = require('./local-default') as typeof import('./local-default');
     const varDir = path.resolve(env.SIGNER_VAR_DIR ?? path.join(process.cwd(), 'var', 'local'));
     const prepared = await mod.prepareLocalDefault(varDir, env);
@@ -69,25 +74,27 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   }
 
   const logger = createLogger(config.log_level);
-  flushPeriodically(logger);
   let engine: SignerEngine | null = null;
-  // prom-client loads after the listener is up (it costs ~40 ms of start-up); until then nothing is counted.
-  const metricsRef: { current: import('../http/metrics').Metrics | null } = { current: null };
-  const rpcObserver = (m: string, ms: number, ok: boolean): void => metricsRef.current?.rpc(m, ms, ok);
+  // prom-client loads after the listener is up (it costs tens of milliseconds of start-up); until then nothing is
+  // counted.
+  let metrics: Metrics | null = null;
+  const rpcObserver = (m: string, ms: number, ok: boolean): void => metrics?.rpc(m, ms, ok);
+  const state = createServiceState();
 
   // Tool calls wait on `opening` from the first request on, including those that arrive before the engine starts
   // to open (below, after the listener's grace period).
   let startOpening!: (engine: Promise<SignerEngine>) => void;
   const opening = new Promise<SignerEngine>((resolve) => (startOpening = resolve));
-  const signerApp = createApp({
+  const app = createApp({
     config,
     version: VERSION,
     logger,
     engine: () => opening,
     engineIfOpen: () => engine,
-    metrics: config.serve.metrics ? metricsRef : null,
+    state,
+    metrics: () => metrics,
   });
-  const server = await listen(signerApp, config, config.serve.listen.host, config.serve.listen.port);
+  const server = await listen(app, config, config.serve.listen.host, config.serve.listen.port);
   const address = boundAddress(server);
   err(`sa-forge-signer ${VERSION} serving on ${address}`);
   err(`MCP endpoint: http://${address}/mcp`);
@@ -96,25 +103,29 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   await new Promise((r) => setTimeout(r, START_GRACE_MS));
   let metricsServer: http.Server | null = null;
   if (config.serve.metrics) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
     const { Metrics } = require('../http/metrics') as typeof import('../http/metrics');
-    const metrics = new Metrics({
+    const loaded = new Metrics({
       haltedKeys: async () =>
         engine
           ? (await engine.keyShow({ principal: { kind: 'operator' } })).filter((k) => k.halted !== null).length
           : 0,
-      inFlight: () => signerApp.state.inFlight,
+      inFlight: () => state.inFlight,
     });
-    metricsServer = await metrics.listen(config.serve.metrics.host, config.serve.metrics.port);
-    metricsRef.current = metrics;
+    metricsServer = await loaded.listen(config.serve.metrics.host, config.serve.metrics.port);
+    metrics = loaded;
     err(`metrics: http://${boundAddress(metricsServer)}/metrics`);
   }
   // The engine opens in the background, after the listener: tool calls wait for it, /ready says "starting".
   startOpening(
     (async () => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
       const { openEngine } = require('../signer') as typeof import('../signer');
-      const { RpcChainClient } = require('../chain/rpc-client') as typeof import('../chain/rpc-client');
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
+      const { chainClientFor } = require('../chain/for-cluster') as typeof import('../chain/for-cluster');
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
       const { timedChain } = require('../http/timed-chain') as typeof import('../http/timed-chain');
-      const rpc = new RpcChainClient(config.cluster.rpc_url, { timeoutMs: config.timings.rpc_timeout_ms });
+      const rpc = chainClientFor(config.cluster, config.timings);
       const chain = config.serve.metrics ? timedChain(rpc, rpcObserver) : rpc;
       const opened = await openEngine(config, { logger, chain, strictKeys: args.options.get('strict') === true });
       engine = opened;
@@ -137,14 +148,24 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     }
   }
 
+  // The first SIGTERM/SIGINT drains: no new requests, running signs may finish for serve.drain_ms. A second one
+  // (an operator pressing Ctrl-C again rather than wait out an approval window) exits at once: a sign it cuts
+  // short has its intent in the ledger already, and the next start resolves it.
   let stopping = false;
+  const exitNow = (signal: NodeJS.Signals): void => {
+    err(`signal ${signal} again: exiting now; running signs are resolved from the ledger on the next start`);
+    process.exit(130);
+  };
   const stop = async (signal: NodeJS.Signals): Promise<void> => {
-    if (stopping) return;
+    if (stopping) {
+      exitNow(signal);
+      return;
+    }
     stopping = true;
-    err(`signal ${signal}: no new requests; draining`);
+    err(`signal ${signal}: no new requests; draining (send it again to exit at once)`);
     const remaining = await drain({
       server,
-      state: signerApp.state,
+      state,
       engineInFlight: () => engine?.inFlight() ?? 0,
       drainMs: config.serve.drain_ms,
     });
@@ -152,7 +173,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       err(`stopping with ${remaining} request(s) still running; their callers must treat a sign as unknown`);
     metricsServer?.close();
     await Promise.allSettled([engine?.close(), local?.close()]);
-    flushLogSync(logger);
+    await flushLog(logger);
     err('stopped');
     process.exit(0);
   };

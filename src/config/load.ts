@@ -125,6 +125,10 @@ type TopLevel = {
     max_in_flight: number;
     rate_limit_per_minute: number;
     body_limit_bytes: number;
+    body_timeout_ms: number;
+    headers_timeout_ms: number;
+    keep_alive_timeout_ms: number;
+    max_connections: number;
     drain_ms: number;
     param_headers: boolean;
     metrics: string | null;
@@ -370,6 +374,10 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
       max_in_flight: top.serve.max_in_flight,
       rate_limit_per_minute: top.serve.rate_limit_per_minute,
       body_limit_bytes: top.serve.body_limit_bytes,
+      body_timeout_ms: top.serve.body_timeout_ms,
+      headers_timeout_ms: top.serve.headers_timeout_ms,
+      keep_alive_timeout_ms: top.serve.keep_alive_timeout_ms,
+      max_connections: top.serve.max_connections,
       drain_ms: top.serve.drain_ms,
       param_headers: top.serve.param_headers,
       metrics,

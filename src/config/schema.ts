@@ -4,7 +4,13 @@
  * their own schemas below, validated strictly per entry so an error names e.g. `keys.alice.class`.
  * `config/example.yaml` documents the same keys for people; a test keeps the two in step.
  */
-import { DEFAULT_TIMINGS, type ApprovalMode, type ClusterCommitment, type KeyClass } from './types';
+import {
+  DEFAULT_SOCKET_LIMITS,
+  DEFAULT_TIMINGS,
+  type ApprovalMode,
+  type ClusterCommitment,
+  type KeyClass,
+} from './types';
 
 export const topLevelSchema = {
   cluster: {
@@ -234,6 +240,30 @@ export const topLevelSchema = {
       format: 'positive-int',
       default: 1_048_576,
       env: 'SIGNER_BODY_LIMIT_BYTES',
+    },
+    body_timeout_ms: {
+      doc: 'A request body must arrive within this long of its headers; a slower one is answered 408 and its connection closed.',
+      format: 'positive-int',
+      default: DEFAULT_SOCKET_LIMITS.body_timeout_ms,
+      env: 'SIGNER_BODY_TIMEOUT_MS',
+    },
+    headers_timeout_ms: {
+      doc: 'A connection must send complete request headers within this long (also on a new connection that sends nothing); else 408 and closed.',
+      format: 'positive-int',
+      default: DEFAULT_SOCKET_LIMITS.headers_timeout_ms,
+      env: 'SIGNER_HEADERS_TIMEOUT_MS',
+    },
+    keep_alive_timeout_ms: {
+      doc: "An idle kept-alive connection is closed after this long. Behind a load balancer, set it above the balancer's idle timeout.",
+      format: 'positive-int',
+      default: DEFAULT_SOCKET_LIMITS.keep_alive_timeout_ms,
+      env: 'SIGNER_KEEP_ALIVE_TIMEOUT_MS',
+    },
+    max_connections: {
+      doc: 'Open connections at most; more are refused at accept.',
+      format: 'positive-int',
+      default: DEFAULT_SOCKET_LIMITS.max_connections,
+      env: 'SIGNER_MAX_CONNECTIONS',
     },
     drain_ms: {
       doc: 'On SIGTERM/SIGINT, how long running requests (signs) may finish: 150 s confirmation + 4 × 15 s RPC + 10 s. Give the container at least 10 s more.',

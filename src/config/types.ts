@@ -80,6 +80,10 @@ export interface ServeConfig {
   max_in_flight: number; // 503 beyond
   rate_limit_per_minute: number; // per token, 429 beyond
   body_limit_bytes: number; // 1 MiB
+  body_timeout_ms: number; // a body must arrive this soon after its headers (408)
+  headers_timeout_ms: number; // headers must arrive this soon on any connection (408)
+  keep_alive_timeout_ms: number; // an idle kept-alive connection is closed
+  max_connections: number; // open connections; more are refused
   drain_ms: number; // 220000
   /** SEP-2243 `x-mcp-header` annotation on the `key` argument; off for clients that cannot send custom headers. */
   param_headers: boolean;
@@ -100,6 +104,14 @@ export interface SignerConfig {
   localnet: { enabled: boolean; fund: { address: string; lamports: number }[] } | null;
   log_level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
+
+/** The socket limits of `serve` by default (config/example.yaml explains each). */
+export const DEFAULT_SOCKET_LIMITS = {
+  body_timeout_ms: 10_000,
+  headers_timeout_ms: 10_000,
+  keep_alive_timeout_ms: 5_000,
+  max_connections: 1024,
+} satisfies Partial<ServeConfig>;
 
 export const DEFAULT_TIMINGS: Timings = {
   rpc_timeout_ms: 15_000,

@@ -12,9 +12,9 @@ export interface AllowList {
   exact: Set<string>; // `host:port`
 }
 
-/** `host`, `host:port`, `[v6]`, `[v6]:port`; anything after `/` is dropped (domain.md §7.1). */
+/** `host`, `host:port`, `[v6]`, `[v6]:port`; anything after `/` is dropped (a Host never carries a path). */
 export function parseAuthority(text: string): Authority | null {
-  const s = text.split('/')[0]!.trim().toLowerCase();
+  const s = (text.split('/')[0] ?? '').trim().toLowerCase();
   if (s === '') return null;
   if (s.startsWith('[')) {
     const end = s.indexOf(']');
@@ -49,7 +49,8 @@ export function isAllowed(list: AllowList, a: Authority): boolean {
 /** The authority of an Origin (`scheme://host[:port]`); `null` and anything else is not a valid origin. */
 export function originAuthority(origin: string): Authority | null {
   const m = /^[a-z][a-z0-9+.-]*:\/\/([^/?#@]+)$/i.exec(origin.trim());
-  return m ? parseAuthority(m[1]!) : null;
+  const authority = m?.[1];
+  return authority === undefined ? null : parseAuthority(authority);
 }
 
 /**
@@ -58,17 +59,13 @@ export function originAuthority(origin: string): Authority | null {
  * component (a proxy, a logger) reads the other one; RFC 9112 §3.2 makes such a request invalid.
  */
 export function repeatedGuardHeader(rawHeaders: readonly string[]): 'Host' | 'Origin' | null {
-  let hosts = 0;
-  let origins = 0;
-  for (let i = 0; i < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!;
-    if (name.length === 4 && name.toLowerCase() === 'host' && ++hosts > 1) return 'Host';
-    if (name.length === 6 && name.toLowerCase() === 'origin' && ++origins > 1) return 'Origin';
-  }
+  const names = rawHeaders.filter((_, i) => i % 2 === 0).map((name) => name.toLowerCase());
+  if (names.filter((name) => name === 'host').length > 1) return 'Host';
+  if (names.filter((name) => name === 'origin').length > 1) return 'Origin';
   return null;
 }
 
-export type HostOriginVerdict = { ok: true; hostAllowed: boolean } | { ok: false; error: string };
+export type HostOriginVerdict = { ok: true } | { ok: false; error: string };
 
 /**
  * Host and Origin against the allow-list. A probe (`/health`, `/ready`) may name any Host, as Kubernetes
@@ -95,5 +92,5 @@ export function checkHostOrigin(
       return { ok: false, error: `origin ${JSON.stringify(origin)} is not allowed` };
     if (probe && !hostAllowed) return { ok: false, error: `host ${JSON.stringify(host ?? '')} is not allowed` };
   }
-  return { ok: true, hostAllowed };
+  return { ok: true };
 }

@@ -1,10 +1,11 @@
 /**
- * Prometheus metrics (prom-client), served on their own listener. Hot-path updates go through cached label
- * children, so a request costs a map lookup and an add.
+ * Prometheus metrics (prom-client), served on their own listener (docs/running.md says why it is not on the
+ * service's port).
  */
 import http from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { McpObserver } from '../mcp/service';
+import { errorMessage } from '../util/errors';
 
 const KNOWN_METHODS = new Set([
   'server/discover',
@@ -18,35 +19,19 @@ const KNOWN_METHODS = new Set([
 
 export class Metrics implements McpObserver {
   readonly registry = new Registry();
+  private readonly requests: Counter<'method' | 'status'>;
   private readonly toolResults: Counter<'tool' | 'outcome'>;
   private readonly failedChecks: Counter<'check'>;
   private readonly toolDuration: Histogram<'tool'>;
   private readonly rpcDuration: Histogram<'method' | 'ok'>;
-  /** Requests counted in plain numbers by method, then status; handed to prom-client when /metrics is scraped. */
-  private readonly requestCounts = new Map<string, Map<number, { n: number; reported: number }>>();
-  private readonly toolChildren = new Map<
-    string,
-    { result: { inc(): void }; duration: { observe(v: number): void } }
-  >();
 
   constructor(opts: { haltedKeys?: () => Promise<number>; inFlight?: () => number; defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
-    // Counted per request in plain numbers (prom-client's inc per request showed in the profile) and added to the
-    // counter at scrape time.
-    const requestCounts = this.requestCounts;
-    new Counter({
+    this.requests = new Counter({
       name: 'signer_http_requests_total',
       help: 'HTTP requests by MCP method (or route) and status',
       labelNames: ['method', 'status'],
       registers,
-      collect() {
-        for (const [method, byStatus] of requestCounts) {
-          for (const [status, c] of byStatus) {
-            if (c.n > c.reported) this.inc({ method, status: String(status) }, c.n - c.reported);
-            c.reported = c.n;
-          }
-        }
-      },
     });
     this.toolResults = new Counter({
       name: 'signer_tool_results_total',
@@ -74,7 +59,7 @@ export class Metrics implements McpObserver {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15],
       registers,
     });
-    // Read at scrape time rather than counted per request: two gauge updates per request were measurable.
+    // Read at scrape time: the app's own count is the truth.
     const inFlight = opts.inFlight;
     new Gauge({
       name: 'signer_http_in_flight',
@@ -98,27 +83,13 @@ export class Metrics implements McpObserver {
 
   request(method: string | null, status: number): void {
     const m = method === null ? 'none' : KNOWN_METHODS.has(method) || method.startsWith('/') ? method : 'other';
-    let byStatus = this.requestCounts.get(m);
-    if (!byStatus) {
-      byStatus = new Map();
-      this.requestCounts.set(m, byStatus);
-    }
-    const c = byStatus.get(status);
-    if (c) c.n++;
-    else byStatus.set(status, { n: 1, reported: 0 });
+    this.requests.inc({ method: m, status: String(status) });
   }
 
   toolResult(tool: string, outcome: string, failedCheck: string | null, durationMs: number): void {
-    const k = `${tool} ${outcome}`;
-    let child = this.toolChildren.get(k);
-    if (!child) {
-      child = { result: this.toolResults.labels(tool, outcome), duration: this.toolDuration.labels(tool) };
-      this.toolChildren.set(k, child);
-    }
-    child.result.inc();
-    if (failedCheck !== null) this.failedChecks.labels(failedCheck).inc();
-    // key_show answers from a one-second cache: its duration says nothing an operator acts on.
-    if (outcome !== 'invalid_arguments' && tool !== 'key_show') child.duration.observe(durationMs / 1000);
+    this.toolResults.inc({ tool, outcome });
+    if (failedCheck !== null) this.failedChecks.inc({ check: failedCheck });
+    if (outcome !== 'invalid_arguments') this.toolDuration.observe({ tool }, durationMs / 1000);
   }
 
   /** Hook for the chain client: one observation per JSON-RPC call. */
@@ -126,18 +97,22 @@ export class Metrics implements McpObserver {
     this.rpcDuration.labels(method, ok ? 'true' : 'false').observe(durationMs / 1000);
   }
 
-  /** The /metrics listener; resolves once listening. */
+  /**
+   * The /metrics listener; resolves once listening. A scraper needs no keep-alive and sends no body, so the
+   * listener holds few sockets and drops slow ones quickly.
+   */
   listen(host: string, port: number): Promise<http.Server> {
-    const server = http.createServer((req, res) => {
+    const server = http.createServer({ headersTimeout: 5000, requestTimeout: 10_000 }, (req, res) => {
       if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
         res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
         return;
       }
       this.registry.metrics().then(
         (text) => res.writeHead(200, { 'Content-Type': this.registry.contentType }).end(text),
-        (e: unknown) => res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`${(e as Error).message}\n`),
+        (e: unknown) => res.writeHead(500, { 'Content-Type': 'text/plain' }).end(`${errorMessage(e)}\n`),
       );
     });
+    server.maxConnections = 16;
     return new Promise((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, host, () => resolve(server));

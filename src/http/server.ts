@@ -1,38 +1,52 @@
 /**
- * The listener and the drain. A sign may run for minutes (an operator's approval, then up to 150 s of
- * confirmation), so the request timeout is sized from the config's timings rather than Node's 5-minute default;
- * headers still have to arrive promptly. On SIGTERM the server stops taking requests and waits for running ones.
+ * The listener and the drain. Socket limits come from `serve.*` (docs/running.md, "Sockets"): request headers must
+ * arrive within `headers_timeout_ms` — which also closes a connection that never sends a request — and a whole
+ * request within headers + body timeout; Node checks both every second. An idle kept-alive connection closes after
+ * `keep_alive_timeout_ms`, and at most `max_connections` are open. Once a request has arrived, nothing times out
+ * its answer: a sign may wait minutes for an operator and the chain. On SIGTERM the server stops taking requests
+ * and waits for running ones.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { SignerConfig } from '../config/types';
-import type { AppState, SignerApp } from './app';
+import type { ServiceState } from './service-state';
 
-export interface ServerTimeouts {
-  requestTimeout: number;
+export interface SocketLimits {
   headersTimeout: number;
+  requestTimeout: number;
   keepAliveTimeout: number;
+  maxConnections: number;
 }
 
-/** Long enough for the slowest sign the config allows, and never below 10 minutes. */
-export function serverTimeouts(config: SignerConfig): ServerTimeouts {
-  const t = config.timings;
-  const slowestSign = t.approval_timeout_ms + t.confirm_deadline_ms + 6 * t.rpc_timeout_ms + 60_000;
-  return { requestTimeout: Math.max(600_000, slowestSign), headersTimeout: 66_000, keepAliveTimeout: 65_000 };
+export function socketLimits(serve: SignerConfig['serve']): SocketLimits {
+  return {
+    headersTimeout: serve.headers_timeout_ms,
+    // A backstop for any request whose body no middleware reads (a 401's body is discarded by Node): the body
+    // deadline answers /mcp itself, with a JSON error, a moment earlier.
+    requestTimeout: serve.headers_timeout_ms + serve.body_timeout_ms + 1000,
+    keepAliveTimeout: serve.keep_alive_timeout_ms,
+    maxConnections: serve.max_connections,
+  };
 }
 
 export async function listen(
-  signerApp: SignerApp,
+  app: http.RequestListener,
   config: SignerConfig,
   host: string,
   port: number,
 ): Promise<http.Server> {
-  const t = serverTimeouts(config);
+  const limits = socketLimits(config.serve);
   const server = http.createServer(
-    { requestTimeout: t.requestTimeout, headersTimeout: t.headersTimeout, keepAliveTimeout: t.keepAliveTimeout },
-    signerApp.handler,
+    {
+      headersTimeout: limits.headersTimeout,
+      requestTimeout: limits.requestTimeout,
+      keepAliveTimeout: limits.keepAliveTimeout,
+      connectionsCheckingInterval: 1000,
+    },
+    app,
   );
-  server.timeout = 0; // no socket inactivity timeout while a sign waits on the chain
+  server.maxConnections = limits.maxConnections;
+  server.timeout = 0; // no inactivity timeout on a socket whose request is being answered (a sign may wait)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => {
@@ -50,7 +64,7 @@ export function boundAddress(server: http.Server): string {
 
 export interface DrainOptions {
   server: http.Server;
-  state: AppState;
+  state: ServiceState;
   /** Signs the engine is running (they may outlive their HTTP request when a client disconnects). */
   engineInFlight?: () => number;
   drainMs: number;

@@ -1,12 +1,14 @@
 /**
- * The MCP endpoint, free of HTTP framework: bytes and headers in, status and bytes out. It runs the checks in the
- * seed's order — one JSON message → `initialize` → `_meta` → headers against the body → version — then the method
- * table. Every static answer (discover, the lists, each resource) is serialised once at construction.
+ * The MCP endpoint, free of HTTP framework: a parsed body and the headers in, a status and JSON text out. It runs
+ * the checks in the transport's order — one JSON message → `initialize` → `_meta` → headers against the body →
+ * version — then the method table. Every static answer (discover, the lists, each resource) is serialised once at
+ * construction: they never change while the process runs.
  */
-import type { SignerEngine, Principal, KeyView } from '../signer/types';
+import type { SignerEngine, Principal } from '../signer/types';
 import { isSuccessOutcome, type Report } from '../signer/report';
 import { isSignerError, errorMessage } from '../util/errors';
-import { errorReply, parseMessage, resultReply, resultRest, type ReplyBody, type RequestId } from './envelope';
+import { isRecord } from '../util/is-record';
+import { errorReply, readMessage, resultReply, type RequestId } from './envelope';
 import {
   checkParamHeaders,
   checkStandardHeaders,
@@ -33,22 +35,33 @@ import { compileArgsValidator, type ArgsValidator } from './args';
 import { RESOURCES, INSTRUCTIONS } from './resources';
 
 export interface McpRequest {
-  body: Buffer;
+  /** The body as parsed JSON (the HTTP layer parsed it, and answered a body that is not JSON itself). */
+  message: unknown;
   rawHeaders: readonly string[];
   principal: Principal;
   /** Made on demand (only tools need one): aborted when the client goes away. */
   signal?: () => AbortSignal;
 }
 
+/** What a tool call did, for the access log: never an argument an agent wrote beyond the key's name. */
+export interface ToolSummary {
+  tool: string;
+  key: string | null;
+  outcome: string;
+  signature: string | null;
+}
+
 /** body null: 202 Accepted with no body. */
 export interface McpReply {
   status: number;
-  body: ReplyBody | null;
+  /** The JSON-RPC reply as JSON text. */
+  body: string | null;
   /** For logs and metrics: the JSON-RPC method when readable, and the error code if any. */
   method: string | null;
   errorCode?: number;
   /** A successful read that changes nothing (discover, the lists, a resource, key_show): logged at debug. */
   read?: boolean;
+  tool?: ToolSummary;
 }
 
 export interface McpObserver {
@@ -60,13 +73,9 @@ export interface McpServiceOptions {
   paramHeaders: boolean;
   /** Resolves once the engine is open; tools wait for it, everything else answers without it. */
   engine: () => Promise<SignerEngine>;
-  /** The engine if it is open already (key_show answers from its cache without waiting). */
-  engineIfOpen?: () => SignerEngine | null;
   log?: { error(obj: object, msg?: string): void };
   observer?: McpObserver;
 }
-
-type Params = Record<string, unknown>;
 
 interface PreparedTool {
   def: ToolDef;
@@ -77,11 +86,11 @@ interface PreparedTool {
 export class McpService {
   private readonly tools = new Map<string, PreparedTool>();
   private readonly meta: object;
-  private readonly discoverRest: Buffer;
-  private readonly toolsListRest: Buffer;
-  private readonly resourcesListRest: Buffer;
-  private readonly templatesListRest: Buffer;
-  private readonly readRest = new Map<string, Buffer>();
+  private readonly discoverResult: string;
+  private readonly toolsListResult: string;
+  private readonly resourcesListResult: string;
+  private readonly templatesListResult: string;
+  private readonly readResult = new Map<string, string>();
   private readonly initializeMessage = `Unsupported protocol version: this server speaks only MCP ${PROTOCOL_VERSION}, which has no initialize handshake; send server/discover or any request with params._meta`;
 
   constructor(private readonly opts: McpServiceOptions) {
@@ -95,23 +104,21 @@ export class McpService {
         annotations: collectParamAnnotations(def.name, def.inputSchema),
       });
     }
-    const cacheable = (result: object): Buffer =>
-      resultRest(
-        JSON.stringify({
-          resultType: 'complete',
-          ...result,
-          ttlMs: CACHE_TTL_MS,
-          cacheScope: CACHE_SCOPE,
-          _meta: this.meta,
-        }),
-      );
-    this.discoverRest = cacheable({
+    const cacheable = (result: object): string =>
+      JSON.stringify({
+        resultType: 'complete',
+        ...result,
+        ttlMs: CACHE_TTL_MS,
+        cacheScope: CACHE_SCOPE,
+        _meta: this.meta,
+      });
+    this.discoverResult = cacheable({
       supportedVersions: SUPPORTED_VERSIONS,
       capabilities: { tools: {}, resources: {} },
       instructions: INSTRUCTIONS,
     });
-    this.toolsListRest = cacheable({ tools: defs });
-    this.resourcesListRest = cacheable({
+    this.toolsListResult = cacheable({ tools: defs });
+    this.resourcesListResult = cacheable({
       resources: RESOURCES.map((r) => ({
         uri: r.uri,
         name: r.name,
@@ -121,9 +128,9 @@ export class McpService {
         size: Buffer.byteLength(r.text),
       })),
     });
-    this.templatesListRest = cacheable({ resourceTemplates: [] });
+    this.templatesListResult = cacheable({ resourceTemplates: [] });
     for (const r of RESOURCES)
-      this.readRest.set(r.uri, cacheable({ contents: [{ uri: r.uri, mimeType: r.mimeType, text: r.text }] }));
+      this.readResult.set(r.uri, cacheable({ contents: [{ uri: r.uri, mimeType: r.mimeType, text: r.text }] }));
   }
 
   /** The tool definitions as served (for tests and the relay). */
@@ -131,8 +138,8 @@ export class McpService {
     return [...this.tools.values()].map((t) => t.def);
   }
 
-  handle(req: McpRequest): McpReply | Promise<McpReply> {
-    const msg = parseMessage(req.body);
+  async handle(req: McpRequest): Promise<McpReply> {
+    const msg = readMessage(req.message);
     if (msg.kind === 'invalid') return this.fail(null, msg.id, msg.code, msg.message);
     if (msg.kind === 'notification') return { status: 202, body: null, method: msg.method };
     const { id, method } = msg;
@@ -141,8 +148,8 @@ export class McpService {
     // sends `initialize` with its own _meta is calling a method the revision removed: -32601 below, as the
     // conformance harness checks (SEP-2575).
     if (method === 'initialize' && !speaksThisRevision(msg.params)) {
-      const p = msg.params as Params | undefined;
-      const requested = typeof p?.protocolVersion === 'string' ? p.protocolVersion : '';
+      const requested =
+        isRecord(msg.params) && typeof msg.params.protocolVersion === 'string' ? msg.params.protocolVersion : '';
       return this.fail(method, id, ErrorCode.UnsupportedProtocolVersion, this.initializeMessage, {
         supported: SUPPORTED_VERSIONS,
         requested,
@@ -150,14 +157,11 @@ export class McpService {
     }
 
     // _meta fields, and the params the headers are compared with (-32602, 400).
-    const params = msg.params;
-    if (typeof params !== 'object' || params === null || Array.isArray(params))
+    const p = msg.params;
+    if (!isRecord(p))
       return this.fail(method, id, ErrorCode.InvalidParams, 'Invalid params: params with _meta is required');
-    const p = params as Params;
-    const meta = p._meta;
-    if (typeof meta !== 'object' || meta === null || Array.isArray(meta))
-      return this.fail(method, id, ErrorCode.InvalidParams, 'Invalid params: params._meta is required');
-    const m = meta as Params;
+    const m = p._meta;
+    if (!isRecord(m)) return this.fail(method, id, ErrorCode.InvalidParams, 'Invalid params: params._meta is required');
     const version = m[META_PROTOCOL_VERSION];
     if (typeof version !== 'string')
       return this.fail(
@@ -167,7 +171,7 @@ export class McpService {
         `Invalid params: _meta["${META_PROTOCOL_VERSION}"] must be a string`,
       );
     const caps = m[META_CLIENT_CAPABILITIES];
-    if (typeof caps !== 'object' || caps === null || Array.isArray(caps))
+    if (!isRecord(caps))
       return this.fail(
         method,
         id,
@@ -195,7 +199,7 @@ export class McpService {
     const headers = collectMcpHeaders(req.rawHeaders);
     const mismatch = checkStandardHeaders(headers, { method, protocolVersion: version, nameValue });
     if (mismatch !== null) return this.fail(method, id, ErrorCode.HeaderMismatch, mismatch);
-    const tool = method === 'tools/call' ? this.tools.get(nameValue!) : undefined;
+    const tool = method === 'tools/call' && nameValue !== null ? this.tools.get(nameValue) : undefined;
     if (tool && tool.annotations.length > 0) {
       const paramMismatch = checkParamHeaders(headers, tool.annotations, p.arguments);
       if (paramMismatch !== null) return this.fail(method, id, ErrorCode.HeaderMismatch, paramMismatch);
@@ -217,18 +221,18 @@ export class McpService {
 
     switch (method) {
       case 'server/discover':
-        return this.ok(method, id, this.discoverRest);
+        return this.ok(method, id, this.discoverResult);
       case 'tools/list':
-        return this.ok(method, id, this.toolsListRest);
+        return this.ok(method, id, this.toolsListResult);
       case 'resources/list':
-        return this.ok(method, id, this.resourcesListRest);
+        return this.ok(method, id, this.resourcesListResult);
       case 'resources/templates/list':
-        return this.ok(method, id, this.templatesListRest);
+        return this.ok(method, id, this.templatesListResult);
       case 'resources/read': {
-        const rest = this.readRest.get(nameValue!);
-        if (rest === undefined)
+        const result = nameValue === null ? undefined : this.readResult.get(nameValue);
+        if (result === undefined)
           return this.fail(method, id, ErrorCode.InvalidParams, 'Resource not found', { uri: nameValue }, true);
-        return this.ok(method, id, rest);
+        return this.ok(method, id, result);
       }
       case 'tools/call':
         if (!tool)
@@ -246,8 +250,8 @@ export class McpService {
     }
   }
 
-  private ok(method: string, id: RequestId, rest: Buffer): McpReply {
-    return { status: 200, body: resultReply(id, rest), method, read: true };
+  private ok(method: string, id: RequestId, resultJson: string): McpReply {
+    return { status: 200, body: resultReply(id, resultJson), method, read: true };
   }
 
   /** An error reply; header, envelope and version problems travel on 400, method-level ones on 200, -32601 on 404. */
@@ -263,11 +267,20 @@ export class McpService {
     return { status, body: errorReply(id, code, message, data), method, errorCode: code };
   }
 
-  private toolReply(id: RequestId, structured: object | null, text: string, isError: boolean): McpReply {
+  private toolReply(
+    id: RequestId,
+    summary: ToolSummary,
+    structured: object | null,
+    text: string,
+    isError: boolean,
+    read = false,
+  ): McpReply {
     return {
       status: 200,
-      body: resultReply(id, resultRest(this.toolResultJson(structured, text, isError))),
+      body: resultReply(id, this.toolResultJson(structured, text, isError)),
       method: 'tools/call',
+      read,
+      tool: summary,
     };
   }
 
@@ -282,21 +295,16 @@ export class McpService {
     return JSON.stringify(result);
   }
 
-  /** key_show's result: the views as text and as structuredContent. */
-  private keyShowResult(keys: KeyView[]): Buffer {
-    const out = { keys };
-    return resultRest(this.toolResultJson(out, JSON.stringify(out, null, 2), false));
-  }
-
-  /** Arguments checked once, then the engine runs the tool. */
-  private callTool(id: RequestId, tool: PreparedTool, rawArgs: unknown, req: McpRequest): McpReply | Promise<McpReply> {
+  /** Arguments checked once against the tool's schema; then the engine runs the tool. */
+  private async callTool(id: RequestId, tool: PreparedTool, rawArgs: unknown, req: McpRequest): Promise<McpReply> {
     const name = tool.def.name;
     const checked = tool.validate(rawArgs);
     if (!checked.ok) {
       this.opts.observer?.toolResult?.(name, 'invalid_arguments', null, 0);
-      return this.toolReply(id, null, `error: invalid arguments for ${name}: ${checked.message}`, true);
+      const summary = { tool: name, key: null, outcome: 'invalid_arguments', signature: null };
+      return this.toolReply(id, summary, null, `error: invalid arguments for ${name}: ${checked.message}`, true);
     }
-    const key = (checked.args.key as string | undefined) ?? null;
+    const key = typeof checked.args.key === 'string' ? checked.args.key : null;
     return this.runTool(id, name, checked.args, key, req);
   }
 
@@ -308,6 +316,12 @@ export class McpService {
     req: McpRequest,
   ): Promise<McpReply> {
     const started = performance.now();
+    const summary = (outcome: string, signature: string | null = null): ToolSummary => ({
+      tool: name,
+      key,
+      outcome,
+      signature,
+    });
     try {
       const engine = await this.opts.engine();
       switch (name) {
@@ -321,55 +335,65 @@ export class McpService {
               : await engine.sign({
                   payload: args.payload,
                   key,
-                  intent: (args.intent as string | undefined) ?? null,
+                  intent: typeof args.intent === 'string' ? args.intent : null,
                   principal: req.principal,
                   signal,
                 });
           this.opts.observer?.toolResult?.(name, report.outcome, report.failed_check, performance.now() - started);
-          return this.toolReply(id, report, JSON.stringify(report, null, 2), !isSuccessOutcome(report.outcome));
+          return this.toolReply(
+            id,
+            { tool: name, key: report.key ?? key, outcome: report.outcome, signature: report.signature },
+            report,
+            JSON.stringify(report, null, 2),
+            !isSuccessOutcome(report.outcome),
+          );
         }
         case 'key_show': {
           const keys = await engine.keyShow({ key, principal: req.principal });
           this.opts.observer?.toolResult?.(name, 'ok', null, performance.now() - started);
-          return { status: 200, body: resultReply(id, this.keyShowResult(keys)), method: 'tools/call', read: true };
+          const out = { keys };
+          return this.toolReply(id, summary('ok'), out, JSON.stringify(out, null, 2), false, true);
         }
         case 'halt': {
-          const result = await engine.halt({ key, reason: args.reason as string, principal: req.principal });
-          const failed = result.not_recorded.length > 0;
-          this.opts.observer?.toolResult?.(name, failed ? 'not_recorded' : 'ok', null, performance.now() - started);
-          return this.toolReply(id, result, JSON.stringify(result, null, 2), failed);
+          const reason = typeof args.reason === 'string' ? args.reason : '';
+          const result = await engine.halt({ key, reason, principal: req.principal });
+          const outcome = result.not_recorded.length > 0 ? 'not_recorded' : 'ok';
+          this.opts.observer?.toolResult?.(name, outcome, null, performance.now() - started);
+          return this.toolReply(id, summary(outcome), result, JSON.stringify(result, null, 2), outcome !== 'ok');
         }
       }
     } catch (e) {
       if (isSignerError(e)) {
         // A refused key, a payload that does not parse, the RPC failing before anything was sent: the tool ran and
         // failed, so the model sees it and can act.
+        const outcome = `error_${e.code}`;
         this.opts.observer?.toolResult?.(
           name,
-          `error_${e.code}`,
+          outcome,
           e.code === 'key_not_authorized' ? 'authorized' : null,
           performance.now() - started,
         );
-        return this.toolReply(id, null, `error: ${e.message}`, true);
+        return this.toolReply(id, summary(outcome), null, `error: ${e.message}`, true);
       }
       this.opts.log?.error({ tool: name, err: errorMessage(e) }, 'tool failed unexpectedly');
       this.opts.observer?.toolResult?.(name, 'internal_error', null, performance.now() - started);
-      return this.fail(
-        'tools/call',
-        id,
-        ErrorCode.InternalError,
-        'Internal error: the signer failed unexpectedly; see its logs',
-        undefined,
-        true,
-      );
+      return {
+        ...this.fail(
+          'tools/call',
+          id,
+          ErrorCode.InternalError,
+          'Internal error: the signer failed unexpectedly; see its logs',
+          undefined,
+          true,
+        ),
+        tool: summary('internal_error'),
+      };
     }
   }
 }
 
 function speaksThisRevision(params: unknown): boolean {
-  if (typeof params !== 'object' || params === null) return false;
-  const meta = (params as Params)._meta;
-  if (typeof meta !== 'object' || meta === null) return false;
-  const version = (meta as Params)[META_PROTOCOL_VERSION];
+  if (!isRecord(params) || !isRecord(params._meta)) return false;
+  const version = params._meta[META_PROTOCOL_VERSION];
   return typeof version === 'string' && SUPPORTED_VERSIONS.includes(version);
 }

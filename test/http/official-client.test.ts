@@ -28,7 +28,7 @@ const keyHeaders: (string | null)[] = [];
 beforeAll(async () => {
   w = await makeWorld({ keys: { alpha: {} } });
   const app = makeApp({ config: serveConfig({}, w.config), engine: w.engine });
-  server = http.createServer(app.handler);
+  server = http.createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`);
 });

@@ -8,7 +8,7 @@ import { makeApp, headersFor, rpc, META, TOKEN, VERSION } from './support';
 
 const app = makeApp();
 const post = (body: unknown, headers: Record<string, string>) =>
-  request(app.handler)
+  request(app)
     .post('/mcp')
     .set(headers)
     .send(body as object);
@@ -308,7 +308,7 @@ describe('seed § The HTTP transport', () => {
   test.each(['get', 'delete'] as const)(
     'row a server of this revision alone answers %s with 405 Method Not Allowed',
     async (m) => {
-      const r = await request(app.handler)[m]('/mcp').set('Authorization', `Bearer ${TOKEN}`);
+      const r = await request(app)[m]('/mcp').set('Authorization', `Bearer ${TOKEN}`);
       expect(r.status).toBe(405);
       expect(r.headers.allow).toBe('POST');
     },
@@ -335,7 +335,7 @@ describe('seed § The HTTP transport', () => {
   describe('the order of checks: token, one JSON message, initialize, _meta, headers, version', () => {
     test('a request without a known token is 401 before the body is read, plain JSON, even with a 5 MiB body', async () => {
       const big = Buffer.alloc(5 * 1024 * 1024, 0x20);
-      const r = await request(app.handler).post('/mcp').set('Content-Type', 'application/json').send(big.toString());
+      const r = await request(app).post('/mcp').set('Content-Type', 'application/json').send(big.toString());
       expect(r.status).toBe(401);
       expect(r.body).toEqual({ error: 'missing or unknown bearer token' });
       expect(r.headers['www-authenticate']).toMatch(/^Bearer /);
@@ -347,7 +347,7 @@ describe('seed § The HTTP transport', () => {
     });
 
     test('a body that is not JSON is -32700 with no id', async () => {
-      const r = await request(app.handler)
+      const r = await request(app)
         .post('/mcp')
         .set(headersFor({ method: 'tools/list' }))
         .send('{"jsonrpc":');

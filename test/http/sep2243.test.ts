@@ -13,8 +13,7 @@ import {
 import { decodeHeaderValue, decodeStrictBase64 } from '../../src/mcp/base64';
 
 const app = makeApp();
-const post = (body: object, headers: Record<string, string>) =>
-  request(app.handler).post('/mcp').set(headers).send(body);
+const post = (body: object, headers: Record<string, string>) => request(app).post('/mcp').set(headers).send(body);
 const b64 = (s: string) => `=?base64?${Buffer.from(s, 'utf8').toString('base64')}?=`;
 
 // key_show with a key runs the engine; this app has none, so a request that passes header validation is a
@@ -36,7 +35,7 @@ describe('sep-2243-x-mcp-header: the key argument of all four tools carries x-mc
 
   test('serve.param_headers false serves the tools without the annotation and expects no header', async () => {
     const plain = makeApp({ config: serveConfig({ param_headers: false }) });
-    const list = await request(plain.handler)
+    const list = await request(plain)
       .post('/mcp')
       .set(headersFor({ method: 'tools/list' }))
       .send(rpc('tools/list'));
@@ -44,7 +43,7 @@ describe('sep-2243-x-mcp-header: the key argument of all four tools carries x-mc
     const body = keyShow('play');
     const h = headersFor(body);
     delete h['Mcp-Param-Key'];
-    const r = await request(plain.handler).post('/mcp').set(h).send(body);
+    const r = await request(plain).post('/mcp').set(h).send(body);
     expect(r.body.result).toBeDefined();
   });
 });

@@ -1,9 +1,11 @@
 /** Builds the real HTTP app (createApp) around a config made in code, for supertest. */
 import { pino, type Logger } from 'pino';
 import { localCluster } from '../../src/config/clusters';
-import { DEFAULT_TIMINGS, type SignerConfig, type TokenConfig } from '../../src/config/types';
-import { createApp, type SignerApp } from '../../src/http/app';
+import type { Express } from 'express';
+import { DEFAULT_SOCKET_LIMITS, DEFAULT_TIMINGS, type SignerConfig, type TokenConfig } from '../../src/config/types';
+import { createApp } from '../../src/http/app';
 import type { Metrics } from '../../src/http/metrics';
+import { createServiceState, type ServiceState } from '../../src/http/service-state';
 import { tokenSha256 } from '../../src/keys/tokens';
 import type { SignerEngine } from '../../src/signer/types';
 import { SignerError } from '../../src/util/errors';
@@ -42,6 +44,7 @@ export function serveConfig(over: Partial<SignerConfig['serve']> = {}, base?: Si
       max_in_flight: 32,
       rate_limit_per_minute: 10_000,
       body_limit_bytes: 1_048_576,
+      ...DEFAULT_SOCKET_LIMITS,
       drain_ms: 1000,
       param_headers: true,
       metrics: null,
@@ -54,12 +57,14 @@ export function makeApp(
   opts: {
     config?: SignerConfig;
     engine?: SignerEngine | null;
-    metrics?: Metrics | { current: Metrics | null };
+    metrics?: Metrics | (() => Metrics | null);
     logger?: Logger;
+    state?: ServiceState;
   } = {},
-): SignerApp {
+): Express {
   const config = opts.config ?? serveConfig();
   const engine = opts.engine ?? null;
+  const metrics = opts.metrics;
   return createApp({
     config,
     version: '9.9.9-test',
@@ -67,7 +72,8 @@ export function makeApp(
     engine: () =>
       engine ? Promise.resolve(engine) : Promise.reject(new SignerError('internal', 'no engine in this test')),
     engineIfOpen: () => engine,
-    metrics: opts.metrics ?? null,
+    state: opts.state ?? createServiceState(),
+    metrics: typeof metrics === 'function' ? metrics : () => metrics ?? null,
   });
 }
 

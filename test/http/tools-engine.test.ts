@@ -6,23 +6,24 @@ import request from 'supertest';
 import Ajv2020 from 'ajv/dist/2020';
 import { makeWorld, type World } from '../support/world';
 import { makeApp, headersFor, rpc, serveConfig, OTHER_TOKEN } from './support';
-import type { SignerApp } from '../../src/http/app';
+import type { Express } from 'express';
+import { toolDefinitions } from '../../src/mcp/tool-defs';
 
 let w: World;
-let app: SignerApp;
+let app: Express;
 const ajv = new Ajv2020({ strict: false });
 const outputSchemas = new Map<string, object>();
 
 beforeAll(async () => {
   w = await makeWorld({ keys: { alpha: {}, beta: {} } });
   app = makeApp({ config: serveConfig({}, w.config), engine: w.engine });
-  for (const t of app.mcp.toolDefs()) outputSchemas.set(t.name, t.outputSchema);
+  for (const t of toolDefinitions(true)) outputSchemas.set(t.name, t.outputSchema);
 });
 afterAll(() => w.close());
 
 async function callTool(name: string, args: Record<string, unknown>, headers: Record<string, string> = {}) {
   const body = rpc('tools/call', { name, arguments: args });
-  const r = await request(app.handler)
+  const r = await request(app)
     .post('/mcp')
     .set({ ...headersFor(body), ...headers })
     .send(body);

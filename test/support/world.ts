@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { localCluster } from '../../src/config/clusters';
 import type { KeyConfig, SignerConfig, Timings } from '../../src/config/types';
-import { DEFAULT_TIMINGS } from '../../src/config/types';
+import { DEFAULT_SOCKET_LIMITS, DEFAULT_TIMINGS } from '../../src/config/types';
 import { createKeyFile } from '../../src/keys/keyfile';
 import { openLedger } from '../../src/ledger/open';
 import type { Ledger } from '../../src/ledger/types';
@@ -127,6 +127,7 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
       max_in_flight: 32,
       rate_limit_per_minute: 600,
       body_limit_bytes: 1_048_576,
+      ...DEFAULT_SOCKET_LIMITS,
       drain_ms: 1_000,
       param_headers: true,
       metrics: null,

@@ -13,10 +13,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import type { ServeConfig, SignerConfig } from '../../../src/config/types';
-import { createApp, type SignerApp } from '../../../src/http/app';
+import type { Express } from 'express';
+import { createApp } from '../../../src/http/app';
 import { createLogger } from '../../../src/http/logging';
 import { Metrics } from '../../../src/http/metrics';
 import { listen } from '../../../src/http/server';
+import { createServiceState, type ServiceState } from '../../../src/http/service-state';
 import { newToken, tokenSha256 } from '../../../src/keys/tokens';
 import type { SignerEngine } from '../../../src/signer/types';
 import { BIN, assertBuilt, spawnBin, waitForOutput } from '../../support/cli';
@@ -44,7 +46,8 @@ export function issueTokens(
 export interface InProcessService {
   url: string;
   port: number;
-  app: SignerApp;
+  app: Express;
+  state: ServiceState;
   server: http.Server;
   metrics: Metrics;
   /** The Prometheus text now (also recorded as an artefact). */
@@ -81,13 +84,15 @@ export async function serveInProcess(opts: {
     new CapturedLog(sink) as unknown as Parameters<typeof createLogger>[1],
   );
   const metrics = new Metrics({ defaultMetrics: false });
+  const state = createServiceState();
   const app = createApp({
     config,
     version: 'abuse',
     logger,
     engine: () => Promise.resolve(opts.engine),
     engineIfOpen: () => opts.engine,
-    metrics,
+    state,
+    metrics: () => metrics,
   });
   const server = await listen(app, config, '127.0.0.1', 0);
   const metricsServer = await metrics.listen('127.0.0.1', 0);
@@ -102,6 +107,7 @@ export async function serveInProcess(opts: {
     url: `http://127.0.0.1:${port}`,
     port,
     app,
+    state,
     server,
     metrics,
     scrapeMetrics,
