@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 /**
  * Protocol fuzzing of the live HTTP service (issue 7 §1): the real app and listener on a loopback port, over a
  * real engine, chain and SQLite ledger, sent fast-check requests byte by byte. For every case: an answer (unless
@@ -12,7 +13,7 @@ import type { SignerEngine } from '../../src/signer/types';
 import { keyDirSecrets } from '../support/secrets';
 import { makeWorld, type World } from '../support/world';
 import { LedgerWatch, recordLedgerRows } from './support/ledger-rows';
-import { describeErrors, envelopeValidators, SCHEMA_COPY, SHARED_SCHEMA } from './support/mcp-schema';
+import { describeErrors, envelopeValidators, SCHEMA_COPY, SCHEMA_SHA256 } from './support/mcp-schema';
 import { hostilePayload } from './support/payload-arbs';
 import { fuzzCase, type FuzzCase } from './support/protocol-arbs';
 import { RawClient, requestBytes, type RawResponse } from './support/raw-http';
@@ -104,9 +105,8 @@ describe('protocol fuzzing of the live MCP service', () => {
     await w?.close();
   });
 
-  it('the schema the suite validates with is the shared 2026-07-28 schema', () => {
-    if (fs.existsSync(SHARED_SCHEMA))
-      expect(fs.readFileSync(SCHEMA_COPY).equals(fs.readFileSync(SHARED_SCHEMA))).toBe(true);
+  it('the schema the suite validates with is the published 2026-07-28 schema, unedited', () => {
+    expect(createHash('sha256').update(fs.readFileSync(SCHEMA_COPY)).digest('hex')).toBe(SCHEMA_SHA256);
     const v = envelopeValidators();
     expect(v.error({ jsonrpc: '2.0', error: { code: -32600, message: 'x' } })).toBe(true);
     expect(v.error({ jsonrpc: '2.0', id: null, error: { code: -32600, message: 'x' } })).toBe(false);

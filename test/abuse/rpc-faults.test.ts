@@ -1,6 +1,6 @@
 /**
  * RPC faults (issue 7 §3): signs through a fault-injecting JSON-RPC proxy in front of the embedded chain, plus
- * the chain's own fault controls. Each fault ends in the outcome domain.md §3.3 specifies — an error before
+ * the chain's own fault controls. Each fault ends in the outcome docs/reports.md describes — an error before
  * anything is sent; `chain` for another genesis; `limits` when the fee cannot be quoted; `confirmed` when the
  * transaction gets through despite the fault; `unknown` after a send that cannot be proven landed — with its
  * intent recorded whenever something may have reached the chain, and nothing sent twice except rebroadcasts of

@@ -1,7 +1,7 @@
 /**
- * ajv validators for the MCP 2026-07-28 JSON-RPC envelopes. The schema is a copy of
- * ../shared/spec/2026-07-28/schema.json kept in test/abuse/fixtures so a clean clone can run the suite; when the
- * shared spec is present, the copy must be byte-identical to it (checked by the protocol fuzz suite).
+ * ajv validators for the MCP 2026-07-28 JSON-RPC envelopes. The schema is the one published with the 2026-07-28
+ * specification, kept in test/abuse/fixtures so a clean clone can run the suite offline; its sha256 is pinned here
+ * so an edited copy is caught (checked by the protocol fuzz suite).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -9,7 +9,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import type { ValidateFunction } from 'ajv';
 
 export const SCHEMA_COPY = path.join(__dirname, '../fixtures/mcp-2026-07-28.schema.json');
-export const SHARED_SCHEMA = path.resolve(__dirname, '../../../../shared/spec/2026-07-28/schema.json');
+export const SCHEMA_SHA256 = 'ef70b61f99b6d2e5e3b46863822eab08dff6a45bedc7a08914e0e5b133f40203';
 
 export interface EnvelopeValidators {
   error: ValidateFunction;

@@ -312,19 +312,17 @@ function disallowedPrograms(t: PayloadTarget): fc.Arbitrary<HostilePayload> {
           secrets: NO_SECRETS,
         };
       }),
-    fc
-      .uint8Array({ maxLength: 3 })
-      .map((d) => ({
-        defect: 'truncated System instruction',
-        payload: base(t, [
-          {
-            program_id: SYSTEM_PROGRAM,
-            accounts: [{ pubkey: t.feePayer, is_signer: true, is_writable: true }],
-            data: [...d],
-          },
-        ]),
-        secrets: NO_SECRETS,
-      })),
+    fc.uint8Array({ maxLength: 3 }).map((d) => ({
+      defect: 'truncated System instruction',
+      payload: base(t, [
+        {
+          program_id: SYSTEM_PROGRAM,
+          accounts: [{ pubkey: t.feePayer, is_signer: true, is_writable: true }],
+          data: [...d],
+        },
+      ]),
+      secrets: NO_SECRETS,
+    })),
   );
 }
 
@@ -343,44 +341,34 @@ function oversize(t: PayloadTarget): fc.Arbitrary<HostilePayload> {
 /** Well-formed transfers the policy must refuse: elsewhere, from someone else, past the cap or the balance. */
 function forbiddenTransfers(t: PayloadTarget): fc.Arbitrary<HostilePayload> {
   return fc.oneof(
-    fc
-      .tuple(address32, fc.integer({ min: 1, max: 1_000_000 }))
-      .map(([to, n]) => ({
-        defect: `transfer to ${to}`,
-        payload: base(t, [transferInstruction(t.feePayer, to, n)]),
-        secrets: NO_SECRETS,
-      })),
-    fc
-      .integer({ min: 1, max: 1_000_000 })
-      .map((n) => ({
-        defect: 'transfer from another key',
-        payload: base(t, [transferInstruction(t.otherKey, t.destination, n)]),
-        secrets: NO_SECRETS,
-      })),
-    fc
-      .integer({ min: 1, max: 1_000_000 })
-      .map((n) => ({
-        defect: 'fee payer is another key',
-        payload: {
-          ...base(t, [transferInstruction(t.otherKey, t.destination, n)]),
-          transaction: { fee_payer: t.otherKey, instructions: [transferInstruction(t.otherKey, t.destination, n)] },
-        },
-        secrets: NO_SECRETS,
-      })),
-    fc
-      .integer({ min: t.overCap, max: t.overCap * 4 })
-      .map((n) => ({
-        defect: `transfer of ${n} past the daily cap`,
-        payload: base(t, [transferInstruction(t.feePayer, t.destination, n)]),
-        secrets: NO_SECRETS,
-      })),
-    fc
-      .integer({ min: t.overBalance, max: t.overBalance * 2 })
-      .map((n) => ({
-        defect: `transfer of ${n} past the balance`,
-        payload: base(t, [transferInstruction(t.feePayer, t.destination, n)]),
-        secrets: NO_SECRETS,
-      })),
+    fc.tuple(address32, fc.integer({ min: 1, max: 1_000_000 })).map(([to, n]) => ({
+      defect: `transfer to ${to}`,
+      payload: base(t, [transferInstruction(t.feePayer, to, n)]),
+      secrets: NO_SECRETS,
+    })),
+    fc.integer({ min: 1, max: 1_000_000 }).map((n) => ({
+      defect: 'transfer from another key',
+      payload: base(t, [transferInstruction(t.otherKey, t.destination, n)]),
+      secrets: NO_SECRETS,
+    })),
+    fc.integer({ min: 1, max: 1_000_000 }).map((n) => ({
+      defect: 'fee payer is another key',
+      payload: {
+        ...base(t, [transferInstruction(t.otherKey, t.destination, n)]),
+        transaction: { fee_payer: t.otherKey, instructions: [transferInstruction(t.otherKey, t.destination, n)] },
+      },
+      secrets: NO_SECRETS,
+    })),
+    fc.integer({ min: t.overCap, max: t.overCap * 4 }).map((n) => ({
+      defect: `transfer of ${n} past the daily cap`,
+      payload: base(t, [transferInstruction(t.feePayer, t.destination, n)]),
+      secrets: NO_SECRETS,
+    })),
+    fc.integer({ min: t.overBalance, max: t.overBalance * 2 }).map((n) => ({
+      defect: `transfer of ${n} past the balance`,
+      payload: base(t, [transferInstruction(t.feePayer, t.destination, n)]),
+      secrets: NO_SECRETS,
+    })),
     address32.map((signer) => ({
       defect: `an extra signer ${signer} nobody provides`,
       payload: base(t, [

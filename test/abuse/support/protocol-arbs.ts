@@ -441,12 +441,10 @@ const strangeBody: fc.Arbitrary<{ family: string; body: Buffer }> = fc.oneof(
   },
   {
     weight: 1,
-    arbitrary: fc
-      .integer({ min: 10_000, max: 300_000 })
-      .map((n) => ({
-        family: 'large-string',
-        body: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'x'.repeat(n), params: { _meta: META } })),
-      })),
+    arbitrary: fc.integer({ min: 10_000, max: 300_000 }).map((n) => ({
+      family: 'large-string',
+      body: Buffer.from(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'x'.repeat(n), params: { _meta: META } })),
+    })),
   },
 );
 
