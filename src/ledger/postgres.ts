@@ -154,6 +154,32 @@ function rowToApproval(r: Row): ApprovalRecord {
   };
 }
 
+interface HeldLock {
+  conn: { client: PoolClient; done: (err?: Error) => void };
+  lockId: string;
+  /** Set when a fenced append failed on the lock's connection: it is discarded on release, not pooled. */
+  broken: Error | undefined;
+}
+
+/** pg_locks shows a bigint advisory lock as two unsigned 32-bit halves: classid (high) and objid (low). */
+function advisoryLockParts(lockId: string): [string, string] {
+  const id = BigInt.asUintN(64, BigInt(lockId));
+  return [(id >> 32n).toString(), (id & 0xffffffffn).toString()];
+}
+
+function lockNotHeld(key: string): SignerError {
+  return new SignerError('internal', `a fenced append for key ${key} without holding its lock`);
+}
+
+function lockLost(key: string, cause: unknown): SignerError {
+  const why = cause === null ? '' : `: ${errorMessage(cause)}`;
+  return new SignerError(
+    'ledger',
+    `PostgreSQL ledger: the lock on key ${key} was lost (its database connection closed)${why}; nothing was written or sent, retry`,
+    { cause },
+  );
+}
+
 function ledgerError(what: string, e: unknown): SignerError {
   if (e instanceof SignerError) return e;
   return new SignerError('ledger', `PostgreSQL ledger: ${what}: ${errorMessage(e)}`, { cause: e });
@@ -165,6 +191,8 @@ export class PostgresLedger implements Ledger {
   private readonly lockPool: Pool;
   private readonly mutex = new KeyedMutex();
   private readonly heldLocks = new Set<KeyLock>();
+  /** The lock this handle holds per key (the local mutex allows one), for fenced appends. */
+  private readonly heldByKey = new Map<string, HeldLock>();
   private closed = false;
 
   private constructor(url: string, opts: PostgresLedgerOptions) {
@@ -341,6 +369,36 @@ export class PostgresLedger implements Ledger {
     return this.transaction('cannot append an audit entry', (c) => this.appendInTx(c, input));
   }
 
+  /**
+   * The append runs on the lock's own connection, so it can only commit on the backend that holds the session
+   * advisory lock: once that backend is gone (terminated, or its connection cut) the lock is free for another
+   * replica and this insert fails with it. The transaction also checks pg_locks for the lock on its own backend,
+   * which catches a connection that no longer maps to the locking backend (a transaction-mode pooler).
+   */
+  async appendFenced(input: AuditEntryInput): Promise<AuditEntry> {
+    validateEntryInput(input);
+    this.checkOpen();
+    const held = this.heldByKey.get(input.key);
+    if (!held) throw lockNotHeld(input.key);
+    const { client } = held.conn;
+    try {
+      await client.query('BEGIN');
+      const owned = await client.query(
+        `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid()
+            AND classid::bigint = $1 AND objid::bigint = $2 AND objsubid = 1) AS held`,
+        advisoryLockParts(held.lockId),
+      );
+      if ((owned.rows[0] as Row | undefined)?.held !== true) throw lockLost(input.key, null);
+      const entry = await this.appendInTx(client, input);
+      await client.query('COMMIT');
+      return entry;
+    } catch (e) {
+      held.broken = e instanceof Error ? e : new Error(String(e));
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw e instanceof SignerError ? e : lockLost(input.key, e);
+    }
+  }
+
   async keyUsage(key: string, now: number, dailyCap: number): Promise<KeyUsage> {
     const rows = await this.query(
       "cannot read the key's usage",
@@ -366,27 +424,32 @@ export class PostgresLedger implements Ledger {
     this.checkOpen();
     const releaseLocal = await this.mutex.acquire(key, signal);
     const lockId = keyLockId(key);
-    let held: Awaited<ReturnType<PostgresLedger['connect']>>;
+    let conn: Awaited<ReturnType<PostgresLedger['connect']>>;
     try {
-      held = await this.takeAdvisoryLock(key, lockId, signal);
+      conn = await this.takeAdvisoryLock(key, lockId, signal);
     } catch (e) {
       releaseLocal();
       throw e;
     }
+    const held: HeldLock = { conn, lockId, broken: undefined };
+    this.heldByKey.set(key, held);
     let released = false;
     const lock: KeyLock = {
       release: async () => {
         if (released) return;
         released = true;
         this.heldLocks.delete(lock);
-        let broken: Error | undefined;
+        this.heldByKey.delete(key);
+        let broken = held.broken;
         try {
-          const res = await held.client.query('SELECT pg_advisory_unlock($1::bigint) AS ok', [lockId]);
-          if ((res.rows[0] as Row | undefined)?.ok !== true) broken = new Error('the advisory lock was not held');
+          if (!broken) {
+            const res = await conn.client.query('SELECT pg_advisory_unlock($1::bigint) AS ok', [lockId]);
+            if ((res.rows[0] as Row | undefined)?.ok !== true) broken = new Error('the advisory lock was not held');
+          }
         } catch (e) {
           broken = e as Error; // the connection is gone, and with it the lock: nothing left to free
         } finally {
-          held.done(broken);
+          conn.done(broken);
           releaseLocal();
         }
       },

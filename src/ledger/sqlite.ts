@@ -179,6 +179,7 @@ export class SqliteLedger implements Ledger {
     deleteHalt: Database.Statement<[string]>;
     getApproval: Database.Statement<[string], ApprovalRecord>;
     getLock: Database.Statement<[string], LockRow>;
+    lockOwner: Database.Statement<[string], { owner_id: string }>;
     deleteLock: Database.Statement<[string, string]>;
     putLock: Database.Statement<[string, string, string, number, string | null, number]>;
   };
@@ -215,6 +216,7 @@ export class SqliteLedger implements Ledger {
         insertHalt: this.db.prepare('INSERT INTO halts (key, reason, by, ts) VALUES (?, ?, ?, ?)'),
         deleteHalt: this.db.prepare('DELETE FROM halts WHERE key = ?'),
         getApproval: this.db.prepare('SELECT * FROM approvals WHERE id = ?'),
+        lockOwner: this.db.prepare('SELECT owner_id FROM key_locks WHERE key = ?'),
         getLock: this.lockDb.prepare('SELECT owner_id, host, pid, start FROM key_locks WHERE key = ?'),
         deleteLock: this.lockDb.prepare('DELETE FROM key_locks WHERE key = ? AND owner_id = ?'),
         putLock: this.lockDb.prepare(
@@ -279,6 +281,30 @@ export class SqliteLedger implements Ledger {
     validateEntryInput(input);
     return this.guard('cannot append an audit entry', () =>
       this.db.transaction(() => this.appendInTx(input)).immediate(),
+    );
+  }
+
+  /**
+   * The lock row is read inside the append's write transaction: a takeover by another process is itself a write,
+   * so it either committed before (and this sees another owner and writes nothing) or waits until this commits
+   * (and the new holder's usage read sees this entry).
+   */
+  async appendFenced(input: AuditEntryInput): Promise<AuditEntry> {
+    validateEntryInput(input);
+    const ownerId = this.heldRows.get(input.key);
+    if (ownerId === undefined)
+      throw new SignerError('internal', `a fenced append for key ${input.key} without holding its lock`);
+    return this.guard('cannot append an audit entry', () =>
+      this.db
+        .transaction(() => {
+          if (this.stmts.lockOwner.get(input.key)?.owner_id !== ownerId)
+            throw new SignerError(
+              'ledger',
+              `SQLite ledger: the lock on key ${input.key} was taken over by another process; nothing was written or sent, retry`,
+            );
+          return this.appendInTx(input);
+        })
+        .immediate(),
     );
   }
 

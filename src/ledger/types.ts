@@ -68,6 +68,13 @@ export interface Ledger {
   readonly store: 'sqlite' | 'postgres';
   /** Appends one entry at the end of the single chain; durable before it resolves. */
   append(entry: AuditEntryInput): Promise<AuditEntry>;
+  /**
+   * Appends like `append`, but only while this handle still holds the lock on `entry.key` (taken with lockKey),
+   * checked in the same transaction as the insert: a lock lost in the meantime (its database connection died, or
+   * its lease was taken over) makes this reject with a 'ledger' error and nothing is written. A sign writes its
+   * intent this way, so it is never sent on a cap decision another holder may also have made.
+   */
+  appendFenced(entry: AuditEntryInput): Promise<AuditEntry>;
   /** This key's sign and sign-intent entries with ts >= since, in chain order (for limits). */
   signEntriesForKey(key: string, since: number): Promise<AuditEntry[]>;
   /**

@@ -211,7 +211,7 @@ export class Engine implements SignerEngine {
     // The intent is durable before the transaction leaves: if it cannot be written, nothing is sent.
     report.signature = built.signature;
     report.explorer = this.explorer(built.signature);
-    await this.ledger.append(
+    await this.ledger.appendFenced(
       this.entry(payload, key, intent, {
         command: 'sign-intent',
         outcome: 'pending',

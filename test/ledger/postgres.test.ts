@@ -3,12 +3,22 @@
  */
 import type { LedgerConfig } from '../../src/config/types';
 import { openLedger } from '../../src/ledger/open';
-import { keyLockId } from '../../src/ledger/postgres';
 import type { Ledger } from '../../src/ledger/types';
 import { ledgerContract, type StoreUnderTest } from './contract';
 import { signInput } from './helpers';
 import { stillPending } from '../support/async';
-import { PG_HOST, PG_PORT, admin, createDatabase, dbUrl, dropDatabase, waitForBackendsGone } from './pg';
+import {
+  PG_HOST,
+  PG_PORT,
+  admin,
+  createDatabase,
+  dbUrl,
+  dropDatabase,
+  lockHolders,
+  terminateLockHolders,
+  waitForBackendsGone,
+} from './pg';
+import { RACE_AMOUNT, RACE_CAP, RACE_KEY, SIGN_STEPS, raceWithLostLock } from './lock-race';
 import { Worker, buildLedger } from './procs';
 import { TcpProxy } from './tcp-proxy';
 
@@ -37,19 +47,6 @@ async function pgStore(): Promise<StoreUnderTest> {
 }
 
 ledgerContract('PostgreSQL', pgStore);
-
-/** The backend pids holding the advisory lock of `key` in database `db` (bigint form: classid/objid halves). */
-async function lockHolders(db: string, key: string): Promise<number[]> {
-  const id = BigInt.asUintN(64, BigInt(keyLockId(key)));
-  const res = await admin((c) =>
-    c.query(
-      `SELECT l.pid FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-        WHERE l.locktype = 'advisory' AND l.granted AND d.datname = $1 AND l.classid = $2 AND l.objid = $3 AND l.objsubid = 1`,
-      [db, Number(id >> 32n), Number(id & 0xffffffffn)],
-    ),
-  );
-  return res.rows.map((r: { pid: number }) => r.pid);
-}
 
 describe('PostgreSQL store specifics', () => {
   let name: string;
@@ -252,5 +249,44 @@ describe('PostgreSQL across processes', () => {
     expect(holders).toHaveLength(1);
     await admin((c) => c.query('SELECT pg_terminate_backend($1)', [holders[0]]));
     await (await mine).release();
+  });
+});
+
+describe('PostgreSQL: a key lock lost in the middle of a sign', () => {
+  let name: string;
+  const ledgers: Ledger[] = [];
+  beforeEach(async () => {
+    name = await createDatabase();
+  });
+  afterEach(async () => {
+    for (const l of ledgers.splice(0)) await l.close();
+    await dropDatabase(name);
+  });
+
+  it.each(SIGN_STEPS)(
+    'lock backend terminated after "%s" while another replica races: the cap is never passed',
+    async (step) => {
+      const a = await openLedger(cfgFor(name), FAST);
+      const b = await openLedger(cfgFor(name), FAST);
+      ledgers.push(a, b);
+      const race = await raceWithLostLock(a, b, step, async () => {
+        expect(await terminateLockHolders(name, RACE_KEY)).toBe(1);
+      });
+      expect(race.sent.length * RACE_AMOUNT).toBeLessThanOrEqual(RACE_CAP);
+      expect(race.sent).toHaveLength(1); // one of them still signs: losing a lock never blocks the key
+      if (step === 'usage read' || step === 'cap passed') expect(race.a).toBe('lock lost');
+      expect((await a.keyUsage(RACE_KEY, 1_700_000_000, RACE_CAP)).spent24h).toBeLessThanOrEqual(RACE_CAP);
+      expect((await b.verify()).ok).toBe(true);
+      // The key's lock is usable again from both handles.
+      await (await a.lockKey(RACE_KEY)).release();
+      await (await b.lockKey(RACE_KEY)).release();
+    },
+  );
+
+  it('a fenced append without holding the lock is a caller bug and writes nothing', async () => {
+    const a = await openLedger(cfgFor(name), FAST);
+    ledgers.push(a);
+    await expect(a.appendFenced(signInput({ key: RACE_KEY }))).rejects.toMatchObject({ code: 'internal' });
+    expect(await a.verify()).toEqual({ ok: true, entries: 0 });
   });
 });
