@@ -49,7 +49,7 @@ describe('SQLite store specifics', () => {
     expect(statSync(s.file).mode & 0o777).toBe(0o600);
     const db = new Database(s.file, { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 2 }); // 1: tables, 2: usage indexes
+    expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 3 }); // 1: tables, 2: usage indexes, 3: head record and lock leases
     db.close();
   });
 
@@ -64,7 +64,7 @@ describe('SQLite store specifics', () => {
     const db = new Database(s.file);
     db.prepare('UPDATE schema_version SET version = 99').run();
     db.close();
-    expect(() => SqliteLedger.open(s.file)).toThrow(/newer than this signer understands/);
+    await expect(SqliteLedger.open(s.file)).rejects.toThrow(/newer than this signer understands/);
   });
 
   it('reports an unreadable file as a ledger error', async () => {
