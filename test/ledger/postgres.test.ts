@@ -1,6 +1,8 @@
 /**
  * The PostgreSQL store on the machine's real server. Every test gets a database of its own, dropped after.
  */
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import type { LedgerConfig } from '../../src/config/types';
 import { openLedger } from '../../src/ledger/open';
 import type { Ledger } from '../../src/ledger/types';
@@ -38,6 +40,10 @@ async function pgStore(): Promise<StoreUnderTest> {
     tamperTs: (line, ts) =>
       admin(async (c) => {
         await c.query('UPDATE entries SET ts = $1 WHERE seq = $2', [ts, line]);
+      }, dbUrl(name)),
+    exec: (sql) =>
+      admin(async (c) => {
+        await c.query(sql);
       }, dbUrl(name)),
     dispose: async () => {
       await ledger.close();
@@ -92,6 +98,26 @@ describe('PostgreSQL store specifics', () => {
     await held.release(); // the connection is gone: release discards it quietly
     const again = await a.lockKey('game');
     await again.release();
+  });
+
+  it("lists a replica's key lock by key name, and clears a live one only with force (its holder's fence then fails)", async () => {
+    const a = await open();
+    const b = await open();
+    const lock = await a.lockKey('game');
+    const [info, ...rest] = await b.keyLocks(['game', 'other']);
+    expect(rest).toEqual([]);
+    expect(info).toMatchObject({ key: 'game', state: 'held', lease_until_ms: null });
+    expect(info!.holder).toMatch(/^sa-forge-signer@.+\/\d+ \(backend \d+\)$/);
+    expect(await b.clearKeyLock('game', { force: false })).toBe('live');
+    expect(await b.clearKeyLock('other', { force: true })).toBe('not held');
+    expect(await b.clearKeyLock('game', { force: true })).toBe('cleared');
+    await expect(a.appendFenced(signInput({ key: 'game' }))).rejects.toMatchObject({
+      code: 'ledger',
+      message: expect.stringMatching(/the lock on key game was lost/),
+    });
+    await lock.release();
+    expect(await b.keyLocks(['game'])).toEqual([]);
+    expect(await a.verify()).toEqual({ ok: true, entries: 0 });
   });
 
   it('refuses a database whose schema is newer than this signer', async () => {
@@ -288,5 +314,33 @@ describe('PostgreSQL: a key lock lost in the middle of a sign', () => {
     ledgers.push(a);
     await expect(a.appendFenced(signInput({ key: RACE_KEY }))).rejects.toMatchObject({ code: 'internal' });
     expect(await a.verify()).toEqual({ ok: true, entries: 0 });
+  });
+});
+
+describe('PostgreSQL: a ledger written by schema version 2', () => {
+  let name: string;
+  beforeEach(async () => {
+    name = await createDatabase();
+    const dump = readFileSync(path.join(__dirname, 'fixtures/postgres-schema-v2.sql'), 'utf8');
+    await admin(async (c) => {
+      await c.query(dump);
+    }, dbUrl(name));
+  });
+  afterEach(() => dropDatabase(name));
+
+  it('opens, verifies against its head record, and keeps working', async () => {
+    const ledger = await openLedger(cfgFor(name), FAST);
+    try {
+      const before = await ledger.tail(10);
+      expect(before).toHaveLength(5);
+      expect(await ledger.head()).toEqual({ seq: 5, hash: before[4]!.hash });
+      expect(await ledger.verify()).toEqual({ ok: true, entries: 5 });
+      expect(await ledger.getHalt('game')).toMatchObject({ reason: 'agent looping' });
+      const next = await ledger.append(signInput({ ts: 1_700_000_010 }));
+      expect(next.prev).toBe(before[4]!.hash);
+      expect(await ledger.verify()).toEqual({ ok: true, entries: 6 });
+    } finally {
+      await ledger.close();
+    }
   });
 });
