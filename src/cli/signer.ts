@@ -10,6 +10,7 @@ import type { KeyConfig, SignerConfig } from '../config/types';
 import { createKeyFile, destroyKeyFile, loadKeyFile } from '../keys/keyfile';
 import { newToken, tokenSha256 } from '../keys/tokens';
 import { exportJsonl, verifyJsonlFile } from '../ledger/chain';
+import { entriesUpToHead, formatHead, parseHead } from '../ledger/head';
 import { openLedger } from '../ledger/open';
 import { normaliseApprovalId } from '../ledger/ids';
 import type { Ledger, VerifyResult } from '../ledger/types';
@@ -23,6 +24,7 @@ import { SignerError, errorMessage } from '../util/errors';
 import { nowSeconds } from '../util/time';
 import { VERSION } from '../util/version';
 import { option, parseArgs, requireOption, requirePositional, type ParsedArgs } from './args';
+import { runLocksCommand } from './locks';
 
 const HELP = `sa-forge-signer ${VERSION}: the operator CLI of the sa-forge-signer transaction signer
 
@@ -37,13 +39,17 @@ usage: sa-forge-signer [--config FILE] COMMAND ...
   check [--key KEY] FILE|-              run every check and a simulation; prints the JSON report
   sign [--key KEY] [--intent TEXT] FILE|-
                                         check, simulate, sign, send and confirm; prints the JSON report
-  audit verify [--file FILE.jsonl]      verify the hash chain of the ledger (or of an exported file)
+  audit verify [--file FILE.jsonl [--head SEQ:HASH]]
+                                        verify the hash chain of the ledger against its head record (or an
+                                        exported file, against the head its export printed)
   audit tail [-n N]                     the last N audit entries (default 10) as JSON lines
-  audit export --out FILE.jsonl         write every audit entry as JSON lines (0600)
+  audit export --out FILE.jsonl         write every audit entry as JSON lines (0600); prints the head SEQ:HASH
   halt KEY|--all --reason TEXT          stop all signing with a key now, in every replica
   resume KEY                            release a halted key
   approvals list                        signs waiting for an operator
   approvals approve ID | reject ID      decide one
+  locks list [--json]                   per-key locks, their holders and leases
+  locks clear KEY [--force]             free a stale key lock (--force: a live one)
   localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--controls]
                                         run the embedded LiteSVM chain as a JSON-RPC endpoint
 
@@ -302,7 +308,12 @@ async function auditCommand(args: ParsedArgs): Promise<number> {
   const sub = args.positional[1];
   if (sub === 'verify') {
     const file = option(args, 'file') ?? args.positional[2];
-    if (file) return printVerify(await verifyJsonlFile(file));
+    const headText = option(args, 'head');
+    const head = headText === undefined ? undefined : parseHead(headText);
+    if (head === null)
+      throw new SignerError('request_invalid', '--head takes SEQ:HASH as `audit export` printed it (e.g. 42:3fa9…)');
+    if (head && !file) throw new SignerError('request_invalid', '--head goes with --file FILE.jsonl');
+    if (file) return printVerify(await verifyJsonlFile(file, head));
     return withLedger(config(args), async (l) => printVerify(await l.verify()));
   }
   const cfg = config(args);
@@ -317,7 +328,10 @@ async function auditCommand(args: ParsedArgs): Promise<number> {
   if (sub === 'export') {
     const file = requireOption(args, 'out', 'sa-forge-signer audit export --out FILE.jsonl');
     return withLedger(cfg, async (l) => {
-      err(`wrote ${await exportJsonl(l.entries(), file)} entries to ${file}`);
+      const head = await l.head();
+      err(`wrote ${await exportJsonl(entriesUpToHead(l.entries(), head), file)} entries to ${file}`);
+      err(`keep the head apart from the file to check it later: audit verify --file FILE --head ${formatHead(head)}`);
+      out(formatHead(head));
       return 0;
     });
   }
@@ -389,7 +403,7 @@ async function approvalsCommand(args: ParsedArgs): Promise<number> {
 // ---------------------------------------------------------------- main
 
 export async function main(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, ['help', 'version', 'all', 'abandon-balance', 'controls']);
+  const args = parseArgs(argv, ['help', 'version', 'all', 'abandon-balance', 'controls', 'force', 'json']);
   const command = args.positional[0];
   if (args.options.get('version') === true) {
     out(VERSION);
@@ -416,6 +430,16 @@ export async function main(argv: string[]): Promise<number> {
       return resumeCommand(args);
     case 'approvals':
       return approvalsCommand(args);
+    case 'locks': {
+      const cfg = config(args);
+      const req = {
+        words: args.positional.slice(1),
+        force: args.options.get('force') === true,
+        json: args.options.get('json') === true,
+        keys: cfg.keys.map((k) => k.name),
+      };
+      return withLedger(cfg, (l) => runLocksCommand(l, req, out));
+    }
     case 'localnet': {
       // Loaded lazily: litesvm is a development dependency the production image does not have.
       const { runLocalnet } = require('../localnet/main') as typeof import('../localnet/main');

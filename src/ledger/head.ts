@@ -2,7 +2,7 @@
  * The head record as an operator handles it: compared with a chain, and written as `SEQ:HASH` (printed by
  * `audit export`, taken by `audit verify --head`) so a copy kept elsewhere can prove a file or store was not cut.
  */
-import type { ChainHead } from './types';
+import type { AuditEntry, ChainHead } from './types';
 
 /** Why a chain of `count` entries ending in `lastHash` is not the one `head` describes, or null when it is. */
 export function headMismatch(count: number, lastHash: string, head: ChainHead): string | null {
@@ -26,4 +26,17 @@ export function parseHead(text: string): ChainHead | null {
 
 export function formatHead(head: ChainHead): string {
   return `${head.seq}:${head.hash}`;
+}
+
+/**
+ * The first `head.seq` entries: what an export taken at `head` holds, whatever was appended while it was written,
+ * so the file and the printed head describe the same chain.
+ */
+export async function* entriesUpToHead(entries: AsyncIterable<AuditEntry>, head: ChainHead): AsyncIterable<AuditEntry> {
+  if (head.seq <= 0) return;
+  let n = 0;
+  for await (const e of entries) {
+    yield e;
+    if (++n >= head.seq) return;
+  }
 }

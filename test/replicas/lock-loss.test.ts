@@ -4,6 +4,7 @@
  * the sign. The other replica takes the lock at once; the first must notice before it sends, so the cap is never
  * passed and `audit verify` tells the truth about what was signed.
  */
+import fs from 'node:fs';
 import { Client } from 'pg';
 import { LAMPORTS_PER_SIGNATURE } from '../../src/localnet/fees';
 import { dbUrl, lockHolders, terminateLockHolders } from '../ledger/pg';
@@ -24,6 +25,7 @@ describe('a key lock lost in the middle of a sign (two replicas, one cap)', () =
         during_approval: { approval: 'confirm', daily_lamport_cap: CAP },
         while_waiting: { approval: 'confirm', daily_lamport_cap: CAP },
         during_confirm: { daily_lamport_cap: CAP },
+        operator_view: {},
       },
     });
   }, 90_000);
@@ -145,5 +147,39 @@ describe('a key lock lost in the middle of a sign (two replicas, one cap)', () =
       cluster.localnet.faults.stallConfirmations(false);
     }
     await expectCapHeldAndTruthfulAudit(key, replies);
+  }, 60_000);
+
+  it('the operator CLI lists the lock a replica holds, and an audit export verifies against the head it printed', async () => {
+    const key = 'operator_view';
+    cluster.localnet.faults.stallConfirmations(true);
+    try {
+      const signing = r(0).sign(key, cluster.transfer(key, AMOUNT, 'held'));
+      await waitFor(async () => (await lockHolders(cluster.db, key)).length === 1, 20_000, 'the key lock');
+      const listed = await cluster.cli(['locks', 'list']);
+      expect(listed.code).toBe(0);
+      expect(listed.stdout).toMatch(new RegExp(`^${key}\\s+held\\s+sa-forge-signer@\\S+ \\(backend \\d+\\)`, 'm'));
+      const refused = await cluster.cli(['locks', 'clear', key]);
+      expect(refused.code).toBe(1);
+      expect(refused.stderr).toMatch(/live holder/);
+      cluster.localnet.faults.stallConfirmations(false);
+      expect(McpHttpClient.report(await signing).outcome).toBe('confirmed');
+    } finally {
+      cluster.localnet.faults.stallConfirmations(false);
+    }
+    expect((await cluster.cli(['locks', 'list'])).stdout).not.toMatch(new RegExp(`^${key}\\b`, 'm'));
+
+    const file = `${cluster.dir}/audit.jsonl`;
+    const exported = await cluster.cli(['audit', 'export', '--out', file]);
+    expect(exported.code).toBe(0);
+    const head = exported.stdout.trim();
+    expect(head).toMatch(/^\d+:[0-9a-f]{64}$/);
+    const verified = await cluster.cli(['audit', 'verify', '--file', file, '--head', head]);
+    expect(verified.stdout.trim()).toMatch(/^ok: \d+ entries$/);
+    const lines = fs.readFileSync(file, 'utf8').trimEnd().split('\n');
+    fs.writeFileSync(file, lines.slice(0, -1).join('\n') + '\n');
+    expect((await cluster.cli(['audit', 'verify', '--file', file])).stdout.trim()).toMatch(/^ok: /);
+    const cut = await cluster.cli(['audit', 'verify', '--file', file, '--head', head]);
+    expect(cut.code).toBe(1);
+    expect(cut.stdout).toMatch(/entries are missing from the end/);
   }, 60_000);
 });
