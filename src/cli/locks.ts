@@ -34,11 +34,11 @@ export function formatLocks(locks: readonly KeyLockInfo[]): string {
       iso(l.lease_until_ms),
     ]),
   ];
-  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const widths = rows.reduce<number[]>((w, r) => r.map((cell, i) => Math.max(w[i] ?? 0, cell.length)), []);
   return rows
     .map((r) =>
       r
-        .map((cell, i) => cell.padEnd(widths[i]!))
+        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
         .join('  ')
         .trimEnd(),
     )

@@ -17,11 +17,11 @@ export function headMismatch(count: number, lastHash: string, head: ChainHead): 
 
 /** `SEQ:HASH` as `audit export` prints it and `audit verify --head` takes it; null when malformed. */
 export function parseHead(text: string): ChainHead | null {
-  const m = /^(\d{1,15}):([0-9a-f]{64})$/.exec(text.trim());
-  if (!m) return null;
-  const seq = Number(m[1]);
-  if (seq === 0 && !/^0{64}$/.test(m[2]!)) return null; // an empty chain's head is the genesis hash
-  return { seq, hash: m[2]! };
+  const [, seqText, hash] = /^(\d{1,15}):([0-9a-f]{64})$/.exec(text.trim()) ?? [];
+  if (seqText === undefined || hash === undefined) return null;
+  const seq = Number(seqText);
+  if (seq === 0 && !/^0{64}$/.test(hash)) return null; // an empty chain's head is the genesis hash
+  return { seq, hash };
 }
 
 export function formatHead(head: ChainHead): string {

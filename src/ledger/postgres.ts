@@ -263,8 +263,8 @@ export class PostgresLedger implements Ledger {
         return out;
       } catch (e) {
         // If ROLLBACK fails the connection is unusable: release it with the error so the pool destroys it.
-        await client.query('ROLLBACK').catch((re: Error) => {
-          broken = re;
+        await client.query('ROLLBACK').catch((re: unknown) => {
+          broken = asError(re);
         });
         throw e instanceof SignerError ? e : ledgerError(what, e);
       } finally {
@@ -672,7 +672,7 @@ function abortable<T>(
         signal.removeEventListener('abort', onAbort);
         if (!settled) {
           settled = true;
-          reject(e);
+          reject(asError(e));
         }
       },
     );

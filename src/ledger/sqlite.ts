@@ -382,7 +382,9 @@ export class SqliteLedger implements Ledger {
   }
 
   async ping(): Promise<void> {
-    return await this.run('not reachable', () => void this.q.get('SELECT 1'));
+    await this.run('not reachable', () => {
+      this.q.get('SELECT 1');
+    });
   }
 
   close(): Promise<void> {

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { GENESIS_PREV, MAX_STORED_SUMMARY, exportJsonl, hashEntry, verifyJsonlFile } from '../../src/ledger/chain';
 import type { AuditEntry, Ledger } from '../../src/ledger/types';
 import { SignerError } from '../../src/util/errors';
-import { intentInput, signInput } from './helpers';
+import { intentInput, signInput, matching } from './helpers';
 import { computeUsage } from '../../src/ledger/limits';
 
 export interface StoreUnderTest {
@@ -192,7 +192,7 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
           ok: false,
           entries: 2,
           line: 3,
-          reason: expect.stringMatching(
+          reason: matching(
             /^broken: the chain ends after 2 entries, but its head record says 4 ending in [0-9a-f]{64}: entries are missing from the end$/,
           ),
         });
@@ -205,7 +205,7 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         await s.exec("DELETE FROM halts WHERE key = 'game'");
         expect(await s.ledger.verify()).toMatchObject({
           ok: false,
-          reason: expect.stringMatching(/missing from the end/),
+          reason: matching(/missing from the end/),
         });
       });
 
@@ -247,7 +247,7 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
           expect(await verifyJsonlFile(file, head)).toMatchObject({
             ok: false,
             line: 3,
-            reason: expect.stringMatching(/entries are missing from the end/),
+            reason: matching(/entries are missing from the end/),
           });
         } finally {
           rmSync(dir, { recursive: true, force: true });

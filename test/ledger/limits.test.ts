@@ -1,5 +1,5 @@
 /**
- * The limit cases of the ancestor's engine.rs (domain §9), key rate 2/min and cap 1,000. The rate cases are
+ * The limit cases the earlier Rust signer's engine was tested with, key rate 2/min and cap 1,000. The rate cases are
  * adapted to the one deliberate change: the rate counts sign-intent entries (attempts that were or may have been
  * sent), so refusals never burn a key's rate budget.
  */

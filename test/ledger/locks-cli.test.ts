@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { runLocksCommand } from '../../src/cli/locks';
 import { openLedger } from '../../src/ledger/open';
 import type { Ledger } from '../../src/ledger/types';
+import { containing } from './helpers';
 
 describe('locks list|clear', () => {
   let dir: string;
@@ -66,7 +67,7 @@ describe('locks list|clear', () => {
     crashedHolder(null); // an older signer's row: no lease, on another host, so never stale by itself
     await expect(locks(['clear', 'wallet'])).rejects.toMatchObject({
       code: 'request_invalid',
-      message: expect.stringContaining('sa-forge-signer locks clear wallet --force'),
+      message: containing('sa-forge-signer locks clear wallet --force'),
     });
     expect(await locks(['clear', 'wallet'], { force: true })).toBe(0);
     printed = [];
@@ -76,7 +77,7 @@ describe('locks list|clear', () => {
   });
 
   it('a misspelt subcommand is an error naming the usage', async () => {
-    await expect(locks(['lsit'])).rejects.toMatchObject({ message: expect.stringContaining('locks list') });
+    await expect(locks(['lsit'])).rejects.toMatchObject({ message: containing('locks list') });
     await expect(locks(['clear'])).rejects.toMatchObject({ code: 'request_invalid' });
   });
 });

@@ -16,9 +16,9 @@ export interface Dialect<Bound = unknown> {
    * An index hint for the by-signature look-ups of the usage query. SQLite's planner otherwise scans the key's
    * day of entries for each final (quadratic); PostgreSQL plans them well and has no such syntax.
    */
-  indexedBy(index: string): string;
+  indexedBy: (index: string) => string;
   /** The values of `$1…$n` in the shape the driver binds: an array for pg, an object keyed "1"…"n" for SQLite. */
-  bind(values: readonly unknown[]): Bound;
+  bind: (values: readonly unknown[]) => Bound;
 }
 
 export const sqliteDialect: Dialect<Record<string, unknown>> = {
