@@ -10,9 +10,13 @@ import { SignerError } from '../util/errors';
 export const BUSY_SLICE_MS = 5;
 const MAX_PAUSE_MS = 50;
 
-/** SQLITE_BUSY and its extended codes (BUSY_SNAPSHOT, BUSY_RECOVERY, BUSY_TIMEOUT). */
+/**
+ * SQLITE_BUSY and its extended codes (BUSY_SNAPSHOT, BUSY_RECOVERY, BUSY_TIMEOUT). Checked by shape, not with
+ * instanceof: the native addon keeps the error class of the first context that loaded it (a test runner's
+ * sandboxes each have their own Error).
+ */
 export function isBusy(e: unknown): boolean {
-  if (!(e instanceof Error) || !('code' in e)) return false;
+  if (typeof e !== 'object' || e === null || !('code' in e)) return false;
   return typeof e.code === 'string' && e.code.startsWith('SQLITE_BUSY');
 }
 

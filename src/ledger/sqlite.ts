@@ -393,7 +393,11 @@ export class SqliteLedger implements Ledger {
     try {
       for (const [key, held] of this.heldRows) {
         held.stopRenewing();
-        this.locks.releaseNow(key, held.ownerId);
+        try {
+          this.locks.releaseNow(key, held.ownerId);
+        } catch {
+          // The file is busy: the row stays until this process is gone or its lease runs out, then it is stale.
+        }
       }
       this.heldRows.clear();
       this.lockDb.close();
