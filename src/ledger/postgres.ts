@@ -499,14 +499,14 @@ export class PostgresLedger implements Ledger {
   async verify(): Promise<VerifyResult> {
     // The head and the halts from one snapshot; the entries up to that head do not change (append-only).
     const { head, halts } = await this.snapshot('cannot read the head record', async (c) => ({
-      head: rowToHead((await c.query<Row>('SELECT seq, hash FROM chain_head WHERE id = 1')).rows[0] ?? {}),
+      head: rowToHead((await c.query<Row>(SQL.readHead)).rows[0] ?? {}),
       halts: (await c.query<Row>(SQL.listHalts)).rows.map(rowToHalt),
     }));
     return verifyAgainstHead(this.entriesThrough(head.seq), head, halts);
   }
 
   async head(): Promise<ChainHead> {
-    const rows = await this.query('cannot read the head record', 'SELECT seq, hash FROM chain_head WHERE id = 1', [], {
+    const rows = await this.query('cannot read the head record', SQL.readHead, [], {
       read: true,
     });
     if (!rows[0])

@@ -181,7 +181,7 @@ export class SqliteLedger implements Ledger {
   }
 
   private headNow(): ChainHead {
-    const row = this.q.get(SQL.head);
+    const row = this.q.get(SQL.readHead); // BEGIN IMMEDIATE already holds the file
     if (!row) throw new SignerError('ledger', 'SQLite ledger: the chain head row is missing; the schema was altered');
     return rowToHead(row);
   }

@@ -12,8 +12,13 @@ const APPROVAL_COLUMNS =
 const HALT_COLUMNS = 'key, reason, by, ts';
 
 export interface Statements {
-  /** The head record (seq, hash): the last entry's sequence and hash, moved in the same transaction as an append. */
+  /**
+   * The head record (seq, hash): the last entry's sequence and hash, moved in the same transaction as an append.
+   * Row-locked (where the dialect locks rows) until the transaction ends: for appends.
+   */
   head: string;
+  /** The head record, for a read that moves nothing. */
+  readHead: string;
   /** $1 seq, $2 hash. */
   moveHead: string;
   /** Entry columns in ENTRY_COLUMNS order (rows.ts entryRowValues). */
@@ -49,6 +54,7 @@ export interface Statements {
 export function statements(d: Dialect): Statements {
   return {
     head: `SELECT seq, hash FROM chain_head WHERE id = 1 ${d.forUpdate}`,
+    readHead: 'SELECT seq, hash FROM chain_head WHERE id = 1',
     moveHead: 'UPDATE chain_head SET seq = $1, hash = $2 WHERE id = 1',
     insertEntry: `INSERT INTO entries (${ENTRY_COLUMNS}) VALUES (${ENTRY_PARAMS})`,
     signEntriesForKey: `SELECT ${ENTRY_COLUMNS} FROM entries
