@@ -32,7 +32,12 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'token new', values: ['out'], flags: [], usage: 'token new NAME --out FILE' },
   { name: 'check', values: ['key'], flags: [], usage: 'check [--key KEY] FILE|-' },
   { name: 'sign', values: ['key', 'intent'], flags: [], usage: 'sign [--key KEY] [--intent TEXT] FILE|-' },
-  { name: 'audit verify', values: ['file'], flags: ['json'], usage: 'audit verify [--file FILE.jsonl] [--json]' },
+  {
+    name: 'audit verify',
+    values: ['file', 'head'],
+    flags: ['json'],
+    usage: 'audit verify [--file FILE.jsonl [--head SEQ:HASH]] [--json]',
+  },
   { name: 'audit tail', values: ['n'], flags: ['json'], usage: 'audit tail [-n N] [--json]' },
   { name: 'audit export', values: ['out'], flags: [], usage: 'audit export --out FILE.jsonl' },
   { name: 'halt', values: ['reason'], flags: ['all'], usage: 'halt KEY|--all --reason TEXT' },
@@ -40,6 +45,8 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'approvals list', values: [], flags: ['json'], usage: 'approvals list [--json]' },
   { name: 'approvals approve', values: [], flags: [], usage: 'approvals approve ID' },
   { name: 'approvals reject', values: [], flags: [], usage: 'approvals reject ID' },
+  { name: 'locks list', values: [], flags: ['json'], usage: 'locks list [--json]' },
+  { name: 'locks clear', values: [], flags: ['force'], usage: 'locks clear KEY [--force]' },
   { name: 'localnet', values: [], flags: [], usage: 'localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...]' },
   { name: 'help', values: [], flags: [], usage: 'help' },
 ];

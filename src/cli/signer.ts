@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import { isValidKeyName } from '../keys/keyfile';
 import { newToken, tokenSha256 } from '../keys/tokens';
 import { exportJsonl, verifyJsonlFile } from '../ledger/chain';
+import { entriesUpToHead, formatHead, parseHead } from '../ledger/head';
 import { normaliseApprovalId } from '../ledger/ids';
 import type { VerifyResult } from '../ledger/types';
 import { createEngine } from '../signer';
@@ -22,6 +23,7 @@ import { flag, option, parseArgs, requireOption, requirePositional, type ParsedA
 import { ALL_OPTIONS, resolveCommand } from './commands';
 import { config, err, keyOf, out, outJson, rpcFor, withEngine, withLedger } from './context';
 import { keyCommand } from './key-commands';
+import { runLocksCommand } from './locks';
 import { renderApproval, renderAuditEntry } from './render';
 
 const HELP = `sa-forge-signer ${VERSION}: the operator CLI of the sa-forge-signer transaction signer
@@ -40,14 +42,17 @@ usage: sa-forge-signer [--config FILE] COMMAND ...
   check [--key KEY] FILE|-              run every check and a simulation; prints the JSON report
   sign [--key KEY] [--intent TEXT] FILE|-
                                         check, simulate, sign, send and confirm; prints the JSON report
-  audit verify [--file FILE.jsonl] [--json]
-                                        verify the hash chain of the ledger (or of an exported file)
+  audit verify [--file FILE.jsonl [--head SEQ:HASH]] [--json]
+                                        verify the hash chain of the ledger against its head record (or an
+                                        exported file, against the head its export printed)
   audit tail [-n N] [--json]            the last N audit entries (default 10)
-  audit export --out FILE.jsonl         write every audit entry as JSON lines (0600)
+  audit export --out FILE.jsonl         write every audit entry as JSON lines (0600); prints the head SEQ:HASH
   halt KEY|--all --reason TEXT          stop all signing with a key now, in every replica
   resume KEY                            release a halted key
   approvals list [--json]               signs waiting for an operator, with the amounts the signer computed
   approvals approve ID | reject ID      decide one
+  locks list [--json]                   per-key locks, their holders and leases
+  locks clear KEY [--force]             free a stale key lock (--force: a live one)
   localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--controls]
                                         run the embedded LiteSVM chain as a JSON-RPC endpoint
 
@@ -173,7 +178,12 @@ async function auditCommand(sub: string, args: ParsedArgs): Promise<number> {
   const json = flag(args, 'json');
   if (sub === 'verify') {
     const file = option(args, 'file') ?? args.positional[2];
-    if (file !== undefined) return printVerify(await verifyJsonlFile(file), json);
+    const headText = option(args, 'head');
+    const head = headText === undefined ? undefined : parseHead(headText);
+    if (head === null)
+      throw new SignerError('request_invalid', '--head takes SEQ:HASH as `audit export` printed it (e.g. 42:3fa9…)');
+    if (head && file === undefined) throw new SignerError('request_invalid', '--head goes with --file FILE.jsonl');
+    if (file !== undefined) return printVerify(await verifyJsonlFile(file, head), json);
     return withLedger(config(args), async (l) => printVerify(await l.verify(), json));
   }
   const cfg = config(args);
@@ -190,7 +200,10 @@ async function auditCommand(sub: string, args: ParsedArgs): Promise<number> {
   }
   const file = requireOption(args, 'out', 'sa-forge-signer audit export --out FILE.jsonl');
   return withLedger(cfg, async (l) => {
-    err(`wrote ${String(await exportJsonl(l.entries(), file))} entries to ${file}`);
+    const head = await l.head();
+    err(`wrote ${String(await exportJsonl(entriesUpToHead(l.entries(), head), file))} entries to ${file}`);
+    err(`keep the head apart from the file to check it later: audit verify --file FILE --head ${formatHead(head)}`);
+    out(formatHead(head));
     return 0;
   });
 }
@@ -275,6 +288,16 @@ export async function main(argv: string[]): Promise<number> {
       return resumeCommand(args);
     case 'approvals':
       return approvalsCommand(sub, args);
+    case 'locks': {
+      const cfg = config(args);
+      const req = {
+        words: args.positional.slice(1),
+        force: flag(args, 'force'),
+        json: flag(args, 'json'),
+        keys: cfg.keys.map((k) => k.name),
+      };
+      return withLedger(cfg, (l) => runLocksCommand(l, req, out));
+    }
     case 'localnet': {
       // Loaded lazily: litesvm is a development dependency the production image does not have.
       const { runLocalnet } = require('../localnet/main') as typeof import('../localnet/main'); // eslint-disable-line @typescript-eslint/no-require-imports -- litesvm must stay unloaded unless asked for

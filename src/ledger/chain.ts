@@ -1,8 +1,8 @@
 /**
- * The audit hash chain (domain.md §6): canonical serialisation, the entry hash, verification of a sequence of
- * entries, and the JSONL export/verify used by `audit export` and `audit verify FILE`.
+ * The audit hash chain (docs/operations.md, "Audit log"): canonical serialisation, the entry hash, verification of
+ * a sequence of entries, and the JSONL export/verify used by `audit export` and `audit verify FILE`.
  *
- * The serialisation must match the Rust ancestor byte for byte so a TS signer can verify a Rust-written log:
+ * The serialisation is fixed byte for byte, so a log written by the earlier Rust signer verifies here too:
  * compact JSON, fields in a fixed order, options as null. JSON.stringify escapes strings the way serde_json does
  * (`"`, `\\`, \b \f \n \r \t, other control characters as lowercase \u00xx, non-ASCII left as is), and integers
  * below 2^53 print identically; non-integers are refused before they get here (see `validateEntryInput`).
@@ -12,7 +12,8 @@ import { promises as fsp } from 'node:fs';
 import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { SignerError, errorMessage } from '../util/errors';
-import type { AuditCommand, AuditEntry, AuditEntryInput, VerifyResult } from './types';
+import { headMismatch } from './head';
+import type { AuditCommand, AuditEntry, AuditEntryInput, ChainHead, VerifyResult } from './types';
 
 /** `prev` of the first entry. */
 export const GENESIS_PREV = '0'.repeat(64);
@@ -20,7 +21,7 @@ export const GENESIS_PREV = '0'.repeat(64);
 const COMMANDS: readonly AuditCommand[] = ['sign', 'sign-intent', 'halt', 'resume'];
 const HEX64 = /^[0-9a-f]{64}$/;
 
-/** Compact JSON of an entry in the §6 field order. Built field by field so the order never depends on the input. */
+/** Compact JSON of an entry in the fixed field order. Built field by field so the order never depends on the input. */
 export function serializeEntry(entry: AuditEntry): string {
   return JSON.stringify({
     ts: entry.ts,
@@ -61,7 +62,7 @@ function copyInput(e: AuditEntryInput): AuditEntryInput {
     command: e.command,
     payload_hash: e.payload_hash,
     programs: [...e.programs],
-    summary: e.summary,
+    summary: boundSummary(e.summary),
     intent: e.intent,
     outcome: e.outcome,
     detail: e.detail,
@@ -69,6 +70,22 @@ function copyInput(e: AuditEntryInput): AuditEntryInput {
     slot: e.slot,
     balance_change: e.balance_change,
   };
+}
+
+/** Longest summary (or halt reason) the chain stores, in characters; an agent writes it, so it is bounded here. */
+export const MAX_STORED_SUMMARY = 512;
+
+/**
+ * The summary as stored: at most MAX_STORED_SUMMARY characters (code points, so a pair is never split), a longer
+ * one cut with a marker that says how much was dropped, so a reader knows it is not the whole text.
+ */
+export function boundSummary(summary: string): string {
+  if (summary.length <= MAX_STORED_SUMMARY) return summary;
+  const chars = Array.from(summary);
+  if (chars.length <= MAX_STORED_SUMMARY) return summary;
+  const marker = (dropped: number) => `… [cut: ${dropped} more characters]`;
+  const keep = MAX_STORED_SUMMARY - marker(chars.length).length;
+  return chars.slice(0, keep).join('') + marker(chars.length - keep);
 }
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
@@ -143,6 +160,11 @@ export class ChainChecker {
     return null;
   }
 
+  /** The hash of the last entry accepted (GENESIS_PREV before the first). */
+  get lastHash(): string {
+    return this.prev;
+  }
+
   /** The running result so far (a failure line reported by `next` is the caller's to return). */
   result(): VerifyResult {
     return { ok: true, entries: this.count };
@@ -154,7 +176,7 @@ export class ChainChecker {
 }
 
 /**
- * Writes the entries as JSON Lines (the ancestor's `audit.jsonl` format) to `file`, mode 0600, atomically:
+ * Writes the entries as JSON Lines (the `audit.jsonl` format the Rust signer wrote too) to `file`, mode 0600, atomically:
  * a temporary file in the same folder, fsync'd, then renamed. Returns the number of entries written.
  */
 export async function exportJsonl(
@@ -190,11 +212,12 @@ export async function exportJsonl(
 }
 
 /**
- * Verifies a JSONL audit file. An unparseable line fails with "audit line N is not valid JSON" (the ancestor's
- * append refused such a log outright). A blank line at the very end (after the last newline) is ignored; a blank
+ * Verifies a JSONL audit file, and with `head` (what `audit export` printed) that the file ends where the ledger
+ * did then: a file cut short still links up, so only the head shows it. An unparseable line fails with "audit line N is not valid JSON" (such a log cannot
+ * be appended to either). A blank line at the very end (after the last newline) is ignored; a blank
  * line in the middle is reported like any other unparseable line.
  */
-export async function verifyJsonlFile(file: string): Promise<VerifyResult> {
+export async function verifyJsonlFile(file: string, head?: ChainHead): Promise<VerifyResult> {
   let stream;
   try {
     const fh = await fsp.open(file, 'r');
@@ -228,26 +251,7 @@ export async function verifyJsonlFile(file: string): Promise<VerifyResult> {
     lines.close();
     stream.destroy();
   }
-  return check.result();
-}
-
-/** An entry's column values in ENTRY_COLUMNS order (seq first), as both stores insert them. */
-export function entryRowValues(seq: number, entry: AuditEntry): unknown[] {
-  return [
-    seq,
-    entry.ts,
-    entry.key,
-    entry.command,
-    entry.payload_hash,
-    JSON.stringify(entry.programs),
-    entry.summary,
-    entry.intent,
-    entry.outcome,
-    entry.detail,
-    entry.signature,
-    entry.slot,
-    entry.balance_change,
-    entry.prev,
-    entry.hash,
-  ];
+  const count = check.result().entries;
+  const problem = head ? headMismatch(count, check.lastHash, head) : null;
+  return problem ? check.fail(count + 1, problem) : check.result();
 }

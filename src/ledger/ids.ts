@@ -11,7 +11,7 @@ export const APPROVAL_ID_LENGTH = 8;
 export function newApprovalId(): string {
   const bytes = randomBytes(APPROVAL_ID_LENGTH);
   let id = '';
-  for (const b of bytes) id += ALPHABET[b & 31];
+  for (const b of bytes) id += ALPHABET.charAt(b & 31);
   return id;
 }
 

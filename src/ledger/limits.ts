@@ -1,13 +1,12 @@
 /**
- * A key's usage computed from its audit entries (domain.md §3.4): signs in the last minute and lamports spent or
- * reserved in the last 24 h. The engine compares these to the key's `rate_limit_per_minute` and
- * `daily_lamport_cap`; this module only counts.
+ * A key's usage computed from its audit entries: signs in the last minute and lamports spent or reserved in the
+ * last 24 h. The engine compares these to the key's `rate_limit_per_minute` and `daily_lamport_cap`; this module
+ * only counts.
  *
- * One deliberate change from the ancestor: the rate counts `sign-intent` entries only, i.e. every attempt that
- * was or may have been sent. The ancestor counted every final `sign` entry, refusals included, so a retry storm
- * (or a token refused for another key) kept a key locked out of its own budget (domain.md §8.3). An intent is
- * written for every send, and an orphan intent (the process died) is itself an intent, so nothing that may have
- * reached the chain escapes the count.
+ * The rate counts `sign-intent` entries only, i.e. every attempt that was or may have been sent. Counting final
+ * `sign` entries instead would count refusals too, so a retry storm (or a token refused for another key) would keep
+ * a key locked out of its own budget. An intent is written for every send, and an orphan intent (the process
+ * died) is itself an intent, so nothing that may have reached the chain escapes the count.
  */
 import type { AuditEntry } from './types';
 

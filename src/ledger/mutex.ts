@@ -66,7 +66,7 @@ export class KeyedMutex {
 }
 
 /** Sleeps `ms`, rejecting with `onAbort()` as soon as `signal` aborts. */
-export function sleep(ms: number, signal: AbortSignal | undefined, onAbort: () => unknown): Promise<void> {
+export function sleep(ms: number, signal: AbortSignal | undefined, onAbort: () => Error): Promise<void> {
   if (signal?.aborted) return Promise.reject(onAbort());
   return new Promise((resolve, reject) => {
     const abort = () => {

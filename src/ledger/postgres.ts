@@ -3,11 +3,14 @@
  * approvals and one hash chain, and a per-key lock spans them all.
  *
  * - Migrations run at start-up under a session advisory lock, so replicas starting together apply them once.
- * - One chain across replicas: an append locks the single `chain_head` row (SELECT … FOR UPDATE), inserts the
- *   entry and moves the head in one transaction. Commit order is chain order.
+ * - One chain across replicas: an append locks the single head record row (SELECT … FOR UPDATE), inserts the
+ *   entry and moves the head in one transaction. Commit order is chain order. The statements are the ones the
+ *   SQLite store runs (sql/statements.ts).
  * - The per-key lock is `pg_advisory_lock(hash of key)` on a dedicated connection that is held for the whole sign;
- *   waiters queue in the server, first come first served across replicas. Session advisory locks die with their connection, so the server frees the lock when a replica
- *   dies or its connection is cut. A local FIFO mutex in front keeps one connection per key per process.
+ *   waiters queue in the server, first come first served across replicas. Session advisory locks die with their
+ *   connection, so the server frees the lock when a replica dies or its connection is cut; the sign's intent is
+ *   appended on that same connection (appendFenced), so a lock lost that way is noticed before anything is sent.
+ *   A local FIFO mutex in front keeps one connection per key per process.
  * - Database down: connecting times out after `connectTimeoutMs` and every operation rejects with
  *   SignerError('ledger'); the pools open fresh connections when it is back, with no restart.
  */
@@ -15,12 +18,26 @@ import { createHash } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Client, Pool, type ClientConfig, type PoolClient, type PoolConfig } from 'pg';
 import { SignerError, errorMessage } from '../util/errors';
-import { GENESIS_PREV, entryRowValues, sealEntry, validateEntryInput, verifyEntries } from './chain';
+import { verifyAgainstHead } from './audit-check';
+import { boundSummary, sealEntry, validateEntryInput } from './chain';
 import { newApprovalId, normaliseApprovalId } from './ids';
 import { KeyedMutex, cancelledError } from './mutex';
 import { RATE_WINDOW_S, SPEND_WINDOW_S, type KeyUsage } from './limits';
-import { USAGE_INDEXES, usageSql } from './usage-sql';
 import { decisionOutcome, haltEntry, resumeEntry } from './records';
+import { postgresDialect } from './sql/dialect';
+import { POSTGRES_MIGRATIONS, schemaTooNew } from './sql/migrations';
+import {
+  approvalRowValues,
+  entryRowValues,
+  haltRowValues,
+  rowToApproval,
+  rowToEntry,
+  rowToHalt,
+  rowToHead,
+  rowToUsage,
+  type Row,
+} from './sql/rows';
+import { statements } from './sql/statements';
 import type {
   ApprovalDecision,
   ApprovalRecord,
@@ -28,8 +45,11 @@ import type {
   ApprovalStatus,
   AuditEntry,
   AuditEntryInput,
+  ChainHead,
+  ClearLockResult,
   HaltRecord,
   KeyLock,
+  KeyLockInfo,
   Ledger,
   VerifyResult,
 } from './types';
@@ -47,112 +67,45 @@ export interface PostgresLedgerOptions {
   statementTimeoutMs?: number;
 }
 
-/** Versioned migrations: index + 1 is the schema version. Never edit one that shipped. */
-const MIGRATIONS: string[] = [
-  `CREATE TABLE entries (
-     seq bigint PRIMARY KEY,
-     ts bigint NOT NULL,
-     key text NOT NULL,
-     command text NOT NULL,
-     payload_hash text NOT NULL,
-     programs text NOT NULL,
-     summary text NOT NULL,
-     intent text,
-     outcome text NOT NULL,
-     detail text,
-     signature text,
-     slot bigint,
-     balance_change bigint,
-     prev text NOT NULL,
-     hash text NOT NULL
-   );
-   CREATE INDEX entries_key_ts ON entries (key, ts);
-   CREATE TABLE chain_head (id smallint PRIMARY KEY CHECK (id = 1), seq bigint NOT NULL, hash text NOT NULL);
-   INSERT INTO chain_head (id, seq, hash) VALUES (1, 0, '${GENESIS_PREV}');
-   CREATE TABLE halts (key text PRIMARY KEY, reason text NOT NULL, by text NOT NULL, ts bigint NOT NULL);
-   CREATE TABLE approvals (
-     id text PRIMARY KEY,
-     key text NOT NULL,
-     summary text NOT NULL,
-     payload_hash text NOT NULL,
-     balance_change bigint,
-     fee bigint,
-     compute_units bigint,
-     requested_by text NOT NULL,
-     ts bigint NOT NULL,
-     expires_at bigint NOT NULL,
-     status text NOT NULL,
-     decided_by text,
-     decided_at bigint
-   );
-   CREATE INDEX approvals_status ON approvals (status, ts);`,
-  USAGE_INDEXES.join(';\n'),
-];
-
 /** A stable signed 64-bit advisory lock id for a name, as a decimal string for a ::bigint parameter. */
 export function advisoryLockId(name: string): string {
   return createHash('sha256').update(`sa-forge-signer:${name}`).digest().readBigInt64BE(0).toString();
 }
 
-const USAGE_SQL = usageSql('postgres', (n) => (n === 1 ? '$1::text' : `$${n}::bigint`));
+const SQL = statements(postgresDialect);
+const PAGE = 1000;
 
 const MIGRATION_LOCK = advisoryLockId('migrations');
 export const keyLockId = (key: string): string => advisoryLockId(`key:${key}`);
 
-const ENTRY_COLUMNS =
-  'seq, ts, key, command, payload_hash, programs, summary, intent, outcome, detail, signature, slot, balance_change, prev, hash';
-
-type Row = Record<string, unknown>;
-const num = (v: unknown): number => Number(v);
-const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
-
-function rowToEntry(r: Row): AuditEntry {
-  let programs: string[] = [];
-  try {
-    const p: unknown = JSON.parse(String(r.programs));
-    if (Array.isArray(p)) programs = p.map(String);
-  } catch {
-    /* an unparseable value fails verification through the hash */
-  }
-  return {
-    ts: num(r.ts),
-    key: String(r.key),
-    command: String(r.command) as AuditEntry['command'],
-    payload_hash: String(r.payload_hash),
-    programs,
-    summary: String(r.summary),
-    intent: strOrNull(r.intent),
-    outcome: String(r.outcome),
-    detail: strOrNull(r.detail),
-    signature: strOrNull(r.signature),
-    slot: numOrNull(r.slot),
-    balance_change: numOrNull(r.balance_change),
-    prev: String(r.prev),
-    hash: String(r.hash),
-  };
+interface HeldLock {
+  conn: { client: PoolClient; done: (err?: Error) => void };
+  lockId: string;
+  /** Set when a fenced append failed on the lock's connection: it is discarded on release, not pooled. */
+  broken: Error | undefined;
 }
 
-function rowToHalt(r: Row): HaltRecord {
-  return { key: String(r.key), reason: String(r.reason), by: String(r.by), ts: num(r.ts) };
+/** pg_locks shows a bigint advisory lock as two unsigned 32-bit halves: classid (high) and objid (low). */
+function advisoryLockParts(lockId: string): [string, string] {
+  const id = BigInt.asUintN(64, BigInt(lockId));
+  return [(id >> 32n).toString(), (id & 0xffffffffn).toString()];
 }
 
-function rowToApproval(r: Row): ApprovalRecord {
-  return {
-    id: String(r.id),
-    key: String(r.key),
-    summary: String(r.summary),
-    payload_hash: String(r.payload_hash),
-    balance_change: numOrNull(r.balance_change),
-    fee: numOrNull(r.fee),
-    compute_units: numOrNull(r.compute_units),
-    requested_by: String(r.requested_by),
-    ts: num(r.ts),
-    expires_at: num(r.expires_at),
-    status: String(r.status) as ApprovalStatus,
-    decided_by: strOrNull(r.decided_by),
-    decided_at: numOrNull(r.decided_at),
-  };
+function lockNotHeld(key: string): SignerError {
+  return new SignerError('internal', `a fenced append for key ${key} without holding its lock`);
+}
+
+function lockLost(key: string, cause: unknown): SignerError {
+  const why = cause === null ? '' : `: ${errorMessage(cause)}`;
+  return new SignerError(
+    'ledger',
+    `PostgreSQL ledger: the lock on key ${key} was lost (its database connection closed)${why}; nothing was written or sent, retry`,
+    { cause },
+  );
+}
+
+function asError(e: unknown): Error {
+  return e instanceof Error ? e : new Error(String(e));
 }
 
 function ledgerError(what: string, e: unknown): SignerError {
@@ -166,6 +119,8 @@ export class PostgresLedger implements Ledger {
   private readonly lockPool: Pool;
   private readonly mutex = new KeyedMutex();
   private readonly heldLocks = new Set<KeyLock>();
+  /** The lock this handle holds per key (the local mutex allows one), for fenced appends. */
+  private readonly heldByKey = new Map<string, HeldLock>();
   private closed = false;
 
   private constructor(url: string, opts: PostgresLedgerOptions) {
@@ -210,17 +165,14 @@ export class PostgresLedger implements Ledger {
       await client.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK]);
       try {
         await client.query('CREATE TABLE IF NOT EXISTS schema_version (version integer NOT NULL)');
-        const res = await client.query('SELECT version FROM schema_version');
-        const current = res.rows.length ? Number(res.rows[0].version) : 0;
-        if (current > MIGRATIONS.length)
-          throw new SignerError(
-            'ledger',
-            `the ledger schema is version ${current}, newer than this signer understands (${MIGRATIONS.length}): upgrade the signer`,
-          );
-        for (let v = current; v < MIGRATIONS.length; v++) {
+        const res = await client.query<{ version: number }>('SELECT version FROM schema_version');
+        const current = res.rows[0]?.version ?? 0;
+        if (current > POSTGRES_MIGRATIONS.length) throw schemaTooNew('PostgreSQL', current, POSTGRES_MIGRATIONS.length);
+        for (const [v, migration] of POSTGRES_MIGRATIONS.entries()) {
+          if (v < current) continue;
           await client.query('BEGIN');
           try {
-            await client.query(MIGRATIONS[v]!);
+            await client.query(migration);
             if (v === 0 && res.rows.length === 0) await client.query('INSERT INTO schema_version VALUES ($1)', [v + 1]);
             else await client.query('UPDATE schema_version SET version = $1', [v + 1]);
             await client.query('COMMIT');
@@ -230,12 +182,12 @@ export class PostgresLedger implements Ledger {
           }
         }
       } finally {
-        await client.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK]).catch((e: Error) => {
-          broken = e;
+        await client.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK]).catch((e: unknown) => {
+          broken = asError(e);
         });
       }
     } catch (e) {
-      broken = e as Error;
+      broken = asError(e);
       throw e;
     } finally {
       done(broken);
@@ -312,8 +264,8 @@ export class PostgresLedger implements Ledger {
         return out;
       } catch (e) {
         // If ROLLBACK fails the connection is unusable: release it with the error so the pool destroys it.
-        await client.query('ROLLBACK').catch((re: Error) => {
-          broken = re;
+        await client.query('ROLLBACK').catch((re: unknown) => {
+          broken = asError(re);
         });
         throw e instanceof SignerError ? e : ledgerError(what, e);
       } finally {
@@ -322,19 +274,21 @@ export class PostgresLedger implements Ledger {
     }
   }
 
-  /** Inside a transaction: takes the chain head, seals the input onto it, inserts it, moves the head. */
+  /** Inside a transaction: takes the head record, seals the input onto it, inserts it, moves the head. */
   private async appendInTx(c: PoolClient, input: AuditEntryInput): Promise<AuditEntry> {
-    const head = await c.query('SELECT seq, hash FROM chain_head WHERE id = 1 FOR UPDATE');
-    const h = head.rows[0] as Row | undefined;
-    if (!h) throw new SignerError('ledger', 'PostgreSQL ledger: the chain head row is missing; the schema was altered');
-    const seq = num(h.seq) + 1;
-    const entry = sealEntry(input, String(h.hash));
-    await c.query(
-      `INSERT INTO entries (${ENTRY_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
-      entryRowValues(seq, entry),
-    );
-    await c.query('UPDATE chain_head SET seq = $1, hash = $2 WHERE id = 1', [seq, entry.hash]);
+    const head = await this.headIn(c);
+    const entry = sealEntry(input, head.hash);
+    await c.query(SQL.insertEntry, entryRowValues(head.seq + 1, entry));
+    await c.query(SQL.moveHead, [head.seq + 1, entry.hash]);
     return entry;
+  }
+
+  /** The head record, row-locked until the transaction ends (the head statement is FOR UPDATE here). */
+  private async headIn(c: PoolClient): Promise<ChainHead> {
+    const row = (await c.query<Row>(SQL.head)).rows[0];
+    if (!row)
+      throw new SignerError('ledger', 'PostgreSQL ledger: the chain head row is missing; the schema was altered');
+    return rowToHead(row);
   }
 
   async append(input: AuditEntryInput): Promise<AuditEntry> {
@@ -342,24 +296,48 @@ export class PostgresLedger implements Ledger {
     return this.transaction('cannot append an audit entry', (c) => this.appendInTx(c, input));
   }
 
+  /**
+   * The append runs on the lock's own connection, so it can only commit on the backend that holds the session
+   * advisory lock: once that backend is gone (terminated, or its connection cut) the lock is free for another
+   * replica and this insert fails with it. The transaction also checks pg_locks for the lock on its own backend,
+   * which catches a connection that no longer maps to the locking backend (a transaction-mode pooler).
+   */
+  async appendFenced(input: AuditEntryInput): Promise<AuditEntry> {
+    validateEntryInput(input);
+    this.checkOpen();
+    const held = this.heldByKey.get(input.key);
+    if (!held) throw lockNotHeld(input.key);
+    const { client } = held.conn;
+    try {
+      await client.query('BEGIN');
+      const owned = await client.query<{ held: boolean }>(
+        `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = pg_backend_pid()
+            AND classid::bigint = $1 AND objid::bigint = $2 AND objsubid = 1) AS held`,
+        advisoryLockParts(held.lockId),
+      );
+      if (owned.rows[0]?.held !== true) throw lockLost(input.key, null);
+      const entry = await this.appendInTx(client, input);
+      await client.query('COMMIT');
+      return entry;
+    } catch (e) {
+      held.broken = asError(e);
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw e instanceof SignerError ? e : lockLost(input.key, e);
+    }
+  }
+
   async keyUsage(key: string, now: number, dailyCap: number): Promise<KeyUsage> {
     const rows = await this.query(
       "cannot read the key's usage",
-      USAGE_SQL,
+      SQL.usage,
       [key, now - RATE_WINDOW_S, now - SPEND_WINDOW_S, dailyCap],
       { read: true },
     );
-    const row = rows[0] as { rate: string | number; finals: string | number; orphans: string | number };
-    return { signsLastMinute: Number(row.rate), spent24h: Number(row.finals) + Number(row.orphans) };
+    return rowToUsage(rows[0] ?? {});
   }
 
   async signEntriesForKey(key: string, since: number): Promise<AuditEntry[]> {
-    const rows = await this.query(
-      'cannot read audit entries',
-      `SELECT ${ENTRY_COLUMNS} FROM entries WHERE key = $1 AND command IN ('sign', 'sign-intent') AND ts >= $2 ORDER BY seq`,
-      [key, since],
-      { read: true },
-    );
+    const rows = await this.query('cannot read audit entries', SQL.signEntriesForKey, [key, since], { read: true });
     return rows.map(rowToEntry);
   }
 
@@ -367,27 +345,34 @@ export class PostgresLedger implements Ledger {
     this.checkOpen();
     const releaseLocal = await this.mutex.acquire(key, signal);
     const lockId = keyLockId(key);
-    let held: Awaited<ReturnType<PostgresLedger['connect']>>;
+    let conn: Awaited<ReturnType<PostgresLedger['connect']>>;
     try {
-      held = await this.takeAdvisoryLock(key, lockId, signal);
+      conn = await this.takeAdvisoryLock(key, lockId, signal);
     } catch (e) {
       releaseLocal();
       throw e;
     }
+    const held: HeldLock = { conn, lockId, broken: undefined };
+    this.heldByKey.set(key, held);
     let released = false;
     const lock: KeyLock = {
       release: async () => {
         if (released) return;
         released = true;
         this.heldLocks.delete(lock);
-        let broken: Error | undefined;
+        this.heldByKey.delete(key);
+        let broken = held.broken;
         try {
-          const res = await held.client.query('SELECT pg_advisory_unlock($1::bigint) AS ok', [lockId]);
-          if ((res.rows[0] as Row | undefined)?.ok !== true) broken = new Error('the advisory lock was not held');
+          if (!broken) {
+            const res = await conn.client.query<{ ok: boolean }>('SELECT pg_advisory_unlock($1::bigint) AS ok', [
+              lockId,
+            ]);
+            if (res.rows[0]?.ok !== true) broken = new Error('the advisory lock was not held');
+          }
         } catch (e) {
-          broken = e as Error; // the connection is gone, and with it the lock: nothing left to free
+          broken = asError(e); // the connection is gone, and with it the lock: nothing left to free
         } finally {
-          held.done(broken);
+          conn.done(broken);
           releaseLocal();
         }
       },
@@ -422,7 +407,7 @@ export class PostgresLedger implements Ledger {
         );
         return conn;
       } catch (e) {
-        conn?.done(e instanceof Error ? e : new Error(String(e)));
+        conn?.done(asError(e));
         if (e instanceof SignerError) throw e;
         if (conn && isStatementTimeout(e)) {
           attempt = -1; // still waiting behind a long sign, not a failure
@@ -435,42 +420,34 @@ export class PostgresLedger implements Ledger {
   }
 
   async getHalt(key: string): Promise<HaltRecord | null> {
-    const rows = await this.query('cannot read halts', 'SELECT key, reason, by, ts FROM halts WHERE key = $1', [key], {
-      read: true,
-    });
+    const rows = await this.query('cannot read halts', SQL.getHalt, [key], { read: true });
     return rows[0] ? rowToHalt(rows[0]) : null;
   }
 
   async listHalts(): Promise<HaltRecord[]> {
-    return (
-      await this.query('cannot read halts', 'SELECT key, reason, by, ts FROM halts ORDER BY key', [], { read: true })
-    ).map(rowToHalt);
+    return (await this.query('cannot read halts', SQL.listHalts, [], { read: true })).map(rowToHalt);
   }
 
   async halt(rec: HaltRecord): Promise<HaltRecord> {
-    validateEntryInput(haltEntry(rec));
+    const bounded = { ...rec, reason: boundSummary(rec.reason) };
+    validateEntryInput(haltEntry(bounded));
     return this.transaction('cannot record the halt', async (c) => {
-      // Take the chain head first: it serialises concurrent halts of one key, so the second sees the first's row.
-      await c.query('SELECT 1 FROM chain_head WHERE id = 1 FOR UPDATE');
-      const existing = await c.query('SELECT key, reason, by, ts FROM halts WHERE key = $1', [rec.key]);
-      if (existing.rows[0]) return rowToHalt(existing.rows[0] as Row);
-      await c.query('INSERT INTO halts (key, reason, by, ts) VALUES ($1, $2, $3, $4)', [
-        rec.key,
-        rec.reason,
-        rec.by,
-        rec.ts,
-      ]);
-      await this.appendInTx(c, haltEntry(rec));
-      return { key: rec.key, reason: rec.reason, by: rec.by, ts: rec.ts };
+      // Take the head record first: it serialises concurrent halts of one key, so the second sees the first's row.
+      await this.headIn(c);
+      const existing = (await c.query<Row>(SQL.getHalt, [rec.key])).rows[0];
+      if (existing) return rowToHalt(existing);
+      await c.query(SQL.insertHalt, haltRowValues(bounded));
+      await this.appendInTx(c, haltEntry(bounded));
+      return bounded;
     });
   }
 
   async resume(key: string, by: string, ts: number): Promise<boolean> {
     return this.transaction('cannot record the resume', async (c) => {
-      await c.query('SELECT 1 FROM chain_head WHERE id = 1 FOR UPDATE');
-      const gone = await c.query('DELETE FROM halts WHERE key = $1 RETURNING key, reason, by, ts', [key]);
-      if (!gone.rows[0]) return false;
-      const entry = resumeEntry(key, by, ts, rowToHalt(gone.rows[0] as Row));
+      await this.headIn(c);
+      const lifted = (await c.query<Row>(SQL.deleteHalt, [key])).rows[0];
+      if (!lifted) return false;
+      const entry = resumeEntry(key, by, ts, rowToHalt(lifted));
       validateEntryInput(entry);
       await this.appendInTx(c, entry);
       return true;
@@ -478,25 +455,12 @@ export class PostgresLedger implements Ledger {
   }
 
   async createApproval(req: ApprovalRequest): Promise<ApprovalRecord> {
+    const bounded = { ...req, summary: boundSummary(req.summary) };
     for (let attempt = 0; attempt < 6; attempt++) {
       const rows = await this.query(
         'cannot record the approval request',
-        `INSERT INTO approvals (id, key, summary, payload_hash, balance_change, fee, compute_units, requested_by, ts,
-           expires_at, status, decided_by, decided_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', NULL, NULL)
-         ON CONFLICT (id) DO NOTHING RETURNING *`,
-        [
-          newApprovalId(),
-          req.key,
-          req.summary,
-          req.payload_hash,
-          req.balance_change,
-          req.fee,
-          req.compute_units,
-          req.requested_by,
-          req.ts,
-          req.expires_at,
-        ],
+        SQL.insertApproval,
+        approvalRowValues(newApprovalId(), bounded),
       );
       if (rows[0]) return rowToApproval(rows[0]); // else: a 40-bit id collided; draw another
     }
@@ -504,75 +468,131 @@ export class PostgresLedger implements Ledger {
   }
 
   async getApproval(id: string): Promise<ApprovalRecord | null> {
-    const rows = await this.query(
-      'cannot read approvals',
-      'SELECT * FROM approvals WHERE id = $1',
-      [normaliseApprovalId(id)],
-      {
-        read: true,
-      },
-    );
+    const rows = await this.query('cannot read approvals', SQL.getApproval, [normaliseApprovalId(id)], { read: true });
     return rows[0] ? rowToApproval(rows[0]) : null;
   }
 
   async listApprovals(filter?: { status?: ApprovalStatus }): Promise<ApprovalRecord[]> {
     const rows = filter?.status
-      ? await this.query(
-          'cannot read approvals',
-          'SELECT * FROM approvals WHERE status = $1 ORDER BY ts, id',
-          [filter.status],
-          {
-            read: true,
-          },
-        )
-      : await this.query('cannot read approvals', 'SELECT * FROM approvals ORDER BY ts, id', [], { read: true });
+      ? await this.query('cannot read approvals', SQL.listApprovalsByStatus, [filter.status], { read: true })
+      : await this.query('cannot read approvals', SQL.listApprovals, [], { read: true });
     return rows.map(rowToApproval);
   }
 
   async decideApproval(id: string, decision: ApprovalDecision, by: string, ts: number): Promise<ApprovalRecord> {
     const wanted = normaliseApprovalId(id);
     return this.transaction('cannot record the decision', async (c) => {
-      const res = await c.query('SELECT * FROM approvals WHERE id = $1 FOR UPDATE', [wanted]);
-      if (!res.rows[0]) throw new SignerError('request_invalid', `no approval request with id ${id}`);
-      const rec = rowToApproval(res.rows[0] as Row);
+      const row = (await c.query<Row>(SQL.getApprovalForDecision, [wanted])).rows[0];
+      if (!row) throw new SignerError('request_invalid', `no approval request with id ${id}`);
+      const rec = rowToApproval(row);
       if (rec.status !== 'pending') return rec;
       const { status, decidedBy } = decisionOutcome(rec, decision, by, ts);
-      await c.query('UPDATE approvals SET status = $1, decided_by = $2, decided_at = $3 WHERE id = $4', [
-        status,
-        decidedBy,
-        ts,
-        wanted,
-      ]);
+      await c.query(SQL.decideApproval, [status, decidedBy, ts, wanted]);
       return { ...rec, status, decided_by: decidedBy, decided_at: ts };
     });
   }
 
   async verify(): Promise<VerifyResult> {
-    return verifyEntries(this.entries());
+    // The head and the halts from one snapshot; the entries up to that head do not change (append-only).
+    const { head, halts } = await this.snapshot('cannot read the head record', async (c) => ({
+      head: rowToHead((await c.query<Row>(SQL.readHead)).rows[0] ?? {}),
+      halts: (await c.query<Row>(SQL.listHalts)).rows.map(rowToHalt),
+    }));
+    return verifyAgainstHead(this.entriesThrough(head.seq), head, halts);
+  }
+
+  async head(): Promise<ChainHead> {
+    const rows = await this.query('cannot read the head record', SQL.readHead, [], {
+      read: true,
+    });
+    if (!rows[0])
+      throw new SignerError('ledger', 'PostgreSQL ledger: the chain head row is missing; the schema was altered');
+    return rowToHead(rows[0]);
   }
 
   async tail(n: number): Promise<AuditEntry[]> {
-    const rows = await this.query(
-      'cannot read audit entries',
-      `SELECT ${ENTRY_COLUMNS} FROM entries ORDER BY seq DESC LIMIT $1`,
-      [Math.max(0, Math.floor(n))],
-      { read: true },
-    );
+    const rows = await this.query('cannot read audit entries', SQL.tail, [Math.max(0, Math.floor(n))], { read: true });
     return rows.map(rowToEntry).reverse();
   }
 
-  async *entries(): AsyncIterable<AuditEntry> {
+  entries(): AsyncIterable<AuditEntry> {
+    return this.entriesThrough(Number.MAX_SAFE_INTEGER);
+  }
+
+  private async *entriesThrough(last: number): AsyncIterable<AuditEntry> {
     let after = 0;
     for (;;) {
+      const rows = await this.query('cannot read audit entries', SQL.page, [after, last, PAGE], { read: true });
+      for (const r of rows) yield rowToEntry(r);
+      const lastRow = rows[rows.length - 1];
+      if (rows.length < PAGE || !lastRow) return;
+      after = Number(lastRow.seq);
+    }
+  }
+
+  /**
+   * The advisory locks held now on the configured keys, with the replica holding each (its application name says
+   * host and pid). A dead replica's lock is freed by the server, so every one listed has a live connection.
+   */
+  async keyLocks(keys: readonly string[]): Promise<KeyLockInfo[]> {
+    const out: KeyLockInfo[] = [];
+    for (const key of keys) {
       const rows = await this.query(
-        'cannot read audit entries',
-        `SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq > $1 ORDER BY seq LIMIT 1000`,
-        [after],
+        'cannot read the key locks',
+        `SELECT a.application_name, a.pid, (extract(epoch FROM a.backend_start) * 1000)::bigint AS since
+           FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+          WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+            AND l.classid::bigint = $1 AND l.objid::bigint = $2 AND l.objsubid = 1`,
+        advisoryLockParts(keyLockId(key)),
         { read: true },
       );
-      for (const r of rows) yield rowToEntry(r);
-      if (rows.length < 1000) return;
-      after = num(rows[rows.length - 1]!.seq);
+      for (const r of rows)
+        out.push({
+          key,
+          holder: `${String(r.application_name)} (backend ${String(r.pid)})`,
+          acquired_at_ms: null,
+          lease_until_ms: null,
+          state: 'held',
+        });
+    }
+    return out;
+  }
+
+  /** Terminates the connection holding the key's lock; PostgreSQL has no stale locks, so only with force. */
+  async clearKeyLock(key: string, opts: { force: boolean }): Promise<ClearLockResult> {
+    const held = await this.keyLocks([key]);
+    if (held.length === 0) return 'not held';
+    if (!opts.force) return 'live';
+    await this.query(
+      `cannot clear the lock on key ${key}`,
+      `SELECT pg_terminate_backend(l.pid) FROM pg_locks l
+        WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+          AND l.classid::bigint = $1 AND l.objid::bigint = $2 AND l.objsubid = 1`,
+      advisoryLockParts(keyLockId(key)),
+    );
+    return 'cleared';
+  }
+
+  /** A read-only REPEATABLE READ transaction: every statement in fn sees one snapshot. */
+  private async snapshot<T>(what: string, fn: (c: PoolClient) => Promise<T>): Promise<T> {
+    this.checkOpen();
+    let conn: Awaited<ReturnType<PostgresLedger['connect']>>;
+    try {
+      conn = await this.connect(this.pool);
+    } catch (e) {
+      throw ledgerError(what, e);
+    }
+    let broken: Error | undefined;
+    try {
+      await conn.client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      const out = await fn(conn.client);
+      await conn.client.query('COMMIT');
+      return out;
+    } catch (e) {
+      broken = asError(e);
+      throw ledgerError(what, e);
+    } finally {
+      conn.done(broken);
     }
   }
 
@@ -648,7 +668,7 @@ function abortable<T>(
         signal.removeEventListener('abort', onAbort);
         if (!settled) {
           settled = true;
-          reject(e);
+          reject(asError(e));
         }
       },
     );

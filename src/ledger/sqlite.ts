@@ -4,22 +4,38 @@
  *
  * Durability: WAL with synchronous=FULL, so a committed transaction is fsync'd before the call returns, and a
  * process killed at any instant leaves the last committed state (the chain always verifies).
- * Appends run in BEGIN IMMEDIATE transactions that read the chain head and insert the next entry, so appends
- * from several processes form one chain. better-sqlite3 is synchronous, so appends within one process are
- * already serialised by the event loop.
+ * Appends run in BEGIN IMMEDIATE transactions that read the head record, insert the next entry and move the head,
+ * so appends from several processes form one chain. better-sqlite3 is synchronous, so appends within one process
+ * are already serialised by the event loop; waiting for another process's write lock happens off it
+ * (sqlite-busy.ts). The statements are the ones the PostgreSQL store runs (sql/statements.ts).
  *
- * The per-key lock is an in-process FIFO mutex plus a row in `key_locks` naming the holder (host, pid, start
- * time, random owner id). A waiter polls; a row whose holder process is dead is taken over.
+ * The per-key lock is an in-process FIFO mutex in front of a lock row with a lease (sqlite-locks.ts).
  */
 import Database from 'better-sqlite3';
 import { SignerError, errorMessage } from '../util/errors';
-import { entryRowValues, sealEntry, validateEntryInput, verifyEntries, GENESIS_PREV } from './chain';
-import { newApprovalId, newOwnerId, normaliseApprovalId } from './ids';
-import { decisionOutcome, haltEntry, resumeEntry } from './records';
-import { holderAlive, selfIdentity, type ProcessIdentity } from './liveness';
-import { KeyedMutex, cancelledError, sleep } from './mutex';
+import { verifyAgainstHead } from './audit-check';
+import { boundSummary, sealEntry, validateEntryInput } from './chain';
+import { newApprovalId, normaliseApprovalId } from './ids';
 import { RATE_WINDOW_S, SPEND_WINDOW_S, type KeyUsage } from './limits';
-import { USAGE_INDEXES, usageSql } from './usage-sql';
+import { selfIdentity } from './liveness';
+import { KeyedMutex } from './mutex';
+import { decisionOutcome, haltEntry, resumeEntry } from './records';
+import { sqliteDialect } from './sql/dialect';
+import { SQLITE_MIGRATIONS, schemaTooNew } from './sql/migrations';
+import {
+  approvalRowValues,
+  entryRowValues,
+  haltRowValues,
+  rowToApproval,
+  rowToEntry,
+  rowToHalt,
+  rowToHead,
+  rowToUsage,
+  type Row,
+} from './sql/rows';
+import { statements, type Statements } from './sql/statements';
+import { BUSY_SLICE_MS, retryWhileBusy } from './sqlite-busy';
+import { lockError, sqliteKeyLocks, type HeldRow, type SqliteKeyLocks } from './sqlite-locks';
 import type {
   ApprovalDecision,
   ApprovalRecord,
@@ -27,205 +43,106 @@ import type {
   ApprovalStatus,
   AuditEntry,
   AuditEntryInput,
+  ChainHead,
+  ClearLockResult,
   HaltRecord,
   KeyLock,
+  KeyLockInfo,
   Ledger,
   VerifyResult,
 } from './types';
 
 export interface SqliteLedgerOptions {
-  /** How long a write waits for another process's write transaction (blocks this thread). Default 5000. */
+  /** How long an operation waits in all for another process's write transaction (off the event loop). Default 5000. */
   busyTimeoutMs?: number;
   /** How often a waiter re-checks a key lock held by another process. Default 20. */
   lockPollMs?: number;
+  /** How long a key lock's lease lasts unless renewed (renewed every third of it while held). Default 30000. */
+  lockLeaseMs?: number;
 }
 
-/** Versioned migrations: index + 1 is the schema version it brings the file to. Never edit one that shipped. */
-const MIGRATIONS: string[] = [
-  `CREATE TABLE entries (
-     seq INTEGER PRIMARY KEY,
-     ts INTEGER NOT NULL,
-     key TEXT NOT NULL,
-     command TEXT NOT NULL,
-     payload_hash TEXT NOT NULL,
-     programs TEXT NOT NULL,
-     summary TEXT NOT NULL,
-     intent TEXT,
-     outcome TEXT NOT NULL,
-     detail TEXT,
-     signature TEXT,
-     slot INTEGER,
-     balance_change INTEGER,
-     prev TEXT NOT NULL,
-     hash TEXT NOT NULL
-   );
-   CREATE INDEX entries_key_ts ON entries (key, ts);
-   CREATE TABLE halts (key TEXT PRIMARY KEY, reason TEXT NOT NULL, by TEXT NOT NULL, ts INTEGER NOT NULL);
-   CREATE TABLE approvals (
-     id TEXT PRIMARY KEY,
-     key TEXT NOT NULL,
-     summary TEXT NOT NULL,
-     payload_hash TEXT NOT NULL,
-     balance_change INTEGER,
-     fee INTEGER,
-     compute_units INTEGER,
-     requested_by TEXT NOT NULL,
-     ts INTEGER NOT NULL,
-     expires_at INTEGER NOT NULL,
-     status TEXT NOT NULL,
-     decided_by TEXT,
-     decided_at INTEGER
-   );
-   CREATE INDEX approvals_status ON approvals (status, ts);
-   CREATE TABLE key_locks (
-     key TEXT PRIMARY KEY,
-     owner_id TEXT NOT NULL,
-     host TEXT NOT NULL,
-     pid INTEGER NOT NULL,
-     start TEXT,
-     acquired_at INTEGER NOT NULL
-   );`,
-  USAGE_INDEXES.join(';\n'),
-];
-
-interface EntryRow {
-  seq: number;
-  ts: number;
-  key: string;
-  command: string;
-  payload_hash: string;
-  programs: string;
-  summary: string;
-  intent: string | null;
-  outcome: string;
-  detail: string | null;
-  signature: string | null;
-  slot: number | null;
-  balance_change: number | null;
-  prev: string;
-  hash: string;
-}
-
-interface LockRow {
-  owner_id: string;
-  host: string;
-  pid: number;
-  start: string | null;
-}
-
-const ENTRY_COLUMNS =
-  'seq, ts, key, command, payload_hash, programs, summary, intent, outcome, detail, signature, slot, balance_change, prev, hash';
-
-/** A row back to an entry. `programs` is stored as JSON text; an unparseable value cannot verify anyway. */
-export function rowToEntry(r: EntryRow): AuditEntry {
-  let programs: string[];
-  try {
-    const p: unknown = JSON.parse(r.programs);
-    programs = Array.isArray(p) ? p.map(String) : [];
-  } catch {
-    programs = [];
-  }
-  return {
-    ts: r.ts,
-    key: r.key,
-    command: r.command as AuditEntry['command'],
-    payload_hash: r.payload_hash,
-    programs,
-    summary: r.summary,
-    intent: r.intent,
-    outcome: r.outcome,
-    detail: r.detail,
-    signature: r.signature,
-    slot: r.slot,
-    balance_change: r.balance_change,
-    prev: r.prev,
-    hash: r.hash,
-  };
-}
+const bind = sqliteDialect.bind;
+const SQL: Statements = statements(sqliteDialect);
+const PAGE = 1000;
 
 function ledgerError(what: string, e: unknown): SignerError {
   if (e instanceof SignerError) return e;
   return new SignerError('ledger', `SQLite ledger: ${what}: ${errorMessage(e)}`, { cause: e });
 }
 
+/** One prepared statement per shared SQL text, run with `$n` values. */
+function preparer(db: Database.Database) {
+  const cache = new Map<string, Database.Statement<[Record<string, unknown>], Row>>();
+  const stmt = (sql: string) => {
+    let s = cache.get(sql);
+    if (!s) {
+      s = db.prepare<[Record<string, unknown>], Row>(sql);
+      cache.set(sql, s);
+    }
+    return s;
+  };
+  return {
+    all: (sql: string, v: readonly unknown[] = []): Row[] => stmt(sql).all(bind(v)),
+    get: (sql: string, v: readonly unknown[] = []): Row | undefined => stmt(sql).get(bind(v)),
+    run: (sql: string, v: readonly unknown[] = []): number => stmt(sql).run(bind(v)).changes,
+  };
+}
+
 export class SqliteLedger implements Ledger {
   readonly store = 'sqlite' as const;
-  private readonly db: Database.Database;
-  /**
-   * Lock rows go through their own connection with synchronous=OFF: a lock needs exclusion, not durability
-   * (after a crash its holder is dead and the row is taken over anyway), so taking and releasing a key's lock
-   * costs no fsync. Audit entries keep synchronous=FULL on the main connection.
-   */
-  private readonly lockDb: Database.Database;
   private readonly mutex = new KeyedMutex();
-  private readonly me: ProcessIdentity = selfIdentity();
-  private readonly lockPollMs: number;
   private closed = false;
-  /** Lock rows this instance holds (key → owner id), removed on close so no other process waits on them. */
-  private readonly heldRows = new Map<string, string>();
+  /** Lock rows this instance holds (key → row), removed on close so no other process waits on them. */
+  private readonly heldRows = new Map<string, HeldRow>();
+  private readonly q: ReturnType<typeof preparer>;
+  private readonly locks: SqliteKeyLocks;
 
-  private readonly stmts: {
-    head: Database.Statement<[], { seq: number; hash: string }>;
-    insert: Database.Statement<unknown[]>;
-    forKey: Database.Statement<[string, number], EntryRow>;
-    usage: Database.Statement<
-      [{ key: string; rate: number; since: number; cap: number }],
-      { rate: number; finals: number; orphans: number }
-    >;
-    page: Database.Statement<[number, number], EntryRow>;
-    tail: Database.Statement<[number], EntryRow>;
-    getHalt: Database.Statement<[string], HaltRecord>;
-    listHalts: Database.Statement<[], HaltRecord>;
-    insertHalt: Database.Statement<[string, string, string, number]>;
-    deleteHalt: Database.Statement<[string]>;
-    getApproval: Database.Statement<[string], ApprovalRecord>;
-    getLock: Database.Statement<[string], LockRow>;
-    deleteLock: Database.Statement<[string, string]>;
-    putLock: Database.Statement<[string, string, string, number, string | null, number]>;
-  };
+  private constructor(
+    private readonly db: Database.Database,
+    private readonly lockDb: Database.Database,
+    private readonly busyTimeoutMs: number,
+    opts: SqliteLedgerOptions,
+  ) {
+    this.q = preparer(db);
+    this.locks = sqliteKeyLocks(lockDb, {
+      pollMs: opts.lockPollMs ?? 20,
+      leaseMs: opts.lockLeaseMs ?? 30_000,
+      busyTimeoutMs: busyTimeoutMs,
+      me: selfIdentity(),
+    });
+  }
 
-  private constructor(file: string, opts: SqliteLedgerOptions) {
-    this.lockPollMs = opts.lockPollMs ?? 20;
+  /**
+   * Opens (creating if needed) the ledger file and brings its schema up to date. The caller creates the folder
+   * with the mode it wants.
+   */
+  static async open(file: string, opts: SqliteLedgerOptions = {}): Promise<SqliteLedger> {
+    const busyTimeoutMs = Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000));
+    let db: Database.Database | undefined;
+    let lockDb: Database.Database | undefined;
     try {
-      this.db = new Database(file);
-      this.lockDb = new Database(file);
-    } catch (e) {
-      throw ledgerError(`cannot open ${file}`, e);
-    }
-    try {
-      this.db.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = FULL');
-      this.db.pragma('foreign_keys = ON');
-      this.migrate();
-      this.lockDb.pragma(`busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? 5000))}`);
-      this.lockDb.pragma('synchronous = OFF');
-      this.stmts = {
-        head: this.db.prepare('SELECT seq, hash FROM entries ORDER BY seq DESC LIMIT 1'),
-        insert: this.db.prepare(
-          `INSERT INTO entries (${ENTRY_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        ),
-        forKey: this.db.prepare(
-          `SELECT ${ENTRY_COLUMNS} FROM entries WHERE key = ? AND command IN ('sign', 'sign-intent') AND ts >= ? ORDER BY seq`,
-        ),
-        usage: this.db.prepare(usageSql('sqlite', (n) => ['@key', '@rate', '@since', '@cap'][n - 1]!)),
-        page: this.db.prepare(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq > ? ORDER BY seq LIMIT ?`),
-        tail: this.db.prepare(`SELECT ${ENTRY_COLUMNS} FROM entries ORDER BY seq DESC LIMIT ?`),
-        getHalt: this.db.prepare('SELECT key, reason, by, ts FROM halts WHERE key = ?'),
-        listHalts: this.db.prepare('SELECT key, reason, by, ts FROM halts ORDER BY key'),
-        insertHalt: this.db.prepare('INSERT INTO halts (key, reason, by, ts) VALUES (?, ?, ?, ?)'),
-        deleteHalt: this.db.prepare('DELETE FROM halts WHERE key = ?'),
-        getApproval: this.db.prepare('SELECT * FROM approvals WHERE id = ?'),
-        getLock: this.lockDb.prepare('SELECT owner_id, host, pid, start FROM key_locks WHERE key = ?'),
-        deleteLock: this.lockDb.prepare('DELETE FROM key_locks WHERE key = ? AND owner_id = ?'),
-        putLock: this.lockDb.prepare(
-          'INSERT OR REPLACE INTO key_locks (key, owner_id, host, pid, start, acquired_at) VALUES (?, ?, ?, ?, ?, ?)',
-        ),
-      };
+      db = new Database(file);
+      lockDb = new Database(file);
+      for (const conn of [db, lockDb]) conn.pragma(`busy_timeout = ${BUSY_SLICE_MS}`);
+      const main = db;
+      await retryWhileBusy(
+        () => main.pragma('journal_mode = WAL'),
+        busyTimeoutMs,
+        () => 'cannot open',
+      );
+      db.pragma('synchronous = FULL');
+      db.pragma('foreign_keys = ON');
+      await retryWhileBusy(
+        () => migrate(main),
+        busyTimeoutMs,
+        () => 'cannot prepare the schema',
+      );
+      lockDb.pragma('synchronous = OFF');
+      return new SqliteLedger(db, lockDb, busyTimeoutMs, opts);
     } catch (e) {
       try {
-        this.lockDb.close();
-        this.db.close();
+        lockDb?.close();
+        db?.close();
       } catch {
         /* already failing */
       }
@@ -233,88 +150,103 @@ export class SqliteLedger implements Ledger {
     }
   }
 
-  /** Opens (creating if needed) the ledger file. The caller creates the folder with the mode it wants. */
-  static open(file: string, opts: SqliteLedgerOptions = {}): SqliteLedger {
-    return new SqliteLedger(file, opts);
-  }
-
-  /** Applies pending migrations in one IMMEDIATE transaction, so two processes opening a new file at once are safe. */
-  private migrate(): void {
-    this.db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)');
-    this.db
-      .transaction(() => {
-        const row = this.db.prepare('SELECT version FROM schema_version').get() as { version: number } | undefined;
-        const current = row?.version ?? 0;
-        if (current > MIGRATIONS.length)
-          throw new SignerError(
-            'ledger',
-            `the ledger schema is version ${current}, newer than this signer understands (${MIGRATIONS.length}): upgrade the signer`,
-          );
-        for (let v = current; v < MIGRATIONS.length; v++) this.db.exec(MIGRATIONS[v]!);
-        if (row === undefined)
-          this.db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(MIGRATIONS.length);
-        else if (current !== MIGRATIONS.length)
-          this.db.prepare('UPDATE schema_version SET version = ?').run(MIGRATIONS.length);
-      })
-      .immediate();
-  }
-
-  private guard<T>(what: string, fn: () => T): T {
-    if (this.closed) throw new SignerError('ledger', 'SQLite ledger: the ledger is closed');
+  /** Runs one synchronous step, retried off the event loop while another process holds the file. */
+  private async run<T>(what: string, fn: () => T): Promise<T> {
+    this.checkOpen();
     try {
-      return fn();
+      return await retryWhileBusy(
+        () => {
+          this.checkOpen(); // closed while waiting out a busy file
+          return fn();
+        },
+        this.busyTimeoutMs,
+        () => what,
+      );
     } catch (e) {
       throw ledgerError(what, e);
     }
   }
 
-  /** Inside a transaction: seals the input onto the current head and inserts it. */
+  /** A write transaction (BEGIN IMMEDIATE): rolled back whole on any failure, so it is safe to retry when busy. */
+  private async write<T>(what: string, fn: () => T): Promise<T> {
+    return await this.run(what, () => this.db.transaction(fn).immediate());
+  }
+
+  /** Inside a write transaction: seals the input onto the head record, inserts it, moves the head. */
   private appendInTx(input: AuditEntryInput): AuditEntry {
-    const head = this.stmts.head.get();
-    const entry = sealEntry(input, head?.hash ?? GENESIS_PREV);
-    this.stmts.insert.run(...entryRowValues((head?.seq ?? 0) + 1, entry));
+    const head = this.headNow();
+    const entry = sealEntry(input, head.hash);
+    this.q.run(SQL.insertEntry, entryRowValues(head.seq + 1, entry));
+    this.q.run(SQL.moveHead, [head.seq + 1, entry.hash]);
     return entry;
+  }
+
+  private headNow(): ChainHead {
+    const row = this.q.get(SQL.readHead); // BEGIN IMMEDIATE already holds the file
+    if (!row) throw new SignerError('ledger', 'SQLite ledger: the chain head row is missing; the schema was altered');
+    return rowToHead(row);
   }
 
   async append(input: AuditEntryInput): Promise<AuditEntry> {
     validateEntryInput(input);
-    return this.guard('cannot append an audit entry', () =>
-      this.db.transaction(() => this.appendInTx(input)).immediate(),
-    );
+    return await this.write('cannot append an audit entry', () => this.appendInTx(input));
   }
 
-  async keyUsage(key: string, now: number, dailyCap: number): Promise<KeyUsage> {
-    return this.guard("cannot read the key's usage", () => {
-      const row = this.stmts.usage.get({ key, rate: now - RATE_WINDOW_S, since: now - SPEND_WINDOW_S, cap: dailyCap })!;
-      return { signsLastMinute: row.rate, spent24h: row.finals + row.orphans };
+  /**
+   * The lock row is read inside the append's write transaction: a takeover by another process is itself a write,
+   * so it either committed before (and this sees another owner and writes nothing) or waits until this commits
+   * (and the new holder's usage read sees this entry).
+   */
+  async appendFenced(input: AuditEntryInput): Promise<AuditEntry> {
+    validateEntryInput(input);
+    const held = this.heldRows.get(input.key);
+    if (!held) throw new SignerError('internal', `a fenced append for key ${input.key} without holding its lock`);
+    return await this.write('cannot append an audit entry', () => {
+      const row = this.q.get('SELECT owner_id FROM key_locks WHERE key = $1', [input.key]);
+      if (row?.owner_id !== held.ownerId)
+        throw new SignerError(
+          'ledger',
+          `SQLite ledger: the lock on key ${input.key} was lost (its lease ran out and another process took it over); nothing was written or sent, retry`,
+        );
+      return this.appendInTx(input);
     });
   }
 
+  async keyUsage(key: string, now: number, dailyCap: number): Promise<KeyUsage> {
+    return await this.run("cannot read the key's usage", () =>
+      rowToUsage(this.q.get(SQL.usage, [key, now - RATE_WINDOW_S, now - SPEND_WINDOW_S, dailyCap]) ?? {}),
+    );
+  }
+
   async signEntriesForKey(key: string, since: number): Promise<AuditEntry[]> {
-    return this.guard('cannot read audit entries', () => this.stmts.forKey.all(key, since).map(rowToEntry));
+    return await this.run('cannot read audit entries', () =>
+      this.q.all(SQL.signEntriesForKey, [key, since]).map(rowToEntry),
+    );
   }
 
   async lockKey(key: string, signal?: AbortSignal): Promise<KeyLock> {
     const releaseLocal = await this.mutex.acquire(key, signal);
-    const ownerId = newOwnerId();
+    let held: HeldRow;
     try {
-      await this.acquireRow(key, ownerId, signal);
-      this.heldRows.set(key, ownerId);
+      this.checkOpen();
+      held = await this.locks.acquire(key, signal);
+      this.heldRows.set(key, held);
     } catch (e) {
       releaseLocal();
-      throw e;
+      throw lockError(`cannot take the lock on key ${key}`, e);
     }
     let released = false;
     return {
       release: async () => {
         if (released) return;
         released = true;
+        held.stopRenewing();
         this.heldRows.delete(key);
         try {
-          if (!this.closed) this.stmts.deleteLock.run(key, ownerId);
+          if (!this.closed) await this.locks.release(key, held.ownerId);
         } catch (e) {
           // The row stays behind with our pid; it is taken over once this process exits. Still free local waiters.
-          throw ledgerError(`cannot release the lock on key ${key}`, e);
+          throw lockError(`cannot release the lock on key ${key}`, e);
         } finally {
           releaseLocal();
         }
@@ -322,161 +254,167 @@ export class SqliteLedger implements Ledger {
     };
   }
 
-  /** Polls until the lock row is ours: absent, or held by a process that no longer exists. */
-  private async acquireRow(key: string, ownerId: string, signal?: AbortSignal): Promise<void> {
-    const take = this.lockDb.transaction((): boolean => {
-      const row = this.stmts.getLock.get(key);
-      if (row && holderAlive({ host: row.host, pid: row.pid, start: row.start })) return false;
-      this.stmts.putLock.run(key, ownerId, this.me.host, this.me.pid, this.me.start, Math.floor(Date.now() / 1000));
-      return true;
-    });
-    for (;;) {
-      if (signal?.aborted) throw cancelledError(key);
-      // A cheap read first, so waiters do not queue for the write lock while the holder is alive.
-      const row = this.guard('cannot read the key lock', () => this.stmts.getLock.get(key));
-      const free = !row || !holderAlive({ host: row.host, pid: row.pid, start: row.start });
-      if (free && this.guard(`cannot take the lock on key ${key}`, () => take.immediate())) return;
-      await sleep(this.lockPollMs, signal, () => cancelledError(key));
-    }
+  async keyLocks(): Promise<KeyLockInfo[]> {
+    this.checkOpen();
+    return this.locks.list().catch((e: unknown) => Promise.reject(lockError('cannot read the key locks', e)));
+  }
+
+  async clearKeyLock(key: string, opts: { force: boolean }): Promise<ClearLockResult> {
+    this.checkOpen();
+    return this.locks
+      .clear(key, opts.force)
+      .catch((e: unknown) => Promise.reject(lockError(`cannot clear the lock on key ${key}`, e)));
+  }
+
+  private checkOpen(): void {
+    if (this.closed) throw new SignerError('ledger', 'SQLite ledger: the ledger is closed');
   }
 
   async getHalt(key: string): Promise<HaltRecord | null> {
-    return this.guard('cannot read halts', () => this.stmts.getHalt.get(key) ?? null);
+    return await this.run('cannot read halts', () => {
+      const row = this.q.get(SQL.getHalt, [key]);
+      return row ? rowToHalt(row) : null;
+    });
   }
 
   async listHalts(): Promise<HaltRecord[]> {
-    return this.guard('cannot read halts', () => this.stmts.listHalts.all());
+    return await this.run('cannot read halts', () => this.q.all(SQL.listHalts).map(rowToHalt));
   }
 
   async halt(rec: HaltRecord): Promise<HaltRecord> {
-    validateEntryInput(haltEntry(rec));
-    return this.guard('cannot record the halt', () =>
-      this.db
-        .transaction((): HaltRecord => {
-          const existing = this.stmts.getHalt.get(rec.key);
-          if (existing) return existing;
-          this.stmts.insertHalt.run(rec.key, rec.reason, rec.by, rec.ts);
-          this.appendInTx(haltEntry(rec));
-          return { key: rec.key, reason: rec.reason, by: rec.by, ts: rec.ts };
-        })
-        .immediate(),
-    );
+    const bounded = { ...rec, reason: boundSummary(rec.reason) };
+    validateEntryInput(haltEntry(bounded));
+    return await this.write('cannot record the halt', (): HaltRecord => {
+      const existing = this.q.get(SQL.getHalt, [rec.key]);
+      if (existing) return rowToHalt(existing);
+      this.q.run(SQL.insertHalt, haltRowValues(bounded));
+      this.appendInTx(haltEntry(bounded));
+      return bounded;
+    });
   }
 
   async resume(key: string, by: string, ts: number): Promise<boolean> {
-    return this.guard('cannot record the resume', () =>
-      this.db
-        .transaction((): boolean => {
-          const existing = this.stmts.getHalt.get(key);
-          if (!existing) return false;
-          const entry = resumeEntry(key, by, ts, existing);
-          validateEntryInput(entry);
-          this.stmts.deleteHalt.run(key);
-          this.appendInTx(entry);
-          return true;
-        })
-        .immediate(),
-    );
+    return await this.write('cannot record the resume', (): boolean => {
+      const lifted = this.q.get(SQL.deleteHalt, [key]);
+      if (!lifted) return false;
+      const entry = resumeEntry(key, by, ts, rowToHalt(lifted));
+      validateEntryInput(entry);
+      this.appendInTx(entry);
+      return true;
+    });
   }
 
   async createApproval(req: ApprovalRequest): Promise<ApprovalRecord> {
-    return this.guard('cannot record the approval request', () => {
-      const insert = this.db.prepare(
-        `INSERT INTO approvals (id, key, summary, payload_hash, balance_change, fee, compute_units, requested_by, ts,
-           expires_at, status, decided_by, decided_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', NULL, NULL)`,
-      );
-      for (let attempt = 0; ; attempt++) {
-        const id = newApprovalId();
-        try {
-          insert.run(
-            id,
-            req.key,
-            req.summary,
-            req.payload_hash,
-            req.balance_change,
-            req.fee,
-            req.compute_units,
-            req.requested_by,
-            req.ts,
-            req.expires_at,
-          );
-          return this.stmts.getApproval.get(id)!;
-        } catch (e) {
-          // 40 random bits: a collision is rare; retry a few times on the primary key only.
-          const code = (e as { code?: string }).code;
-          if (code !== 'SQLITE_CONSTRAINT_PRIMARYKEY' || attempt >= 5) throw e;
-        }
+    const bounded = { ...req, summary: boundSummary(req.summary) };
+    return await this.run('cannot record the approval request', () => {
+      // 40 random bits: a collision is rare; draw again a few times.
+      for (let attempt = 0; attempt < 6; attempt++) {
+        const row = this.q.get(SQL.insertApproval, approvalRowValues(newApprovalId(), bounded));
+        if (row) return rowToApproval(row);
       }
+      throw new SignerError('ledger', 'SQLite ledger: could not draw a free approval id');
     });
   }
 
   async getApproval(id: string): Promise<ApprovalRecord | null> {
-    return this.guard('cannot read approvals', () => this.stmts.getApproval.get(normaliseApprovalId(id)) ?? null);
+    return await this.run('cannot read approvals', () => {
+      const row = this.q.get(SQL.getApproval, [normaliseApprovalId(id)]);
+      return row ? rowToApproval(row) : null;
+    });
   }
 
   async listApprovals(filter?: { status?: ApprovalStatus }): Promise<ApprovalRecord[]> {
-    return this.guard('cannot read approvals', () =>
-      filter?.status
-        ? (this.db
-            .prepare('SELECT * FROM approvals WHERE status = ? ORDER BY ts, id')
-            .all(filter.status) as ApprovalRecord[])
-        : (this.db.prepare('SELECT * FROM approvals ORDER BY ts, id').all() as ApprovalRecord[]),
+    return await this.run('cannot read approvals', () =>
+      (filter?.status ? this.q.all(SQL.listApprovalsByStatus, [filter.status]) : this.q.all(SQL.listApprovals)).map(
+        rowToApproval,
+      ),
     );
   }
 
   async decideApproval(id: string, decision: ApprovalDecision, by: string, ts: number): Promise<ApprovalRecord> {
     const wanted = normaliseApprovalId(id);
-    return this.guard('cannot record the decision', () =>
-      this.db
-        .transaction((): ApprovalRecord => {
-          const rec = this.stmts.getApproval.get(wanted);
-          if (!rec) throw new SignerError('request_invalid', `no approval request with id ${id}`);
-          if (rec.status !== 'pending') return rec;
-          const { status, decidedBy } = decisionOutcome(rec, decision, by, ts);
-          this.db
-            .prepare('UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ?')
-            .run(status, decidedBy, ts, wanted);
-          return { ...rec, status, decided_by: decidedBy, decided_at: ts };
-        })
-        .immediate(),
-    );
+    return await this.write('cannot record the decision', (): ApprovalRecord => {
+      const row = this.q.get(SQL.getApprovalForDecision, [wanted]);
+      if (!row) throw new SignerError('request_invalid', `no approval request with id ${id}`);
+      const rec = rowToApproval(row);
+      if (rec.status !== 'pending') return rec;
+      const { status, decidedBy } = decisionOutcome(rec, decision, by, ts);
+      this.q.run(SQL.decideApproval, [status, decidedBy, ts, wanted]);
+      return { ...rec, status, decided_by: decidedBy, decided_at: ts };
+    });
   }
 
   async verify(): Promise<VerifyResult> {
-    return verifyEntries(this.entries());
+    // The head and the halts from one snapshot; the entries up to that head do not change (append-only).
+    const { head, halts } = await this.run('cannot read the head record', () =>
+      this.db.transaction(() => ({ head: this.headNow(), halts: this.q.all(SQL.listHalts).map(rowToHalt) }))(),
+    );
+    return verifyAgainstHead(this.entriesThrough(head.seq), head, halts);
+  }
+
+  async head(): Promise<ChainHead> {
+    return await this.run('cannot read the head record', () => this.headNow());
   }
 
   async tail(n: number): Promise<AuditEntry[]> {
     const limit = Math.max(0, Math.floor(n));
-    return this.guard('cannot read audit entries', () => this.stmts.tail.all(limit).map(rowToEntry).reverse());
+    return await this.run('cannot read audit entries', () => this.q.all(SQL.tail, [limit]).map(rowToEntry).reverse());
   }
 
-  /** Pages through the chain, so a long walk never holds a statement open across awaits. */
-  async *entries(): AsyncIterable<AuditEntry> {
+  entries(): AsyncIterable<AuditEntry> {
+    return this.entriesThrough(Number.MAX_SAFE_INTEGER);
+  }
+
+  /** Pages through the chain up to `last`, so a long walk never holds a statement open across awaits. */
+  private async *entriesThrough(last: number): AsyncIterable<AuditEntry> {
     let after = 0;
     for (;;) {
-      const rows = this.guard('cannot read audit entries', () => this.stmts.page.all(after, 1000));
+      const rows = await this.run('cannot read audit entries', () => this.q.all(SQL.page, [after, last, PAGE]));
       for (const r of rows) yield rowToEntry(r);
-      if (rows.length < 1000) return;
-      after = rows[rows.length - 1]!.seq;
+      const lastRow = rows[rows.length - 1];
+      if (rows.length < PAGE || !lastRow) return;
+      after = Number(lastRow.seq);
     }
   }
 
   async ping(): Promise<void> {
-    this.guard('not reachable', () => this.db.prepare('SELECT 1').get());
+    await this.run('not reachable', () => {
+      this.q.get('SELECT 1');
+    });
   }
 
-  async close(): Promise<void> {
-    if (this.closed) return;
+  close(): Promise<void> {
+    if (this.closed) return Promise.resolve();
     this.closed = true;
     try {
-      for (const [key, ownerId] of this.heldRows) this.stmts.deleteLock.run(key, ownerId);
+      for (const [key, held] of this.heldRows) {
+        held.stopRenewing();
+        try {
+          this.locks.releaseNow(key, held.ownerId);
+        } catch {
+          // The file is busy: the row stays until this process is gone or its lease runs out, then it is stale.
+        }
+      }
       this.heldRows.clear();
       this.lockDb.close();
       this.db.close();
+      return Promise.resolve();
     } catch (e) {
-      throw ledgerError('cannot close', e);
+      return Promise.reject(ledgerError('cannot close', e));
     }
   }
+}
+
+/** Applies pending migrations in one IMMEDIATE transaction, so two processes opening a new file at once are safe. */
+function migrate(db: Database.Database): void {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)');
+  db.transaction(() => {
+    const row = db.prepare<[], { version: number }>('SELECT version FROM schema_version').get();
+    const current = row?.version ?? 0;
+    const known = SQLITE_MIGRATIONS.length;
+    if (current > known) throw schemaTooNew('SQLite', current, known);
+    for (const m of SQLITE_MIGRATIONS.slice(current)) db.exec(m);
+    if (row === undefined) db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(known);
+    else if (current !== known) db.prepare('UPDATE schema_version SET version = ?').run(known);
+  }).immediate();
 }

@@ -4,9 +4,9 @@
  * test suite runs against both. Every write resolves only once it is durable.
  */
 
-/** Audit entry fields in their serialisation order (domain.md §6). Options are null, never omitted. */
 import type { KeyUsage } from './limits';
 
+/** Audit entry fields in their serialisation order (docs/operations.md, "Audit log"). Options are null, never omitted. */
 export type AuditCommand = 'sign' | 'sign-intent' | 'halt' | 'resume';
 
 export interface AuditEntryInput {
@@ -59,6 +59,27 @@ export interface ApprovalRecord extends ApprovalRequest {
   decided_at: number | null;
 }
 
+/** The head record: the sequence number and hash of the last entry, kept beside the chain and moved with it. */
+export interface ChainHead {
+  seq: number;
+  hash: string; // GENESIS_PREV when the chain is empty
+}
+
+/** A key lock as an operator sees it (`sa-forge-signer locks list`). */
+export interface KeyLockInfo {
+  key: string;
+  /** Who holds it: host/pid for SQLite, the replica's application name and backend pid for PostgreSQL. */
+  holder: string;
+  /** Unix ms when it was taken, when the store knows. */
+  acquired_at_ms: number | null;
+  /** Unix ms the lease runs to (SQLite); null where the lock has no lease (PostgreSQL, or an older signer's). */
+  lease_until_ms: number | null;
+  /** 'stale': its holder is gone or its lease ran out, so the next waiter takes it over. */
+  state: 'held' | 'stale';
+}
+
+export type ClearLockResult = 'cleared' | 'not held' | 'live';
+
 export type VerifyResult = { ok: true; entries: number } | { ok: false; entries: number; line: number; reason: string };
 
 /** Held for the whole sign; released on every path. A dead holder's lock is freed (server-side or by liveness). */
@@ -70,6 +91,13 @@ export interface Ledger {
   readonly store: 'sqlite' | 'postgres';
   /** Appends one entry at the end of the single chain; durable before it resolves. */
   append(entry: AuditEntryInput): Promise<AuditEntry>;
+  /**
+   * Appends like `append`, but only while this handle still holds the lock on `entry.key` (taken with lockKey),
+   * checked in the same transaction as the insert: a lock lost in the meantime (its database connection died, or
+   * its lease was taken over) makes this reject with a 'ledger' error and nothing is written. A sign writes its
+   * intent this way, so it is never sent on a cap decision another holder may also have made.
+   */
+  appendFenced(entry: AuditEntryInput): Promise<AuditEntry>;
   /** This key's sign and sign-intent entries with ts >= since, in chain order (for limits). */
   signEntriesForKey(key: string, since: number): Promise<AuditEntry[]>;
   /**
@@ -93,7 +121,19 @@ export interface Ledger {
   /** Only a pending, unexpired approval can be decided; returns the record as it stands afterwards. */
   decideApproval(id: string, decision: ApprovalDecision, by: string, ts: number): Promise<ApprovalRecord>;
 
+  /**
+   * Walks the chain and checks it against the head record (a truncated tail or a deleted last entry fails) and
+   * the halts table against the chain's halt and resume entries (a deleted or forged halt row fails).
+   */
   verify(): Promise<VerifyResult>;
+  head(): Promise<ChainHead>;
+  /** The key locks held now. `keys` names the configured keys (PostgreSQL's locks carry only a hash of the name). */
+  keyLocks(keys: readonly string[]): Promise<KeyLockInfo[]>;
+  /**
+   * Frees a key lock for an operator. A stale one is cleared; a live one only with `force` (its holder's next
+   * fenced append then fails, so nothing it has not yet recorded is sent).
+   */
+  clearKeyLock(key: string, opts: { force: boolean }): Promise<ClearLockResult>;
   tail(n: number): Promise<AuditEntry[]>;
   /** Every entry in chain order. */
   entries(): AsyncIterable<AuditEntry>;

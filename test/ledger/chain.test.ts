@@ -12,7 +12,7 @@ import {
   verifyJsonlFile,
 } from '../../src/ledger/chain';
 import type { AuditEntry } from '../../src/ledger/types';
-import { signInput } from './helpers';
+import { signInput, containing } from './helpers';
 
 function chainOf(n: number): AuditEntry[] {
   const out: AuditEntry[] = [];
@@ -25,7 +25,7 @@ function chainOf(n: number): AuditEntry[] {
   return out;
 }
 
-describe('canonical serialisation (domain §6)', () => {
+describe('canonical serialisation (docs/operations.md, "Audit log")', () => {
   it('writes compact JSON in the fixed field order whatever the object order, options as null', () => {
     const e = sealEntry(signInput({ ts: 1, programs: ['A', 'B'], summary: 's' }), GENESIS_PREV);
     const shuffled = Object.fromEntries(Object.entries(e).reverse()) as AuditEntry;
@@ -138,7 +138,7 @@ describe('JSONL export and verifyJsonlFile', () => {
     const file = path.join(dir, 'nope.jsonl');
     await expect(verifyJsonlFile(file)).rejects.toMatchObject({
       code: 'ledger',
-      message: expect.stringContaining(file),
+      message: containing(file),
     });
   });
 });

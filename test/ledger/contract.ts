@@ -5,10 +5,10 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { GENESIS_PREV, exportJsonl, hashEntry, verifyJsonlFile } from '../../src/ledger/chain';
+import { GENESIS_PREV, MAX_STORED_SUMMARY, exportJsonl, hashEntry, verifyJsonlFile } from '../../src/ledger/chain';
 import type { AuditEntry, Ledger } from '../../src/ledger/types';
 import { SignerError } from '../../src/util/errors';
-import { intentInput, signInput } from './helpers';
+import { intentInput, signInput, matching } from './helpers';
 import { computeUsage } from '../../src/ledger/limits';
 
 export interface StoreUnderTest {
@@ -17,6 +17,8 @@ export interface StoreUnderTest {
   reopen(): Promise<Ledger>;
   /** Edits the stored ts of the entry at chain position `line`, behind the ledger's back. */
   tamperTs(line: number, ts: number): Promise<void>;
+  /** Runs SQL on the store behind the ledger's back (what someone with write access to the database could do). */
+  exec(sql: string): Promise<void>;
   dispose(): Promise<void>;
 }
 
@@ -171,6 +173,120 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         } finally {
           rmSync(dir, { recursive: true, force: true });
         }
+      });
+    });
+
+    describe('head record', () => {
+      it('names the last entry, and starts at the genesis hash', async () => {
+        expect(await s.ledger.head()).toEqual({ seq: 0, hash: GENESIS_PREV });
+        await s.ledger.append(signInput({ ts: 1 }));
+        await s.ledger.halt({ key: 'game', reason: 'r', by: 'operator', ts: 2 });
+        const last = await s.ledger.append(signInput({ ts: 3 }));
+        expect(await s.ledger.head()).toEqual({ seq: 3, hash: last.hash });
+      });
+
+      it("verify detects a tail cut off behind the ledger's back", async () => {
+        for (let i = 1; i <= 4; i++) await s.ledger.append(signInput({ ts: i }));
+        await s.exec('DELETE FROM entries WHERE seq >= 3');
+        expect(await s.ledger.verify()).toEqual({
+          ok: false,
+          entries: 2,
+          line: 3,
+          reason: matching(
+            /^broken: the chain ends after 2 entries, but its head record says 4 ending in [0-9a-f]{64}: entries are missing from the end$/,
+          ),
+        });
+      });
+
+      it('verify detects a deleted last entry even when it was a halt', async () => {
+        await s.ledger.append(signInput({ ts: 1 }));
+        await s.ledger.halt({ key: 'game', reason: 'stop', by: 'operator', ts: 2 });
+        await s.exec("DELETE FROM entries WHERE command = 'halt'");
+        await s.exec("DELETE FROM halts WHERE key = 'game'");
+        expect(await s.ledger.verify()).toMatchObject({
+          ok: false,
+          reason: matching(/missing from the end/),
+        });
+      });
+
+      it('verify detects a deleted halt row: the chain says the key is halted', async () => {
+        await s.ledger.append(signInput({ ts: 1 }));
+        await s.ledger.halt({ key: 'game', reason: 'stop', by: 'operator', ts: 2 });
+        await s.ledger.halt({ key: 'other', reason: 'stop', by: 'operator', ts: 3 });
+        await s.ledger.resume('other', 'operator', 4);
+        expect(await s.ledger.verify()).toEqual({ ok: true, entries: 4 });
+        await s.exec("DELETE FROM halts WHERE key = 'game'");
+        expect(await s.ledger.verify()).toEqual({
+          ok: false,
+          entries: 4,
+          line: 2,
+          reason: 'broken: line 2 halts key game and no later entry resumes it, but no halt is recorded',
+        });
+      });
+
+      it('verify detects a halt row added by hand: no entry halts that key', async () => {
+        await s.ledger.append(signInput({ ts: 1 }));
+        await s.exec("INSERT INTO halts (key, reason, by, ts) VALUES ('game', 'forged', 'operator', 5)");
+        expect(await s.ledger.verify()).toMatchObject({
+          ok: false,
+          reason: 'broken: key game is recorded as halted, but no halt entry in the chain halts it',
+        });
+      });
+
+      it('an exported file verifies against the head; the same file cut short only fails with --head', async () => {
+        for (let i = 1; i <= 3; i++) await s.ledger.append(signInput({ ts: i }));
+        const head = await s.ledger.head();
+        const dir = mkdtempSync(path.join(tmpdir(), 'ledger-head-'));
+        try {
+          const file = path.join(dir, 'audit.jsonl');
+          await exportJsonl(s.ledger.entries(), file);
+          expect(await verifyJsonlFile(file, head)).toEqual({ ok: true, entries: 3 });
+          const lines = readFileSync(file, 'utf8').split('\n');
+          writeFileSync(file, lines.slice(0, 2).join('\n') + '\n');
+          expect(await verifyJsonlFile(file)).toEqual({ ok: true, entries: 2 });
+          expect(await verifyJsonlFile(file, head)).toMatchObject({
+            ok: false,
+            line: 3,
+            reason: matching(/entries are missing from the end/),
+          });
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      });
+    });
+
+    describe('bounded text', () => {
+      it('stores at most MAX_STORED_SUMMARY characters of a summary, halt reason or approval summary, cut with a marker', async () => {
+        const huge = 'x'.repeat(200_000);
+        const e = await s.ledger.append(signInput({ ts: 1, summary: huge }));
+        expect(Array.from(e.summary).length).toBe(MAX_STORED_SUMMARY);
+        expect(e.summary).toMatch(/^x+… \[cut: \d+ more characters\]$/);
+        expect((await s.ledger.tail(1))[0]).toEqual(e);
+        const halt = await s.ledger.halt({ key: 'game', reason: huge, by: 'token:bot', ts: 2 });
+        expect(halt.reason.length).toBeLessThanOrEqual(MAX_STORED_SUMMARY);
+        expect((await s.ledger.getHalt('game'))!.reason).toBe(halt.reason);
+        expect((await s.ledger.tail(1))[0]!.summary).toBe(halt.reason);
+        const approval = await s.ledger.createApproval({
+          key: 'game',
+          summary: huge,
+          payload_hash: 'cd'.repeat(32),
+          balance_change: null,
+          fee: null,
+          compute_units: null,
+          requested_by: 'token:bot',
+          ts: 3,
+          expires_at: 100,
+        });
+        expect(approval.summary.length).toBeLessThanOrEqual(MAX_STORED_SUMMARY);
+        expect(await s.ledger.verify()).toEqual({ ok: true, entries: 2 });
+      });
+
+      it('keeps a summary within the bound exactly, and never splits a character made of two code units', async () => {
+        const fits = 'é'.repeat(MAX_STORED_SUMMARY);
+        expect((await s.ledger.append(signInput({ ts: 1, summary: fits }))).summary).toBe(fits);
+        const emoji = (await s.ledger.append(signInput({ ts: 2, summary: '🚀'.repeat(600) }))).summary;
+        expect(emoji).toMatch(/^(🚀)+… \[cut: \d+ more characters\]$/u);
+        expect(Array.from(emoji).length).toBe(MAX_STORED_SUMMARY);
       });
     });
 

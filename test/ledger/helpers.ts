@@ -23,3 +23,7 @@ export function signInput(over: Partial<AuditEntryInput> = {}): AuditEntryInput 
 export function intentInput(over: Partial<AuditEntryInput> = {}): AuditEntryInput {
   return signInput({ command: 'sign-intent', outcome: 'pending', ...over });
 }
+
+/** jest's asymmetric matchers are typed `any`; these give them the type of the field they stand for. */
+export const matching = (pattern: RegExp | string): string => expect.stringMatching(pattern) as string;
+export const containing = (text: string): string => expect.stringContaining(text) as string;

@@ -1,6 +1,7 @@
 /** Fresh PostgreSQL databases for the ledger tests, on the machine's server (127.0.0.1:5432, user postgres). */
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { keyLockId } from '../../src/ledger/postgres';
 
 export const PG_HOST = '127.0.0.1';
 export const PG_PORT = 5432;
@@ -53,4 +54,24 @@ export async function waitForBackendsGone(db: string, pid: number): Promise<void
     if ((res.rows[0] as { n: number }).n === 0) return;
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/** The backend pids holding the advisory lock of `key` in database `db` (bigint form: classid/objid halves). */
+export async function lockHolders(db: string, key: string): Promise<number[]> {
+  const id = BigInt.asUintN(64, BigInt(keyLockId(key)));
+  const res = await admin((c) =>
+    c.query(
+      `SELECT l.pid FROM pg_locks l JOIN pg_database d ON d.oid = l.database
+        WHERE l.locktype = 'advisory' AND l.granted AND d.datname = $1 AND l.classid = $2 AND l.objid = $3 AND l.objsubid = 1`,
+      [db, Number(id >> 32n), Number(id & 0xffffffffn)],
+    ),
+  );
+  return res.rows.map((r: { pid: number }) => r.pid);
+}
+
+/** Ends the server backends holding `key`'s advisory lock (as a dropped connection or a DBA would). */
+export async function terminateLockHolders(db: string, key: string): Promise<number> {
+  const pids = await lockHolders(db, key);
+  for (const pid of pids) await admin((c) => c.query('SELECT pg_terminate_backend($1)', [pid]));
+  return pids.length;
 }

@@ -1,14 +1,26 @@
 /**
  * The PostgreSQL store on the machine's real server. Every test gets a database of its own, dropped after.
  */
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
 import type { LedgerConfig } from '../../src/config/types';
 import { openLedger } from '../../src/ledger/open';
-import { keyLockId } from '../../src/ledger/postgres';
 import type { Ledger } from '../../src/ledger/types';
 import { ledgerContract, type StoreUnderTest } from './contract';
-import { signInput } from './helpers';
+import { signInput, matching, containing } from './helpers';
 import { stillPending } from '../support/async';
-import { PG_HOST, PG_PORT, admin, createDatabase, dbUrl, dropDatabase, waitForBackendsGone } from './pg';
+import {
+  PG_HOST,
+  PG_PORT,
+  admin,
+  createDatabase,
+  dbUrl,
+  dropDatabase,
+  lockHolders,
+  terminateLockHolders,
+  waitForBackendsGone,
+} from './pg';
+import { RACE_AMOUNT, RACE_CAP, RACE_KEY, SIGN_STEPS, raceWithLostLock } from './lock-race';
 import { Worker, buildLedger } from './procs';
 import { TcpProxy } from './tcp-proxy';
 
@@ -29,6 +41,10 @@ async function pgStore(): Promise<StoreUnderTest> {
       admin(async (c) => {
         await c.query('UPDATE entries SET ts = $1 WHERE seq = $2', [ts, line]);
       }, dbUrl(name)),
+    exec: (sql) =>
+      admin(async (c) => {
+        await c.query(sql);
+      }, dbUrl(name)),
     dispose: async () => {
       await ledger.close();
       await dropDatabase(name);
@@ -37,19 +53,6 @@ async function pgStore(): Promise<StoreUnderTest> {
 }
 
 ledgerContract('PostgreSQL', pgStore);
-
-/** The backend pids holding the advisory lock of `key` in database `db` (bigint form: classid/objid halves). */
-async function lockHolders(db: string, key: string): Promise<number[]> {
-  const id = BigInt.asUintN(64, BigInt(keyLockId(key)));
-  const res = await admin((c) =>
-    c.query(
-      `SELECT l.pid FROM pg_locks l JOIN pg_database d ON d.oid = l.database
-        WHERE l.locktype = 'advisory' AND l.granted AND d.datname = $1 AND l.classid = $2 AND l.objid = $3 AND l.objsubid = 1`,
-      [db, Number(id >> 32n), Number(id & 0xffffffffn)],
-    ),
-  );
-  return res.rows.map((r: { pid: number }) => r.pid);
-}
 
 describe('PostgreSQL store specifics', () => {
   let name: string;
@@ -97,12 +100,32 @@ describe('PostgreSQL store specifics', () => {
     await again.release();
   });
 
+  it("lists a replica's key lock by key name, and clears a live one only with force (its holder's fence then fails)", async () => {
+    const a = await open();
+    const b = await open();
+    const lock = await a.lockKey('game');
+    const [info, ...rest] = await b.keyLocks(['game', 'other']);
+    expect(rest).toEqual([]);
+    expect(info).toMatchObject({ key: 'game', state: 'held', lease_until_ms: null });
+    expect(info!.holder).toMatch(/^sa-forge-signer@.+\/\d+ \(backend \d+\)$/);
+    expect(await b.clearKeyLock('game', { force: false })).toBe('live');
+    expect(await b.clearKeyLock('other', { force: true })).toBe('not held');
+    expect(await b.clearKeyLock('game', { force: true })).toBe('cleared');
+    await expect(a.appendFenced(signInput({ key: 'game' }))).rejects.toMatchObject({
+      code: 'ledger',
+      message: matching(/the lock on key game was lost/),
+    });
+    await lock.release();
+    expect(await b.keyLocks(['game'])).toEqual([]);
+    expect(await a.verify()).toEqual({ ok: true, entries: 0 });
+  });
+
   it('refuses a database whose schema is newer than this signer', async () => {
     await (await open()).close();
     await admin((c) => c.query('UPDATE schema_version SET version = 99'), dbUrl(name));
     await expect(openLedger(cfgFor(name), FAST)).rejects.toMatchObject({
       code: 'ledger',
-      message: expect.stringContaining('newer than this signer understands'),
+      message: containing('newer than this signer understands'),
     });
   });
 
@@ -136,7 +159,7 @@ describe('PostgreSQL store specifics', () => {
       await proxy.blackhole();
       await expect(ledger.append(signInput({ ts: 2 }))).rejects.toMatchObject({
         code: 'ledger',
-        message: expect.stringMatching(/timeout/i),
+        message: matching(/timeout/i),
       });
       await expect(ledger.lockKey('game')).rejects.toMatchObject({ code: 'ledger' });
       await proxy.restore();
@@ -252,5 +275,72 @@ describe('PostgreSQL across processes', () => {
     expect(holders).toHaveLength(1);
     await admin((c) => c.query('SELECT pg_terminate_backend($1)', [holders[0]]));
     await (await mine).release();
+  });
+});
+
+describe('PostgreSQL: a key lock lost in the middle of a sign', () => {
+  let name: string;
+  const ledgers: Ledger[] = [];
+  beforeEach(async () => {
+    name = await createDatabase();
+  });
+  afterEach(async () => {
+    for (const l of ledgers.splice(0)) await l.close();
+    await dropDatabase(name);
+  });
+
+  it.each(SIGN_STEPS)(
+    'lock backend terminated after "%s" while another replica races: the cap is never passed',
+    async (step) => {
+      const a = await openLedger(cfgFor(name), FAST);
+      const b = await openLedger(cfgFor(name), FAST);
+      ledgers.push(a, b);
+      const race = await raceWithLostLock(a, b, step, async () => {
+        expect(await terminateLockHolders(name, RACE_KEY)).toBe(1);
+      });
+      expect(race.sent.length * RACE_AMOUNT).toBeLessThanOrEqual(RACE_CAP);
+      expect(race.sent).toHaveLength(1); // one of them still signs: losing a lock never blocks the key
+      if (step === 'usage read' || step === 'cap passed') expect(race.a).toBe('lock lost');
+      expect((await a.keyUsage(RACE_KEY, 1_700_000_000, RACE_CAP)).spent24h).toBeLessThanOrEqual(RACE_CAP);
+      expect((await b.verify()).ok).toBe(true);
+      // The key's lock is usable again from both handles.
+      await (await a.lockKey(RACE_KEY)).release();
+      await (await b.lockKey(RACE_KEY)).release();
+    },
+  );
+
+  it('a fenced append without holding the lock is a caller bug and writes nothing', async () => {
+    const a = await openLedger(cfgFor(name), FAST);
+    ledgers.push(a);
+    await expect(a.appendFenced(signInput({ key: RACE_KEY }))).rejects.toMatchObject({ code: 'internal' });
+    expect(await a.verify()).toEqual({ ok: true, entries: 0 });
+  });
+});
+
+describe('PostgreSQL: a ledger written by schema version 2', () => {
+  let name: string;
+  beforeEach(async () => {
+    name = await createDatabase();
+    const dump = readFileSync(path.join(__dirname, 'fixtures/postgres-schema-v2.sql'), 'utf8');
+    await admin(async (c) => {
+      await c.query(dump);
+    }, dbUrl(name));
+  });
+  afterEach(() => dropDatabase(name));
+
+  it('opens, verifies against its head record, and keeps working', async () => {
+    const ledger = await openLedger(cfgFor(name), FAST);
+    try {
+      const before = await ledger.tail(10);
+      expect(before).toHaveLength(5);
+      expect(await ledger.head()).toEqual({ seq: 5, hash: before[4]!.hash });
+      expect(await ledger.verify()).toEqual({ ok: true, entries: 5 });
+      expect(await ledger.getHalt('game')).toMatchObject({ reason: 'agent looping' });
+      const next = await ledger.append(signInput({ ts: 1_700_000_010 }));
+      expect(next.prev).toBe(before[4]!.hash);
+      expect(await ledger.verify()).toEqual({ ok: true, entries: 6 });
+    } finally {
+      await ledger.close();
+    }
   });
 });

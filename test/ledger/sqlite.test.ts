@@ -1,17 +1,29 @@
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { LedgerConfig } from '../../src/config/types';
 import { openLedger } from '../../src/ledger/open';
-import { SqliteLedger } from '../../src/ledger/sqlite';
+import { SqliteLedger, type SqliteLedgerOptions } from '../../src/ledger/sqlite';
 import type { Ledger } from '../../src/ledger/types';
 import { ledgerContract, type StoreUnderTest } from './contract';
-import { signInput } from './helpers';
+import { signInput, matching } from './helpers';
 import { stillPending } from '../support/async';
 import { Worker, buildLedger } from './procs';
+import { RACE_AMOUNT, RACE_CAP, RACE_KEY, SIGN_STEPS, raceWithLostLock } from './lock-race';
 
 const FAST = { sqlite: { lockPollMs: 5 } };
+
+/** Opens the file on a connection of its own, as another program would, runs fn and closes it. */
+function behindTheBack(file: string, fn: (db: Database.Database) => unknown): Promise<void> {
+  const db = new Database(file);
+  try {
+    fn(db);
+    return Promise.resolve();
+  } finally {
+    db.close();
+  }
+}
 
 async function sqliteStore(): Promise<StoreUnderTest & { dir: string; file: string }> {
   const dir = mkdtempSync(path.join(tmpdir(), 'ledger-sqlite-'));
@@ -23,11 +35,9 @@ async function sqliteStore(): Promise<StoreUnderTest & { dir: string; file: stri
     file,
     ledger,
     reopen: () => openLedger(cfg, FAST),
-    tamperTs: async (line, ts) => {
-      const db = new Database(file);
-      db.prepare('UPDATE entries SET ts = ? WHERE seq = ?').run(ts, line);
-      db.close();
-    },
+    tamperTs: (line, ts) =>
+      behindTheBack(file, (db) => db.prepare('UPDATE entries SET ts = ? WHERE seq = ?').run(ts, line)),
+    exec: (sql) => behindTheBack(file, (db) => db.exec(sql)),
     dispose: async () => {
       await ledger.close();
       rmSync(dir, { recursive: true, force: true });
@@ -49,7 +59,7 @@ describe('SQLite store specifics', () => {
     expect(statSync(s.file).mode & 0o777).toBe(0o600);
     const db = new Database(s.file, { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 2 }); // 1: tables, 2: usage indexes
+    expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 3 }); // 1: tables, 2: usage indexes, 3: head record and lock leases
     db.close();
   });
 
@@ -64,7 +74,7 @@ describe('SQLite store specifics', () => {
     const db = new Database(s.file);
     db.prepare('UPDATE schema_version SET version = 99').run();
     db.close();
-    expect(() => SqliteLedger.open(s.file)).toThrow(/newer than this signer understands/);
+    await expect(SqliteLedger.open(s.file)).rejects.toThrow(/newer than this signer understands/);
   });
 
   it('reports an unreadable file as a ledger error', async () => {
@@ -167,5 +177,206 @@ describe('SQLite across processes', () => {
     expect(w.lines).not.toContain('locked');
     await held.release();
     await w.waitFor((l) => l === 'locked');
+  });
+});
+
+describe('SQLite: a ledger written by schema version 2 (before the head record and lock leases)', () => {
+  let dir: string;
+  let file: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(tmpdir(), 'ledger-sqlite-v2-'));
+    file = path.join(dir, 'ledger.db');
+    const db = new Database(file);
+    db.exec(readFileSync(path.join(__dirname, 'fixtures/sqlite-schema-v2.sql'), 'utf8'));
+    db.close();
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('opens, migrates to version 3 with the head seeded from the chain, verifies, and keeps working', async () => {
+    const ledger = await openLedger({ store: 'sqlite', path: file }, FAST);
+    try {
+      const before = await ledger.tail(10);
+      expect(before).toHaveLength(5);
+      expect(await ledger.head()).toEqual({ seq: 5, hash: before[4]!.hash });
+      expect(await ledger.verify()).toEqual({ ok: true, entries: 5 });
+      expect(await ledger.getHalt('game')).toMatchObject({ reason: 'agent looping', by: 'token:bot' });
+      expect(await ledger.listApprovals({ status: 'pending' })).toHaveLength(1);
+      const next = await ledger.append(signInput({ ts: 1_700_000_010 }));
+      expect(next.prev).toBe(before[4]!.hash);
+      expect(await ledger.head()).toEqual({ seq: 6, hash: next.hash });
+      expect(await ledger.verify()).toEqual({ ok: true, entries: 6 });
+      const db = new Database(file, { readonly: true });
+      expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 3 });
+      db.close();
+    } finally {
+      await ledger.close();
+    }
+  });
+
+  it("an older signer's lock row on another host has no lease: it is listed, waited on, and cleared by an operator", async () => {
+    const ledger = await openLedger({ store: 'sqlite', path: file }, FAST);
+    try {
+      expect(await ledger.keyLocks([])).toEqual([
+        {
+          key: 'wallet',
+          holder: 'crashed-host/4242',
+          acquired_at_ms: 1_700_000_006_000,
+          lease_until_ms: null,
+          state: 'held',
+        },
+      ]);
+      await expect(ledger.lockKey('wallet', AbortSignal.timeout(300))).rejects.toMatchObject({ code: 'cancelled' });
+      expect(await ledger.clearKeyLock('wallet', { force: false })).toBe('live');
+      expect(await ledger.clearKeyLock('wallet', { force: true })).toBe('cleared');
+      expect(await ledger.clearKeyLock('wallet', { force: true })).toBe('not held');
+      await (await ledger.lockKey('wallet')).release();
+    } finally {
+      await ledger.close();
+    }
+  });
+});
+
+describe('SQLite key lock leases', () => {
+  let s: Awaited<ReturnType<typeof sqliteStore>>;
+  const others: Ledger[] = [];
+  const open = async (opts: SqliteLedgerOptions) => {
+    const l = await openLedger({ store: 'sqlite', path: s.file }, { sqlite: { lockPollMs: 5, ...opts } });
+    others.push(l);
+    return l;
+  };
+  beforeEach(async () => {
+    s = await sqliteStore();
+  });
+  afterEach(async () => {
+    for (const l of others.splice(0)) await l.close();
+    await s.dispose();
+  });
+
+  it('a holder on another host that stopped renewing is taken over once its lease runs out, not before', async () => {
+    const row = (leaseUntil: number) =>
+      s.exec(
+        `INSERT OR REPLACE INTO key_locks (key, owner_id, host, pid, start, acquired_at, lease_until_ms)
+         VALUES ('game', 'gone', 'other-host', 1, NULL, 0, ${leaseUntil})`,
+      );
+    await row(Date.now() + 400);
+    const started = Date.now();
+    const lock = await s.ledger.lockKey('game');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(350);
+    expect((await s.ledger.keyLocks([]))[0]).toMatchObject({ key: 'game', state: 'held' });
+    await lock.release();
+    await row(Date.now() - 1);
+    expect((await s.ledger.keyLocks([]))[0]).toMatchObject({ key: 'game', holder: 'other-host/1', state: 'stale' });
+    expect(await s.ledger.clearKeyLock('game', { force: false })).toBe('cleared');
+  });
+
+  it('a live holder renews its lease: a lock held for many lease periods is never taken over', async () => {
+    const a = await open({ lockLeaseMs: 150 });
+    const b = await open({ lockLeaseMs: 150 });
+    const held = await a.lockKey('game');
+    // Many lease periods: B gives up waiting, the lock never having been free.
+    await expect(b.lockKey('game', AbortSignal.timeout(1_000))).rejects.toMatchObject({ code: 'cancelled' });
+    const [info] = await b.keyLocks([]);
+    expect(info!.lease_until_ms! - Date.now()).toBeGreaterThan(0);
+    await held.release();
+    await (await b.lockKey('game')).release();
+  });
+
+  it.each(SIGN_STEPS)(
+    'a lease taken over after "%s" while another process races: the cap is never passed',
+    async (step) => {
+      const a = await open({});
+      const b = await open({});
+      // The holder stalls past its lease (simulated by running the lease out behind its back); B takes over.
+      const race = await raceWithLostLock(a, b, step, () =>
+        s.exec(`UPDATE key_locks SET lease_until_ms = ${Date.now() - 1} WHERE key = '${RACE_KEY}'`),
+      );
+      expect(race.sent.length * RACE_AMOUNT).toBeLessThanOrEqual(RACE_CAP);
+      expect(race.sent).toHaveLength(1);
+      if (step === 'usage read' || step === 'cap passed') expect(race.a).toBe('lock lost');
+      expect((await a.keyUsage(RACE_KEY, 1_700_000_000, RACE_CAP)).spent24h).toBeLessThanOrEqual(RACE_CAP);
+      expect((await b.verify()).ok).toBe(true);
+    },
+  );
+});
+
+describe('SQLite: waiting for another process to release the file never blocks the event loop', () => {
+  let s: Awaited<ReturnType<typeof sqliteStore>>;
+  beforeEach(async () => {
+    s = await sqliteStore();
+  });
+  afterEach(() => s.dispose());
+
+  /**
+   * The bound on a timer's lateness while a ledger call waits: 50 ms, or, on a machine so loaded that timers run
+   * late with nothing but a sleep in flight, that lateness plus 25 ms (a call that blocked for the busy timeout
+   * would be late by the whole wait, hundreds of ms).
+   */
+  async function lateBound(ms: number): Promise<number> {
+    const idle = await maxTimerDelay(() => new Promise((r) => setTimeout(r, ms)));
+    return Math.max(50, idle.maxDelay + 25);
+  }
+
+  /** Largest gap between ticks of a 5 ms interval while `start()` runs (started after the timer). */
+  async function maxTimerDelay<T>(start: () => Promise<T>): Promise<{ value: T; maxDelay: number }> {
+    let last = performance.now();
+    let maxDelay = 0;
+    const timer = setInterval(() => {
+      const now = performance.now();
+      maxDelay = Math.max(maxDelay, now - last - 5);
+      last = now;
+    }, 5);
+    try {
+      const value = await start();
+      // The gap since the last tick counts too: a loop blocked until p settled never ticked at all.
+      return { value, maxDelay: Math.max(maxDelay, performance.now() - last - 5) };
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  it('a write waits while another connection holds BEGIN IMMEDIATE, and timers keep firing meanwhile', async () => {
+    const bound = await lateBound(600);
+    const holder = new Database(s.file);
+    holder.exec('BEGIN IMMEDIATE');
+    setTimeout(() => holder.exec('COMMIT'), 600);
+    const started = Date.now();
+    const { value, maxDelay } = await maxTimerDelay(() => s.ledger.append(signInput({ ts: 1 })));
+    holder.close();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(550); // it did wait for the holder
+    expect(value.prev).toBe('0'.repeat(64));
+    expect(maxDelay).toBeLessThan(bound);
+    expect(await s.ledger.verify()).toEqual({ ok: true, entries: 1 });
+  });
+
+  it('gives up after the busy timeout with a ledger error that says why, without blocking meanwhile', async () => {
+    const bound = await lateBound(300);
+    const ledger = await openLedger({ store: 'sqlite', path: s.file }, { sqlite: { busyTimeoutMs: 300 } });
+    const holder = new Database(s.file);
+    holder.exec('BEGIN IMMEDIATE');
+    try {
+      const { value, maxDelay } = await maxTimerDelay(() =>
+        ledger.append(signInput({ ts: 1 })).catch((e: unknown) => e),
+      );
+      expect(value).toMatchObject({
+        code: 'ledger',
+        message: matching(/locked by another process for 300 ms/),
+      });
+      expect(maxDelay).toBeLessThan(bound);
+    } finally {
+      holder.exec('ROLLBACK');
+      holder.close();
+      await ledger.close();
+    }
+  });
+
+  it('a lock taken while another connection holds the file waits off the event loop too', async () => {
+    const bound = await lateBound(300);
+    const holder = new Database(s.file);
+    holder.exec('BEGIN IMMEDIATE');
+    setTimeout(() => holder.exec('COMMIT'), 300);
+    const { value, maxDelay } = await maxTimerDelay(() => s.ledger.lockKey('game'));
+    holder.close();
+    expect(maxDelay).toBeLessThan(bound);
+    await value.release();
   });
 });

@@ -134,7 +134,7 @@ export class ReplicaCluster {
       const failed = started.find((s) => s.status === 'rejected');
       if (failed) {
         await cluster.close();
-        throw (failed as PromiseRejectedResult).reason;
+        throw failed.reason;
       }
       return cluster;
     } catch (e) {
@@ -157,7 +157,7 @@ export class ReplicaCluster {
     const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`replica ${index} did not start: ${tail}`)), 30_000);
-      child.stderr!.on('data', (d: Buffer) => {
+      child.stderr.on('data', (d: Buffer) => {
         tail = (tail + d.toString()).slice(-8192);
         const m = /serving on (\S+)/.exec(tail);
         if (m) {
@@ -240,6 +240,13 @@ export class ReplicaCluster {
   }
 }
 
+/** For afterAll: clears the chain's faults and closes the cluster, if it started. */
+export async function closeCluster(cluster: ReplicaCluster | undefined): Promise<void> {
+  if (!cluster) return;
+  cluster.localnet.faults.clear();
+  await cluster.close();
+}
+
 /** Polls `cond` until it holds; fails naming `what` after `ms`. */
 export async function waitFor(
   cond: () => Promise<boolean> | boolean,
@@ -256,7 +263,9 @@ export async function waitFor(
       last = e;
     }
     if (Date.now() > deadline)
-      throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+      throw new Error(
+        `timed out after ${ms} ms waiting for ${what}${last instanceof Error ? `: ${last.message}` : last === null ? '' : `: ${JSON.stringify(last)}`}`,
+      );
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }

@@ -5,7 +5,7 @@
  */
 import { LAMPORTS_PER_SIGNATURE } from '../../src/localnet/fees';
 import { McpHttpClient, type ReportView, type ToolReply } from './mcp-http';
-import { ReplicaCluster, waitFor } from './cluster';
+import { ReplicaCluster, closeCluster, waitFor } from './cluster';
 import { stillPending } from '../support/async';
 
 const AMOUNT = 1_000_000;
@@ -19,8 +19,7 @@ describe('replica and database failures', () => {
     cluster = await ReplicaCluster.start({ keys: { crash: {}, steady_a: {}, steady_b: {} }, urlFrom: 'url_file' });
   }, 90_000);
   afterAll(async () => {
-    cluster?.localnet.faults.clear();
-    await cluster?.close();
+    await closeCluster(cluster); // still undefined when start failed
   }, 30_000);
 
   const r = (i: number) => cluster.replicas[i]!.mcp;

@@ -5,7 +5,7 @@
  */
 import { LAMPORTS_PER_SIGNATURE } from '../../src/localnet/fees';
 import { McpHttpClient, type ReportView } from './mcp-http';
-import { ReplicaCluster, waitFor } from './cluster';
+import { ReplicaCluster, closeCluster, waitFor } from './cluster';
 import { stillPending } from '../support/async';
 
 const AMOUNT = 1_000_000;
@@ -27,7 +27,7 @@ describe('two replicas on one PostgreSQL database', () => {
     });
   }, 90_000);
   afterAll(async () => {
-    await cluster?.close();
+    await closeCluster(cluster); // still undefined when start failed
   }, 30_000);
 
   const r = (i: number) => cluster.replicas[i]!.mcp;

@@ -51,7 +51,7 @@ export async function passGate(
   if (input.signal?.aborted) throw new SignerError('cancelled', 'the request was cancelled before anything was sent');
 
   report.signature = built.signature;
-  await deps.ledger.append(
+  await deps.ledger.appendFenced(
     signEntry(rec, {
       command: 'sign-intent',
       outcome: 'pending',

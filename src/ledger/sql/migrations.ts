@@ -1,0 +1,118 @@
+/**
+ * The schema of each store, as versioned migrations: index + 1 is the schema version a migration brings the
+ * database to. A migration that shipped is never edited (a ledger in the field was built by it); a change is a
+ * new one at the end. The two stores' column types differ (SQLite's INTEGER is 64-bit, PostgreSQL needs bigint),
+ * so each has its own list; the statements that read and write them are shared (statements.ts).
+ */
+import { SignerError } from '../../util/errors';
+import { GENESIS_PREV } from '../chain';
+
+/** Indexes the usage statement relies on. */
+const USAGE_INDEXES = [
+  'CREATE INDEX entries_key_command_ts ON entries (key, command, ts)',
+  'CREATE INDEX entries_signature ON entries (signature, command)',
+].join(';\n');
+
+export const SQLITE_MIGRATIONS: readonly string[] = [
+  `CREATE TABLE entries (
+     seq INTEGER PRIMARY KEY,
+     ts INTEGER NOT NULL,
+     key TEXT NOT NULL,
+     command TEXT NOT NULL,
+     payload_hash TEXT NOT NULL,
+     programs TEXT NOT NULL,
+     summary TEXT NOT NULL,
+     intent TEXT,
+     outcome TEXT NOT NULL,
+     detail TEXT,
+     signature TEXT,
+     slot INTEGER,
+     balance_change INTEGER,
+     prev TEXT NOT NULL,
+     hash TEXT NOT NULL
+   );
+   CREATE INDEX entries_key_ts ON entries (key, ts);
+   CREATE TABLE halts (key TEXT PRIMARY KEY, reason TEXT NOT NULL, by TEXT NOT NULL, ts INTEGER NOT NULL);
+   CREATE TABLE approvals (
+     id TEXT PRIMARY KEY,
+     key TEXT NOT NULL,
+     summary TEXT NOT NULL,
+     payload_hash TEXT NOT NULL,
+     balance_change INTEGER,
+     fee INTEGER,
+     compute_units INTEGER,
+     requested_by TEXT NOT NULL,
+     ts INTEGER NOT NULL,
+     expires_at INTEGER NOT NULL,
+     status TEXT NOT NULL,
+     decided_by TEXT,
+     decided_at INTEGER
+   );
+   CREATE INDEX approvals_status ON approvals (status, ts);
+   CREATE TABLE key_locks (
+     key TEXT PRIMARY KEY,
+     owner_id TEXT NOT NULL,
+     host TEXT NOT NULL,
+     pid INTEGER NOT NULL,
+     start TEXT,
+     acquired_at INTEGER NOT NULL
+   );`,
+  USAGE_INDEXES,
+  // 3: the head record (as the PostgreSQL store has had from the start), seeded from the chain as it stands, so
+  // a truncated tail or a deleted last entry is detected; and a lease on key locks, so a holder on another host
+  // that died stops blocking the key once its lease runs out (a lock row without a lease is from an older signer).
+  `CREATE TABLE chain_head (id INTEGER PRIMARY KEY CHECK (id = 1), seq INTEGER NOT NULL, hash TEXT NOT NULL);
+   INSERT INTO chain_head (id, seq, hash)
+     SELECT 1, coalesce((SELECT seq FROM entries ORDER BY seq DESC LIMIT 1), 0),
+               coalesce((SELECT hash FROM entries ORDER BY seq DESC LIMIT 1), '${GENESIS_PREV}');
+   ALTER TABLE key_locks ADD COLUMN lease_until_ms INTEGER;`,
+];
+
+export const POSTGRES_MIGRATIONS: readonly string[] = [
+  `CREATE TABLE entries (
+     seq bigint PRIMARY KEY,
+     ts bigint NOT NULL,
+     key text NOT NULL,
+     command text NOT NULL,
+     payload_hash text NOT NULL,
+     programs text NOT NULL,
+     summary text NOT NULL,
+     intent text,
+     outcome text NOT NULL,
+     detail text,
+     signature text,
+     slot bigint,
+     balance_change bigint,
+     prev text NOT NULL,
+     hash text NOT NULL
+   );
+   CREATE INDEX entries_key_ts ON entries (key, ts);
+   CREATE TABLE chain_head (id smallint PRIMARY KEY CHECK (id = 1), seq bigint NOT NULL, hash text NOT NULL);
+   INSERT INTO chain_head (id, seq, hash) VALUES (1, 0, '${GENESIS_PREV}');
+   CREATE TABLE halts (key text PRIMARY KEY, reason text NOT NULL, by text NOT NULL, ts bigint NOT NULL);
+   CREATE TABLE approvals (
+     id text PRIMARY KEY,
+     key text NOT NULL,
+     summary text NOT NULL,
+     payload_hash text NOT NULL,
+     balance_change bigint,
+     fee bigint,
+     compute_units bigint,
+     requested_by text NOT NULL,
+     ts bigint NOT NULL,
+     expires_at bigint NOT NULL,
+     status text NOT NULL,
+     decided_by text,
+     decided_at bigint
+   );
+   CREATE INDEX approvals_status ON approvals (status, ts);`,
+  USAGE_INDEXES,
+];
+
+/** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */
+export function schemaTooNew(store: 'SQLite' | 'PostgreSQL', current: number, known: number): SignerError {
+  return new SignerError(
+    'ledger',
+    `${store} ledger: the ledger schema is version ${current}, newer than this signer understands (${known}): upgrade the signer`,
+  );
+}

@@ -1,0 +1,118 @@
+/**
+ * Rows to records and back, for both stores. The drivers differ only in how numbers arrive (better-sqlite3:
+ * numbers; pg: bigint columns as strings), so every number goes through Number().
+ */
+import type { ApprovalRecord, ApprovalRequest, ApprovalStatus, AuditCommand, AuditEntry, HaltRecord } from '../types';
+
+export type Row = Record<string, unknown>;
+
+const num = (v: unknown): number => Number(v);
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+function str(v: unknown): string {
+  if (typeof v === 'string') return v;
+  return typeof v === 'number' || typeof v === 'bigint' ? v.toString() : '';
+}
+const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : str(v));
+
+/** `programs` is stored as JSON text; a value that does not parse cannot verify anyway (its hash differs). */
+function programsOf(v: unknown): string[] {
+  try {
+    const p: unknown = JSON.parse(str(v));
+    return Array.isArray(p) ? p.map((x) => str(x)) : [];
+  } catch {
+    return [];
+  }
+}
+
+export function rowToEntry(r: Row): AuditEntry {
+  return {
+    ts: num(r.ts),
+    key: str(r.key),
+    // Read back as stored: a value outside AuditCommand fails verification through the hash, not here.
+    command: str(r.command) as AuditCommand,
+    payload_hash: str(r.payload_hash),
+    programs: programsOf(r.programs),
+    summary: str(r.summary),
+    intent: strOrNull(r.intent),
+    outcome: str(r.outcome),
+    detail: strOrNull(r.detail),
+    signature: strOrNull(r.signature),
+    slot: numOrNull(r.slot),
+    balance_change: numOrNull(r.balance_change),
+    prev: str(r.prev),
+    hash: str(r.hash),
+  };
+}
+
+/** An entry's column values in ENTRY_COLUMNS order, seq first. */
+export function entryRowValues(seq: number, entry: AuditEntry): unknown[] {
+  return [
+    seq,
+    entry.ts,
+    entry.key,
+    entry.command,
+    entry.payload_hash,
+    JSON.stringify(entry.programs),
+    entry.summary,
+    entry.intent,
+    entry.outcome,
+    entry.detail,
+    entry.signature,
+    entry.slot,
+    entry.balance_change,
+    entry.prev,
+    entry.hash,
+  ];
+}
+
+export function rowToHalt(r: Row): HaltRecord {
+  return { key: str(r.key), reason: str(r.reason), by: str(r.by), ts: num(r.ts) };
+}
+
+export function haltRowValues(rec: HaltRecord): unknown[] {
+  return [rec.key, rec.reason, rec.by, rec.ts];
+}
+
+export function rowToApproval(r: Row): ApprovalRecord {
+  return {
+    id: str(r.id),
+    key: str(r.key),
+    summary: str(r.summary),
+    payload_hash: str(r.payload_hash),
+    balance_change: numOrNull(r.balance_change),
+    fee: numOrNull(r.fee),
+    compute_units: numOrNull(r.compute_units),
+    requested_by: str(r.requested_by),
+    ts: num(r.ts),
+    expires_at: num(r.expires_at),
+    status: str(r.status) as ApprovalStatus, // written only by this module's callers, from ApprovalStatus
+    decided_by: strOrNull(r.decided_by),
+    decided_at: numOrNull(r.decided_at),
+  };
+}
+
+/** A new request's values for insertApproval: id first, then the request in APPROVAL_COLUMNS order. */
+export function approvalRowValues(id: string, req: ApprovalRequest): unknown[] {
+  return [
+    id,
+    req.key,
+    req.summary,
+    req.payload_hash,
+    req.balance_change,
+    req.fee,
+    req.compute_units,
+    req.requested_by,
+    req.ts,
+    req.expires_at,
+  ];
+}
+
+/** The head record as stored. */
+export function rowToHead(r: Row): { seq: number; hash: string } {
+  return { seq: num(r.seq), hash: str(r.hash) };
+}
+
+/** The usage statement's single row: counts and sums arrive as numbers (SQLite) or numeric strings (pg). */
+export function rowToUsage(r: Row): { signsLastMinute: number; spent24h: number } {
+  return { signsLastMinute: num(r.rate), spent24h: num(r.finals) + num(r.orphans) };
+}
