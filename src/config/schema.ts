@@ -236,9 +236,9 @@ export const topLevelSchema = {
       env: 'SIGNER_HTTP_RATE_LIMIT_PER_MINUTE',
     },
     body_limit_bytes: {
-      doc: 'Largest request body; larger is answered 413.',
+      doc: 'Largest request body; larger is answered 413. The body is parsed on the event loop before any payload bound can see it, so its size bounds that work: the largest payload a 1232-byte transaction needs is far below 64 KiB.',
       format: 'positive-int',
-      default: 1_048_576,
+      default: 65_536,
       env: 'SIGNER_BODY_LIMIT_BYTES',
     },
     body_timeout_ms: {

@@ -66,7 +66,7 @@ describe('loadConfig resolves', () => {
     expect(cfg.serve.listen).toEqual({ host: '127.0.0.1', port: 8790 });
     expect(cfg.serve.metrics).toEqual({ host: '127.0.0.1', port: 9791 });
     expect(cfg.serve.drain_ms).toBe(220000);
-    expect(cfg.serve.body_limit_bytes).toBe(1048576);
+    expect(cfg.serve.body_limit_bytes).toBe(65536);
     expect(cfg.serve.param_headers).toBe(true);
     expect(cfg.localnet).toBeNull();
     expect(cfg.source).toBe(path.join(dir, 'c.yaml'));
