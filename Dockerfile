@@ -19,6 +19,9 @@ FROM toolchain AS deps
 RUN --mount=type=cache,target=/root/.npm \
     npm install --omit=dev \
  && npm ls --omit=dev --depth=0 >/dev/null \
+ # @solana/kit names TypeScript as an optional peer (for its type definitions only); npm installs it because the
+ # lockfile has it, but nothing loads it at run time
+ && rm -rf node_modules/typescript node_modules/.bin/tsc node_modules/.bin/tsserver \
  && rm -rf node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \
            node_modules/better-sqlite3/build/Release/obj* node_modules/better-sqlite3/build/Release/.deps \
            node_modules/better-sqlite3/build/Release/test_extension.node

@@ -175,7 +175,7 @@ image_facts() {
   local run=(podman run --rm --no-healthcheck --read-only --cap-drop ALL --network none "$IMAGE")
   "${run[@]}" sa-forge-signer-serve --version && "${run[@]}" sa-forge-signer-mcp --version && "${run[@]}" sa-forge-signer --version || return 1
   "${run[@]}" node -e '
-    for (const m of ["litesvm", "typescript", "jest", "@solana/kit", "kubernetes-models"]) {
+    for (const m of ["litesvm", "typescript", "jest", "autocannon", "kubernetes-models"]) {
       let found = true; try { require.resolve(m); } catch { found = false; }
       if (found) { console.error(`dev dependency ${m} is in the runtime image`); process.exit(1); }
     }

@@ -74,7 +74,12 @@ async function keyShow(args: ParsedArgs, cfg: SignerConfig, key: KeyConfig): Pro
       (lamports): KeyShowView['balance'] => ({ lamports }),
       (e: unknown): KeyShowView['balance'] => ({ error: `${errorMessage(e)}; ${chainHint(cfg)}` }),
     );
-  const halt = await withLedger(cfg, (l) => l.getHalt(key.name));
+  // key show is a read: a ledger it cannot open (a read-only container, a database that is down) leaves the halt
+  // unknown, and the key file and balance are still worth showing.
+  const halt = await withLedger(cfg, (l) => l.getHalt(key.name)).then(
+    (record): KeyShowView['halt'] => ({ record }),
+    (e: unknown): KeyShowView['halt'] => ({ error: errorMessage(e) }),
+  );
   const view: KeyShowView = { key, keyFile, balance, halt };
   if (flag(args, 'json')) outJson(keyShowJson(view));
   else out(renderKeyShow(view));

@@ -41,7 +41,8 @@ export interface KeyShowView {
   key: KeyConfig;
   keyFile: string;
   balance: { lamports: number } | { error: string };
-  halt: HaltRecord | null;
+  /** The key's halt, or why the ledger could not say (a read-only filesystem, a database that is down). */
+  halt: { record: HaltRecord | null } | { error: string };
 }
 
 export function renderKeyShow(v: KeyShowView): string {
@@ -53,7 +54,7 @@ export function renderKeyShow(v: KeyShowView): string {
     `profile: ${v.key.profile ?? '-'}`,
     `key file: ${v.keyFile}`,
     `balance: ${'lamports' in v.balance ? lamportsAndSol(v.balance.lamports) : `unavailable: ${v.balance.error}`}`,
-    `halted: ${renderHalt(v.halt)}`,
+    `halted: ${'record' in v.halt ? renderHalt(v.halt.record) : `unknown: the ledger could not be read (${showUntrusted(v.halt.error, 200)})`}`,
   ].join('\n');
 }
 
@@ -68,7 +69,8 @@ export function keyShowJson(v: KeyShowView): Record<string, unknown> {
     key_file: v.keyFile,
     balance_lamports: 'lamports' in v.balance ? v.balance.lamports : null,
     balance_error: 'error' in v.balance ? v.balance.error : null,
-    halted: v.halt,
+    halted: 'record' in v.halt ? v.halt.record : null,
+    halt_error: 'error' in v.halt ? v.halt.error : null,
   };
 }
 
