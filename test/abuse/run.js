@@ -71,6 +71,21 @@ console.log(
   `abuse: ${show(fuzz)} fuzz cases, ${show(kinds)} fault kinds, ${show(crashes)} crashes, ${show(lost)} lost, ${show(leaks)} leaks`,
 );
 
+// One row per class that ran the service in-process (support/class-tally.ts), then the classes' total.
+const classes = Object.entries(figures)
+  .filter(([name]) => name.startsWith('class.'))
+  .map(([name, f]) => [name.slice('class.'.length), f]);
+if (classes.length > 0) {
+  console.log(
+    'per class: requests, 5xx, event-loop max of the process (the suite and the service share it; the event-loop class measures each request alone), ledger growth, keys past their cap',
+  );
+  for (const [name, f] of classes)
+    console.log(
+      `  ${name.padEnd(16)} ${String(f.requests).padStart(7)} requests, ${f.status_5xx} 5xx, loop max ${f.event_loop_max_ms} ms, ledger +${Math.round(f.ledger_bytes / 1024)} KiB, caps passed ${f.caps_passed}`,
+    );
+}
+const capsPassed = classes.reduce((n, [, f]) => n + f.caps_passed, 0);
+
 let passed = 0;
 let failed = 1;
 if (fs.existsSync(jsonFile)) {
@@ -80,4 +95,4 @@ if (fs.existsSync(jsonFile)) {
 }
 console.log(`${passed} passed, ${failed} failed`);
 const missing = [fuzz, kinds, crashes, lost, leaks].some((v) => v === null);
-process.exit(jest.status !== 0 || failed > 0 || missing || lost > 0 || leaks > 0 ? 1 : 0);
+process.exit(jest.status !== 0 || failed > 0 || missing || lost > 0 || leaks > 0 || capsPassed > 0 ? 1 : 0);

@@ -32,6 +32,31 @@ export function recordFigures(suite: string, figures: Record<string, number | st
   fs.writeFileSync(file, JSON.stringify(current, null, 2));
 }
 
+/** A class's summary figures (support/class-tally.ts): counts add up over runs of the class, the delay is the worst. */
+export function recordClassFigures(
+  suite: string,
+  figures: {
+    requests: number;
+    status_5xx: number;
+    event_loop_max_ms: number;
+    ledger_bytes: number;
+    caps_passed: number;
+  },
+): void {
+  const file = path.join(ensure(FIGURES), `class.${safe(suite)}.json`);
+  const was = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as typeof figures) : null;
+  const merged = was
+    ? {
+        requests: was.requests + figures.requests,
+        status_5xx: was.status_5xx + figures.status_5xx,
+        event_loop_max_ms: Math.max(was.event_loop_max_ms, figures.event_loop_max_ms),
+        ledger_bytes: was.ledger_bytes + figures.ledger_bytes,
+        caps_passed: was.caps_passed + figures.caps_passed,
+      }
+    : figures;
+  fs.writeFileSync(file, JSON.stringify(merged, null, 2));
+}
+
 export function readFigures(): Record<string, Record<string, unknown>> {
   if (!fs.existsSync(FIGURES)) return {};
   const out: Record<string, Record<string, unknown>> = {};

@@ -22,6 +22,7 @@ import { createServiceState, type ServiceState } from '../../../src/http/service
 import { newToken, tokenSha256 } from '../../../src/keys/tokens';
 import type { SignerEngine } from '../../../src/signer/types';
 import { BIN, assertBuilt, spawnBin, waitForOutput } from '../../support/cli';
+import { tallyClass } from './class-tally';
 import { ArtefactBuffer, recordArtefact, recordSecrets } from './record';
 
 export interface IssuedToken {
@@ -95,6 +96,7 @@ export async function serveInProcess(opts: {
     metrics: () => metrics,
   });
   const server = await listen(app, config, '127.0.0.1', 0);
+  const tally = tallyClass(opts.suite, server, config, opts.engine);
   const metricsServer = await metrics.listen('127.0.0.1', 0);
   const port = (server.address() as AddressInfo).port;
   const metricsUrl = `http://127.0.0.1:${(metricsServer.address() as AddressInfo).port}/metrics`;
@@ -112,6 +114,7 @@ export async function serveInProcess(opts: {
     metrics,
     scrapeMetrics,
     async close() {
+      await tally.finish();
       await scrapeMetrics().catch(() => undefined);
       logger.flush();
       await new Promise<void>((r) => {
