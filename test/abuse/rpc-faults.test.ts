@@ -10,6 +10,7 @@ import crypto from 'node:crypto';
 import { RpcChainClient } from '../../src/chain/rpc-client';
 import type { Timings } from '../../src/config/types';
 import type { AuditEntry } from '../../src/ledger/types';
+import { retrySettings } from '../../src/chain/for-cluster';
 import { createEngine } from '../../src/signer/engine';
 import type { Report } from '../../src/signer/report';
 import { errorMessage, isSignerError } from '../../src/util/errors';
@@ -28,6 +29,9 @@ const TIMINGS: Timings = {
   max_rpc_failures: 60,
   rebroadcast_every: 3,
   metadata_attempts: 3,
+  // Each fault is pinned at the engine's level: one failed call is one failure the engine sees. The chain client's
+  // own retries of the same faults are proven in test/chain/resilience.test.ts.
+  rpc_retries: 0,
 };
 const AMOUNT = 1_000_000;
 
@@ -308,7 +312,7 @@ describe('RPC faults between the engine and the chain', () => {
     const timings = { ...TIMINGS, ...s.timings };
     const engine = createEngine({
       config: { ...w.config, timings },
-      chain: new RpcChainClient(rpcUrl, { timeoutMs: timings.rpc_timeout_ms }),
+      chain: new RpcChainClient(rpcUrl, { timeoutMs: timings.rpc_timeout_ms, retry: retrySettings(timings) }),
       ledger: w.ledger,
     });
     const before = (await w.ledger.tail(1_000_000)).length;
