@@ -21,12 +21,15 @@ if [ "${1:-}" = postgres ] && [ ! -s "$PGDATA/PG_VERSION" ]; then
   rm -f "$pwfile"
   printf '\n# every other TCP client: with a password\nhost all all all scram-sha-256\n' >>"$PGDATA/pg_hba.conf"
   if [ "$POSTGRES_DB" != postgres ]; then
-    # create the database on a server no one else can reach yet (no TCP listener)
-    pg_ctl -D "$PGDATA" -o "-c listen_addresses=''" -w start
-    psql -v ON_ERROR_STOP=1 -v db="$POSTGRES_DB" --username="$POSTGRES_USER" --dbname=postgres -q <<'SQL'
+    # create the database on a server no one else can reach: no TCP listener, and its socket in a private
+    # directory, so the healthcheck (pg_isready on the usual socket) cannot pass before the real server is up
+    sockdir=$(mktemp -d)
+    pg_ctl -D "$PGDATA" -o "-c listen_addresses='' -k $sockdir" -w start
+    psql -h "$sockdir" -v ON_ERROR_STOP=1 -v db="$POSTGRES_DB" --username="$POSTGRES_USER" --dbname=postgres -q <<'SQL'
 CREATE DATABASE :"db";
 SQL
     pg_ctl -D "$PGDATA" -m fast -w stop
+    rmdir "$sockdir"
   fi
   echo "docker-entrypoint: initialised $PGDATA (user $POSTGRES_USER, database $POSTGRES_DB)"
 fi
