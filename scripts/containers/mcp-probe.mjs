@@ -4,6 +4,9 @@
 //   node mcp-probe.mjs stdio KEY PUBKEY -- CMD ARGS...   start CMD (the relay), then over its stdin/stdout:
 //                                                     server/discover, tools/list, tools/call key_show {key}
 //   node mcp-probe.mjs call URL TOKEN_FILE TOOL ARGS_JSON   one tools/call over HTTP; prints its structuredContent
+//   node mcp-probe.mjs race TOKEN_FILE KEY PUBKEY DEST LAMPORTS N K CAP URL...   N concurrent transfer signs over
+//                                                     the replicas at URL...; exactly K confirm, the rest refused
+//                                                     by the daily cap (see race below)
 import { readFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -132,9 +135,8 @@ async function stdio(key, pubkey, cmd) {
   if (code === 'timeout') child.kill('SIGKILL');
 }
 
-async function call(url, tokenFile, tool, argsJson) {
-  const token = readFileSync(tokenFile, 'utf8').trim();
-  const args = JSON.parse(argsJson);
+/** One tools/call over HTTP: the HTTP status and the parsed JSON-RPC answer (null when it is not JSON). */
+async function toolCall(url, token, tool, args) {
   const headers = {
     'Content-Type': 'application/json',
     Accept: 'application/json, text/event-stream',
@@ -151,21 +153,101 @@ async function call(url, tokenFile, tool, argsJson) {
     method: 'tools/call',
     params: { name: tool, arguments: args, _meta: meta },
   });
-  const res = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(30_000) });
+  const res = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(60_000) });
   const text = await res.text();
-  const msg = JSON.parse(text);
-  if (res.status !== 200 || !msg.result || msg.result.isError) {
-    report(false, `tools/call ${tool}`, `status ${res.status} ${text.slice(0, 300)}`);
+  let msg = null;
+  try {
+    msg = JSON.parse(text);
+  } catch {
+    /* the caller reports the text */
+  }
+  return { status: res.status, msg, text };
+}
+
+async function call(url, tokenFile, tool, argsJson) {
+  const token = readFileSync(tokenFile, 'utf8').trim();
+  const { status, msg, text } = await toolCall(url, token, tool, JSON.parse(argsJson));
+  if (status !== 200 || !msg?.result || msg.result.isError) {
+    report(false, `tools/call ${tool}`, `status ${status} ${text.slice(0, 300)}`);
     return;
   }
   console.log(JSON.stringify(msg.result.structuredContent));
+}
+
+/** A version-1 payload: one System Program transfer of `lamports` from the key (fee payer) to `to`. */
+function transferPayload(from, to, lamports, summary) {
+  const data = Buffer.alloc(12);
+  data.writeUInt32LE(2, 0); // SystemInstruction::Transfer
+  data.writeBigUInt64LE(BigInt(lamports), 4);
+  const system = '11111111111111111111111111111111';
+  const accounts = [
+    { pubkey: from, is_signer: true, is_writable: true },
+    { pubkey: to, is_signer: false, is_writable: true },
+  ];
+  return {
+    version: 1,
+    summary,
+    warnings: [],
+    transaction: { fee_payer: from, instructions: [{ program_id: system, accounts, data: [...data] }] },
+  };
+}
+
+// N signs at once, spread round-robin over the replicas, for a key whose daily cap admits exactly K: exactly K
+// confirm and every other one is refused by the `limits` check, whichever replica took it. A `check` first shows
+// what one sign reserves, so K * reservation <= cap < (K + 1) * reservation is checked, not assumed.
+async function race(tokenFile, key, from, to, lamports, n, k, cap, urls) {
+  const token = readFileSync(tokenFile, 'utf8').trim();
+  const probe = await toolCall(urls[0], token, 'check', { key, payload: transferPayload(from, to, lamports, 'probe') });
+  const p = probe.msg?.result?.structuredContent;
+  const reservation = p ? -p.balance_change + p.fee : NaN;
+  report(
+    p?.outcome === 'ok' && k * reservation <= cap && cap < (k + 1) * reservation,
+    `check: one sign reserves ${reservation} lamports, so the cap of ${cap} admits exactly ${k}`,
+    p ? '' : probe.text.slice(0, 300),
+  );
+  const t0 = performance.now();
+  const replies = await Promise.all(
+    Array.from({ length: n }, async (_, i) => {
+      const replica = i % urls.length;
+      const r = await toolCall(urls[replica], token, 'sign', {
+        key,
+        payload: transferPayload(from, to, lamports, `compose replicas race ${i}`),
+      });
+      return { replica, status: r.status, rep: r.msg?.result?.structuredContent, text: r.text };
+    }),
+  );
+  const ms = (performance.now() - t0).toFixed(0);
+  const confirmed = replies.filter((r) => r.rep?.outcome === 'confirmed');
+  const refused = replies.filter((r) => r.rep?.outcome === 'refused');
+  const other = replies.filter((r) => !confirmed.includes(r) && !refused.includes(r));
+  const perReplica = urls.map((_, i) => {
+    const mine = replies.filter((r) => r.replica === i);
+    return `replica ${i}: ${mine.filter((r) => confirmed.includes(r)).length} confirmed / ${mine.length}`;
+  });
+  report(
+    confirmed.length === k && new Set(confirmed.map((r) => r.rep.signature)).size === k,
+    `${n} concurrent signs over ${urls.length} replicas in ${ms} ms: exactly ${k} confirmed, each with its own signature`,
+    `${confirmed.length} confirmed (${perReplica.join(', ')})`,
+  );
+  const badRefusals = refused.filter(
+    (r) => r.rep.failed_check !== 'limits' || !/daily cap/.test(r.rep.detail ?? '') || r.rep.signature != null,
+  );
+  report(
+    refused.length === n - k && badRefusals.length === 0,
+    `the other ${n - k} refused by the limits check (daily cap), with no signature`,
+    `${refused.length} refused${badRefusals.length ? `; ${brief(badRefusals[0].rep)}` : ''}`,
+  );
+  report(other.length === 0, 'every sign answered confirmed or refused', brief(other[0]?.text?.slice(0, 300)));
 }
 
 const [mode, ...rest] = process.argv.slice(2);
 try {
   if (mode === 'http') await http(rest[0], rest[1]);
   else if (mode === 'call') await call(rest[0], rest[1], rest[2], rest[3]);
-  else if (mode === 'stdio') {
+  else if (mode === 'race') {
+    const [tokenFile, key, from, to, lamports, n, k, cap, ...urls] = rest;
+    await race(tokenFile, key, from, to, Number(lamports), Number(n), Number(k), Number(cap), urls);
+  } else if (mode === 'stdio') {
     const dd = rest.indexOf('--');
     await stdio(rest[0], rest[1], rest.slice(dd + 1));
   } else throw new Error(`unknown mode ${mode}`);

@@ -5,7 +5,8 @@
 # against the Kubernetes schemas + our policy, shipped configs loading with the real loader.
 # With podman (installed from Debian's packages when missing and we are root): build the real Dockerfile against a
 # local stand-in for the digest-pinned base image; run the service read-only as uid 10001 with every capability
-# dropped and answer MCP through it; run the stdio relay container as a client would; compose up, healthy, down.
+# dropped and answer MCP through it; run the stdio relay container as a client would; compose up, healthy, down;
+# compose's `replicas` profile on a PostgreSQL image built from Debian's package, two replicas racing signs on one cap.
 # Networking: loopback and slirp4netns only (never a bridge). Ends with `containers: N passed, N failed, N skipped`.
 #
 # Environment: SFS_CONTAINERS_SKIP_PODMAN=1 skips the podman part; SFS_CONTAINERS_FROM=head builds the image from
@@ -51,6 +52,7 @@ PIDS=()
 cleanup() {
   if command -v podman >/dev/null 2>&1; then
     if [ -n "${COMPOSE_READY:-}" ]; then compose down -v -t 5 >/dev/null 2>&1 || true; fi
+    if [ -n "${COMPOSE_REPLICAS_READY:-}" ]; then rcompose down -v -t 5 >/dev/null 2>&1 || true; fi
     podman rm -f -t 2 "$SIGNER_CTR" >/dev/null 2>&1 || true
     [ -n "${REPLICAS:-}" ] && replicas_cleanup
   fi
@@ -280,13 +282,16 @@ k8s_key_install() {
   podman run --rm --no-healthcheck --read-only --user 10001:10001 --cap-drop ALL --security-opt no-new-privileges --network none \
     -v "$k/secret:/run/secrets/keys:ro" -v "$k/emptydir:/run/signer" "$IMAGE" "${cmd[@]}" || return 1
   stat -c '%n %a uid=%u' "$k/emptydir/keys" "$k/emptydir/keys/agent.json"
-  # the real loader, in the image, on the installed keys mounted read-only at /run/keys as the Deployment does
-  "${CLI[@]}" -v "$WORK/world/config.yaml:/etc/sa-forge-signer/config.yaml:ro" -v "$k/emptydir/keys:/run/keys:ro" \
+  # the real loader, in the image, on the installed keys mounted read-only at /run/keys as the Deployment does (and a
+  # writable state dir as its state volume: `key show` opens the ledger for the key's halts and spend)
+  mkdir -p "$k/state"; chown 10001:10001 "$k/state"; chmod 0700 "$k/state"
+  local state=(-v "$k/state:/var/lib/sa-forge-signer")
+  "${CLI[@]}" "${state[@]}" -v "$WORK/world/config.yaml:/etc/sa-forge-signer/config.yaml:ro" -v "$k/emptydir/keys:/run/keys:ro" \
     -v "$WORK/world/secrets/tokens.yaml:/run/secrets/signer_tokens:ro" \
     "$IMAGE" sa-forge-signer --config /etc/sa-forge-signer/config.yaml key show agent >"$WORK/k8s-keyshow.txt" 2>&1
   cat "$WORK/k8s-keyshow.txt"; grep -qx 'key file: ok' "$WORK/k8s-keyshow.txt" || return 1
   # why the init container exists: the Secret volume itself, mounted at /run/keys, is refused by the loader
-  "${CLI[@]}" -v "$WORK/world/config.yaml:/etc/sa-forge-signer/config.yaml:ro" -v "$k/secret:/run/keys:ro" \
+  "${CLI[@]}" "${state[@]}" -v "$WORK/world/config.yaml:/etc/sa-forge-signer/config.yaml:ro" -v "$k/secret:/run/keys:ro" \
     -v "$WORK/world/secrets/tokens.yaml:/run/secrets/signer_tokens:ro" \
     "$IMAGE" sa-forge-signer --config /etc/sa-forge-signer/config.yaml key show agent 2>&1 | grep '^key file:' | tee "$WORK/k8s-keyshow-direct.txt"
   grep -q '^key file: unavailable' "$WORK/k8s-keyshow-direct.txt"
@@ -377,8 +382,8 @@ else
 fi
 
 # ---- replicas: two signer containers on one PostgreSQL ledger (the host's, reached through slirp4netns), set up as
-# compose's `replicas` profile: no state volume, the ledger URL from a secret file. The PostgreSQL container image
-# itself cannot be pulled here.
+# compose's `replicas` profile: no state volume, the ledger URL from a secret file. The compose step further down runs
+# the profile itself, on a PostgreSQL container.
 REPLICAS=(sfs-ci-replica-a sfs-ci-replica-b)
 PG_DB=sfs_ci_containers_$$
 replicas() {
@@ -438,11 +443,15 @@ compose() {
 export SFS_IMAGE=$IMAGE SFS_CONFIG=$WORK/world/config.yaml SFS_KEYS_DIR=$WORK/world/secrets/keys \
   SFS_TOKENS=$WORK/world/secrets/tokens.yaml SFS_AGENT_TOKEN=$WORK/world/secrets/agent.token
 SFS_PORT=$(free_port); SFS_METRICS_PORT=$(free_port); export SFS_PORT SFS_METRICS_PORT
-compose_up() {
+podman_api() {
   rm -f "$SOCK"
   podman system service --time=0 "unix://$SOCK" >"$WORK/logs/podman-service.log" 2>&1 &
   PIDS+=($!)
-  for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
+  for _ in $(seq 100); do [ -S "$SOCK" ] && return 0; sleep 0.1; done
+  echo "no podman API socket at $SOCK"; cat "$WORK/logs/podman-service.log"; return 1
+}
+compose_up() {
+  [ -S "$SOCK" ] || podman_api || return 1
   COMPOSE_READY=1
   compose down -v -t 5 >/dev/null 2>&1
   compose up -d --no-build signer || return 1
@@ -472,6 +481,91 @@ compose_down() {
   ! podman volume exists "${PROJECT}_signer-state"
 }
 step "docker compose down -v: containers and state volume gone" compose_down && COMPOSE_READY=""
+
+# ---- compose --profile replicas: postgres (a stand-in built from Debian's package) and two replicas on one cap.
+# The replicas and postgres are on slirp4netns (compose.ci.yaml says why): postgres publishes on the host's
+# loopback and the replicas' ledger URL reaches it at 10.0.2.2, the chain likewise.
+PG_IMAGE=docker.io/library/postgres:16-bookworm
+RACE_N=20 RACE_K=6 RACE_AMOUNT=1000000
+SFS_POSTGRES_PORT=$(free_port); SFS_REPLICA_A_PORT=$(free_port); SFS_REPLICA_B_PORT=$(free_port)
+export SFS_POSTGRES_PORT SFS_REPLICA_A_PORT SFS_REPLICA_B_PORT SFS_REPLICAS_CONFIG=$WORK/world/config.compose-replicas.yaml \
+  SFS_POSTGRES_PASSWORD=$WORK/world/secrets/postgres_password SFS_LEDGER_URL=$WORK/world/secrets/compose_ledger_url
+rcompose() { compose --profile replicas "$@"; }
+pg_image() { TAG=$PG_IMAGE "$HERE/make-postgres-image.sh" "$CACHE/rootfs"; }
+compose_replicas() {
+  local w=$WORK/world pg=${PROJECT}_postgres_1 a=${PROJECT}_signer-a_1 b=${PROJECT}_signer-b_1 dest pw cap port
+  [ -S "$SOCK" ] || podman_api || return 1
+  # the key may pay one destination: a second key made with the image's CLI (only its pubkey is used)
+  rm -rf "$w/dest"; mkdir -p "$w/dest/keys"; chown 10001:10001 "$w/dest/keys"; chmod 0700 "$w/dest/keys"
+  dest=$("${CLI[@]}" -v "$w/dest/keys:/run/keys" -w /run "$IMAGE" sa-forge-signer key new dest --class session) || return 1
+  # a daily cap that admits RACE_K signs and half a sign more (the race checks this against a real `check`)
+  cap=$((RACE_K * (RACE_AMOUNT + 2 * 5000) + RACE_AMOUNT / 2))
+  sed -e 's|^  store: sqlite$|  store: postgres\n  url_file: /run/secrets/ledger_url|' \
+    -e "s|^    transfer_to: \[\]$|    transfer_to: [$dest]\n    daily_lamport_cap: $cap|" "$w/config.yaml" >"$SFS_REPLICAS_CONFIG"
+  grep -q 'store: postgres' "$SFS_REPLICAS_CONFIG" && grep -q "daily_lamport_cap: $cap" "$SFS_REPLICAS_CONFIG" || return 1
+  # the password is read by the image's postgres user, the ledger URL (with it) by the signers' uid 10001
+  pw=$(node -p 'require("crypto").randomBytes(18).toString("hex")')
+  printf '%s\n' "$pw" >"$SFS_POSTGRES_PASSWORD"
+  chown "$(podman run --rm --network none --entrypoint id "$PG_IMAGE" -u postgres)" "$SFS_POSTGRES_PASSWORD" || return 1
+  printf 'postgres://signer:%s@10.0.2.2:%s/signer\n' "$pw" "$SFS_POSTGRES_PORT" >"$SFS_LEDGER_URL"
+  chown 10001:10001 "$SFS_LEDGER_URL"; chmod 0600 "$SFS_POSTGRES_PASSWORD" "$SFS_LEDGER_URL"
+
+  COMPOSE_REPLICAS_READY=1
+  rcompose down -v -t 5 >/dev/null 2>&1
+  rcompose up -d postgres || return 1
+  # podman schedules healthchecks with systemd timers, which this machine lacks: run postgres's own (pg_isready)
+  # until it passes, so that the replicas' `depends_on: {postgres: {condition: service_healthy}}` finds it healthy
+  for _ in $(seq 60); do podman healthcheck run "$pg" >/dev/null 2>&1 && break; sleep 1; done
+  [ "$(podman inspect "$pg" --format '{{.State.Health.Status}}')" = healthy ] || { rcompose logs --tail 30 postgres; return 1; }
+  podman exec "$pg" psql -U signer -d signer -Atc 'select version()' || return 1
+  # the way the replicas will come (slirp4netns, 10.0.2.2:port): refused without the password, served with it
+  local via=(podman run --rm --no-healthcheck --network slirp4netns:allow_host_loopback=true --entrypoint psql)
+  if "${via[@]}" "$PG_IMAGE" -h 10.0.2.2 -p "$SFS_POSTGRES_PORT" -U signer -d signer -w -Atc 'select 1' >"$WORK/pg-nopw.txt" 2>&1; then
+    echo "postgres accepted a TCP client without a password"; return 1
+  fi
+  grep -q 'no password supplied' "$WORK/pg-nopw.txt" || { cat "$WORK/pg-nopw.txt"; return 1; }
+  "${via[@]}" -e PGPASSWORD="$pw" "$PG_IMAGE" -h 10.0.2.2 -p "$SFS_POSTGRES_PORT" -U signer -d signer -w -Atc 'select current_user' \
+    | grep -qx signer || return 1
+  echo "postgres healthy; over 10.0.2.2:$SFS_POSTGRES_PORT a client without the password is refused, one with it served"
+
+  rcompose up -d --no-build signer-a signer-b || return 1
+  for port in "$SFS_REPLICA_A_PORT" "$SFS_REPLICA_B_PORT"; do
+    wait_http "http://127.0.0.1:$port/ready" 90 >/dev/null || { rcompose logs --tail 20 signer-a signer-b; return 1; }
+  done
+  echo "signer-a and signer-b ready on 127.0.0.1:$SFS_REPLICA_A_PORT and :$SFS_REPLICA_B_PORT"
+  node "$HERE/mcp-probe.mjs" race "$w/secrets/agent.token" agent "$PUBKEY" "$dest" "$RACE_AMOUNT" "$RACE_N" "$RACE_K" "$cap" \
+    "http://127.0.0.1:$SFS_REPLICA_A_PORT/mcp" "http://127.0.0.1:$SFS_REPLICA_B_PORT/mcp" || return 1
+  # the ledger and the chain agree: RACE_K intents, RACE_K transfers landed
+  local intents balance
+  intents=$(podman exec "$pg" psql -U signer -d signer -Atc "select count(*) from entries where key = 'agent' and command = 'sign-intent'")
+  balance=$(curl -fsS -m 5 -H 'Content-Type: application/json' \
+    -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getBalance\",\"params\":[\"$dest\"]}" "http://127.0.0.1:$CHAIN_PORT" |
+    node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).result.value))')
+  echo "ledger: $intents sign intents; chain: destination holds $balance lamports"
+  [ "$intents" = "$RACE_K" ] && [ "$balance" = $((RACE_K * RACE_AMOUNT)) ] || return 1
+  # the audit hash chain both replicas appended to verifies (the operator CLI inside replica B)
+  podman exec "$b" sa-forge-signer --config /etc/sa-forge-signer/config.yaml audit verify | tee "$WORK/compose-audit.txt"
+  grep -qE '^ok: [0-9]+ entries$' "$WORK/compose-audit.txt" || return 1
+  podman inspect "$a" "$b" --format '{{.Name}} ro={{.HostConfig.ReadonlyRootfs}} user={{.Config.User}}' | tee "$WORK/compose-replicas.txt"
+  [ "$(grep -c 'ro=true user=10001:10001$' "$WORK/compose-replicas.txt")" = 2 ]
+}
+compose_replicas_down() {
+  rcompose down -v -t 30 || return 1
+  [ -z "$(podman ps -a --filter "name=^${PROJECT}_" --format '{{.Names}}')" ] || { podman ps -a --filter "name=^${PROJECT}_"; return 1; }
+  ! podman volume exists "${PROJECT}_postgres-data" || { echo "volume ${PROJECT}_postgres-data is left"; return 1; }
+  ! podman network exists "${PROJECT}_default" || { echo "network ${PROJECT}_default is left"; return 1; }
+}
+if ! step "PostgreSQL stand-in for postgres:16-bookworm (Debian bookworm's postgresql package: PostgreSQL 15)" pg_image; then
+  blocked "compose --profile replicas" "the PostgreSQL image did not build"
+elif [ -z "$HAVE_CHAIN" ]; then
+  blocked "compose --profile replicas" "no chain, so the replicas cannot be ready or sign"
+elif step "compose --profile replicas: PostgreSQL (Debian build) and two replicas racing $RACE_N signs against one cap ($RACE_K admitted)" \
+  compose_replicas; then
+  step "compose --profile replicas down -v: containers, postgres volume and network gone" compose_replicas_down && COMPOSE_REPLICAS_READY=""
+else
+  rcompose logs --tail 15 >"$WORK/logs/compose-replicas-containers.log" 2>&1
+  rcompose down -v -t 5 >/dev/null 2>&1 && COMPOSE_REPLICAS_READY=""
+fi
 
 echo "== facts"
 note "image size: ${FACTS[image_mb]:-?} MB; build: ${FACTS[build_s]:-?} s"
