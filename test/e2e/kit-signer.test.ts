@@ -19,12 +19,12 @@ import {
   setTransactionMessageFeePayerSigner,
   setTransactionMessageLifetimeUsingBlockhash,
   signAndSendTransactionMessageWithSigners,
-  verifySignature,
-  getPublicKeyFromAddress,
   type Instruction,
 } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
 import { createServiceSigner, SignerServiceError, type ServiceSigner } from '../../src/client/kit';
+import { verifySignature } from '../../src/keys/keypair';
+import { decodeAddress } from '../../src/util/base58';
 import { randomAddress } from '../support/payloads';
 import { balanceOf, makeWorld, type World } from '../support/world';
 import { makeApp, serveConfig, TOKEN } from '../http/support';
@@ -86,8 +86,8 @@ test('partiallySignTransactionMessageWithSigners: a signature that verifies, and
   const tx = await partiallySignTransactionMessageWithSigners(await transferMessage(to, 2_000_000n));
   const ours = tx.signatures[signer.address];
   expect(ours).toBeTruthy();
-  const key = await getPublicKeyFromAddress(signer.address);
-  expect(await verifySignature(key, ours!, tx.messageBytes)).toBe(true);
+  const pubkey = decodeAddress(signer.address)!;
+  expect(verifySignature(pubkey, new Uint8Array(tx.messageBytes), new Uint8Array(ours!))).toBe(true);
   expect(w.reports.at(-1)).toMatchObject({ outcome: 'signed' });
 
   const sent = await rpc.sendTransaction(getBase64EncodedWireTransaction(tx), { encoding: 'base64' }).send();
