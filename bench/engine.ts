@@ -69,6 +69,8 @@ class CpuAccountedChain implements ChainClient {
   getTransaction = (s: string) => this.wrap(() => this.inner.getTransaction(s));
   getMultipleAccounts = (a: string[]) => this.wrap(() => this.inner.getMultipleAccounts(a));
   getAccountInfo = (a: string) => this.wrap(() => this.inner.getAccountInfo(a));
+  getAccountsData = (a: string[]) => this.wrap(() => this.inner.getAccountsData(a));
+  isBlockhashValid = (b: string) => this.wrap(() => this.inner.isBlockhashValid(b));
 }
 
 const KEYS = 16;

@@ -90,6 +90,9 @@ async function createLookupTable(addresses) {
   );
   const signature = await rpc.sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: 'base64' }).send();
   await waitForConfirmation(signature);
+  // Addresses added to a table become usable in the slot after the one that added them.
+  const added = await rpc.getSlot().send();
+  while ((await rpc.getSlot().send()) <= added) await new Promise((r) => setTimeout(r, 50));
   return table;
 }
 

@@ -9,6 +9,7 @@ import { RpcError } from './json-rpc-transport';
 import { createResilientRpc, type ResilientRpc, type RetryEvent, type RetrySettings } from './resilient-rpc';
 import * as shape from './rpc-shapes';
 import type {
+  AccountsAtSlot,
   AccountSummary,
   CallLimits,
   ChainClient,
@@ -137,6 +138,15 @@ export class RpcChainClient implements ChainClient {
   getAccountInfo(address: string, limits?: CallLimits): Promise<AccountSummary | null> {
     const params = [address, { encoding: 'base64', commitment: this.commitment }];
     return this.call('getAccountInfo', params, shape.readAccount, limits);
+  }
+
+  getAccountsData(addresses: string[], limits?: CallLimits): Promise<AccountsAtSlot> {
+    const params = [addresses, { encoding: 'base64', commitment: this.commitment }];
+    return this.call('getMultipleAccounts', params, (r) => shape.readAccountsData(r, addresses.length), limits);
+  }
+
+  isBlockhashValid(blockhash: string, limits?: CallLimits): Promise<boolean> {
+    return this.call('isBlockhashValid', [blockhash, this.atCommitment()], shape.readBlockhashValid, limits);
   }
 
   /**

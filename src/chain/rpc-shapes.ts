@@ -5,7 +5,14 @@
  * and a rounded amount must never reach a spend check.
  */
 import { decodeAddress, decodeBase58 } from '../util/base58';
-import type { AccountSummary, SignatureStatus, SimulationResult, TransactionMeta } from './types';
+import type {
+  AccountData,
+  AccountSummary,
+  AccountsAtSlot,
+  SignatureStatus,
+  SimulationResult,
+  TransactionMeta,
+} from './types';
 
 export class ShapeProblem extends Error {}
 
@@ -149,3 +156,30 @@ export const readAccounts = (r: unknown, count: number): (AccountSummary | null)
   accountList(contextValue(r), count, 'result.value');
 
 export const readAccount = (r: unknown): AccountSummary | null => account(contextValue(r), 'result.value');
+
+const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+function accountWithData(v: unknown, path: string): AccountData | null {
+  const summary = account(v, path);
+  if (summary === null) return null;
+  const data = object(v, path)['data'];
+  // base64 encoding answers [text, "base64"].
+  if (!Array.isArray(data) || data[1] !== 'base64' || typeof data[0] !== 'string' || !STRICT_BASE64.test(data[0]))
+    throw new ShapeProblem(`${path}.data is not [base64 text, "base64"]`);
+  return { ...summary, data: new Uint8Array(Buffer.from(data[0], 'base64')) };
+}
+
+export function readAccountsData(r: unknown, count: number): AccountsAtSlot {
+  const o = object(r, 'result');
+  const context = object(o['context'], 'result.context');
+  const slot = wholeNumber(context['slot'], 'result.context.slot');
+  const list = array(contextValue(r), 'result.value');
+  if (list.length !== count) throw new ShapeProblem(`result.value has ${list.length} entries for ${count} addresses`);
+  return { slot, accounts: list.map((a, i) => accountWithData(a, `result.value[${i}]`)) };
+}
+
+export function readBlockhashValid(r: unknown): boolean {
+  const v = contextValue(r);
+  if (typeof v !== 'boolean') throw new ShapeProblem('result.value is not a boolean');
+  return v;
+}

@@ -45,6 +45,17 @@ export interface AccountSummary {
   owner: string;
 }
 
+/** An account with its data (base64 on the wire), for reads that must decode it (lookup tables). */
+export interface AccountData extends AccountSummary {
+  data: Uint8Array;
+}
+
+/** Accounts read together, with the slot the node read them at. */
+export interface AccountsAtSlot {
+  slot: number;
+  accounts: (AccountData | null)[];
+}
+
 /**
  * Every method may be retried on a transient failure (HTTP 429/5xx, a lost connection, a timeout) and moved to
  * another endpoint of the cluster: all of them are idempotent, sendTransaction included (the same signed bytes
@@ -75,4 +86,8 @@ export interface ChainClient {
   getTransaction(signature: string, limits?: CallLimits): Promise<TransactionMeta | null>;
   getMultipleAccounts(addresses: string[], limits?: CallLimits): Promise<(AccountSummary | null)[]>;
   getAccountInfo(address: string, limits?: CallLimits): Promise<AccountSummary | null>;
+  /** Accounts with their data, in order (null where none exists), and the context slot of the read. */
+  getAccountsData(addresses: string[], limits?: CallLimits): Promise<AccountsAtSlot>;
+  /** Whether a blockhash can still land a transaction, at the client's commitment. */
+  isBlockhashValid(blockhash: string, limits?: CallLimits): Promise<boolean>;
 }

@@ -350,6 +350,11 @@ export const keySchema = {
     format: 'bool-strict',
     default: false,
   },
+  sign_only: {
+    doc: 'Lets `sign` with mode "sign_only" return signed bytes for the caller to send (docs/payloads.md).',
+    format: 'bool-strict',
+    default: true,
+  },
 };
 
 /** One entry of `serve.tokens` (or of `serve.tokens_file`). */

@@ -19,6 +19,8 @@ export interface KeyConfig {
   rate_limit_per_minute: number; // default 30
   daily_lamport_cap: number; // default 50_000_000
   allow_unattended: boolean;
+  /** Whether `sign` may return signed bytes without sending them; absent means true (docs/payloads.md). */
+  sign_only?: boolean;
 }
 
 export interface ProgramEntry {

@@ -1,6 +1,6 @@
 /**
  * Argument validation against a tool's inputSchema, for the subset of JSON Schema our tools use (an object of
- * string/object/integer/boolean properties with length bounds, `required`, `additionalProperties: false`).
+ * string/object/integer/boolean properties with length bounds and string enums, `required`, `additionalProperties: false`).
  * Compiled once per tool; a failure becomes a tool result with isError so the model can correct itself.
  * A null optional argument counts as omitted.
  */
@@ -40,12 +40,14 @@ export function compileArgsValidator(schema: Json): ArgsValidator {
           return { ok: false, message: `unknown argument ${JSON.stringify(k)} (expected ${names.join(', ')})` };
       }
     }
-    for (const name of names) {
-      const spec = props[name]!;
+    for (const [name, spec] of Object.entries(props)) {
       const v = a[name];
       if (v === undefined || (v === null && !required.has(name))) {
         if (required.has(name))
-          return { ok: false, message: `${name} is required: ${String(spec.description ?? '')}`.trim() };
+          return {
+            ok: false,
+            message: `${name} is required: ${typeof spec.description === 'string' ? spec.description : ''}`.trim(),
+          };
         continue;
       }
       if (!typeOk(spec.type, v))
@@ -58,6 +60,8 @@ export function compileArgsValidator(schema: Json): ArgsValidator {
           return { ok: false, message: `${name} must not be empty` };
         if (typeof spec.maxLength === 'number' && v.length > spec.maxLength)
           return { ok: false, message: `${name} is longer than ${spec.maxLength} characters` };
+        if (Array.isArray(spec.enum) && !spec.enum.includes(v))
+          return { ok: false, message: `${name} must be one of ${spec.enum.map((e) => JSON.stringify(e)).join(', ')}` };
       }
       out[name] = v;
     }

@@ -1,6 +1,7 @@
 /**
  * The four static resources, written for an agent. They describe what the code does (src/signer: payload.ts,
- * checks.ts, engine.ts; src/signer/report.ts); change them together.
+ * checks.ts, engine.ts, flow/v2-source.ts; src/signer/report.ts); change them together. The kit snippets in
+ * PAYLOAD are run by test/engine/agent-docs.test.ts.
  */
 
 export const SKILL = `# Using sa-forge-signer
@@ -10,8 +11,8 @@ see a key. Four tools: \`check\`, \`sign\`, \`key_show\`, \`halt\`.
 
 ## The loop
 
-1. Build the transaction with a transaction-builder tool that produces payload v1 (signer://docs/payload). It
-   returns a **payload** object.
+1. Build a **payload** (signer://docs/payload): either v1, a JSON list of instructions the signer compiles, or
+   v2, a transaction you compiled yourself with \`@solana/kit\` (legacy or v0, lookup tables allowed) as base64.
 2. Call \`check\` with \`{"payload": <that object, unchanged>}\`. It runs every check and a simulation and signs
    nothing. Read the report: \`outcome\` \`ok\` means \`sign\` would go ahead; \`fee\` and \`balance_change\` say what it costs.
 3. Call \`sign\` with the **same** payload and an \`intent\`: one sentence saying why (it goes into the audit log).
@@ -19,11 +20,14 @@ see a key. Four tools: \`check\`, \`sign\`, \`key_show\`, \`halt\`.
 
 ## Rules
 
-- Pass the payload exactly as the builder returned it: do not edit, reorder or "fix" fields. If it needs a
-  change, build it again. Its format is in signer://docs/payload.
+- Pass the same payload to \`check\` and \`sign\`: do not edit, reorder or "fix" fields in between. If it needs
+  a change, build it again. Its format is in signer://docs/payload.
+- \`sign\` sends by default (\`mode: "send"\`). With \`mode: "sign_only"\` it runs the same checks, simulation,
+  caps and approval, then returns outcome \`signed\` and \`signed_transaction\` (base64) for you to send before
+  its blockhash expires; the amount stays reserved against the key's daily cap until it lands or expires.
 - \`partial_signers\` in a payload are secret keys of new accounts: never repeat them anywhere else.
-- \`key\` is optional. Without it the signer uses the configured key whose pubkey is the payload's
-  \`transaction.fee_payer\`. Your token may use only the keys it lists; \`key_show\` without arguments lists them
+- \`key\` is optional. Without it the signer uses the configured key whose pubkey is the payload's fee payer
+  (v1: \`transaction.fee_payer\`; v2: the transaction's first account). Your token may use only the keys it lists; \`key_show\` without arguments lists them
   with their balance, limits, what was spent or reserved in the last 24 h, and whether they are halted.
 - A refusal names the check that failed in \`failed_check\`, with the reason in \`detail\`. signer://docs/checks
   says what each check means and how to fix the payload. Do not retry a refused payload unchanged.
@@ -40,22 +44,34 @@ see a key. Four tools: \`check\`, \`sign\`, \`key_show\`, \`halt\`.
 ## Results
 
 Each tool answers one JSON object, as text and as \`structuredContent\`. \`isError\` is true when the outcome is
-not \`ok\` or \`confirmed\`, when the key or the arguments were refused, or when a halt could not be recorded
+not \`ok\`, \`confirmed\` or \`signed\`, when the key or the arguments were refused, or when a halt could not be recorded
 durably. A message starting with \`error:\` means the signer could not finish (a payload that does not parse,
 an unknown key, the chain's RPC failing before anything was sent): fix what it names, or retry later.
 `;
 
-export const PAYLOAD = `# The payload format
+export const PAYLOAD = `# The payload formats
 
-A payload is a JSON object listing instructions, not a serialized transaction: the signer compiles the
-transaction itself (a legacy message, with a fresh blockhash it fetches). A transaction builder produces
-it; pass it to \`check\` and \`sign\` unchanged.
+\`check\` and \`sign\` take one payload, in one of two versions. Pass the same object to both.
+
+- **v1**: a JSON list of instructions. The signer compiles a legacy transaction itself, on a blockhash it
+  fetches, so it never expires before it is sent.
+- **v2**: a transaction you compiled (legacy or v0, with address lookup tables), as base64 wire bytes, with
+  your own blockhash. Use it when your toolkit builds transactions (\`@solana/kit\`, wallet adapters, agent kits).
+
+Both carry \`summary\` (string, at most 512 characters, not verified: copied into the report and the audit log)
+and \`warnings\` (at most 16 strings of 256 characters). \`payload_hash\` in the report is the SHA-256 (hex) of
+the payload (without v1's \`partial_signers\`), serialized with sorted keys and no whitespace: it names the payload
+in the audit log.
+
+A payload that does not parse is an error, not a refusal (\`error: ...\`, \`isError\` true). The message says
+which field or which byte: "payload has no instructions", "transaction: character 17 ("-") is not standard
+base64", "transaction: 1300 bytes is more than the 1232 a transaction may have", "unsupported payload version 3".
+
+## v1: instructions
 
 | Field | Type | Required | Meaning |
 |---|---|---|---|
-| \`version\` | integer | yes | Must be \`1\`. |
-| \`summary\` | string | no (default \`""\`) | Human text from the builder. Not verified; copied into the report and the audit log. |
-| \`warnings\` | string[] | no (default \`[]\`) | Passed through to the report. |
+| \`version\` | integer | yes | \`1\`. |
 | \`transaction.fee_payer\` | base58 address | yes | Pays the fee; also picks the key when \`key\` is not given. |
 | \`transaction.instructions\` | array, at least 1 | yes | The instructions, in order. |
 | \`instructions[].program_id\` | base58 address | yes | The program called. |
@@ -63,46 +79,95 @@ it; pass it to \`check\` and \`sign\` unchanged.
 | \`instructions[].data\` | array of integers 0–255 | yes | Raw instruction bytes (not base64). |
 | \`partial_signers\` | array of strings, or null | no | Standard base64 of 64-byte keypairs (secret seed then public key) of new accounts the transaction creates. **Secrets**: never logged, never in the audit log, not part of the hash. |
 
-Other fields (\`transaction.blockhash\`, \`transaction.signers\`, \`game_address\`, ...) are ignored.
+Other fields are ignored. A System transfer of 1,000,000 lamports, built with \`@solana/kit\` and
+\`@solana-program/system\`:
 
-\`payload_hash\` in the report is the SHA-256 (hex) of the payload without \`partial_signers\`, serialized
-with sorted keys and no whitespace: it names the payload in the audit log.
+\`\`\`js
+import { address, lamports } from '@solana/kit';
+import { getTransferSolInstruction } from '@solana-program/system';
 
-A payload that does not parse is an error, not a refusal (\`error: ...\`, \`isError\` true): for example
-"payload has an unexpected shape", "unsupported payload version 2", "payload has no instructions",
-"partial signer 0 is not a 64-byte keypair", or "transaction.fee_payer: invalid address ...".
-
-## Example
-
-\`\`\`json
-{
-  "version": 1,
-  "summary": "Send 0.001 ZINK from play to its allowed destination",
-  "warnings": [],
-  "transaction": {
-    "fee_payer": "4Nd1mYwJ3d8q4t1nUQ8e3YqKkX2n1Fbq9xHk2wz3h5Qv",
-    "instructions": [
+const key = address('4Nd1mYwJ3d8q4t1nUQ8e3YqKkX2n1Fbq9xHk2wz3h5Qv'); // key_show: the key's pubkey
+const ix = getTransferSolInstruction({
+  source: { address: key }, // the signer signs for its key: no keypair here
+  destination: address('GjJyeC1r2RgkuoCWMyPYkCWSGSGLcz266EaAkLA27AhL'), // one of the key's transfer_to
+  amount: lamports(1_000_000n),
+});
+const payload = {
+  version: 1,
+  summary: 'Send 0.001 SOL to the allowed destination',
+  transaction: {
+    fee_payer: key,
+    instructions: [
       {
-        "program_id": "11111111111111111111111111111111",
-        "accounts": [
-          { "pubkey": "4Nd1mYwJ3d8q4t1nUQ8e3YqKkX2n1Fbq9xHk2wz3h5Qv", "is_signer": true, "is_writable": true },
-          { "pubkey": "GjJyeC1r2RgkuoCWMyPYkCWSGSGLcz266EaAkLA27AhL", "is_signer": false, "is_writable": true }
-        ],
-        "data": [2, 0, 0, 0, 64, 66, 15, 0, 0, 0, 0, 0]
-      }
-    ]
+        program_id: ix.programAddress,
+        accounts: ix.accounts.map((a, i) => ({ pubkey: a.address, is_signer: i === 0, is_writable: true })),
+        data: [...ix.data],
+      },
+    ],
   },
-  "partial_signers": []
-}
+};
 \`\`\`
 
-The data is a System Transfer: the tag 2 as a little-endian u32, then 1,000,000 lamports as a little-endian u64.
+The data is \`[2, 0, 0, 0, 64, 66, 15, 0, 0, 0, 0, 0]\`: the Transfer tag 2 as a little-endian u32, then the
+lamports as a little-endian u64.
+
+## v2: your own transaction
+
+| Field | Type | Required | Meaning |
+|---|---|---|---|
+| \`version\` | integer | yes | \`2\`. |
+| \`transaction\` | string | yes | Canonical base64 of the wire transaction (at most 1232 bytes): signature slots, then a legacy or v0 message. |
+| \`replace_blockhash\` | boolean | no (default false) | Sign it on a fresh blockhash instead of its own. Only when no one else has signed it. |
+
+- The fee payer (the first account) must be the signing key; its signature slot may be zeroed (kit leaves it
+  empty). The signer fills that slot and no other.
+- Every other signer must already have signed: their signatures are checked against the message and kept.
+- Lookup tables are read from the chain, and every check runs on the full account list, accounts from tables
+  included. A missing, deactivated or too short table is refused (\`lookup_tables\`).
+- The blockhash must still be valid, else refused (\`chain\`): fetch a fresh one and build again, or set
+  \`replace_blockhash: true\`. Durable-nonce transactions are refused.
+
+With \`@solana/kit\`, leaving the key's slot empty:
+
+\`\`\`js
+import {
+  address, appendTransactionMessageInstructions, compileTransaction, createSolanaRpc, createTransactionMessage,
+  getBase64EncodedWireTransaction, lamports, pipe, setTransactionMessageFeePayer,
+  setTransactionMessageLifetimeUsingBlockhash,
+} from '@solana/kit';
+import { getTransferSolInstruction } from '@solana-program/system';
+
+const rpc = createSolanaRpc('http://127.0.0.1:8899'); // the signer's cluster
+const key = address('4Nd1mYwJ3d8q4t1nUQ8e3YqKkX2n1Fbq9xHk2wz3h5Qv');
+const { value: latest } = await rpc.getLatestBlockhash().send();
+const message = pipe(
+  createTransactionMessage({ version: 0 }),
+  (m) => setTransactionMessageFeePayer(key, m),
+  (m) => setTransactionMessageLifetimeUsingBlockhash(latest, m),
+  (m) => appendTransactionMessageInstructions([getTransferSolInstruction({
+    source: { address: key },
+    destination: address('GjJyeC1r2RgkuoCWMyPYkCWSGSGLcz266EaAkLA27AhL'),
+    amount: lamports(1_000_000n),
+  })], m),
+);
+const payload = { version: 2, summary: 'Send 0.001 SOL', transaction: getBase64EncodedWireTransaction(compileTransaction(message)) };
+\`\`\`
+
+Agent code can skip the payload altogether: the package's \`sa-forge-signer/kit\` export is a kit signer
+(\`createServiceSigner\`) that calls \`sign\` for you, so \`signAndSendTransactionMessageWithSigners\` works unchanged.
 
 ## Which key signs
 
-1. With \`key\`, that configured key; its pubkey must be the payload's \`fee_payer\` (else refused, \`fee_payer\`).
-2. Without it, the first configured key (by name) whose pubkey is the \`fee_payer\`; none is an error.
+1. With \`key\`, that configured key; its pubkey must be the payload's fee payer (else refused, \`fee_payer\`).
+2. Without it, the first configured key (by name) whose pubkey is the fee payer; none is an error.
 3. Your token must list the key, else the request is refused (\`authorized\`).
+
+## Clusters
+
+The signer serves one cluster (a Solana network: its own ledger, accounts and blockhashes), named in its
+configuration: \`local\` is the embedded test chain \`npm start\` runs on 127.0.0.1:8899, \`zink-testnet\` a public
+test network. Build v2 transactions with a blockhash from that same cluster's RPC: a blockhash from another
+cluster is refused as expired.
 `;
 
 export const CHECKS = `# The checks
@@ -114,15 +179,18 @@ needed, and \`check\` it before signing.
 
 | Order | Check (\`failed_check\`) | Refused when | How to fix |
 |---|---|---|---|
-| 1 | \`authorized\` | Your token may not use this key. | Use a key \`key_show\` lists, or ask the operator. |
+| 1 | \`authorized\` | Your token may not use this key, or \`mode: "sign_only"\` on a key configured \`sign_only: false\`. | Use a key \`key_show\` lists, or mode \`send\`; else ask the operator. |
 | 2 | \`fee_payer\` | A named \`key\` is not the payload's fee payer. | Name the right key, or build with that key as fee payer. |
 | 3 | \`approval\` | The key's approval mode is \`deny\`. | Use another key; only the operator can change it. |
 | 4 | \`halted\` | Someone halted the key (who, when and why are in \`detail\`). Checked again right before sending. | Only a human operator can resume it (\`sa-forge-signer resume KEY\`). |
-| 5 | \`chain\` | The RPC node is not on this signer's cluster (wrong genesis hash). | Operator problem: the RPC URL is wrong. |
+| 5 | \`chain\` | The RPC node is not on this signer's cluster (wrong genesis hash); or (v2) the transaction's blockhash has expired or is from another cluster. | Genesis: the operator's RPC URL is wrong. Blockhash: fetch a fresh one from the signer's cluster and build again, or set \`replace_blockhash: true\`. |
+| 5a | \`signers\` (v2) | Another signer's signature does not verify (the slot is named), another signer's slot is empty, or \`replace_blockhash\` would void someone's signature. | Have every other signer sign the exact message first; never edit a signed transaction. |
+| 5b | \`system\` (v2) | A durable-nonce transaction (first instruction AdvanceNonceAccount). | Build it on a recent blockhash. |
+| 5c | \`lookup_tables\` (v2) | A lookup table does not exist, is not owned by the lookup-table program, is deactivated, is shorter than an index used, or changed between check and sign. | Use an active table on this cluster that holds every address you index. |
 | 6 | \`fee_payer\` | The compiled message's fee payer is not the signing key. | Build with the key as fee payer. |
 | 7 | \`programs\` | An instruction calls a program outside the cluster's allow-list and the key's \`extra_programs\`. | Use an allowed program, or ask the operator to allow it for this key. |
 | 8 | \`tokens\` | An instruction calls SPL Token or Token-2022 directly (never allowed); an Associated Token instruction other than create / create-idempotent; or an ATA create without the real System and token programs. | Move tokens through the game programs, not the token program. |
-| 9 | \`system\` | A System instruction other than Transfer, or a Transfer to an address not in the key's \`transfer_to\`. | Transfer only to allowed destinations; account creation goes through the game programs. |
+| 9 | \`system\` | A System instruction other than Transfer, or a Transfer to an address not in the key's \`transfer_to\` (also when the address comes from a lookup table). | Transfer only to allowed destinations; account creation goes through the game programs. |
 | 10 | \`vault\` | A session key's Player Profile instruction withdraws the profile vault (DrainSolVault), or its data is too short to tell. | Vault withdrawals need the wallet key (the human). |
 | 11 | \`signers\` | A required signer is neither the key nor a partial signer, a partial signer is not a signer of the transaction, or a partial signer is the key itself. | Build again: the builder supplies the new accounts' partial signers. |
 | 12 | \`new_accounts\` | A partial signer's account already exists on-chain. | Build again with fresh accounts. |
@@ -132,7 +200,7 @@ needed, and \`check\` it before signing.
 | 16 | \`approval\` (sign) | A \`confirm\` key's sign was rejected by the operator, or nobody approved it in time. | Ask the operator; \`check\` tells you beforehand when a key needs approval. |
 | 17 | \`limits\` (sign, the cap) | The spend of this exact transaction (simulated balance change plus fee) would take the key past its daily cap, or the spend cannot be bounded. | Wait, or spend less. |
 
-Passed names: \`chain\`, \`fee_payer\`, \`programs\`, \`tokens\`, \`system\`, \`vault\`, \`signers\`, \`new_accounts\`,
+Passed names: \`chain\`, \`lookup_tables\` (v2), \`fee_payer\`, \`programs\`, \`tokens\`, \`system\`, \`vault\`, \`signers\`, \`new_accounts\`,
 \`ata_owners\`, \`limits\`, \`simulation\`, and for \`sign\` also \`approval\` and \`cap\`.
 `;
 
@@ -144,13 +212,14 @@ Act on the report's \`outcome\`. The command-line exit code is given for operato
 |---|---|---|---|
 | \`ok\` | 0 | \`check\` passed every check and the simulation. | \`sign\` it, unchanged. |
 | \`confirmed\` | 0 | Landed without error (\`signature\`, \`slot\`, \`explorer\`). | Done. Do not send it again. |
+| \`signed\` | 0 | \`mode: "sign_only"\`: signed, not sent. \`signed_transaction\` holds the base64 wire transaction, \`signature\` its id. | Send it yourself before its blockhash expires. The signer watches it and records confirmed, failed or expired in the audit log; until then it counts against the daily cap. |
 | \`refused\` | 10 | A check failed (\`failed_check\`, \`detail\`); nothing was sent. | Fix the cause (signer://docs/checks). |
 | \`simulation_failed\` | 11 | The program would reject it (\`program_error\`, \`logs\`); nothing was sent. | Fix the cause, build again. |
 | \`failed\` | 12 | Landed with a program error; the fee was paid. | Fix the cause before trying again. |
 | \`unknown\` | 14 | Sent, but not proven landed: the blockhash expired with no status found, 150 s passed, or the RPC kept failing. | **Reconcile first** (below). |
 
-Only \`confirmed\`, \`failed\`, \`refused\` and \`simulation_failed\` are final. \`isError\` is false only for \`ok\`
-and \`confirmed\`.
+Only \`confirmed\`, \`failed\`, \`refused\` and \`simulation_failed\` are final. \`signed\` is not: the transaction
+is yours to send. \`isError\` is false only for \`ok\`, \`confirmed\` and \`signed\`.
 
 ## Reconciling after \`unknown\`
 

@@ -1,8 +1,7 @@
 /**
- * The JSON Schema (2020-12) of payload v1 as src/signer/payload.ts parses it, so an agent can see the shape in
- * tools/list instead of a bare object. Fields the parser ignores are allowed (a builder may add its own); the
- * parser, not this schema, is the authority, and a payload it cannot read is an error, never a refusal. When a
- * second version exists, the tool's `payload` becomes a `oneOf` of one schema per version.
+ * The JSON Schemas (2020-12) of payloads v1 and v2 as src/signer/payload.ts parses them, so an agent can see the
+ * shape in tools/list instead of a bare object. Fields the parser ignores are allowed (a builder may add its own);
+ * the parser, not this schema, is the authority, and a payload it cannot read is an error, never a refusal.
  */
 type Json = Record<string, unknown>;
 
@@ -70,4 +69,46 @@ export const PAYLOAD_V1_SCHEMA: Json = {
     },
   },
   required: ['version', 'transaction'],
+};
+
+/** Base64 of at most 1232 bytes: 1644 characters. */
+const MAX_TRANSACTION_BASE64 = 1644;
+
+export const PAYLOAD_V2_SCHEMA: Json = {
+  type: 'object',
+  title: 'Payload v2',
+  description:
+    'A transaction you compiled yourself (legacy or v0, e.g. with @solana/kit), unsigned or signed by others, ' +
+    'as base64 wire bytes; the fee payer must be a key this token may use. Format: signer://docs/payload.',
+  properties: {
+    version: { const: 2, description: 'Payload format version.' },
+    transaction: {
+      type: 'string',
+      contentEncoding: 'base64',
+      minLength: 4,
+      maxLength: MAX_TRANSACTION_BASE64,
+      description:
+        "The wire transaction (kit: getBase64EncodedWireTransaction). The key's signature slot may be zeroed; every other signer's slot must hold a valid signature.",
+    },
+    summary: {
+      type: ['string', 'null'],
+      description: 'What the transaction does, in the words of whoever built it. Shown to operators as unverified.',
+    },
+    warnings: {
+      type: ['array', 'null'],
+      items: { type: 'string' },
+      description: "The builder's warnings, recorded with the request.",
+    },
+    replace_blockhash: {
+      type: ['boolean', 'null'],
+      description: "Sign on a fresh blockhash instead of the transaction's own (only when no one else has signed it).",
+    },
+  },
+  required: ['version', 'transaction'],
+};
+
+/** The tools' `payload` argument: one schema per version. */
+export const PAYLOAD_SCHEMA: Json = {
+  description: 'Payload v1 (instructions the signer compiles) or v2 (a wire transaction you compiled).',
+  oneOf: [PAYLOAD_V1_SCHEMA, PAYLOAD_V2_SCHEMA],
 };

@@ -23,9 +23,9 @@ export const RESOURCES: readonly StaticResource[] = [
   {
     uri: 'signer://docs/payload',
     name: 'payload',
-    title: 'Payload format',
+    title: 'Payload formats',
     description:
-      'The payload object check and sign take, field by field, with an example, and how the signing key is chosen.',
+      'Payload v1 (instructions) and v2 (your own legacy or v0 transaction), field by field, how to build each with @solana/kit, and how the signing key is chosen.',
     mimeType: 'text/markdown',
     text: PAYLOAD,
   },
@@ -49,6 +49,6 @@ export const RESOURCES: readonly StaticResource[] = [
 
 export const INSTRUCTIONS =
   'sa-forge-signer signs transactions with keys it holds, only when its policy allows. Read the resource signer://docs/skill before the first call. ' +
-  "In short: pass the payload from a forge-mcp build_* call unchanged; call check, then sign with an intent; act on the report's outcome. " +
+  "In short: build a payload (v1: instructions; v2: a transaction you compiled, e.g. with @solana/kit; signer://docs/payload), call check, then sign the same payload with an intent (mode sign_only returns the signed bytes instead of sending); act on the report's outcome. " +
   'After unknown, an error or a dropped connection the transaction may still have landed: look up the signature and re-read the state before building it again. ' +
   'halt stops all signing with your keys at once; only a human can resume.';

@@ -336,6 +336,7 @@ export class McpService {
                   payload: args.payload,
                   key,
                   intent: typeof args.intent === 'string' ? args.intent : null,
+                  mode: args.mode === 'sign_only' ? 'sign_only' : 'send', // the schema allows only these two
                   principal: req.principal,
                   signal,
                 });

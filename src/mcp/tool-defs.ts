@@ -3,7 +3,7 @@
  * 2020-12 literals, built once at start: nothing is converted per request. Each description tells the agent what
  * a refusal means and what to do next, because the description is all a model reads before calling.
  */
-import { PAYLOAD_V1_SCHEMA } from './payload-schema';
+import { PAYLOAD_SCHEMA } from './payload-schema';
 
 const KEY_HEADER = 'Key';
 
@@ -28,13 +28,14 @@ const CHECK_NAMES = [
   'system',
   'vault',
   'signers',
+  'lookup_tables',
   'new_accounts',
   'ata_owners',
   'limits',
   'approval',
 ];
 const PASS_NAMES = [...CHECK_NAMES, 'simulation', 'cap'];
-const OUTCOMES = ['ok', 'refused', 'simulation_failed', 'confirmed', 'failed', 'unknown'];
+const OUTCOMES = ['ok', 'refused', 'simulation_failed', 'confirmed', 'failed', 'unknown', 'signed'];
 
 const nullable = (type: string, extra: Json = {}): Json => ({ type: [type, 'null'], ...extra });
 
@@ -59,6 +60,10 @@ const REPORT_SCHEMA: Json = {
     warnings: { type: 'array', items: { type: 'string' } },
     payload_hash: { type: 'string' },
     logs: { type: 'array', items: { type: 'string' } },
+    signed_transaction: {
+      ...nullable('string'),
+      description: 'mode "sign_only": the signed wire transaction (base64) for you to send; null otherwise.',
+    },
   },
   required: [
     'outcome',
@@ -78,6 +83,7 @@ const REPORT_SCHEMA: Json = {
     'warnings',
     'payload_hash',
     'logs',
+    'signed_transaction',
   ],
 };
 
@@ -160,8 +166,7 @@ function keyArg(description: string, paramHeaders: boolean): Json {
   };
 }
 
-/** Today the only version; a later one makes this a `oneOf` of one schema per version. */
-const PAYLOAD_ARG: Json = PAYLOAD_V1_SCHEMA;
+const PAYLOAD_ARG: Json = PAYLOAD_SCHEMA;
 
 const ON_REFUSAL =
   'outcome "refused" means a policy check failed before anything was signed: failed_check names it and detail says ' +
@@ -194,6 +199,7 @@ export function toolDefinitions(paramHeaders: boolean): ToolDef[] {
       title: 'Sign and send a payload',
       description:
         'Check, simulate, sign, send and confirm a payload; returns the report. May take minutes (confirmation, or an operator approving a confirm key: raise your request timeout). ' +
+        'With mode "sign_only" it stops after signing: outcome "signed" and signed_transaction (base64) for you to send before its blockhash expires; the amount counts against the daily cap until it lands or expires. ' +
         ON_REFUSAL +
         ' A key that needs approval and was rejected or not approved in time is refused with failed_check "approval": ask the operator. ' +
         'Only outcomes confirmed, failed, refused and simulation_failed are final: after "unknown" the transaction may still land, so look up the signature before building a new one (signer://docs/outcomes).',
@@ -206,6 +212,12 @@ export function toolDefinitions(paramHeaders: boolean): ToolDef[] {
             type: 'string',
             maxLength: 1000,
             description: 'Why this is signed, in one sentence; recorded in the audit log. Never put secrets here.',
+          },
+          mode: {
+            type: 'string',
+            enum: ['send', 'sign_only'],
+            description:
+              '"send" (default): the signer sends and confirms. "sign_only": the same checks, simulation, caps and approval, then the signed transaction is returned unsent.',
           },
         },
         required: ['payload'],

@@ -4,6 +4,8 @@
  *   check: preflight → simulate
  *   sign:  key lock → preflight → sign and simulate → approval (confirm keys) → cap gate and durable intent →
  *          send and confirm → final audit entry
+ *   sign_only: the same up to the durable intent, then the signed bytes are returned and the watcher writes the
+ *          final audit entry once the signature lands or its blockhash expires
  *
  * It knows nothing of HTTP or MCP; every entrypoint calls it through SignerEngine. docs/policy.md describes the
  * checks, the report and the outcomes.
@@ -20,15 +22,17 @@ import { passGate } from './flow/gate';
 import { keyUsage, preflight } from './flow/preflight';
 import { sendAndConfirm } from './flow/send-confirm';
 import { recordSimulation, simulate } from './flow/simulate';
-import { refuse, type StepWith } from './flow/step';
-import { v1Source, type TransactionSource } from './flow/transaction';
+import { refuse, stop, type StepWith } from './flow/step';
+import { v1Source, type PreparedTransaction, type TransactionSource } from './flow/transaction';
+import { v2Source } from './flow/v2-source';
+import { createSignedWatcher, signOnlyIntentDetail } from './flow/watch-signed';
 import { createHaltBook } from './halts';
 import { createKeyAccess } from './key-access';
 import { createKeyFiles } from './key-files';
 import { keyView } from './key-view';
 import { parsePayload, type Payload } from './payload';
 import { emptyReport, type Report } from './report';
-import type { CheckInput, HaltResult, SignerEngine, SignInput, SignProgress } from './types';
+import type { CheckInput, HaltResult, SignerEngine, SignInput, SignMode, SignProgress } from './types';
 import { principalLabel } from './types';
 
 export type { EngineDeps, EngineLogger } from './engine-deps';
@@ -52,6 +56,13 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   const preflightDeps = { cluster: config.cluster, chain, ledger, halts };
   const approvalDeps = { ledger, timings: config.timings, log };
   const sendDeps = { chain, timings: config.timings };
+  const watcher = createSignedWatcher({ chain, ledger, timings: config.timings, log });
+  const resumed = watcher
+    .resume(config.keys)
+    .then((n) => {
+      if (n > 0) log.info({ signatures: n }, 'watching sign-only transactions left pending by an earlier run');
+    })
+    .catch((e: unknown) => log.error({ err: errorMessage(e) }, 'pending sign-only transactions could not be resumed'));
   let running = 0;
 
   const done = (tool: 'check' | 'sign', report: Report, started: number): Report => {
@@ -70,7 +81,8 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       payload_hash: payload.hash,
     });
     if (!choice.ok) return { ok: false, report: refuse(report, choice.refusal) };
-    return { ok: true, payload, source: v1Source(payload), key: choice.key, report };
+    const source = payload.version === 1 ? v1Source(payload) : v2Source(payload, chain);
+    return { ok: true, payload, source, key: choice.key, report };
   };
 
   const explorer = (signature: string): string | null =>
@@ -94,26 +106,51 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     return done('check', report, started);
   }
 
-  /** The sign flow under the key's lock. `sent` tells the final entry whether the transaction may be on chain. */
+  /**
+   * The sign flow under the key's lock. `sent` tells the final entry whether the transaction may be on chain;
+   * `watched` that the watcher writes the final entry (sign_only, once the intent is durable).
+   */
   async function signLocked(
     input: SignInput,
+    mode: SignMode,
     begun: Begun,
     rec: SignRecord,
     progress: (p: SignProgress) => void,
-  ): Promise<{ report: Report; sent: boolean }> {
+  ): Promise<{ report: Report; sent: boolean; watched: boolean }> {
     const { key, source, report, payload } = begun;
-    const notSent = (r: Report) => ({ report: r, sent: false });
+    const notSent = (r: Report) => ({ report: r, sent: false, watched: false });
+    if (mode === 'sign_only' && key.sign_only === false) {
+      return notSent(
+        refuse(report, {
+          check: 'authorized',
+          message: `key "${key.name}" does not allow sign_only (sign_only: false in its config): use mode "send"`,
+        }),
+      );
+    }
     const checked = await preflight(preflightDeps, { mode: 'sign', key, source, report, signal: input.signal });
     if (!checked.ok) return notSent(checked.report);
     let usage = checked.usage;
     const signer = keyFiles.signerFor(key);
-    const rebuild = async () => source.signed(await source.prepare(await chain.getLatestBlockhash()), signer);
+    /** Prepares again (a fresh blockhash where the source allows it) and re-resolves its lookup tables. */
+    const rebuild = async (was: PreparedTransaction): Promise<StepWith<{ prepared: PreparedTransaction }>> => {
+      const again = await source.prepare(source.refreshable ? await chain.getLatestBlockhash() : was.lifetime);
+      if (!again.ok) return stop(report, again.refusal);
+      if (!sameAccounts(was, again.prepared)) {
+        return stop(report, {
+          check: 'lookup_tables',
+          message: 'a lookup table changed between check and sign, so the accounts checked are not the accounts sent',
+        });
+      }
+      return { ok: true, prepared: again.prepared };
+    };
 
     let built = source.signed(checked.prepared, signer);
     let figures = await simulate(chain, built, key, 'sign');
-    if (figures.sim.err === 'BlockhashNotFound') {
+    if (figures.sim.err === 'BlockhashNotFound' && source.refreshable) {
       // The blockhash expired between fetch and simulation: rebuild and re-sign once.
-      built = await rebuild();
+      const again = await rebuild(built.prepared);
+      if (!again.ok) return notSent(again.report);
+      built = source.signed(again.prepared, signer);
       figures = await simulate(chain, built, key, 'sign');
     }
     const simulated = recordSimulation(report, figures);
@@ -131,25 +168,46 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         signal: input.signal,
       });
       if (!approved.ok) return notSent(approved.report);
-      // Approval can outlast the blockhash: send exactly what is simulated now.
-      built = await rebuild();
-      const again = recordSimulation(report, await simulate(chain, built, key, 'sign'), 'after approval');
+      // Approval can outlast the blockhash and a table can change meanwhile: send exactly what is simulated now.
+      const again = await rebuild(built.prepared);
       if (!again.ok) return notSent(again.report);
+      built = source.signed(again.prepared, signer);
+      const resimulated = recordSimulation(report, await simulate(chain, built, key, 'sign'), 'after approval');
+      if (!resimulated.ok) return notSent(resimulated.report);
       usage = await keyUsage(ledger, key);
     }
     report.checks.push('approval');
 
-    const gate = await passGate({ ledger, halts }, { rec, built, usage, report, signal: input.signal });
+    const lastValid = built.prepared.lifetime.lastValidBlockHeight;
+    const gate = await passGate(
+      { ledger, halts },
+      {
+        rec,
+        built,
+        usage,
+        report,
+        signal: input.signal,
+        detail: mode === 'sign_only' ? signOnlyIntentDetail(lastValid) : null,
+      },
+    );
     if (!gate.ok) return notSent(gate.report);
     report.explorer = explorer(built.signature);
+    if (mode === 'sign_only') {
+      report.outcome = 'signed';
+      report.signed_transaction = built.wireBase64;
+      report.detail = `signed, not sent: send signed_transaction before block height ${lastValid}; until it lands or expires its reservation counts against the daily cap`;
+      watcher.watch({ rec, signature: built.signature, lastValidBlockHeight: lastValid });
+      return { report, sent: true, watched: true };
+    }
     progress({ stage: 'sent', signature: built.signature });
     await sendAndConfirm(sendDeps, built, report, progress);
-    return { report, sent: true };
+    return { report, sent: true, watched: false };
   }
 
   async function sign(input: SignInput): Promise<Report> {
     const started = performance.now();
     // A key the token may not use is refused here: no lock taken, nothing written under its name.
+    const mode = signMode(input.mode);
     const begun = begin(input);
     if (!begun.ok) return done('sign', begun.report, started);
     const { key, payload, source } = begun;
@@ -166,8 +224,8 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       progress({ stage: 'lock' });
       const lock = await ledger.lockKey(key.name, input.signal);
       try {
-        const { report, sent } = await signLocked(input, begun, rec, progress);
-        await writeFinal({ ledger, log }, rec, report, sent);
+        const { report, sent, watched } = await signLocked(input, mode, begun, rec, progress);
+        if (!watched) await writeFinal({ ledger, log }, rec, report, sent);
         return done('sign', report, started);
       } finally {
         await lock
@@ -228,8 +286,23 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     inFlight: () => running,
 
     async close() {
+      await resumed;
+      await watcher.close();
       halts.close();
       await ledger.close();
     },
   };
+}
+
+function signMode(raw: unknown): SignMode {
+  if (raw === undefined || raw === null || raw === 'send') return 'send';
+  if (raw === 'sign_only') return 'sign_only';
+  throw new SignerError('request_invalid', 'mode must be "send" or "sign_only"');
+}
+
+/** The same accounts in the same order and roles: what the checks judged is what is signed. */
+function sameAccounts(a: PreparedTransaction, b: PreparedTransaction): boolean {
+  const x = a.msg.accountKeys;
+  const y = b.msg.accountKeys;
+  return x.length === y.length && x.every((k, i) => k === y[i]);
 }

@@ -1,6 +1,10 @@
 /**
+ * The payloads `check` and `sign` accept (docs/payloads.md). Parse failures are errors, not refusals.
+ *
  * Payload v1: a list of instructions the signer compiles itself, plus optional partial signers (ephemeral
- * keypairs for accounts the transaction creates). Parse failures are errors, not refusals.
+ * keypairs for accounts the transaction creates).
+ * Payload v2: a wire transaction the agent compiled itself (legacy or v0, unsigned or partially signed), decoded
+ * with kit's codecs in wire/decode-transaction.ts; what it means is judged later, against the chain.
  * Partial signers are secrets: they become Signer objects here and their bytes are never kept, hashed or shown.
  *
  * Everything an agent sends is bounded before anything costs time: the whole JSON value (how many values, how
@@ -15,6 +19,7 @@ import { isRecord } from '../util/is-record';
 import { signerFromKeypairBytes, type Signer } from '../keys/keypair';
 import { canonicalJson } from './canonical-json';
 import { MAX_TRANSACTION_BYTES } from './compile';
+import { decodeTransactionBase64, decodeWireTransaction, type DecodedTransaction } from './wire/decode-transaction';
 
 export interface AccountMeta {
   pubkey: string;
@@ -28,15 +33,29 @@ export interface Instruction {
   data: Uint8Array;
 }
 
-export interface Payload {
+interface PayloadCommon {
   summary: string;
   warnings: string[];
   feePayer: string;
-  instructions: Instruction[];
-  partialSigners: Signer[];
   /** sha256 hex of the canonical payload without `partial_signers`. */
   hash: string;
 }
+
+export interface PayloadV1 extends PayloadCommon {
+  version: 1;
+  instructions: Instruction[];
+  partialSigners: Signer[];
+}
+
+export interface PayloadV2 extends PayloadCommon {
+  version: 2;
+  /** The agent's transaction as decoded; the fee payer is its first account. */
+  transaction: DecodedTransaction;
+  /** Sign it on a fresh blockhash instead of its own (only when no other signature is present). */
+  replaceBlockhash: boolean;
+}
+
+export type Payload = PayloadV1 | PayloadV2;
 
 // Sizes on the wire, for the arithmetic below.
 const SIGNATURE_BYTES = 64;
@@ -136,8 +155,19 @@ export function parsePayload(input: unknown): Payload {
   const version = value.version;
   if (typeof version !== 'number' || !Number.isInteger(version) || version < 0)
     throw shapeError('version must be an unsigned integer');
-  if (version !== 1) throw invalid(`unsupported payload version ${version}`);
+  if (version === 2) return parseV2(value);
+  if (version !== 1) throw invalid(`unsupported payload version ${version} (versions 1 and 2 are accepted)`);
+  return parseV1(value);
+}
 
+/** A payload that must be v1 (the callers that compile instruction lists themselves). */
+export function parsePayloadV1(input: unknown): PayloadV1 {
+  const p = parsePayload(input);
+  if (p.version !== 1) throw invalid(`payload version ${p.version} is not version 1`);
+  return p;
+}
+
+function parseV1(value: Record<string, unknown>): PayloadV1 {
   const summary = parseSummary(value.summary);
   const warnings = parseWarnings(value.warnings);
   const partials = partialSignerTexts(value.partial_signers);
@@ -147,7 +177,25 @@ export function parsePayload(input: unknown): Payload {
   const feePayer = address(tx.feePayer, 'fee_payer');
   const instructions = tx.instructions.map(decodeInstruction);
   const partialSigners = partials.map(importPartialSigner);
-  return { summary, warnings, feePayer, instructions, partialSigners, hash: payloadHash(value) };
+  return { version: 1, summary, warnings, feePayer, instructions, partialSigners, hash: payloadHash(value) };
+}
+
+function parseV2(value: Record<string, unknown>): PayloadV2 {
+  const summary = parseSummary(value.summary);
+  const warnings = parseWarnings(value.warnings);
+  if (value.partial_signers !== undefined && value.partial_signers !== null) {
+    throw invalid(
+      'partial_signers belongs to payload v1; in v2 every other signer signs the transaction before it is sent',
+    );
+  }
+  const replace = value.replace_blockhash ?? false;
+  if (typeof replace !== 'boolean') throw shapeError('replace_blockhash must be a boolean');
+  if (typeof value.transaction !== 'string')
+    throw shapeError('transaction must be a base64 wire transaction (a string) in payload v2');
+  const transaction = decodeWireTransaction(decodeTransactionBase64(value.transaction));
+  const feePayer = transaction.message.staticAccounts[0];
+  if (feePayer === undefined) throw invalid('transaction: the message has no accounts');
+  return { version: 2, summary, warnings, feePayer, transaction, replaceBlockhash: replace, hash: payloadHash(value) };
 }
 
 /**

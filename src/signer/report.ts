@@ -1,5 +1,6 @@
-/** The JSON report of check and sign (fields in docs/policy.md): every field always present, absent values null. */
-export type Outcome = 'ok' | 'refused' | 'simulation_failed' | 'confirmed' | 'failed' | 'unknown';
+/** The JSON report of check and sign (fields in docs/reports.md): every field always present, absent values null. */
+/** `signed` (sign_only) is not final: the signer watches the signature and records its end in the ledger. */
+export type Outcome = 'ok' | 'refused' | 'simulation_failed' | 'confirmed' | 'failed' | 'unknown' | 'signed';
 
 export type CheckName =
   | 'authorized'
@@ -11,6 +12,7 @@ export type CheckName =
   | 'system'
   | 'vault'
   | 'signers'
+  | 'lookup_tables'
   | 'new_accounts'
   | 'ata_owners'
   | 'limits'
@@ -37,12 +39,15 @@ export interface Report {
   warnings: string[];
   payload_hash: string;
   logs: string[];
+  /** sign_only: the signed wire transaction (base64) for the caller to send; null otherwise. */
+  signed_transaction: string | null;
 }
 
 /** CLI exit codes, one per outcome; 1 is an error with no report. */
 export const EXIT_CODES: Record<Outcome, number> = {
   ok: 0,
   confirmed: 0,
+  signed: 0,
   refused: 10,
   simulation_failed: 11,
   failed: 12,
@@ -52,7 +57,7 @@ export const EXIT_ERROR = 1;
 
 /** Outcomes an MCP result reports with isError false. */
 export function isSuccessOutcome(o: Outcome): boolean {
-  return o === 'ok' || o === 'confirmed';
+  return o === 'ok' || o === 'confirmed' || o === 'signed';
 }
 
 export function emptyReport(fields: {
@@ -79,5 +84,6 @@ export function emptyReport(fields: {
     warnings: fields.warnings,
     payload_hash: fields.payload_hash,
     logs: [],
+    signed_transaction: null,
   };
 }

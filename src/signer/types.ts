@@ -21,8 +21,12 @@ export interface CheckInput {
   signal?: AbortSignal;
 }
 
+/** `send` (the default): the signer sends and confirms; `sign_only`: it returns the signed bytes (docs/payloads.md). */
+export type SignMode = 'send' | 'sign_only';
+
 export interface SignInput extends CheckInput {
   intent?: string | null;
+  mode?: SignMode | null;
   /** Live progress of a long sign (waiting for the lock, an approval, confirmation). */
   onProgress?: (p: SignProgress) => void;
 }

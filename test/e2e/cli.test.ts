@@ -64,10 +64,10 @@ describe('sa-forge-signer (operator CLI)', () => {
   });
 
   it('reports a bad payload as an error with exit 1 and no report', async () => {
-    const r = await run(BIN.signer, ['--config', config, 'check', '-'], { input: '{"version": 2}' });
+    const r = await run(BIN.signer, ['--config', config, 'check', '-'], { input: '{"version": 3}' });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr.trim()).toBe('error: unsupported payload version 2');
+    expect(r.stderr.trim()).toBe('error: unsupported payload version 3 (versions 1 and 2 are accepted)');
     const dir = await cli('check', w.dir);
     expect(dir.stderr).toMatch(/is not a regular file/);
   });

@@ -4,11 +4,11 @@
  */
 import Ajv2020 from 'ajv/dist/2020';
 import { toolDefinitions } from '../../src/mcp/tool-defs';
-import { PAYLOAD_V1_SCHEMA } from '../../src/mcp/payload-schema';
+import { PAYLOAD_SCHEMA } from '../../src/mcp/payload-schema';
 import { parsePayload } from '../../src/signer/payload';
 import { keypair, payload, randomAddress, transferInstruction } from '../support/payloads';
 
-const validate = new Ajv2020({ strict: false }).compile(PAYLOAD_V1_SCHEMA);
+const validate = new Ajv2020({ strict: false }).compile(PAYLOAD_SCHEMA);
 
 function parses(p: unknown): boolean {
   try {
@@ -19,10 +19,10 @@ function parses(p: unknown): boolean {
   }
 }
 
-test('check and sign take payload v1 as their payload schema, not a bare object', () => {
+test('check and sign take payload v1 or v2 as their payload schema, not a bare object', () => {
   for (const tool of toolDefinitions(true).filter((t) => t.name === 'check' || t.name === 'sign')) {
     const props = tool.inputSchema.properties as Record<string, unknown>;
-    expect(props.payload).toBe(PAYLOAD_V1_SCHEMA);
+    expect(props.payload).toBe(PAYLOAD_SCHEMA);
   }
 });
 

@@ -7,7 +7,7 @@ import {
   type CheckSubject,
 } from '../../src/signer/checks';
 import { compileLegacyMessage } from '../../src/signer/compile';
-import { parsePayload } from '../../src/signer/payload';
+import { parsePayloadV1 as parsePayload } from '../../src/signer/payload';
 import {
   ASSOCIATED_TOKEN_PROGRAM,
   COMPUTE_BUDGET_PROGRAM,

@@ -1,5 +1,5 @@
 import { compileLegacyMessage } from '../../src/signer/compile';
-import { parsePayload } from '../../src/signer/payload';
+import { parsePayloadV1 as parsePayload } from '../../src/signer/payload';
 import { checkedMessage } from '../../src/signer/wire/checked-message';
 import { compileV1Transaction } from '../../src/signer/wire/compile-v1';
 import { resolveAccounts } from '../../src/signer/wire/lookup-tables';

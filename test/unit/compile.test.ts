@@ -1,6 +1,6 @@
 import { getCompiledTransactionMessageDecoder, getTransactionDecoder } from '@solana/kit';
 import { compileLegacyMessage, serializeTransaction } from '../../src/signer/compile';
-import { parsePayload } from '../../src/signer/payload';
+import { parsePayloadV1 as parsePayload } from '../../src/signer/payload';
 import { signerFromKeypairBytes } from '../../src/keys/keypair';
 import { verifySignature } from '../../src/keys/keypair';
 import { decodeBase58, encodeBase58 } from '../../src/util/base58';

@@ -1,4 +1,4 @@
-import { parsePayload, payloadHash } from '../../src/signer/payload';
+import { parsePayloadV1 as parsePayload, payloadHash } from '../../src/signer/payload';
 import { SignerError } from '../../src/util/errors';
 import { keypair, payload, randomAddress, transferInstruction, type PayloadInstruction } from '../support/payloads';
 
@@ -72,7 +72,8 @@ describe('payload v1', () => {
   });
 
   it('rejects other versions, shapes and addresses', () => {
-    expect(parseError({ ...base(), version: 2 })).toBe('unsupported payload version 2');
+    expect(parseError({ ...base(), version: 3 })).toBe('unsupported payload version 3 (versions 1 and 2 are accepted)');
+    expect(parseError({ ...base(), version: 2 })).toMatch(/transaction must be a base64 wire transaction/);
     expect(parseError([])).toMatch(/^payload has an unexpected shape/);
     expect(parseError({ version: 1 })).toMatch(/^payload has an unexpected shape/);
     expect(parseError(payload(payer, []))).toBe('payload has no instructions');

@@ -13,7 +13,7 @@ import type { Report } from '../report';
 import { signEntry, type SignRecord } from './audit';
 import { haltRefusal } from './halted';
 import { limitsRefusal } from './limits';
-import { stop, type Step, type StepWith } from './step';
+import { stop, type StepWith } from './step';
 import type { BuiltTransaction } from './transaction';
 
 export interface GateDeps {
@@ -39,8 +39,16 @@ export function capReservation(key: KeyConfig, report: Report, usage: KeyUsage):
 /** Cap, halt, cancellation, then the intent: once this returns ok the transaction may be sent. */
 export async function passGate(
   deps: GateDeps,
-  input: { rec: SignRecord; built: BuiltTransaction; usage: KeyUsage; report: Report; signal: AbortSignal | undefined },
-): Promise<Step> {
+  input: {
+    rec: SignRecord;
+    built: BuiltTransaction;
+    usage: KeyUsage;
+    report: Report;
+    signal: AbortSignal | undefined;
+    /** What the intent says beyond the figures (a sign-only intent carries how long it is watched). */
+    detail?: string | null;
+  },
+): Promise<StepWith<{ reservation: number }>> {
   const { rec, built, report } = input;
   const cap = capReservation(rec.key, report, input.usage);
   if (!cap.ok) return cap;
@@ -55,11 +63,11 @@ export async function passGate(
     signEntry(rec, {
       command: 'sign-intent',
       outcome: 'pending',
-      detail: null,
+      detail: input.detail ?? null,
       signature: built.signature,
       slot: null,
       balance_change: -cap.reservation,
     }),
   );
-  return { ok: true };
+  return { ok: true, reservation: cap.reservation };
 }

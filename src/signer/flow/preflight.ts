@@ -73,7 +73,10 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
   report.checks.push('chain');
   if (input.signal?.aborted) throw new SignerError('cancelled', 'the request was cancelled');
 
-  const prepared = await source.prepare(lifetime);
+  const ready = await source.prepare(lifetime);
+  if (!ready.ok) return stop(report, ready.refusal);
+  report.checks.push(...ready.passed);
+  const { prepared } = ready;
   const subject: CheckSubject = {
     key,
     cluster: deps.cluster,
@@ -84,7 +87,7 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
   if (structural) return stop(report, structural);
   report.checks.push(...STRUCTURAL_CHECKS);
 
-  const newAccounts = await partialSignersAreNew(deps.chain, prepared.partialSigners, report);
+  const newAccounts = await partialSignersAreNew(deps.chain, prepared.mustBeNew, report);
   if (!newAccounts.ok) return newAccounts;
   report.checks.push('new_accounts');
 

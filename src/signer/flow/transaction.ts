@@ -7,9 +7,11 @@
  * (and lookup tables to resolve) is another source with the same shape.
  */
 import type { Signer } from '../../keys/keypair';
+import type { Refusal } from '../checks';
 import { compileLegacyMessage, serializeTransaction, signatureToBase58 } from '../compile';
 import type { CompiledMessage } from '../compile';
-import type { Payload } from '../payload';
+import type { PayloadV1 } from '../payload';
+import type { PassName } from '../report';
 
 /** The blockhash a message is built on, and the last block height at which it can land. */
 export interface Lifetime {
@@ -23,7 +25,15 @@ export interface PreparedTransaction {
   lifetime: Lifetime;
   /** Pubkeys of the signers the payload brings besides the key. */
   partialSigners: readonly string[];
+  /** Signers that stand for accounts the transaction creates: they must not exist yet (v1's partial signers). */
+  mustBeNew: readonly string[];
+  /** Signatures other signers already made over `msg.bytes`, verified, by signer (v2). */
+  presentSignatures: ReadonlyMap<string, Uint8Array>;
 }
+
+/** A prepared transaction, or why the payload's transaction cannot be judged or signed at all. */
+export type Prepared =
+  { ok: true; prepared: PreparedTransaction; passed: readonly PassName[] } | { ok: false; refusal: Refusal };
 
 /** A prepared transaction on the wire, unsigned for check: what is simulated is exactly what is sent. */
 export interface BuiltTransaction {
@@ -41,7 +51,10 @@ export interface TransactionSource {
   readonly feePayer: string;
   /** Programs the instructions call, in order, a consecutive repeat once (the audit entry's `programs`). */
   readonly programs: readonly string[];
-  prepare(lifetime: Lifetime): Promise<PreparedTransaction>;
+  /** Whether the signer may build the message on a fresh blockhash (v1; v2 with replace_blockhash). */
+  readonly refreshable: boolean;
+  /** `lifetime` is the chain's latest blockhash: what a refreshable source builds on, an upper bound otherwise. */
+  prepare(lifetime: Lifetime): Promise<Prepared>;
   /** For check: nothing signed (the simulation replaces the blockhash and skips signature checks). */
   unsigned(prepared: PreparedTransaction): BuiltTransaction;
   /** For sign: signed by the key, the fee payer, and by every partial signer the payload brings. */
@@ -49,7 +62,7 @@ export interface TransactionSource {
 }
 
 /** Payload v1: the signer compiles the instruction list itself into a legacy message. */
-export function v1Source(payload: Payload): TransactionSource {
+export function v1Source(payload: PayloadV1): TransactionSource {
   const programs: string[] = [];
   for (const ix of payload.instructions)
     if (programs[programs.length - 1] !== ix.programId) programs.push(ix.programId);
@@ -57,11 +70,18 @@ export function v1Source(payload: Payload): TransactionSource {
   return {
     feePayer: payload.feePayer,
     programs,
+    refreshable: true,
     prepare: (lifetime) =>
       Promise.resolve({
-        msg: compileLegacyMessage(payload.feePayer, payload.instructions, lifetime.blockhash),
-        lifetime,
-        partialSigners,
+        ok: true,
+        passed: [],
+        prepared: {
+          msg: compileLegacyMessage(payload.feePayer, payload.instructions, lifetime.blockhash),
+          lifetime,
+          partialSigners,
+          mustBeNew: partialSigners,
+          presentSignatures: new Map(),
+        },
       }),
     unsigned: (prepared) => ({
       prepared,

@@ -1,0 +1,190 @@
+/**
+ * The end of a sign-only transaction. The signer handed the signed bytes to the caller and kept the reservation
+ * (the intent has no final entry yet, so the caps count it); this watcher follows the signature until it lands
+ * (`confirmed` or `failed`, with the landed balance change) or its blockhash has expired with no landed status
+ * (`signed_expired`, which releases the reservation), and writes that as the sign's final audit entry.
+ * Pending sign-only intents are picked up again from the ledger when the engine starts. docs/reports.md.
+ */
+import { meetsCommitment } from '../../chain/commitment';
+import type { ChainClient, SignatureStatus } from '../../chain/types';
+import type { KeyConfig, Timings } from '../../config/types';
+import { SPEND_WINDOW_S } from '../../ledger/limits';
+import type { AuditEntry, Ledger } from '../../ledger/types';
+import { errorMessage } from '../../util/errors';
+import { nowSeconds } from '../../util/time';
+import type { EngineLogger } from '../engine-deps';
+import { signEntry, type SignRecord } from './audit';
+
+export interface WatchDeps {
+  chain: ChainClient;
+  ledger: Ledger;
+  timings: Timings;
+  log: EngineLogger;
+}
+
+export interface WatchedSign {
+  rec: SignRecord;
+  signature: string;
+  /** Past this finalized block height the transaction can no longer land. */
+  lastValidBlockHeight: number;
+}
+
+/** The final outcome that releases a sign-only reservation: expired, never landed. */
+export const SIGNED_EXPIRED = 'signed_expired';
+
+const INTENT_DETAIL = /^sign_only: watched until block height (\d+)$/;
+
+/** The intent's detail for a sign-only transaction: what lets a restarted engine resume watching it. */
+export function signOnlyIntentDetail(lastValidBlockHeight: number): string {
+  return `sign_only: watched until block height ${lastValidBlockHeight}`;
+}
+
+/** Signature statuses asked for in one call (the RPC's limit). */
+const STATUSES_PER_CALL = 256;
+
+export interface SignedWatcher {
+  watch(w: WatchedSign): void;
+  /** Picks up every pending sign-only intent of these keys from the ledger (the last 24 h). */
+  resume(keys: readonly KeyConfig[]): Promise<number>;
+  /** Signatures being watched now. */
+  pending(): string[];
+  close(): Promise<void>;
+}
+
+export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
+  const { chain, ledger, timings, log } = deps;
+  const watched = new Map<string, WatchedSign>();
+  let timer: NodeJS.Timeout | null = null;
+  let tick: Promise<void> | null = null;
+  let closed = false;
+
+  const schedule = (): void => {
+    if (closed || timer !== null || tick !== null || watched.size === 0) return;
+    timer = setTimeout(() => {
+      timer = null;
+      tick = poll()
+        .catch((e: unknown) => log.warn({ err: errorMessage(e) }, 'watching sign-only transactions: a poll failed'))
+        .finally(() => {
+          tick = null;
+          schedule();
+        });
+    }, timings.poll_interval_ms);
+  };
+
+  async function poll(): Promise<void> {
+    const all = [...watched.values()];
+    const height = await chain.getBlockHeight('finalized');
+    for (let at = 0; at < all.length; at += STATUSES_PER_CALL) {
+      const batch = all.slice(at, at + STATUSES_PER_CALL);
+      const statuses = await chain.getSignatureStatuses(
+        batch.map((w) => w.signature),
+        { searchTransactionHistory: false },
+      );
+      for (const [i, w] of batch.entries()) {
+        if (closed) return;
+        let status = statuses[i] ?? null;
+        if (!landed(status) && height > w.lastValidBlockHeight) {
+          // Past its last valid height: only a landed status in history keeps it from having expired.
+          const [history] = await chain.getSignatureStatuses([w.signature], { searchTransactionHistory: true });
+          status = history ?? null;
+          if (!landed(status)) {
+            await finish(w, {
+              outcome: SIGNED_EXPIRED,
+              slot: null,
+              balance_change: null,
+              detail: expiredDetail(height, w),
+            });
+            continue;
+          }
+        }
+        if (status && landed(status)) await finish(w, await landedFinal(w, status));
+      }
+    }
+  }
+
+  const landed = (s: SignatureStatus | null): s is SignatureStatus =>
+    s?.confirmationStatus != null && meetsCommitment(s.confirmationStatus, chain.commitment);
+
+  async function landedFinal(w: WatchedSign, s: SignatureStatus): Promise<Final> {
+    const failed = s.err !== null && s.err !== undefined;
+    const meta = await chain.getTransaction(w.signature).catch(() => null);
+    const change =
+      meta && meta.preBalance0 !== null && meta.postBalance0 !== null ? meta.postBalance0 - meta.preBalance0 : null;
+    return {
+      outcome: failed ? 'failed' : 'confirmed',
+      slot: s.slot,
+      // Unknown stays null: the caps then keep counting the intent's reservation.
+      balance_change: change,
+      detail: failed ? `the caller sent it and it failed: ${JSON.stringify(s.err)}` : 'sign_only: landed',
+    };
+  }
+
+  async function finish(w: WatchedSign, f: Final): Promise<void> {
+    watched.delete(w.signature);
+    try {
+      await ledger.append(signEntry(w.rec, { command: 'sign', signature: w.signature, ...f }));
+    } catch (e) {
+      // The intent keeps the reservation charged; the next start resumes watching it.
+      log.error({ key: w.rec.key.name, signature: w.signature, err: errorMessage(e) }, 'sign-only final not written');
+    }
+  }
+
+  return {
+    watch(w) {
+      if (closed) return;
+      watched.set(w.signature, w);
+      schedule();
+    },
+
+    async resume(keys) {
+      let resumed = 0;
+      for (const key of keys) {
+        const entries = await ledger.signEntriesForKey(key.name, nowSeconds() - SPEND_WINDOW_S);
+        for (const w of pendingSignOnly(entries, key)) {
+          if (closed || watched.has(w.signature)) continue;
+          watched.set(w.signature, w);
+          resumed++;
+        }
+      }
+      schedule();
+      return resumed;
+    },
+
+    pending: () => [...watched.keys()],
+
+    async close() {
+      closed = true;
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
+      await tick;
+    },
+  };
+}
+
+interface Final {
+  outcome: string;
+  slot: number | null;
+  balance_change: number | null;
+  detail: string;
+}
+
+function expiredDetail(height: number, w: WatchedSign): string {
+  return `sign_only: the blockhash expired (finalized height ${height} is past ${w.lastValidBlockHeight}) and the signature never landed; its reservation is released`;
+}
+
+/** Sign-only intents of one key with no final entry yet, as the watcher needs them. */
+function pendingSignOnly(entries: readonly AuditEntry[], key: KeyConfig): WatchedSign[] {
+  const finals = new Set(entries.filter((e) => e.command === 'sign' && e.signature !== null).map((e) => e.signature));
+  const out: WatchedSign[] = [];
+  for (const e of entries) {
+    if (e.command !== 'sign-intent' || e.signature === null || finals.has(e.signature)) continue;
+    const m = INTENT_DETAIL.exec(e.detail ?? '');
+    if (!m?.[1]) continue;
+    out.push({
+      signature: e.signature,
+      lastValidBlockHeight: Number(m[1]),
+      rec: { key, payloadHash: e.payload_hash, summary: e.summary, programs: e.programs, intent: e.intent },
+    });
+  }
+  return out;
+}

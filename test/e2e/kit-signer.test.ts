@@ -1,0 +1,110 @@
+/**
+ * The `sa-forge-signer/kit` signer as agent code uses it: kit's own signing helpers hand their transactions to
+ * the service over MCP (the official client, on a loopback port, the real engine and embedded chain), which
+ * checks, simulates and signs them: sending itself (TransactionSendingSigner) or returning the signature
+ * (TransactionPartialSigner) for the test to send.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  address,
+  appendTransactionMessageInstructions,
+  createSolanaRpc,
+  createTransactionMessage,
+  getBase58Decoder,
+  getBase64EncodedWireTransaction,
+  getSignatureFromTransaction,
+  partiallySignTransactionMessageWithSigners,
+  pipe,
+  setTransactionMessageFeePayerSigner,
+  setTransactionMessageLifetimeUsingBlockhash,
+  signAndSendTransactionMessageWithSigners,
+  type Instruction,
+} from '@solana/kit';
+import { getTransferSolInstruction } from '@solana-program/system';
+import { createServiceSigner, SignerServiceError, type ServiceSigner } from '../../src/client/kit';
+import { verifySignature } from '../../src/keys/keypair';
+import { decodeAddress } from '../../src/util/base58';
+import { randomAddress } from '../support/payloads';
+import { balanceOf, makeWorld, type World } from '../support/world';
+import { makeApp, serveConfig, TOKEN } from '../http/support';
+import { waitConfirmed } from '../engine/kit-transactions';
+
+let w: World;
+let server: http.Server;
+let signer: ServiceSigner;
+let rpc: ReturnType<typeof createSolanaRpc>;
+
+beforeAll(async () => {
+  w = await makeWorld({ keys: { alpha: {} } });
+  const app = makeApp({ config: serveConfig({}, w.config), engine: w.engine });
+  server = http.createServer(app);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  rpc = createSolanaRpc(w.localnet.url);
+  signer = await createServiceSigner({ url, token: TOKEN, key: 'alpha', summary: 'kit signer test' });
+});
+afterAll(async () => {
+  await signer.close();
+  server.closeAllConnections();
+  await new Promise((r) => server.close(r));
+  await w.close();
+});
+
+async function transferMessage(to: string, amount: bigint, extra: Instruction[] = []) {
+  const { value: latest } = await rpc.getLatestBlockhash().send();
+  return pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayerSigner(signer, m),
+    (m) => setTransactionMessageLifetimeUsingBlockhash(latest, m),
+    (m) =>
+      appendTransactionMessageInstructions(
+        [getTransferSolInstruction({ source: signer, destination: address(to), amount }), ...extra],
+        m,
+      ),
+  );
+}
+
+test("the signer's address is the key's pubkey, looked up with key_show", () => {
+  expect(signer.address).toBe(w.keys.alpha!.pubkey);
+});
+
+test('signAndSendTransactionMessageWithSigners: the service sends it and it is confirmed', async () => {
+  const to = w.keys.alpha!.destination;
+  const before = await balanceOf(w, to);
+  const signature = await signAndSendTransactionMessageWithSigners(await transferMessage(to, 1_000_000n));
+  const text = getBase58Decoder().decode(signature);
+  const { value } = await rpc.getSignatureStatuses([text as never]).send();
+  expect(value[0]?.err).toBeNull();
+  expect(await balanceOf(w, to)).toBe(before + 1_000_000);
+  expect(w.reports.at(-1)).toMatchObject({ outcome: 'confirmed', signature: text });
+});
+
+test('partiallySignTransactionMessageWithSigners: a signature that verifies, and the test sends the transaction', async () => {
+  const to = w.keys.alpha!.destination;
+  const before = await balanceOf(w, to);
+  const tx = await partiallySignTransactionMessageWithSigners(await transferMessage(to, 2_000_000n));
+  const ours = tx.signatures[signer.address];
+  expect(ours).toBeTruthy();
+  const pubkey = decodeAddress(signer.address)!;
+  expect(verifySignature(pubkey, new Uint8Array(tx.messageBytes), new Uint8Array(ours!))).toBe(true);
+  expect(w.reports.at(-1)).toMatchObject({ outcome: 'signed' });
+
+  const sent = await rpc.sendTransaction(getBase64EncodedWireTransaction(tx), { encoding: 'base64' }).send();
+  expect(sent).toBe(getSignatureFromTransaction(tx));
+  await waitConfirmed(rpc, sent);
+  expect(await balanceOf(w, to)).toBe(before + 2_000_000);
+});
+
+test('a refusal throws SignerServiceError naming the failed check', async () => {
+  const stranger = randomAddress();
+  const error = await signAndSendTransactionMessageWithSigners(await transferMessage(stranger, 1000n)).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(SignerServiceError);
+  const e = error as SignerServiceError;
+  expect(e.message).toMatch(/check system/);
+  expect(e.report).toMatchObject({ outcome: 'refused', failed_check: 'system' });
+  expect(e.report?.detail).toContain(stranger);
+});
