@@ -11,6 +11,8 @@ export const OTHER_SIGNER_VARIABLES: readonly string[] = [
   // the CLIs: which config file, and the embedded default's folder
   'SIGNER_CONFIG',
   'SIGNER_VAR_DIR',
+  // the service's log format (src/http/logging.ts)
+  'SIGNER_LOG_PRETTY',
   // the stdio relay (sa-forge-signer-mcp), which may share an environment with the service
   'SIGNER_URL',
   'SIGNER_TOKEN',

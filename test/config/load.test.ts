@@ -307,7 +307,13 @@ describe('loadConfig refuses to start, naming the key', () => {
     ));
   test('but not the variables the CLIs and the relay read, nor the one ledger.url_env names', () => {
     const file = write('c.yaml', `${BASE}ledger:\n  store: postgres\n  url_env: SIGNER_PG\n`);
-    const env = { SIGNER_PG: 'postgres://u@h/db', SIGNER_URL: 'x', SIGNER_TOKEN_FILE: 'x', SIGNER_CONFIG: file };
+    const env = {
+      SIGNER_PG: 'postgres://u@h/db',
+      SIGNER_URL: 'x',
+      SIGNER_TOKEN_FILE: 'x',
+      SIGNER_CONFIG: file,
+      SIGNER_LOG_PRETTY: '0',
+    };
     expect(loadConfig({ file, env }).ledger).toEqual({ store: 'postgres', url: 'postgres://u@h/db', pool_size: 10 });
   });
   test('a non-numeric env value', () =>
