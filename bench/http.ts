@@ -19,6 +19,8 @@ import { measureRelayStartup } from './relay';
 const CONNECTIONS = 32;
 const ONE_CONNECTION_SECONDS = 3;
 const SERVE = path.resolve(__dirname, '../src/cli/serve.js');
+/** The service runs with the V8 flags its container image sets (Dockerfile, NODE_OPTIONS). */
+const SERVICE_NODE_FLAGS = ['--max-semi-space-size=2'];
 const SERVERS = path.resolve(__dirname, 'servers');
 
 type Target = 'ours' | 'cardStack' | 'express' | 'node' | 'sdk';
@@ -131,7 +133,7 @@ export async function runHttpBench(seconds: number): Promise<BenchLine[]> {
   const started = new Map<Target, Started & { port: number }>();
   try {
     const service = await startTimed(
-      [SERVE, '--config', fixture.configFile],
+      [...SERVICE_NODE_FLAGS, SERVE, '--config', fixture.configFile],
       { SIGNER_LOG_PRETTY: '0' },
       ourPort,
       req.list,
