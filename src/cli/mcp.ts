@@ -107,13 +107,17 @@ function main(argv: readonly string[]): void {
       relay.abortAll(
         `the relay was stopped (${signal}) before the service answered; a sign may still complete: check key_show before retrying`,
       );
-      return exit();
+      exit();
+      return;
     }
     signalled = true;
     process.stdin.pause();
     process.stdin.removeAllListeners('data');
     const running = relay.inFlight();
-    if (running === 0) return exit();
+    if (running === 0) {
+      exit();
+      return;
+    }
     log(`${signal}: finishing ${running} request(s) in flight, for up to ${config.drainMs} ms`);
     const timer = setTimeout(() => {
       relay.abortAll(

@@ -16,8 +16,9 @@ export interface PostTarget {
 
 export function postTarget(url: URL): PostTarget {
   if (url.protocol === 'https:') {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy on purpose: node:https loads only for an https URL
     const mod = require('node:https') as typeof https;
-    return { url, agent: new mod.Agent({ keepAlive: true }), request: mod.request as unknown as typeof http.request };
+    return { url, agent: new mod.Agent({ keepAlive: true }), request: mod.request };
   }
   return { url, agent: new http.Agent({ keepAlive: true }), request: http.request };
 }
@@ -79,13 +80,16 @@ export function post(target: PostTarget, opts: PostOptions): Promise<PostResult>
       req.destroy();
       settle(() => reject(reason instanceof PostError ? reason : new PostError(kind, 'aborted')));
     };
-    if (opts.signal.aborted) return onAbort();
+    if (opts.signal.aborted) {
+      onAbort();
+      return;
+    }
     opts.signal.addEventListener('abort', onAbort, { once: true });
 
     req.on('error', (e: NodeJS.ErrnoException) => settle(() => reject(new PostError('network', e.message, e.code))));
     req.on('response', (res) => {
       const status = res.statusCode ?? 0;
-      const type = String(res.headers['content-type'] ?? '');
+      const type = res.headers['content-type'] ?? '';
       res.on('error', (e: NodeJS.ErrnoException) => settle(() => reject(new PostError('network', e.message, e.code))));
       res.on('aborted', () =>
         settle(() =>

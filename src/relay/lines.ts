@@ -64,7 +64,8 @@ export class LineSplitter {
       this.emit({ kind: 'oversized', bytes, id: scanner.id() });
       return;
     }
-    let line = this.held.length === 1 ? this.held[0]! : Buffer.concat(this.held, this.heldBytes);
+    const [first] = this.held;
+    let line = this.held.length === 1 && first ? first : Buffer.concat(this.held, this.heldBytes);
     this.held = [];
     this.heldBytes = 0;
     if (line.length > 0 && line[line.length - 1] === CR) line = line.subarray(0, line.length - 1);
@@ -89,7 +90,10 @@ export class TopLevelIdScanner {
   private done = false;
 
   feed(buf: Buffer): void {
-    for (let i = 0; i < buf.length && !this.done; i++) this.step(buf[i]!);
+    for (const b of buf) {
+      if (this.done) return;
+      this.step(b);
+    }
   }
 
   id(): string | number | undefined {

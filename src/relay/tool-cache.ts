@@ -51,7 +51,7 @@ export class ToolHeaderCache {
       requestParams !== null &&
       typeof (requestParams as { cursor?: unknown }).cursor === 'string';
     const whole = !hasCursor && page.nextCursor === undefined;
-    const into: AnnotationMap = whole ? new Map() : this.map;
+    const into: AnnotationMap = whole ? new Map<string, readonly ParamAnnotation[]>() : this.map;
     const invalid = learnPage(page, into);
     if (whole) {
       this.map = into;

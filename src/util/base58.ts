@@ -6,11 +6,12 @@ for (let i = 0; i < ALPHABET.length; i++) INDEX[ALPHABET.charCodeAt(i)] = i;
 export function encodeBase58(bytes: Uint8Array): string {
   let zeros = 0;
   while (zeros < bytes.length && bytes[zeros] === 0) zeros++;
-  const digits: number[] = [];
-  for (let i = zeros; i < bytes.length; i++) {
-    let carry = bytes[i]!;
+  const digits: number[] = []; // base-58 digits of the number after the leading zeros, least significant first
+  for (const byte of bytes.subarray(zeros)) {
+    let carry = byte;
+    // Index loops, not entries(): this runs for every address and signature, and an iterator is much slower here.
     for (let j = 0; j < digits.length; j++) {
-      carry += digits[j]! << 8;
+      carry += (digits[j] ?? 0) << 8;
       digits[j] = carry % 58;
       carry = (carry / 58) | 0;
     }
@@ -19,23 +20,27 @@ export function encodeBase58(bytes: Uint8Array): string {
       carry = (carry / 58) | 0;
     }
   }
-  let out = '1'.repeat(zeros);
-  for (let i = digits.length - 1; i >= 0; i--) out += ALPHABET[digits[i]!];
-  return out;
+  return (
+    '1'.repeat(zeros) +
+    digits
+      .reverse()
+      .map((digit) => ALPHABET.charAt(digit))
+      .join('')
+  );
 }
 
 /** Returns null for a string with a character outside the alphabet. */
 export function decodeBase58(text: string): Uint8Array | null {
   let zeros = 0;
   while (zeros < text.length && text[zeros] === '1') zeros++;
-  const bytes: number[] = [];
+  const bytes: number[] = []; // bytes of the number after the leading '1's, least significant first
   for (let i = zeros; i < text.length; i++) {
-    const code = text.charCodeAt(i);
-    const value = code < 128 ? INDEX[code]! : -1;
+    // Past the table (a code of 128 or more) is outside the alphabet too.
+    const value = INDEX[text.charCodeAt(i)] ?? -1;
     if (value < 0) return null;
     let carry = value;
     for (let j = 0; j < bytes.length; j++) {
-      carry += bytes[j]! * 58;
+      carry += (bytes[j] ?? 0) * 58;
       bytes[j] = carry & 0xff;
       carry >>= 8;
     }
@@ -45,7 +50,7 @@ export function decodeBase58(text: string): Uint8Array | null {
     }
   }
   const out = new Uint8Array(zeros + bytes.length);
-  for (let i = 0; i < bytes.length; i++) out[zeros + i] = bytes[bytes.length - 1 - i]!;
+  out.set(bytes.reverse(), zeros);
   return out;
 }
 

@@ -12,6 +12,7 @@ import type { AuditEntry } from '../../src/ledger/types';
 import { nowSeconds } from '../../src/util/time';
 import { assertBuilt, BIN, run, writeYaml } from '../support/cli';
 import { keyDirSecrets } from '../support/secrets';
+import { ifSetUp } from '../support/set-up';
 import { balanceOf, makeWorld, worldConfigDocument, type World } from '../support/world';
 import { FaultProxy, signatureOf } from './support/fault-proxy';
 import { recordLedgerRows } from './support/ledger-rows';
@@ -95,9 +96,10 @@ describe('kill -9 of the MCP service at random points across signs', () => {
   });
 
   afterAll(async () => {
-    if (w) recordLedgerRows((w.config.ledger as { path: string }).path, SUITE);
-    await proxy?.close();
-    await w?.close();
+    const world = ifSetUp(w);
+    if (world) recordLedgerRows((world.config.ledger as { path: string }).path, SUITE);
+    await ifSetUp(proxy)?.close();
+    await world?.close();
   });
 
   it(`${CRASHES} signs, each cut by kill -9 at a random instant and restarted: verified, nothing lost, caps held`, async () => {
@@ -116,7 +118,7 @@ describe('kill -9 of the MCP service at random points across signs', () => {
         30_000,
       );
       durations.push(performance.now() - started);
-      expect(toolResult<{ outcome: string }>(a).structured?.outcome).toBe('confirmed');
+      expect(toolResult(a).structured?.outcome).toBe('confirmed');
       await svc.kill9();
     }
     const typical = median(durations);
@@ -136,7 +138,7 @@ describe('kill -9 of the MCP service at random points across signs', () => {
       if (a && a.status === 200) {
         tally.answered++;
         recordArtefact(SUITE, 'report', a.text);
-        const r = toolResult<{ outcome: string; failed_check: string | null }>(a);
+        const r = toolResult(a);
         if (r.structured?.failed_check === 'limits') tally.refusedLimits++;
       }
       const entries = await w.ledger.tail(1_000_000);
@@ -162,7 +164,7 @@ describe('kill -9 of the MCP service at random points across signs', () => {
         30_000,
       );
       recordArtefact(SUITE, 'report', last.text);
-      expect(toolResult<{ outcome: string }>(last).structured?.outcome).toBe('confirmed');
+      expect(toolResult(last).structured?.outcome).toBe('confirmed');
       await scrapeMetrics(svc.metricsUrl!, SUITE);
     } finally {
       await svc.stop();

@@ -6,6 +6,7 @@
  * 403s are the guard's doing and not a broken request.
  */
 import { keyDirSecrets } from '../support/secrets';
+import { ifSetUp } from '../support/set-up';
 import { makeWorld, type World } from '../support/world';
 import { mcpRequest } from './support/mcp-client';
 import { header, rawExchange, requestBytes, type RawHeader } from './support/raw-http';
@@ -42,9 +43,9 @@ describe('Host and Origin: the DNS-rebinding guard', () => {
   });
 
   afterAll(async () => {
-    await svc?.close();
+    await ifSetUp(svc)?.close();
     artefacts.flush();
-    await w?.close();
+    await ifSetUp(w)?.close();
   });
 
   async function attempt(a: Attempt): Promise<{ status: number; body: string }> {
@@ -156,7 +157,7 @@ describe('Host and Origin: the DNS-rebinding guard', () => {
         passed.push(
           `${a.name} (Host ${JSON.stringify(a.host)}, Origin ${JSON.stringify(a.origin)}): HTTP ${r.status} ${r.body.slice(0, 120)}`,
         );
-      else expect(JSON.parse(r.body)).toEqual({ error: expect.any(String) });
+      else expect(JSON.parse(r.body)).toEqual({ error: expect.any(String) as unknown });
     }
     recordFigures(SUITE, { attempts: attempts.length, refused: attempts.length - passed.length });
     expect(passed).toEqual([]);

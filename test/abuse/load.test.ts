@@ -11,6 +11,7 @@ import path from 'node:path';
 import { RESOURCES } from '../../src/mcp/resources';
 import { assertBuilt, BIN, writeYaml } from '../support/cli';
 import { keyDirSecrets } from '../support/secrets';
+import { ifSetUp } from '../support/set-up';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
 import { recordLedgerRows } from './support/ledger-rows';
 import { mcpRequest, toolCall } from './support/mcp-client';
@@ -47,7 +48,9 @@ type Autocannon = (opts: {
   requests: AutocannonRequest[];
   timeout?: number;
 }) => Promise<AutocannonResult>;
-// autocannon ships no types; this is the part of its API used here.
+// autocannon ships no types; this is the part of its API used here. The project-wide declaration the benchmarks
+// keep (bench/autocannon.d.ts) has no per-request `onResponse`, which this suite reads, so it is typed here.
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- a typed require keeps this suite's own autocannon type
 const autocannon = require('autocannon') as Autocannon;
 
 function rssKb(pid: number): number {
@@ -85,7 +88,7 @@ function socketKinds(
   const out = { served: 0, rpc: 0, other: 0 };
   const seen = new Set<string>();
   for (const table of ['tcp', 'tcp6']) {
-    let text = '';
+    let text: string;
     try {
       text = fs.readFileSync(`/proc/${pid}/net/${table}`, 'utf8');
     } catch {
@@ -151,12 +154,14 @@ describe('the service under load', () => {
   });
 
   afterAll(async () => {
-    if (svc) {
-      await scrapeMetrics(svc.metricsUrl!, SUITE).catch(() => undefined);
-      await svc.stop();
+    const service = ifSetUp(svc);
+    if (service) {
+      await scrapeMetrics(service.metricsUrl!, SUITE).catch(() => undefined);
+      await service.stop();
     }
-    if (w) recordLedgerRows((w.config.ledger as { path: string }).path, SUITE);
-    await w?.close();
+    const world = ifSetUp(w);
+    if (world) recordLedgerRows((world.config.ledger as { path: string }).path, SUITE);
+    await world?.close();
   });
 
   /** Unexpected answers: counted, the first few kept. */

@@ -79,7 +79,10 @@ describe('payload fuzzing: hostile payloads never get a signature', () => {
               } else seen.simulationFailed++;
             } catch (e) {
               if (!isSignerError(e))
-                throw new Error(`${h.defect}: ${mode} threw a non-SignerError: ${(e as Error)?.stack ?? String(e)}`);
+                throw new Error(
+                  `${h.defect}: ${mode} threw a non-SignerError: ${(e instanceof Error ? e.stack : undefined) ?? String(e)}`,
+                  { cause: e },
+                );
               artefacts.add('error', e.message);
               if (mode === 'sign') seen.errors++;
             }

@@ -11,6 +11,7 @@ import fc from 'fast-check';
 import { RESOURCES } from '../../src/mcp/resources';
 import type { SignerEngine } from '../../src/signer/types';
 import { keyDirSecrets } from '../support/secrets';
+import { ifSetUp } from '../support/set-up';
 import { makeWorld, type World } from '../support/world';
 import { LedgerWatch, recordLedgerRows } from './support/ledger-rows';
 import { describeErrors, envelopeValidators, SCHEMA_COPY, SCHEMA_SHA256 } from './support/mcp-schema';
@@ -97,12 +98,13 @@ describe('protocol fuzzing of the live MCP service', () => {
   });
 
   afterAll(async () => {
-    watch?.close();
-    await svc?.close();
-    for (const r of w?.reports ?? []) artefacts.add('report', JSON.stringify(r));
+    ifSetUp(watch)?.close();
+    await ifSetUp(svc)?.close();
+    const world = ifSetUp(w);
+    for (const r of world?.reports ?? []) artefacts.add('report', JSON.stringify(r));
     artefacts.flush();
-    if (w) recordLedgerRows((w.config.ledger as { path: string }).path, SUITE);
-    await w?.close();
+    if (world) recordLedgerRows((world.config.ledger as { path: string }).path, SUITE);
+    await world?.close();
   });
 
   it('the schema the suite validates with is the published 2026-07-28 schema, unedited', () => {
@@ -188,7 +190,9 @@ describe('protocol fuzzing of the live MCP service', () => {
       if (after !== before) {
         const call = toolCallOf(c.body);
         const answered =
-          res !== null && res.status === 200 && JSON.parse(res.body.toString('utf8')).result !== undefined;
+          res !== null &&
+          res.status === 200 &&
+          (JSON.parse(res.body.toString('utf8')) as { result?: unknown }).result !== undefined;
         if (!(call === 'sign' || call === 'halt') || !answered)
           throw new Error(
             `the ledger changed (${before} → ${after}) on ${where}: ${res?.status} ${res?.body.toString('utf8').slice(0, 300)}`,
@@ -214,8 +218,10 @@ describe('protocol fuzzing of the live MCP service', () => {
         return;
       }
       if (text === '') {
-        if (PARSER_STATUSES.has(status) || (c.method === 'HEAD' && HTTP_LAYER_STATUSES.has(status)))
-          return void t.parser++;
+        if (PARSER_STATUSES.has(status) || (c.method === 'HEAD' && HTTP_LAYER_STATUSES.has(status))) {
+          t.parser++;
+          return;
+        }
         throw new Error(`HTTP ${status} with an empty body for ${where}`);
       }
       let body: Record<string, unknown>;

@@ -15,6 +15,7 @@ import { createEngine } from '../../src/signer/engine';
 import type { Report } from '../../src/signer/report';
 import { errorMessage, isSignerError } from '../../src/util/errors';
 import { keyDirSecrets } from '../support/secrets';
+import { ifSetUp } from '../support/set-up';
 import { balanceOf, FAST_TIMINGS, makeWorld, type World } from '../support/world';
 import { FaultProxy, signatureOf, type FaultRule } from './support/fault-proxy';
 import { recordLedgerRows } from './support/ledger-rows';
@@ -284,15 +285,16 @@ describe('RPC faults between the engine and the chain', () => {
 
   afterAll(async () => {
     artefacts.flush();
-    if (w) recordLedgerRows((w.config.ledger as { path: string }).path, SUITE);
+    const world = ifSetUp(w);
+    if (world) recordLedgerRows((world.config.ledger as { path: string }).path, SUITE);
     recordFigures(SUITE, {
       fault_kinds: kindsSeen.size,
       kinds: [...kindsSeen].sort().join(' '),
       scenarios: SCENARIOS.length,
       sent_signs: sentSigns,
     });
-    await proxy?.close();
-    await w?.close();
+    await ifSetUp(proxy)?.close();
+    await world?.close();
   });
 
   afterEach(() => {
@@ -355,7 +357,8 @@ describe('RPC faults between the engine and the chain', () => {
       expect(added).toHaveLength(0);
       return;
     }
-    if (error) throw error;
+    if (error instanceof Error) throw error;
+    expect(error).toBeNull();
     expect(report).not.toBeNull();
     const r = report!;
     if (r.outcome !== s.expect.outcome)
@@ -382,7 +385,7 @@ describe('RPC faults between the engine and the chain', () => {
     if (s.expect.detail) expect(r.detail).toMatch(s.expect.detail);
 
     // Whether it landed is the chain's word, not the report's: wait for it to settle when it should land.
-    let landed = false;
+    let landed: boolean;
     const deadline = Date.now() + 3_000;
     do {
       landed = (await balanceOf(w, destination).catch(() => 0)) - destBefore === amount;

@@ -23,7 +23,7 @@ class SecretIndex {
       for (const f of s.forms) {
         if (f.length < 8) continue; // too short to mean anything (and none of ours are)
         let m = this.byLength.get(f.length);
-        if (!m) this.byLength.set(f.length, (m = new Map()));
+        if (!m) this.byLength.set(f.length, (m = new Map<string, string>()));
         if (!m.has(f)) n++;
         m.set(f, s.label);
       }
@@ -36,7 +36,7 @@ class SecretIndex {
     const found: string[] = [];
     for (const [len, forms] of this.byLength) {
       for (let i = 0; i + len <= text.length; i++) {
-        const label = forms.get(text.substr(i, len));
+        const label = forms.get(text.slice(i, i + len));
         if (label !== undefined) {
           found.push(`${label} in ${where} at ${i}: …${text.slice(Math.max(0, i - 40), i)}[SECRET]…`);
           i += len - 1;

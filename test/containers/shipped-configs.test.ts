@@ -84,10 +84,17 @@ describe('compose.yaml mounts what its configs name', () => {
   });
 });
 
+/** The part of a rendered Kubernetes object these checks read. */
+interface RenderedObject {
+  kind?: string;
+  data?: Record<string, string>;
+  spec?: { template?: { spec?: { containers?: { name: string; volumeMounts?: { mountPath: string }[] }[] } } };
+}
+
 describe('deploy/ mounts what its configs name', () => {
-  const render = (dir: string) =>
-    parseAllDocuments(execFileSync('kubectl', ['kustomize', path.join(repo, dir)], { encoding: 'utf8' })).map((d) =>
-      d.toJS(),
+  const render = (dir: string): RenderedObject[] =>
+    parseAllDocuments(execFileSync('kubectl', ['kustomize', path.join(repo, dir)], { encoding: 'utf8' })).map(
+      (d) => d.toJS() as RenderedObject,
     );
   const kubectl = (() => {
     try {
@@ -104,11 +111,12 @@ describe('deploy/ mounts what its configs name', () => {
     const { doc } = loadShipped(rel);
     const objs = render(dir);
     const cm = objs.find((o) => o.kind === 'ConfigMap');
-    expect(cm.data['config.yaml']).toBe(fs.readFileSync(path.join(repo, rel), 'utf8'));
+    expect(cm?.data?.['config.yaml']).toBe(fs.readFileSync(path.join(repo, rel), 'utf8'));
     const signer = objs
       .find((o) => o.kind === 'Deployment')
-      .spec.template.spec.containers.find((c: { name: string }) => c.name === 'signer');
-    const mounts: string[] = signer.volumeMounts.map((m: { mountPath: string }) => m.mountPath);
+      ?.spec?.template?.spec?.containers?.find((c) => c.name === 'signer');
+    expect(signer).toBeDefined();
+    const mounts = (signer?.volumeMounts ?? []).map((m) => m.mountPath);
     expect(mounts).toContain('/run/keys');
     expect(mounts).toContain(path.dirname(doc.serve.tokens_file));
     if (doc.ledger.url_file) expect(mounts).toContain(path.dirname(doc.ledger.url_file));

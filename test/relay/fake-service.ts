@@ -45,8 +45,8 @@ export class FakeService {
     const { port } = server.address() as AddressInfo;
     fake = new FakeService(server, `http://127.0.0.1:${port}/mcp`);
     server.on('connection', (s) => {
-      fake!.sockets.add(s);
-      s.once('close', () => fake!.sockets.delete(s));
+      fake.sockets.add(s);
+      s.once('close', () => fake.sockets.delete(s));
     });
     return fake;
   }

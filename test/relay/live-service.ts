@@ -112,7 +112,7 @@ export class LiveService {
     this.tail = '';
     const address = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`the service did not start: ${this.tail}`)), 30_000);
-      child.stderr!.on('data', (d: Buffer) => {
+      child.stderr.on('data', (d: Buffer) => {
         this.tail = (this.tail + d.toString()).slice(-8192);
         const m = /serving on (\S+)/.exec(this.tail);
         if (m) {

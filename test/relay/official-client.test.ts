@@ -6,6 +6,7 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { BIN, ROOT } from '../support/cli';
+import { ifSetUp } from '../support/set-up';
 import { LiveService } from './live-service';
 
 jest.setTimeout(120_000);
@@ -17,7 +18,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await service?.close();
+  await ifSetUp(service)?.close();
 });
 
 test('the official v2 client, pinned to 2026-07-28, completes discover, tools/list, a tool call and a resource read through the relay', async () => {

@@ -113,8 +113,10 @@ test("a 403 plain JSON refusal (Host not allowed) is -32603 with the service's o
 
 test('an event-stream reply: notifications for the request are written, then the response, each on its own line', async () => {
   const f = await fake((req, res) => {
-    if (req.body.method === 'tools/list')
-      return sendJson(res, 200, ok(req, { tools: [{ name: 'anything', inputSchema: { type: 'object' } }] }));
+    if (req.body.method === 'tools/list') {
+      sendJson(res, 200, ok(req, { tools: [{ name: 'anything', inputSchema: { type: 'object' } }] }));
+      return;
+    }
     res.writeHead(200, { 'Content-Type': 'text/event-stream' });
     const progress = {
       jsonrpc: '2.0',
@@ -161,8 +163,10 @@ test("headers are built from the body and the service's own x-mcp-header annotat
     inputSchema: { type: 'object', properties: { n: { type: 'number', 'x-mcp-header': 'N' } } },
   };
   const f = await fake((req, res) => {
-    if (req.body.method === 'tools/list')
-      return sendJson(res, 200, ok(req, { tools: [tool, bad], ttlMs: 0, cacheScope: 'private' }));
+    if (req.body.method === 'tools/list') {
+      sendJson(res, 200, ok(req, { tools: [tool, bad], ttlMs: 0, cacheScope: 'private' }));
+      return;
+    }
     sendJson(res, 200, ok(req, { content: [], isError: false }));
   });
   const r = relay(f.url);
@@ -207,8 +211,10 @@ test('cancelling a request closes its HTTP request at the server', async () => {
   let closed: () => void = () => undefined;
   const serverSawClose = new Promise<void>((resolve) => (closed = resolve));
   const f = await fake((req, res) => {
-    if (req.body.method === 'tools/list')
-      return sendJson(res, 200, ok(req, { tools: [{ name: 'slow', inputSchema: { type: 'object' } }] }));
+    if (req.body.method === 'tools/list') {
+      sendJson(res, 200, ok(req, { tools: [{ name: 'slow', inputSchema: { type: 'object' } }] }));
+      return;
+    }
     // Never answers: only the client going away ends this request.
     res.once('close', () => closed());
   });
@@ -231,7 +237,10 @@ test('a JSON-RPC response sent by the client is dropped; a batch is -32600 witho
   await r.until(() => r.lines.length === 1, 10_000, 'the batch error');
   await r.call(3, 'server/discover');
   const [batch, reply] = r.messages();
-  expect(batch).toEqual({ jsonrpc: '2.0', error: { code: -32600, message: expect.stringMatching(/batch/) } });
+  expect(batch).toEqual({
+    jsonrpc: '2.0',
+    error: { code: -32600, message: expect.stringMatching(/batch/) as unknown },
+  });
   expect(reply!.id).toBe(3);
   expect(f.requests.map((q) => q.body.method)).toEqual(['server/discover']);
 });

@@ -2,6 +2,7 @@
  * The built relay against a live service, launched and spoken to as an MCP client does: one JSON line in, one
  * JSON line out. Each test names the row of the seed's "The stdio transport" table or issue 4 that it pins.
  */
+import { ifSetUp } from '../support/set-up';
 import { LiveService } from './live-service';
 import { META, RelayProcess, VERSION, type Message } from './relay-process';
 
@@ -40,11 +41,11 @@ beforeAll(async () => {
 
 afterEach(async () => {
   for (const r of relays.splice(0)) r.kill();
-  if (service) await rejectPending();
+  if (ifSetUp(service)) await rejectPending();
 });
 
 afterAll(async () => {
-  await service?.close();
+  await ifSetUp(service)?.close();
 });
 
 describe('round trips through the relay', () => {
@@ -112,7 +113,7 @@ describe('messages the relay answers itself, or never', () => {
     const reply = await r.call(2, 'server/discover');
     expect(reply.result?.supportedVersions).toEqual([VERSION]);
     const [parseError] = r.messages();
-    expect(parseError).toEqual({ jsonrpc: '2.0', error: { code: -32700, message: expect.any(String) } });
+    expect(parseError).toEqual({ jsonrpc: '2.0', error: { code: -32700, message: expect.any(String) as unknown } });
     expect(Object.prototype.hasOwnProperty.call(parseError, 'id')).toBe(false);
     expect(r.lines).toHaveLength(2);
   });

@@ -19,6 +19,16 @@ export type Message = Record<string, unknown> & {
   error?: { code: number; message: string; data?: unknown };
 };
 
+/** The relay's own settings: only what a test passes reaches the child, never the caller's environment. */
+const RELAY_ENV = new Set([
+  'SIGNER_URL',
+  'SIGNER_TOKEN',
+  'SIGNER_TOKEN_FILE',
+  'SIGNER_RELAY_TIMEOUT_MS',
+  'SIGNER_RELAY_DRAIN_MS',
+  'SIGNER_RELAY_MAX_LINE_BYTES',
+]);
+
 export class RelayProcess {
   readonly child: ChildProcess;
   /** Every stdout line as written (without its newline). */
@@ -29,16 +39,7 @@ export class RelayProcess {
   private waiters: (() => void)[] = [];
 
   constructor(env: Record<string, string | undefined>) {
-    const clean: NodeJS.ProcessEnv = { ...process.env };
-    for (const k of [
-      'SIGNER_URL',
-      'SIGNER_TOKEN',
-      'SIGNER_TOKEN_FILE',
-      'SIGNER_RELAY_TIMEOUT_MS',
-      'SIGNER_RELAY_DRAIN_MS',
-      'SIGNER_RELAY_MAX_LINE_BYTES',
-    ])
-      delete clean[k];
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !RELAY_ENV.has(k)));
     this.child = spawn(process.execPath, [BIN.mcp], {
       cwd: ROOT,
       env: { ...clean, ...env },

@@ -3,6 +3,7 @@
  * stale when the service is redeployed with `serve.param_headers` turned on; the service's -32020 makes the relay
  * read tools/list again and retry the call once, with the Mcp-Param-Key it now knows to send.
  */
+import { ifSetUp } from '../support/set-up';
 import { LiveService } from './live-service';
 import { RelayProcess } from './relay-process';
 
@@ -17,7 +18,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   relay?.kill();
-  await service?.close();
+  await ifSetUp(service)?.close();
 });
 
 test('a call refused with -32020 after the service began annotating `key` is retried once with Mcp-Param-Key and succeeds', async () => {

@@ -78,10 +78,11 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
   const keyDir = path.join(dir, 'keys');
   const specs = opts.keys ?? { alpha: {} };
   const keys: Record<string, WorldKey> = {};
+  const keyConfigs: KeyConfig[] = [];
   for (const [name, over] of Object.entries(specs)) {
     const pubkey = createKeyFile(keyDir, name);
     const destination = randomAddress();
-    keys[name] = {
+    const keyConfig: KeyConfig = {
       name,
       class: 'session',
       pubkey,
@@ -92,9 +93,10 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
       rate_limit_per_minute: 1000,
       daily_lamport_cap: 10_000_000_000,
       allow_unattended: false,
-      destination,
       ...over,
     };
+    keyConfigs.push(keyConfig);
+    keys[name] = { ...keyConfig, destination };
   }
   const fundLamports = opts.fundLamports ?? 50_000_000_000;
   const localnet = await startLocalnet({
@@ -115,9 +117,7 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
     },
     key_dir: keyDir,
     state_dir: path.join(dir, 'state'),
-    keys: Object.values(keys)
-      .map(({ destination: _d, ...k }) => k)
-      .sort((a, b) => a.name.localeCompare(b.name)),
+    keys: keyConfigs.sort((a, b) => a.name.localeCompare(b.name)),
     ledger: { store: 'sqlite', path: path.join(dir, 'state', 'ledger.sqlite') },
     timings: { ...FAST_TIMINGS, ...opts.timings },
     serve: {

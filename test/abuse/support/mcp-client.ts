@@ -82,11 +82,13 @@ export function send(url: string, spec: McpRequestSpec, timeoutMs?: number): Pro
 }
 
 /** The structured result of a tools/call answer, or throws with the answer's text. */
-export function toolResult<T = Record<string, unknown>>(
-  a: HttpAnswer,
-): { isError: boolean; structured: T | null; text: string } {
+export function toolResult(a: HttpAnswer): {
+  isError: boolean;
+  structured: Record<string, unknown> | null;
+  text: string;
+} {
   const body = JSON.parse(a.text) as {
-    result?: { isError: boolean; structuredContent?: T; content: { text: string }[] };
+    result?: { isError: boolean; structuredContent?: Record<string, unknown>; content: { text: string }[] };
   };
   if (!body.result) throw new Error(`not a tool result (HTTP ${a.status}): ${a.text.slice(0, 300)}`);
   return {

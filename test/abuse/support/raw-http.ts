@@ -146,7 +146,10 @@ function exchangeOn(
         if (atEnd) finish(null, false);
         return;
       }
-      if ('error' in r) return finish(null, false, new Error(r.error));
+      if ('error' in r) {
+        finish(null, false, new Error(r.error));
+        return;
+      }
       const close = /close/i.test(r.response.headers.find(([n]) => n.toLowerCase() === 'connection')?.[1] ?? '');
       // Anything after the response, or a server that says it will close, ends the connection's reuse.
       finish(r.response, !closed && !close && r.used === buf.length);

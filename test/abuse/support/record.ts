@@ -61,7 +61,8 @@ export function readFigures(): Record<string, Record<string, unknown>> {
   if (!fs.existsSync(FIGURES)) return {};
   const out: Record<string, Record<string, unknown>> = {};
   for (const f of fs.readdirSync(FIGURES))
-    if (f.endsWith('.json')) out[f.slice(0, -5)] = JSON.parse(fs.readFileSync(path.join(FIGURES, f), 'utf8'));
+    if (f.endsWith('.json'))
+      out[f.slice(0, -5)] = JSON.parse(fs.readFileSync(path.join(FIGURES, f), 'utf8')) as Record<string, unknown>;
   return out;
 }
 

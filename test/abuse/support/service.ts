@@ -80,10 +80,7 @@ export async function serveInProcess(opts: {
 }): Promise<InProcessService> {
   const config: SignerConfig = { ...opts.config, serve: { ...opts.config.serve, ...opts.serve, tokens: opts.tokens } };
   const sink = new ArtefactBuffer(opts.suite);
-  const logger = createLogger(
-    opts.logLevel ?? 'info',
-    new CapturedLog(sink) as unknown as Parameters<typeof createLogger>[1],
-  );
+  const logger = createLogger(opts.logLevel ?? 'info', new CapturedLog(sink));
   const metrics = new Metrics({ defaultMetrics: false });
   const state = createServiceState();
   const app = createApp({
