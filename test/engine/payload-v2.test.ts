@@ -11,6 +11,7 @@ import {
   getTransactionDecoder,
   type Signature,
 } from '@solana/kit';
+import { openEngine } from '../../src/signer';
 import { getAdvanceNonceAccountInstruction } from '@solana-program/system';
 import { verifySignature } from '../../src/keys/keypair';
 import type { AuditEntry } from '../../src/ledger/types';
@@ -254,6 +255,25 @@ describe('sign_only', () => {
     const final = await finalOf(report.signature!);
     expect(final.outcome).toBe('signed_expired');
     expect(await spent()).toBe(base);
+  });
+
+  it('two engines on one ledger record an expired sign-only transaction once', async () => {
+    const tx = await wireTransaction(key.pubkey, [transfer(address(key.pubkey), key.destination, 7000)], {
+      lifetime: await latestLifetime(rpc),
+    });
+    const report = await w.engine.sign({ payload: v2(tx), mode: 'sign_only', principal: w.operator });
+    expect(report.outcome).toBe('signed');
+    // A second replica starts on the same ledger and resumes watching the same pending intent.
+    const replica = await openEngine(w.config);
+    try {
+      w.localnet.advanceBlocks(200);
+      await finalOf(report.signature!);
+      await new Promise((r) => setTimeout(r, 20 * w.config.timings.poll_interval_ms));
+      const finals = (await entriesFor(report.signature!)).filter((e) => e.command === 'sign');
+      expect(finals.map((e) => e.outcome)).toEqual(['signed_expired']);
+    } finally {
+      await replica.close();
+    }
   });
 
   it('a key with sign_only: false refuses sign_only', async () => {

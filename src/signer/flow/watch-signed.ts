@@ -39,6 +39,9 @@ export function signOnlyIntentDetail(lastValidBlockHeight: number): string {
   return `sign_only: watched until block height ${lastValidBlockHeight}`;
 }
 
+/** How long the watcher waits for a key's lock to write a final entry before trying again at the next poll. */
+const FINAL_LOCK_WAIT_MS = 2_000;
+
 /** Signature statuses asked for in one call (the RPC's limit). */
 const STATUSES_PER_CALL = 256;
 
@@ -119,13 +122,27 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
     };
   }
 
+  /**
+   * Writes the final entry once, whichever replica's watcher gets there first: under the key's lock, and only if
+   * no final for the signature is in the ledger yet. A lock it cannot get soon (a sign waiting for approval holds
+   * it) leaves the signature watched for the next poll.
+   */
   async function finish(w: WatchedSign, f: Final): Promise<void> {
     watched.delete(w.signature);
+    const key = w.rec.key.name;
     try {
-      await ledger.append(signEntry(w.rec, { command: 'sign', signature: w.signature, ...f }));
+      const lock = await ledger.lockKey(key, AbortSignal.timeout(FINAL_LOCK_WAIT_MS));
+      try {
+        const entries = await ledger.signEntriesForKey(key, nowSeconds() - SPEND_WINDOW_S);
+        const recorded = entries.some((e) => e.command === 'sign' && e.signature === w.signature);
+        if (!recorded) await ledger.append(signEntry(w.rec, { command: 'sign', signature: w.signature, ...f }));
+      } finally {
+        await lock.release();
+      }
     } catch (e) {
-      // The intent keeps the reservation charged; the next start resumes watching it.
-      log.error({ key: w.rec.key.name, signature: w.signature, err: errorMessage(e) }, 'sign-only final not written');
+      // The intent keeps the reservation charged; the signature is watched again (and resumed on the next start).
+      if (!closed) watched.set(w.signature, w);
+      log.error({ key, signature: w.signature, err: errorMessage(e) }, 'sign-only final not written yet');
     }
   }
 
