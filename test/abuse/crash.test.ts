@@ -199,11 +199,13 @@ describe('kill -9 of the MCP service at random points across signs', () => {
       expect(onChain).toBeLessThanOrEqual(usage.spent24h);
       expect(usage.spent24h).toBeLessThanOrEqual(cfg.daily_lamport_cap);
     }
-    // bravo ran into its cap (with enough signs to get there), and the cap refused rather than gave way.
+    // bravo's cap holds 8 charged signs: any final sign entry beyond 8 must be one the cap refused. Whether the random
+    // kills let more than 8 finish depends on where they fell, so the refusal is required only then.
     const capRefusals = entries.filter(
       (e) => e.key === 'bravo' && e.command === 'sign' && e.outcome === 'refused' && /daily cap/.test(e.detail ?? ''),
     ).length;
-    if (CRASHES >= 60) expect(capRefusals).toBeGreaterThan(0);
+    const bravoFinals = entries.filter((e) => e.key === 'bravo' && e.command === 'sign').length;
+    if (bravoFinals > 8) expect(capRefusals).toBeGreaterThan(0);
 
     // The random instants covered the whole sign: before any entry, between intent and final, and after.
     expect(tally.cutBeforeEntry).toBeGreaterThan(0);
