@@ -20,7 +20,9 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { localCluster } from '../src/config/clusters';
 import { DEFAULT_TIMINGS, type KeyConfig, type LedgerConfig, type SignerConfig } from '../src/config/types';
+import { openEngine } from '../src/signer';
 import { transferPayload } from '../src/signer/transfer';
+import type { SignerEngine } from '../src/signer/types';
 import { percentile, processCpuSeconds, type BenchLine } from './stats';
 import { BENCH_SERVE, makeBenchKeys } from './engine';
 
@@ -58,10 +60,9 @@ type FromWorker = { type: 'ready' } | { type: 'result'; result: WorkerResult } |
 
 // ---------------------------------------------------------------------------------------------------- worker side
 
-async function workerMain(): Promise<void> {
+function workerMain(): void {
   const send = (m: FromWorker) => process.send!(m);
-  const { openEngine } = require('../src/signer') as typeof import('../src/signer');
-  let engine: import('../src/signer/types').SignerEngine | null = null;
+  let engine: SignerEngine | null = null;
   let setup: WorkerSetup | null = null;
   const operator = { kind: 'operator' } as const;
   const keyOf = (name: string): KeyConfig => setup!.config.keys.find((k) => k.name === name)!;
@@ -128,7 +129,8 @@ async function workerMain(): Promise<void> {
               firstError,
             },
           });
-        } else if (msg.type === 'close') {
+        } else {
+          // msg.type === 'close'
           await engine?.close();
           process.exit(0);
         }
@@ -345,6 +347,7 @@ export async function runReplicasBench(seconds: number): Promise<BenchLine[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-replicas-'));
   const keyDir = path.join(dir, 'keys');
   const keys = makeBenchKeys(keyDir, KEYS);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the parent runs the chain: the forked replicas never load LiteSVM
   const { startLocalnet } = require('../src/localnet/server') as typeof import('../src/localnet/server');
   const localnet = await startLocalnet({
     port: 0,
@@ -423,4 +426,4 @@ export async function runReplicasBench(seconds: number): Promise<BenchLine[]> {
   return lines;
 }
 
-if (require.main === module && process.argv[2] === 'worker') void workerMain();
+if (require.main === module && process.argv[2] === 'worker') workerMain();

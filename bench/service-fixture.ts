@@ -60,7 +60,7 @@ export async function startChainProcess(
   });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    child.stdout!.on('data', (d: Buffer) => {
+    child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
       const m = /(http:\/\/\S+)/.exec(out);
       if (m) resolve(m[1]!);

@@ -27,12 +27,13 @@ export function collectMcpHeaders(rawHeaders: readonly string[]): McpHeaders {
   const values = new Map<string, string>();
   let duplicate: string | null = null;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    const name = rawHeaders[i]!;
-    if (!isMcpName(name)) continue;
+    const name = rawHeaders[i];
+    const value = rawHeaders[i + 1];
+    if (name === undefined || value === undefined || !isMcpName(name)) continue;
     const lower = name.toLowerCase();
     if (values.has(lower)) duplicate ??= name;
-    // Node keeps raw values untrimmed of nothing: HTTP optional whitespace is already stripped by the parser.
-    values.set(lower, rawHeaders[i + 1]!);
+    // Node's parser has already stripped HTTP optional whitespace around the raw value.
+    values.set(lower, value);
   }
   return { values, duplicate };
 }

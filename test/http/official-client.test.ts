@@ -40,7 +40,7 @@ afterAll(async () => {
 
 /** A fetch that records each reply body under the request's method, then hands the client the same bytes. */
 const recordingFetch: typeof fetch = async (input, init) => {
-  const method = (JSON.parse(String(init?.body ?? '{}')) as { method?: string }).method ?? '?';
+  const method = (JSON.parse(typeof init?.body === 'string' ? init.body : '{}') as { method?: string }).method ?? '?';
   if (method === 'tools/call') keyHeaders.push(new Headers(init?.headers).get('mcp-param-key'));
   const res = await fetch(input, init);
   const text = await res.text();

@@ -4,27 +4,32 @@
  * Rows that need the engine (tool results) are in tools-engine.test.ts.
  */
 import request from 'supertest';
-import { makeApp, headersFor, rpc, META, TOKEN, VERSION } from './support';
+import { makeApp, headersFor, rpc, META, TOKEN, VERSION, type RpcReply } from './support';
 
 const app = makeApp();
-const post = (body: unknown, headers: Record<string, string>) =>
-  request(app)
+const post = async (body: unknown, headers: Record<string, string>) => {
+  const r = await request(app)
     .post('/mcp')
     .set(headers)
     .send(body as object);
+  return {
+    status: r.status,
+    headers: r.headers as Record<string, string | undefined>,
+    text: r.text,
+    body: r.body as RpcReply,
+  };
+};
 const call = (body: ReturnType<typeof rpc>) => post(body, headersFor(body));
 
 function without(h: Record<string, string>, name: string): Record<string, string> {
-  const out = { ...h };
-  delete out[name];
-  return out;
+  return Object.fromEntries(Object.entries(h).filter(([k]) => k !== name));
 }
 
 describe('seed § Revision', () => {
   test('row: the signer speaks 2026-07-28 and nothing earlier', async () => {
     const r = await call(rpc('server/discover'));
     expect(r.status).toBe(200);
-    expect(r.body.result.supportedVersions).toEqual(['2026-07-28']);
+    expect(r.body.result?.supportedVersions).toEqual(['2026-07-28']);
   });
 
   test("row: an earlier client's initialize gets -32022 naming 2026-07-28, on HTTP 400", async () => {
@@ -37,9 +42,9 @@ describe('seed § Revision', () => {
     const r = await post(body, { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' });
     expect(r.status).toBe(400);
     expect(r.body.id).toBe(1);
-    expect(r.body.error.code).toBe(-32022);
-    expect(r.body.error.message).toContain('2026-07-28');
-    expect(r.body.error.data).toEqual({ supported: ['2026-07-28'], requested: '2025-11-25' });
+    expect(r.body.error?.code).toBe(-32022);
+    expect(r.body.error?.message).toContain('2026-07-28');
+    expect(r.body.error?.data).toEqual({ supported: ['2026-07-28'], requested: '2025-11-25' });
   });
 });
 
@@ -50,12 +55,12 @@ describe('seed § Scope', () => {
       supportedVersions: ['2026-07-28'],
       capabilities: { tools: {}, resources: {} },
     });
-    expect(r.body.result.instructions).toContain('signer://docs/skill');
+    expect(r.body.result?.instructions).toContain('signer://docs/skill');
   });
 
   test('row tools/list: check, sign, key_show and halt, each with an inputSchema, always in that order', async () => {
     const r = await call(rpc('tools/list'));
-    const tools = r.body.result.tools as {
+    const tools = r.body.result?.tools as {
       name: string;
       inputSchema: { type: string };
       description: string;
@@ -69,12 +74,12 @@ describe('seed § Scope', () => {
       expect(t.outputSchema).toBeDefined();
       expect(t.annotations).toBeDefined();
     }
-    expect(r.body.result.nextCursor).toBeUndefined();
+    expect(r.body.result?.nextCursor).toBeUndefined();
   });
 
   test('row resources/list, resources/read: four static texts', async () => {
     const list = await call(rpc('resources/list'));
-    const uris = (list.body.result.resources as { uri: string }[]).map((x) => x.uri);
+    const uris = (list.body.result?.resources as { uri: string }[]).map((x) => x.uri);
     expect(uris).toEqual([
       'signer://docs/skill',
       'signer://docs/payload',
@@ -84,12 +89,12 @@ describe('seed § Scope', () => {
     for (const uri of uris) {
       const read = await call(rpc('resources/read', { uri }));
       expect(read.status).toBe(200);
-      expect(read.body.result.contents).toEqual([
-        { uri, mimeType: 'text/markdown', text: expect.stringMatching(/^# /) },
+      expect(read.body.result?.contents).toEqual([
+        { uri, mimeType: 'text/markdown', text: expect.stringMatching(/^# /) as unknown },
       ]);
     }
     const templates = await call(rpc('resources/templates/list'));
-    expect(templates.body.result.resourceTemplates).toEqual([]);
+    expect(templates.body.result?.resourceTemplates).toEqual([]);
   });
 
   test('row any notification: accepted and ignored (202, no body)', async () => {
@@ -111,7 +116,7 @@ describe('seed § Scope', () => {
       headersFor({ method: 'initialize' }),
     );
     expect(r.status).toBe(404);
-    expect(r.body.error.code).toBe(-32601);
+    expect(r.body.error?.code).toBe(-32601);
   });
 
   test('row initialize: error -32022, as above', async () => {
@@ -120,8 +125,7 @@ describe('seed § Scope', () => {
       headersFor({ method: 'initialize' }),
     );
     expect(r.status).toBe(400);
-    expect(r.body.error.code).toBe(-32022);
-    expect(r.body.error.data.requested).toBe('');
+    expect(r.body.error).toMatchObject({ code: -32022, data: { requested: '' } });
   });
 
   test.each([
@@ -136,7 +140,7 @@ describe('seed § Scope', () => {
   ])('row anything else, ping included: -32601 on HTTP 404 (%s)', async (method) => {
     const r = await call(rpc(method));
     expect(r.status).toBe(404);
-    expect(r.body.error.code).toBe(-32601);
+    expect(r.body.error?.code).toBe(-32601);
     expect(r.body.id).toBeDefined();
   });
 
@@ -150,13 +154,11 @@ describe('seed § Scope', () => {
     ];
     for (const body of cacheable) {
       const r = await call(body);
-      expect(r.body.result.resultType).toBe('complete');
-      expect(r.body.result._meta['io.modelcontextprotocol/serverInfo']).toEqual({
-        name: 'sa-forge-signer',
-        version: '9.9.9-test',
-      });
-      expect(r.body.result.ttlMs).toBe(300000);
-      expect(r.body.result.cacheScope).toBe('private');
+      expect(r.body.result?.resultType).toBe('complete');
+      const meta = r.body.result?._meta as Record<string, unknown> | undefined;
+      expect(meta?.['io.modelcontextprotocol/serverInfo']).toEqual({ name: 'sa-forge-signer', version: '9.9.9-test' });
+      expect(r.body.result?.ttlMs).toBe(300000);
+      expect(r.body.result?.cacheScope).toBe('private');
     }
   });
 });
@@ -173,7 +175,7 @@ describe('seed § A request', () => {
       headersFor({ method: 'tools/list' }),
     );
     expect(r.status).toBe(400);
-    expect(r.body.error.code).toBe(-32600);
+    expect(r.body.error?.code).toBe(-32600);
     expect('id' in r.body).toBe(false);
   });
 
@@ -209,8 +211,8 @@ describe('seed § A request', () => {
     };
     const r = await post(body, { ...headersFor(body), 'MCP-Protocol-Version': 'v999.0.0' });
     expect(r.status).toBe(400);
-    expect(r.body.error.code).toBe(-32022);
-    expect(r.body.error.data).toEqual({ supported: ['2026-07-28'], requested: 'v999.0.0' });
+    expect(r.body.error?.code).toBe(-32022);
+    expect(r.body.error?.data).toEqual({ supported: ['2026-07-28'], requested: 'v999.0.0' });
   });
 
   test('row a server must not rely on earlier requests: each request stands alone', async () => {
@@ -247,7 +249,7 @@ describe('seed § The HTTP transport', () => {
     const body = rpc('tools/list');
     const r = await post(body, without(headersFor(body), 'MCP-Protocol-Version'));
     expect(r.status).toBe(400);
-    expect(r.body.error.code).toBe(-32020);
+    expect(r.body.error?.code).toBe(-32020);
   });
 
   test('row every POST carries MCP-Protocol-Version matching _meta: different is -32020 on 400 (before the version check)', async () => {
@@ -259,16 +261,16 @@ describe('seed § The HTTP transport', () => {
     };
     const r = await post(body, headersFor(body));
     expect(r.status).toBe(400);
-    expect(r.body.error.code).toBe(-32020);
+    expect(r.body.error?.code).toBe(-32020);
   });
 
   test('row every request carries Mcp-Method matching the body: missing or different is -32020 on 400', async () => {
     const body = rpc('tools/list');
-    expect((await post(body, without(headersFor(body), 'Mcp-Method'))).body.error.code).toBe(-32020);
+    expect((await post(body, without(headersFor(body), 'Mcp-Method'))).body.error?.code).toBe(-32020);
     const wrong = await post(body, { ...headersFor(body), 'Mcp-Method': 'prompts/list' });
-    expect([wrong.status, wrong.body.error.code]).toEqual([400, -32020]);
+    expect([wrong.status, wrong.body.error?.code]).toEqual([400, -32020]);
     const upper = await post(body, { ...headersFor(body), 'Mcp-Method': 'TOOLS/LIST' });
-    expect([upper.status, upper.body.error.code]).toEqual([400, -32020]);
+    expect([upper.status, upper.body.error?.code]).toEqual([400, -32020]);
   });
 
   test('row header names match whatever their case', async () => {
@@ -284,12 +286,12 @@ describe('seed § The HTTP transport', () => {
 
   test('row tools/call and resources/read carry Mcp-Name matching params.name or params.uri: missing or different is -32020 on 400', async () => {
     const read = rpc('resources/read', { uri: 'signer://docs/skill' });
-    expect((await post(read, without(headersFor(read), 'Mcp-Name'))).body.error.code).toBe(-32020);
+    expect((await post(read, without(headersFor(read), 'Mcp-Name'))).body.error?.code).toBe(-32020);
     const other = await post(read, { ...headersFor(read), 'Mcp-Name': 'signer://docs/payload' });
-    expect([other.status, other.body.error.code]).toEqual([400, -32020]);
+    expect([other.status, other.body.error?.code]).toEqual([400, -32020]);
     const tool = rpc('tools/call', { name: 'key_show', arguments: {} });
     const wrongTool = await post(tool, { ...headersFor(tool), 'Mcp-Name': 'wrong_tool_name' });
-    expect([wrongTool.status, wrongTool.body.error.code]).toEqual([400, -32020]);
+    expect([wrongTool.status, wrongTool.body.error?.code]).toEqual([400, -32020]);
   });
 
   test('row a Mcp-Name sent as =?base64?...?= is decoded before it is compared', async () => {
@@ -297,12 +299,12 @@ describe('seed § The HTTP transport', () => {
     const encoded = `=?base64?${Buffer.from('signer://docs/skill').toString('base64')}?=`;
     expect((await post(read, { ...headersFor(read), 'Mcp-Name': encoded })).status).toBe(200);
     const badPadding = await post(read, { ...headersFor(read), 'Mcp-Name': '=?base64?c2lnbmVyOi8vZG9jcy9za2lsbA?=' });
-    expect([badPadding.status, badPadding.body.error.code]).toEqual([400, -32020]);
+    expect([badPadding.status, badPadding.body.error?.code]).toEqual([400, -32020]);
   });
 
   test('row a method the server does not implement is 404 with -32601', async () => {
     const r = await call(rpc('prompts/get', { name: 'x' }));
-    expect([r.status, r.body.error.code]).toEqual([404, -32601]);
+    expect([r.status, r.body.error?.code]).toEqual([404, -32601]);
   });
 
   test.each(['get', 'delete'] as const)(
@@ -352,17 +354,17 @@ describe('seed § The HTTP transport', () => {
         .set(headersFor({ method: 'tools/list' }))
         .send('{"jsonrpc":');
       expect(r.status).toBe(400);
-      expect(r.body).toEqual({ jsonrpc: '2.0', error: { code: -32700, message: expect.any(String) } });
+      expect(r.body).toEqual({ jsonrpc: '2.0', error: { code: -32700, message: expect.any(String) as unknown } });
     });
 
     test('a batch is -32600 with no id', async () => {
       const r = await post([rpc('tools/list')], headersFor({ method: 'tools/list' }));
-      expect([r.status, r.body.error.code, 'id' in r.body]).toEqual([400, -32600, false]);
+      expect([r.status, r.body.error?.code, 'id' in r.body]).toEqual([400, -32600, false]);
     });
 
     test('a response object is -32600', async () => {
       const r = await post({ jsonrpc: '2.0', id: 9, result: {} }, headersFor({ method: 'tools/list' }));
-      expect([r.status, r.body.error.code, r.body.id]).toEqual([400, -32600, 9]);
+      expect([r.status, r.body.error?.code, r.body.id]).toEqual([400, -32600, 9]);
     });
 
     test('initialize comes before the headers: no MCP headers still gives -32022, not -32020', async () => {
@@ -370,7 +372,7 @@ describe('seed § The HTTP transport', () => {
         { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18' } },
         { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
       );
-      expect(r.body.error.code).toBe(-32022);
+      expect(r.body.error?.code).toBe(-32022);
     });
 
     test('_meta comes before the headers: no _meta and no headers gives -32602', async () => {
@@ -378,7 +380,7 @@ describe('seed § The HTTP transport', () => {
         { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} },
         { Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json' },
       );
-      expect([r.status, r.body.error.code]).toEqual([400, -32602]);
+      expect([r.status, r.body.error?.code]).toEqual([400, -32602]);
     });
 
     test('headers come before the version: header 2026-07-28 with _meta v999 gives -32020; both v999 gives -32022', async () => {
@@ -388,8 +390,10 @@ describe('seed § The HTTP transport', () => {
         method: 'tools/list',
         params: { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': 'v999' } },
       };
-      expect((await post(body, { ...headersFor(body), 'MCP-Protocol-Version': VERSION })).body.error.code).toBe(-32020);
-      expect((await post(body, { ...headersFor(body), 'MCP-Protocol-Version': 'v999' })).body.error.code).toBe(-32022);
+      expect((await post(body, { ...headersFor(body), 'MCP-Protocol-Version': VERSION })).body.error?.code).toBe(
+        -32020,
+      );
+      expect((await post(body, { ...headersFor(body), 'MCP-Protocol-Version': 'v999' })).body.error?.code).toBe(-32022);
     });
   });
 });
@@ -397,13 +401,13 @@ describe('seed § The HTTP transport', () => {
 describe('seed § Tools and resources', () => {
   test('row an unknown tool is error -32602', async () => {
     const r = await call(rpc('tools/call', { name: 'transfer_all', arguments: {} }));
-    expect(r.body.error.code).toBe(-32602);
-    expect(r.body.error.message).toContain('transfer_all');
+    expect(r.body.error?.code).toBe(-32602);
+    expect(r.body.error?.message).toContain('transfer_all');
   });
 
   test('row a server with tools or resources declares the capability: both, as empty objects', async () => {
     const r = await call(rpc('server/discover'));
-    expect(r.body.result.capabilities).toEqual({ tools: {}, resources: {} });
+    expect(r.body.result?.capabilities).toEqual({ tools: {}, resources: {} });
   });
 
   test('row a resource that does not exist is -32602 with the uri in data; -32002 is never sent', async () => {
@@ -413,11 +417,13 @@ describe('seed § Tools and resources', () => {
 
   test('row a listed resource has uri, name, description and mimeType', async () => {
     const r = await call(rpc('resources/list'));
-    for (const res of r.body.result.resources) {
+    const resources = r.body.result?.resources as unknown[];
+    expect(resources.length).toBeGreaterThan(0);
+    for (const res of resources) {
       expect(res).toMatchObject({
-        uri: expect.any(String),
-        name: expect.any(String),
-        description: expect.any(String),
+        uri: expect.any(String) as unknown,
+        name: expect.any(String) as unknown,
+        description: expect.any(String) as unknown,
         mimeType: 'text/markdown',
       });
     }
@@ -426,8 +432,10 @@ describe('seed § Tools and resources', () => {
   test('row arguments that fail the schema are a tool result with isError, not a protocol error', async () => {
     const r = await call(rpc('tools/call', { name: 'check', arguments: {} }));
     expect(r.status).toBe(200);
-    expect(r.body.result.isError).toBe(true);
-    expect(r.body.result.content[0].text).toMatch(/payload is required/);
-    expect(r.body.result.resultType).toBe('complete');
+    expect(r.body.result?.isError).toBe(true);
+    expect(r.body.result?.content).toEqual([
+      expect.objectContaining({ text: expect.stringMatching(/payload is required/) as unknown }),
+    ]);
+    expect(r.body.result?.resultType).toBe('complete');
   });
 });

@@ -3,7 +3,7 @@
  * validated against the body, strict base64, and the start-up check of tool definitions.
  */
 import request from 'supertest';
-import { makeApp, headersFor, rpc, serveConfig } from './support';
+import { makeApp, headersFor, rpc, serveConfig, type RpcReply } from './support';
 import {
   collectParamAnnotations,
   headerMatchesValue,
@@ -13,7 +13,13 @@ import {
 import { decodeHeaderValue, decodeStrictBase64 } from '../../src/mcp/base64';
 
 const app = makeApp();
-const post = (body: object, headers: Record<string, string>) => request(app).post('/mcp').set(headers).send(body);
+const post = async (body: object, headers: Record<string, string>) => {
+  const r = await request(app).post('/mcp').set(headers).send(body);
+  return { status: r.status, body: r.body as RpcReply };
+};
+/** What these tests read of a tools/list entry. */
+type ListedTool = { name: string; inputSchema: { properties: { key: Record<string, unknown> } } };
+const toolsOf = (reply: RpcReply) => reply.result?.tools as ListedTool[];
 const b64 = (s: string) => `=?base64?${Buffer.from(s, 'utf8').toString('base64')}?=`;
 
 // key_show with a key runs the engine; this app has none, so a request that passes header validation is a
@@ -25,7 +31,9 @@ function keyShow(key: unknown) {
 describe('sep-2243-x-mcp-header: the key argument of all four tools carries x-mcp-header "Key"', () => {
   test('every tool annotates key, and only key', async () => {
     const r = await post(rpc('tools/list'), headersFor({ method: 'tools/list' }));
-    for (const t of r.body.result.tools) {
+    const tools = toolsOf(r.body);
+    expect(tools).toHaveLength(4);
+    for (const t of tools) {
       expect(t.inputSchema.properties.key['x-mcp-header']).toBe('Key');
       expect(collectParamAnnotations(t.name, t.inputSchema)).toEqual([
         { header: 'Key', headerLower: 'mcp-param-key', path: ['key'], field: 'arguments.key', type: 'string' },
@@ -39,12 +47,14 @@ describe('sep-2243-x-mcp-header: the key argument of all four tools carries x-mc
       .post('/mcp')
       .set(headersFor({ method: 'tools/list' }))
       .send(rpc('tools/list'));
-    for (const t of list.body.result.tools) expect(t.inputSchema.properties.key['x-mcp-header']).toBeUndefined();
+    const tools = toolsOf(list.body as RpcReply);
+    expect(tools).toHaveLength(4);
+    for (const t of tools) expect(t.inputSchema.properties.key['x-mcp-header']).toBeUndefined();
     const body = keyShow('play');
     const h = headersFor(body);
     delete h['Mcp-Param-Key'];
     const r = await request(plain).post('/mcp').set(h).send(body);
-    expect(r.body.result).toBeDefined();
+    expect((r.body as RpcReply).result).toBeDefined();
   });
 });
 
@@ -52,14 +62,14 @@ describe('sep-2243-server-validate-param-match and reject-param-mismatch', () =>
   test('a matching plain header passes validation', async () => {
     const r = await post(keyShow('play'), headersFor(keyShow('play')));
     expect(r.status).toBe(200);
-    expect(r.body.result.isError).toBe(true); // no engine here: the tool ran and reported it
+    expect(r.body.result?.isError).toBe(true); // no engine here: the tool ran and reported it
   });
 
   test('rejects Mcp-Param-Key that differs from the body (400, -32020)', async () => {
     const body = keyShow('play');
     const r = await post(body, { ...headersFor(body), 'Mcp-Param-Key': 'other' });
-    expect([r.status, r.body.error.code]).toEqual([400, -32020]);
-    expect(r.body.error.message).toMatch(/Mcp-Param-Key/);
+    expect([r.status, r.body.error?.code]).toEqual([400, -32020]);
+    expect(r.body.error?.message).toMatch(/Mcp-Param-Key/);
   });
 
   test('sep-2243-server-reject-missing: a key in the body without its header is 400 -32020', async () => {
@@ -67,7 +77,7 @@ describe('sep-2243-server-validate-param-match and reject-param-mismatch', () =>
     const h = headersFor(body);
     delete h['Mcp-Param-Key'];
     const r = await post(body, h);
-    expect([r.status, r.body.error.code]).toEqual([400, -32020]);
+    expect([r.status, r.body.error?.code]).toEqual([400, -32020]);
   });
 
   test('sep-2243-server-not-expect-null: key null or omitted needs no header', async () => {
@@ -81,7 +91,7 @@ describe('sep-2243-server-validate-param-match and reject-param-mismatch', () =>
   test('a header sent while the key is absent is a mismatch', async () => {
     const body = keyShow(undefined);
     const r = await post(body, { ...headersFor(body), 'Mcp-Param-Key': 'play' });
-    expect(r.body.error.code).toBe(-32020);
+    expect(r.body.error?.code).toBe(-32020);
   });
 
   test('header names are matched ignoring case', async () => {
@@ -107,7 +117,7 @@ describe('sep-2243-server-decode-base64 and reject-invalid-param-chars (the harn
     const body = keyShow(value);
     const r = await post(body, { ...headersFor(body), 'Mcp-Param-Key': header });
     expect(r.status).toBe(status);
-    if (status === 400) expect(r.body.error.code).toBe(-32020);
+    if (status === 400) expect(r.body.error?.code).toBe(-32020);
   });
 
   test('control characters and non-ASCII in a raw header value are rejected', () => {
@@ -121,7 +131,7 @@ describe('sep-2243-server-decode-base64 and reject-invalid-param-chars (the harn
     ).toMatch(/invalid characters/);
   });
 
-  test('a repeated Mcp- header is refused as ambiguous', async () => {
+  test('a repeated Mcp- header is refused as ambiguous', () => {
     const h = collectMcpHeaders(['Mcp-Method', 'tools/list', 'mcp-method', 'tools/list']);
     expect(h.duplicate).toBe('mcp-method');
   });

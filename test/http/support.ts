@@ -93,6 +93,17 @@ export function headersFor(body: { method: string; params?: Record<string, unkno
   return h;
 }
 
+/**
+ * A reply from POST /mcp as the tests read it: supertest hands `res.body` over as `any`, so each test reads it
+ * through this shape. The plain-JSON refusals before JSON-RPC (401, 403, 413) are `{ error: string }` instead.
+ */
+export interface RpcReply {
+  jsonrpc?: string;
+  id?: string | number;
+  result?: Record<string, unknown>;
+  error?: { code: number; message: string; data?: unknown };
+}
+
 let nextId = 1;
 export function rpc(
   method: string,

@@ -5,7 +5,7 @@
 import request from 'supertest';
 import Ajv2020 from 'ajv/dist/2020';
 import { makeWorld, type World } from '../support/world';
-import { makeApp, headersFor, rpc, serveConfig, OTHER_TOKEN } from './support';
+import { makeApp, headersFor, rpc, serveConfig, OTHER_TOKEN, type RpcReply } from './support';
 import type { Express } from 'express';
 import { toolDefinitions } from '../../src/mcp/tool-defs';
 
@@ -28,11 +28,13 @@ async function callTool(name: string, args: Record<string, unknown>, headers: Re
     .set({ ...headersFor(body), ...headers })
     .send(body);
   expect(r.status).toBe(200);
-  expect(r.body.result.resultType).toBe('complete');
-  expect(r.body.result._meta['io.modelcontextprotocol/serverInfo'].name).toBe('sa-forge-signer');
-  expect(r.body.result.content).toHaveLength(1);
-  expect(r.body.result.content[0].type).toBe('text');
-  return r.body.result as {
+  const result = (r.body as RpcReply).result;
+  expect(result).toMatchObject({
+    resultType: 'complete',
+    _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'sa-forge-signer' } },
+    content: [{ type: 'text' }],
+  });
+  return result as {
     content: { text: string }[];
     structuredContent?: Record<string, unknown>;
     isError: boolean;
@@ -86,7 +88,7 @@ test('key_show: the keys this token may use, validated against its outputSchema;
   const one = await callTool('key_show', { key: 'beta' });
   expect((one.structuredContent!.keys as { name: string; balance_lamports: number }[])[0]).toMatchObject({
     name: 'beta',
-    balance_lamports: expect.any(Number),
+    balance_lamports: expect.any(Number) as unknown,
   });
   const refused = await callTool('key_show', { key: 'beta' }, { Authorization: `Bearer ${OTHER_TOKEN}` });
   expect(refused.isError).toBe(true);
