@@ -43,6 +43,11 @@ npm run -s build && npm run -s typecheck
 build_rc=$?
 if [ "$build_rc" != 0 ]; then status=1; failed=$((failed + 1)); echo "build: failed"; fi
 
+note "lint (typescript-eslint strict-type-checked) and format (prettier --check)"
+npm run -s lint && npx prettier --check . >/dev/null
+lint_rc=$?
+if [ "$lint_rc" != 0 ]; then status=1; failed=$((failed + 1)); echo "lint or format: failed"; else echo "lint and format: ok"; fi
+
 summary=()
 note "unit, engine, ledger, chain, HTTP/MCP, relay, replicas and end-to-end tests (jest)"
 run_jest main > >(tee .tmp/results/main.log) 2>&1
