@@ -111,7 +111,10 @@ export async function waitConfirmed(rpc: Rpc, signature: Signature, timeoutMs = 
   while (Date.now() < until) {
     const { value } = await rpc.getSignatureStatuses([signature]).send();
     const s = value[0];
-    if (s?.err) throw new Error(`transaction ${signature} failed: ${JSON.stringify(s.err)}`);
+    if (s?.err) {
+      const err = JSON.stringify(s.err, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+      throw new Error(`transaction ${signature} failed: ${err}`);
+    }
     if (s?.confirmationStatus === 'confirmed' || s?.confirmationStatus === 'finalized') return;
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -121,6 +124,8 @@ export async function waitConfirmed(rpc: Rpc, signature: Signature, timeoutMs = 
 /** Creates a lookup table holding `addresses` (one transaction: create and extend), usable once this returns. */
 export async function createLookupTable(rpc: Rpc, payer: KeyPairSigner, addresses: string[]): Promise<Address> {
   const recentSlot = await rpc.getSlot({ commitment: 'finalized' }).send();
+  // The program takes only a slot already in the SlotHashes sysvar: one the chain has moved past.
+  while ((await rpc.getSlot().send()) <= recentSlot) await new Promise((r) => setTimeout(r, 10));
   const [table, bump] = await getProgramDerivedAddress({
     programAddress: LOOKUP_TABLE_PROGRAM,
     seeds: [getAddressEncoder().encode(payer.address), getU64Encoder().encode(recentSlot)],

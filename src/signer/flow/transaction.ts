@@ -8,7 +8,11 @@
  */
 import type { Signer } from '../../keys/keypair';
 import type { Refusal } from '../checks';
-import { compileLegacyMessage, serializeTransaction, signatureToBase58 } from '../compile';
+import { serializeTransaction, signatureToBase58 } from '../compile';
+import { SignerError } from '../../util/errors';
+import { checkedMessage } from '../wire/checked-message';
+import { compileV1Transaction } from '../wire/compile-v1';
+import { resolveAccounts } from '../wire/lookup-tables';
 import type { CompiledMessage } from '../compile';
 import type { PayloadV1 } from '../payload';
 import type { PassName } from '../report';
@@ -61,7 +65,16 @@ export interface TransactionSource {
   signed(prepared: PreparedTransaction, key: Signer): SignedTransaction;
 }
 
-/** Payload v1: the signer compiles the instruction list itself into a legacy message. */
+/** The v1 instruction list compiled by kit into a legacy message, in the view the checks read. */
+function compileV1(payload: PayloadV1, lifetime: Lifetime): CompiledMessage {
+  const tx = compileV1Transaction(payload.feePayer, payload.instructions, lifetime);
+  const resolved = resolveAccounts(tx.message, new Map());
+  // A legacy message has no lookup tables, so resolving its accounts cannot fail.
+  if (!resolved.ok) throw new SignerError('internal', resolved.message);
+  return checkedMessage(tx, resolved.accounts);
+}
+
+/** Payload v1: the signer compiles the instruction list itself into a legacy message (with kit's compiler). */
 export function v1Source(payload: PayloadV1): TransactionSource {
   const programs: string[] = [];
   for (const ix of payload.instructions)
@@ -76,7 +89,7 @@ export function v1Source(payload: PayloadV1): TransactionSource {
         ok: true,
         passed: [],
         prepared: {
-          msg: compileLegacyMessage(payload.feePayer, payload.instructions, lifetime.blockhash),
+          msg: compileV1(payload, lifetime),
           lifetime,
           partialSigners,
           mustBeNew: partialSigners,
