@@ -172,9 +172,9 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     report.checks.push('destinations');
     // The cap is checked before an operator is asked (nothing to approve if it would be refused), and again at
     // the gate on the figures and usage of the moment of sending.
+    report.would_need_approval = needsApproval(key, report.balance_change);
     const early = capReservation(key, report, usage);
     if (!early.ok) return notSent(early.report);
-    report.would_need_approval = needsApproval(key, report.balance_change);
 
     if (report.would_need_approval) {
       const approved = await awaitApproval(approvalDeps, {
