@@ -70,6 +70,7 @@ class CpuAccountedChain implements ChainClient {
   getMultipleAccounts = (a: string[]) => this.wrap(() => this.inner.getMultipleAccounts(a));
   getAccountInfo = (a: string) => this.wrap(() => this.inner.getAccountInfo(a));
   getAccountsData = (a: string[]) => this.wrap(() => this.inner.getAccountsData(a));
+  getAccountsAtSlot = (a: string[], slot: number) => this.wrap(() => this.inner.getAccountsAtSlot(a, slot));
   isBlockhashValid = (b: string) => this.wrap(() => this.inner.isBlockhashValid(b));
 }
 

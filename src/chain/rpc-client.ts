@@ -16,6 +16,7 @@ import type {
   Commitment,
   SignatureStatus,
   SimulationResult,
+  SummariesAtSlot,
   TransactionMeta,
 } from './types';
 
@@ -138,6 +139,18 @@ export class RpcChainClient implements ChainClient {
   getAccountInfo(address: string, limits?: CallLimits): Promise<AccountSummary | null> {
     const params = [address, { encoding: 'base64', commitment: this.commitment }];
     return this.call('getAccountInfo', params, shape.readAccount, limits);
+  }
+
+  getAccountsAtSlot(addresses: string[], minContextSlot: number, limits?: CallLimits): Promise<SummariesAtSlot> {
+    // No data: only lamports and owners are wanted, and a writable account can be large.
+    const config = {
+      encoding: 'base64',
+      commitment: this.commitment,
+      minContextSlot,
+      dataSlice: { offset: 0, length: 0 },
+    };
+    const read = (r: unknown) => shape.readSummariesAtSlot(r, addresses.length);
+    return this.call('getMultipleAccounts', [addresses, config], read, limits);
   }
 
   getAccountsData(addresses: string[], limits?: CallLimits): Promise<AccountsAtSlot> {

@@ -11,6 +11,7 @@ import type {
   AccountsAtSlot,
   SignatureStatus,
   SimulationResult,
+  SummariesAtSlot,
   TransactionMeta,
 } from './types';
 
@@ -45,6 +46,12 @@ function stringList(v: unknown, path: string): string[] {
 function hash32(v: unknown, path: string): string {
   if (typeof v !== 'string' || !decodeAddress(v)) throw new ShapeProblem(`${path} is not a base58 32-byte value`);
   return v;
+}
+
+/** `{context, value}` → context.slot. */
+function contextSlot(result: unknown): number {
+  const context = object(object(result, 'result')['context'], 'result.context');
+  return wholeNumber(context['slot'], 'result.context.slot');
 }
 
 /** `{context, value}` → value. */
@@ -96,6 +103,7 @@ export function readSimulation(r: unknown, requested: number): SimulationResult 
     err: present(v, 'err', 'result.value'),
     logs: stringList(v['logs'], 'result.value.logs'),
     unitsConsumed: units === undefined || units === null ? null : wholeNumber(units, 'result.value.unitsConsumed'),
+    slot: contextSlot(r),
     // A node leaves accounts out (null) when the simulation did not run; [] then says "not reported".
     accounts:
       accounts === undefined || accounts === null ? [] : accountList(accounts, requested, 'result.value.accounts'),
@@ -154,6 +162,11 @@ export function readTransactionMeta(r: unknown): TransactionMeta | null {
 
 export const readAccounts = (r: unknown, count: number): (AccountSummary | null)[] =>
   accountList(contextValue(r), count, 'result.value');
+
+export const readSummariesAtSlot = (r: unknown, count: number): SummariesAtSlot => ({
+  slot: contextSlot(r),
+  accounts: accountList(contextValue(r), count, 'result.value'),
+});
 
 export const readAccount = (r: unknown): AccountSummary | null => account(contextValue(r), 'result.value');
 

@@ -10,9 +10,10 @@ const RETRYABLE_STATUS = new Set([408, 425, 429]);
 
 /**
  * JSON-RPC codes that mean the node, not the request, is the problem: 429 (some providers rate-limit in the
- * body), -32005 (the node is unhealthy or behind the cluster).
+ * body), -32005 (the node is unhealthy or behind the cluster), -32016 (the node has not reached the read's
+ * `minContextSlot` yet: a moment later, or another endpoint, has).
  */
-const RETRYABLE_RPC_CODES = new Set([429, -32005]);
+const RETRYABLE_RPC_CODES = new Set([429, -32005, -32016]);
 
 export function isRetryableStatus(status: number): boolean {
   return RETRYABLE_STATUS.has(status) || (status >= 500 && status <= 599);

@@ -29,6 +29,18 @@ export function registerFormats(): void {
       },
       coerce: (v: unknown) => (typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v.trim()) : v),
     },
+    'nat-or-null': {
+      validate(v: unknown) {
+        if (v !== null && (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0))
+          throw new Error('must be a whole number (>= 0) or null');
+      },
+      coerce: (v: unknown) => {
+        if (typeof v !== 'string') return v;
+        const t = v.trim();
+        if (['', 'null', 'none'].includes(t.toLowerCase())) return null;
+        return /^\d+$/.test(t) ? Number(t) : v;
+      },
+    },
     'positive-int': {
       validate(v: unknown) {
         if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1)

@@ -345,6 +345,24 @@ export const keySchema = {
     format: 'nat-strict',
     default: 50_000_000,
   },
+  per_tx_lamports: {
+    doc: 'Most lamports one transaction may cost this key, fee included (from the simulation); null: no per-transaction cap.',
+    format: 'nat-or-null',
+    default: null as number | null,
+    nullable: true,
+  },
+  max_fee_lamports: {
+    doc: 'Most lamports a transaction may pay in fees (base fee + priority fee from its ComputeBudget instructions); null: no fee cap.',
+    format: 'nat-or-null',
+    default: null as number | null,
+    nullable: true,
+  },
+  approve_above_lamports: {
+    doc: 'With approval `confirm`: a spend at or below it signs without an operator, above it an operator approves; null: every sign asks.',
+    format: 'nat-or-null',
+    default: null as number | null,
+    nullable: true,
+  },
   allow_unattended: {
     doc: 'Lets a wallet key be `auto` or listed on a token: throwaway testnet keys only.',
     format: 'bool-strict',

@@ -18,6 +18,12 @@ export interface KeyConfig {
   extra_programs: string[];
   rate_limit_per_minute: number; // default 30
   daily_lamport_cap: number; // default 50_000_000
+  /** Most lamports one transaction may cost the key (fee included); absent or null: only the daily cap. */
+  per_tx_lamports?: number | null;
+  /** Most a transaction may pay in fees (base + priority, from its ComputeBudget instructions); null: no cap. */
+  max_fee_lamports?: number | null;
+  /** With approval `confirm`: a spend at or below it signs without an operator; null: every sign asks. */
+  approve_above_lamports?: number | null;
   allow_unattended: boolean;
   /** Whether `sign` may return signed bytes without sending them; absent means true (docs/payloads.md). */
   sign_only?: boolean;

@@ -14,7 +14,8 @@ see a key. Four tools: \`check\`, \`sign\`, \`key_show\`, \`halt\`.
 1. Build a **payload** (signer://docs/payload): either v1, a JSON list of instructions the signer compiles, or
    v2, a transaction you compiled yourself with \`@solana/kit\` (legacy or v0, lookup tables allowed) as base64.
 2. Call \`check\` with \`{"payload": <that object, unchanged>}\`. It runs every check and a simulation and signs
-   nothing. Read the report: \`outcome\` \`ok\` means \`sign\` would go ahead; \`fee\` and \`balance_change\` say what it costs.
+   nothing. Read the report: \`outcome\` \`ok\` means \`sign\` would go ahead; \`fee\` and \`balance_change\` say what it costs,
+   \`would_need_approval\` whether an operator must approve it, \`remaining_daily_lamports\` what the key has left after it.
 3. Call \`sign\` with the **same** payload and an \`intent\`: one sentence saying why (it goes into the audit log).
 4. Act on the report's \`outcome\` (signer://docs/outcomes). Only \`confirmed\` means it landed without error.
 
@@ -174,7 +175,7 @@ export const CHECKS = `# The checks
 
 Every refusal names one check in \`failed_check\`, and \`detail\` reads "<check>: <reason>". \`checks\` lists the
 checks that passed, in order. \`check\` and \`sign\` run the same checks up to the simulation; \`sign\` then adds
-approval and the binding cap. A refusal means nothing was sent: fix the cause, build the payload again if
+approval; \`check\` also applies the destinations and the cap to its simulation, so it refuses what \`sign\` would. A refusal means nothing was sent: fix the cause, build the payload again if
 needed, and \`check\` it before signing.
 
 | Order | Check (\`failed_check\`) | Refused when | How to fix |
@@ -195,13 +196,14 @@ needed, and \`check\` it before signing.
 | 11 | \`signers\` | A required signer is neither the key nor a partial signer, a partial signer is not a signer of the transaction, or a partial signer is the key itself. | Build again: the builder supplies the new accounts' partial signers. |
 | 12 | \`new_accounts\` | A partial signer's account already exists on-chain. | Build again with fresh accounts. |
 | 13 | \`ata_owners\` | A token account would be created for an owner that is neither the key, one of its \`transfer_to\`, nor an account of a game program (its rent would go to a stranger). | Only create token accounts for yourself, your destinations, or game accounts. |
-| 14 | \`limits\` | The key's rate limit (signs per minute) or daily lamport cap is already used up. | Wait: \`key_show\` shows what was signed in the last minute and spent or reserved in 24 h. |
+| 14 | \`limits\` | The key's rate limit (signs per minute) or daily lamport cap is already used up, or the fee the transaction can pay (5000 per signature + compute unit price × limit) is above the key's \`max_fee_lamports\`. | Wait (\`key_show\` shows what was signed in the last minute and spent or reserved in 24 h); for the fee, lower the compute unit price or limit. |
 | 15 | simulation | Not a refusal: a failing simulation is outcome \`simulation_failed\`, with \`program_error\` and \`logs\`. | Fix the cause the program names (state, cooldowns, balances). |
-| 16 | \`approval\` (sign) | A \`confirm\` key's sign was rejected by the operator, or nobody approved it in time. | Ask the operator; \`check\` tells you beforehand when a key needs approval. |
-| 17 | \`limits\` (sign, the cap) | The spend of this exact transaction (simulated balance change plus fee) would take the key past its daily cap, or the spend cannot be bounded. | Wait, or spend less. |
+| 15a | \`destinations\` | An account other than the key gains lamports in the simulation and is not in the key's \`transfer_to\`, whichever program moved them (rent of an account created for a program is allowed). | Pay only allowed destinations. |
+| 16 | \`approval\` (sign) | A sign that needs an operator (\`would_need_approval\`: a \`confirm\` key, spend above its approval threshold) was rejected, or nobody approved it in time. | Ask the operator; \`check\` tells you beforehand. |
+| 17 | \`limits\` (the cap) | This exact transaction's spend (what the simulation says the key loses, fee included) is above the key's per-transaction cap or would take it past its daily cap, or cannot be bounded. \`check\` reports it too. | Wait, or spend less. |
 
 Passed names: \`chain\`, \`lookup_tables\` (v2), \`fee_payer\`, \`programs\`, \`tokens\`, \`system\`, \`vault\`, \`signers\`, \`new_accounts\`,
-\`ata_owners\`, \`limits\`, \`simulation\`, and for \`sign\` also \`approval\` and \`cap\`.
+\`ata_owners\`, \`limits\`, \`simulation\`, \`destinations\`, \`cap\`, and for \`sign\` also \`approval\`.
 `;
 
 export const OUTCOMES = `# Outcomes

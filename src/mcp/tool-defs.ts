@@ -31,6 +31,7 @@ const CHECK_NAMES = [
   'lookup_tables',
   'new_accounts',
   'ata_owners',
+  'destinations',
   'limits',
   'approval',
 ];
@@ -64,6 +65,14 @@ const REPORT_SCHEMA: Json = {
       ...nullable('string'),
       description: 'mode "sign_only": the signed wire transaction (base64) for you to send; null otherwise.',
     },
+    would_need_approval: {
+      ...nullable('boolean'),
+      description: 'Whether signing it needs an operator (approval confirm, spend above approve_above_lamports).',
+    },
+    remaining_daily_lamports: {
+      ...nullable('integer'),
+      description: "The key's daily allowance left after this transaction's spend; null when unknown.",
+    },
   },
   required: [
     'outcome',
@@ -84,6 +93,8 @@ const REPORT_SCHEMA: Json = {
     'payload_hash',
     'logs',
     'signed_transaction',
+    'would_need_approval',
+    'remaining_daily_lamports',
   ],
 };
 

@@ -18,7 +18,8 @@ import { silentLogger, type EngineDeps } from './engine-deps';
 import { awaitApproval } from './flow/approval';
 import type { SignRecord } from './flow/audit';
 import { writeFinal } from './flow/audit';
-import { passGate } from './flow/gate';
+import { destinationRefusal } from './flow/destinations';
+import { capReservation, needsApproval, passGate } from './flow/gate';
 import { keyUsage, preflight } from './flow/preflight';
 import { sendAndConfirm } from './flow/send-confirm';
 import { recordSimulation, simulate } from './flow/simulate';
@@ -100,8 +101,18 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     if (!simulated.ok) return done('check', simulated.report, started);
     report.checks.push('simulation');
     report.logs = figures.sim.logs;
-    if (key.approval === 'confirm') {
-      report.detail = `key "${key.name}" needs an operator's approval to sign (sa-forge-signer approvals approve ID)`;
+    // From here check runs sign's own decisions on the same figures, so its outcome is what sign would do.
+    const destinations = destinationRefusal(key, figures.gains);
+    if (destinations) return done('check', refuse(report, destinations), started);
+    report.checks.push('destinations');
+    report.would_need_approval = needsApproval(key, report.balance_change);
+    if (checked.usageKnown) {
+      const cap = capReservation(key, report, checked.usage);
+      if (!cap.ok) return done('check', cap.report, started);
+      report.checks.push('cap');
+    }
+    if (report.would_need_approval) {
+      report.detail = `key "${key.name}" needs an operator's approval to sign this (sa-forge-signer approvals approve ID)`;
     }
     return done('check', report, started);
   }
@@ -156,8 +167,16 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     const simulated = recordSimulation(report, figures);
     if (!simulated.ok) return notSent(simulated.report);
     report.checks.push('simulation');
+    const destinations = destinationRefusal(key, figures.gains);
+    if (destinations) return notSent(refuse(report, destinations));
+    report.checks.push('destinations');
+    // The cap is checked before an operator is asked (nothing to approve if it would be refused), and again at
+    // the gate on the figures and usage of the moment of sending.
+    report.would_need_approval = needsApproval(key, report.balance_change);
+    const early = capReservation(key, report, usage);
+    if (!early.ok) return notSent(early.report);
 
-    if (key.approval === 'confirm') {
+    if (report.would_need_approval) {
       const approved = await awaitApproval(approvalDeps, {
         principal: input.principal,
         key,
@@ -172,8 +191,11 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       const again = await rebuild(built.prepared);
       if (!again.ok) return notSent(again.report);
       built = source.signed(again.prepared, signer);
-      const resimulated = recordSimulation(report, await simulate(chain, built, key, 'sign'), 'after approval');
+      const after = await simulate(chain, built, key, 'sign');
+      const resimulated = recordSimulation(report, after, 'after approval');
       if (!resimulated.ok) return notSent(resimulated.report);
+      const moved = destinationRefusal(key, after.gains);
+      if (moved) return notSent(refuse(report, moved));
       usage = await keyUsage(ledger, key);
     }
     report.checks.push('approval');

@@ -15,6 +15,7 @@ export type CheckName =
   | 'lookup_tables'
   | 'new_accounts'
   | 'ata_owners'
+  | 'destinations'
   | 'limits'
   | 'approval';
 
@@ -41,6 +42,10 @@ export interface Report {
   logs: string[];
   /** sign_only: the signed wire transaction (base64) for the caller to send; null otherwise. */
   signed_transaction: string | null;
+  /** Whether signing this transaction needs an operator's approval; null until the simulation says its spend. */
+  would_need_approval: boolean | null;
+  /** The key's daily allowance left after this transaction's spend; null when it is not known. */
+  remaining_daily_lamports: number | null;
 }
 
 /** CLI exit codes, one per outcome; 1 is an error with no report. */
@@ -85,5 +90,7 @@ export function emptyReport(fields: {
     payload_hash: fields.payload_hash,
     logs: [],
     signed_transaction: null,
+    would_need_approval: null,
+    remaining_daily_lamports: null,
   };
 }

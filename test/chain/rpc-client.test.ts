@@ -131,6 +131,40 @@ test('sends the parameters a real cluster expects for every method', async () =>
   }
 });
 
+test('the balances before a simulation are read pinned to its slot, and both answers carry their slot', async () => {
+  const addr = randomAddress();
+  const owner = randomAddress();
+  const results: Record<string, unknown> = {
+    simulateTransaction: {
+      context: { slot: 77 },
+      value: { err: null, logs: [], unitsConsumed: 1, accounts: [{ lamports: 4, owner, data: ['', 'base64'] }] },
+    },
+    getMultipleAccounts: { context: { slot: 78 }, value: [{ lamports: 9, owner, data: ['', 'base64'] }] },
+  };
+  const node = await scriptedNode((req) => ok(req.id, results[req.method]));
+  const client = new RpcChainClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000 });
+  try {
+    const sim = await client.simulateTransaction('BBBB', {
+      sigVerify: true,
+      replaceRecentBlockhash: false,
+      accounts: [addr],
+    });
+    expect(sim.slot).toBe(77);
+    const before = await client.getAccountsAtSlot([addr], sim.slot);
+    expect(before).toEqual({ slot: 78, accounts: [{ lamports: 9, owner }] });
+    expect(node.requests[1]).toMatchObject({
+      method: 'getMultipleAccounts',
+      params: [
+        [addr],
+        { encoding: 'base64', commitment: 'confirmed', minContextSlot: 77, dataSlice: { offset: 0, length: 0 } },
+      ],
+    });
+  } finally {
+    client.close();
+    await node.close();
+  }
+});
+
 test('a client configured for finalized reads at finalized everywhere it names a commitment', async () => {
   const addr = randomAddress();
   const ctx = (value: unknown) => ({ context: { slot: 1 }, value });

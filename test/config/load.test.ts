@@ -146,6 +146,20 @@ describe('loadConfig resolves', () => {
     expect(redactUrl('postgres://u:secret@127.0.0.1/db')).not.toContain('secret');
   });
 
+  test('the spend caps per key: null unless set, whole lamports when set', () => {
+    const yaml = BASE.replace(
+      `    pubkey: ${A}\n`,
+      `    pubkey: ${A}\n    per_tx_lamports: 1000000\n    max_fee_lamports: 20000\n    approve_above_lamports: 0\n`,
+    );
+    const cfg = loadConfig({ file: write('c.yaml', yaml), env: {} });
+    const pick = (name: string) => {
+      const k = cfg.keys.find((key) => key.name === name)!;
+      return [k.per_tx_lamports, k.max_fee_lamports, k.approve_above_lamports];
+    };
+    expect(pick('play')).toEqual([1_000_000, 20_000, 0]);
+    expect(pick('vault')).toEqual([null, null, null]);
+  });
+
   test('config/example.yaml and config/local.yaml load', () => {
     expect(() =>
       loadConfig({ file: path.join(__dirname, '../../config/example.yaml'), env: {}, forServe: true }),
@@ -270,6 +284,11 @@ describe('loadConfig refuses to start, naming the key', () => {
     refuses(BASE.replace('class: session', 'class: session\n    colour: red'), /keys\.play\.colour: unknown key/));
   test('a bad key name', () =>
     refuses(BASE.replace('  play:', '  Play:').replace('[play]', '[]'), /keys\.Play: key name/));
+  test('a per-transaction cap that is not a whole number of lamports', () =>
+    refuses(
+      BASE.replace(`    pubkey: ${A}\n`, `    pubkey: ${A}\n    per_tx_lamports: -1\n`),
+      /keys\.play\.per_tx_lamports/,
+    ));
   test('a missing class', () => refuses(`keys:\n  k:\n    pubkey: ${A}\n`, /keys\.k\.class/));
   test('two key names for one pubkey (each would get its own halt, cap and rate)', () =>
     refuses(

@@ -53,7 +53,7 @@ describe('crash safety of sign (kill -9 of the CLI)', () => {
       await verifyOk();
       const entries = await w.ledger.tail(1);
       expect(entries[0]).toMatchObject({ command: 'sign-intent', outcome: 'pending' });
-      expect(await spent()).toBe(before + 1_000_000 + 2 * FEE);
+      expect(await spent()).toBe(before + 1_000_000 + FEE);
     } finally {
       w.localnet.faults.stallConfirmations(false);
     }

@@ -33,6 +33,8 @@ describe('check', () => {
       'ata_owners',
       'limits',
       'simulation',
+      'destinations',
+      'cap',
     ]);
     expect(r.balance_change).toBe(-1_000_000 - FEE);
     expect(r.fee).toBe(FEE);
@@ -176,7 +178,7 @@ describe('sign', () => {
       keys: {
         alpha: {},
         beta: {},
-        capped: { daily_lamport_cap: 2 * (1_000_000 + 2 * FEE) },
+        capped: { daily_lamport_cap: 2 * (1_000_000 + FEE) },
         rated: { rate_limit_per_minute: 2 },
       },
     });
@@ -204,6 +206,7 @@ describe('sign', () => {
       'ata_owners',
       'limits',
       'simulation',
+      'destinations',
       'approval',
       'cap',
     ]);
@@ -218,7 +221,7 @@ describe('sign', () => {
       ['sign-intent', 'pending', r.signature],
       ['sign', 'confirmed', r.signature],
     ]);
-    expect(entries[0]!.balance_change).toBe(-(2_000_000 + FEE + FEE));
+    expect(entries[0]!.balance_change).toBe(-(2_000_000 + FEE)); // the intent reserves what the key loses
     expect(entries[1]!.intent).toBe('pay the fleet');
     expect(await w.ledger.verify()).toEqual({ ok: true, entries: 2 });
   });
@@ -242,7 +245,7 @@ describe('sign', () => {
       expect(r.failed_check).toBe('limits');
       // The confirmed sign now counts its actual change, not its reservation.
       expect(r.detail).toBe(
-        `limits: daily cap: ${1_000_000 + FEE} lamports spent or reserved in 24 h, plus ${1_000_000 + 2 * FEE} for this transaction, exceeds 1500000`,
+        `limits: daily cap: ${1_000_000 + FEE} lamports spent or reserved in 24 h, plus ${1_000_000 + FEE} for this transaction, exceeds 1500000`,
       );
     } finally {
       await w2.close();

@@ -57,14 +57,14 @@ describe('replica and database failures', () => {
     expect(intents).toHaveLength(2);
     const orphan = intents.find((e) => e.signature !== survivor.signature)!;
     expect(entries.some((e) => e.command === 'sign' && e.signature === orphan.signature)).toBe(false);
-    expect(orphan.balance_change).toBe(-(AMOUNT + 2 * FEE));
+    expect(orphan.balance_change).toBe(-(AMOUNT + FEE));
 
     // The orphan keeps its whole reservation charged beside the survivor's actual spend, so the ledger never charges
     // less than left the account (the doomed transaction was sent and lands once confirmations resume).
     const [view] = (await r(1).tool('key_show', { key: 'crash' })).structured!.keys as {
       spent_or_reserved_24h: number;
     }[];
-    expect(view!.spent_or_reserved_24h).toBe(AMOUNT + 2 * FEE + (AMOUNT + FEE));
+    expect(view!.spent_or_reserved_24h).toBe(2 * (AMOUNT + FEE));
     await waitFor(
       async () => (await cluster.balance(cluster.keys.crash!.destination)) === 2 * AMOUNT,
       10_000,

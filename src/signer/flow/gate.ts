@@ -12,7 +12,7 @@ import type { HaltBook } from '../halts';
 import type { Report } from '../report';
 import { signEntry, type SignRecord } from './audit';
 import { haltRefusal } from './halted';
-import { limitsRefusal } from './limits';
+import { limitsRefusal, remainingDaily } from './limits';
 import { stop, type StepWith } from './step';
 import type { BuiltTransaction } from './transaction';
 
@@ -21,19 +21,29 @@ export interface GateDeps {
   halts: HaltBook;
 }
 
-/** What the cap holds for a transaction: its spend plus its fee (an over-estimate by one fee, never under). */
+/**
+ * What the cap holds for a transaction: exactly what the simulation says the key loses. The simulated balance
+ * change already has the fee taken off, so the fee is not added again.
+ */
 export function capReservation(key: KeyConfig, report: Report, usage: KeyUsage): StepWith<{ reservation: number }> {
-  if (report.balance_change === null || report.fee === null) {
+  if (report.balance_change === null) {
     return stop(report, {
       check: 'limits',
-      message:
-        "the simulation did not report this key's balance, or the RPC gave no fee estimate, so the spend cannot be bounded",
+      message: "the simulation did not report this key's balance, so the spend cannot be bounded",
     });
   }
-  const reservation = spendOf(report.balance_change) + report.fee;
+  const reservation = spendOf(report.balance_change);
+  report.remaining_daily_lamports = remainingDaily(key, usage, reservation);
   const refusal = limitsRefusal(key, usage, reservation);
   if (refusal) return stop(report, refusal);
   return { ok: true, reservation };
+}
+
+/** With approval `confirm`, whether this spend needs an operator: all of them, or those above the threshold. */
+export function needsApproval(key: KeyConfig, balanceChange: number | null): boolean {
+  if (key.approval !== 'confirm') return false;
+  const threshold = key.approve_above_lamports ?? null;
+  return threshold === null || balanceChange === null || spendOf(balanceChange) > threshold;
 }
 
 /** Cap, halt, cancellation, then the intent: once this returns ok the transaction may be sent. */

@@ -14,7 +14,7 @@ import { ataOwnerRefusal, ataOwnersToVerify, structuralRefusal, STRUCTURAL_CHECK
 import type { HaltBook } from '../halts';
 import type { Report } from '../report';
 import { haltRefusal } from './halted';
-import { limitsRefusal } from './limits';
+import { feeRefusal, limitsRefusal } from './limits';
 import { stop, type Step, type StepWith } from './step';
 import type { PreparedTransaction, TransactionSource } from './transaction';
 
@@ -36,6 +36,8 @@ export interface PreflightInput {
 
 export interface Preflighted {
   usage: KeyUsage;
+  /** False when check could not read the ledger: `usage` is then zeros, not the key's. */
+  usageKnown: boolean;
   /** Prepared for the blockhash the checks ran against; the first simulation reuses it. */
   prepared: PreparedTransaction;
 }
@@ -95,12 +97,14 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
   if (!owners.ok) return owners;
   report.checks.push('ata_owners');
 
+  const fee = feeRefusal(key, prepared.msg);
+  if (fee) return stop(report, fee);
   if (usage) {
     const early = limitsRefusal(key, usage, null);
     if (early) return stop(report, early);
     report.checks.push('limits');
   }
-  return { ok: true, usage: usage ?? { signsLastMinute: 0, spent24h: 0 }, prepared };
+  return { ok: true, usage: usage ?? { signsLastMinute: 0, spent24h: 0 }, usageKnown: usage !== null, prepared };
 }
 
 /** A partial signer stands for an account the transaction creates: it must not exist yet. */

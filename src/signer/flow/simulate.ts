@@ -1,19 +1,34 @@
 /**
  * Simulation of the exact transaction that would be sent, and the figures a report carries from it: compute
- * units, the fee the RPC quotes, and the key's balance change. A fee the RPC cannot quote stays unknown (null),
- * never assumed to be 0; the cap gate refuses what it cannot bound.
+ * units, the fee the RPC quotes, the key's balance change, and every other writable account whose lamports the
+ * transaction increases. A fee the RPC cannot quote stays unknown (null), never assumed to be 0.
+ *
+ * The balances before are read after the simulation, pinned with `minContextSlot` to the simulation's slot, so
+ * they are never older than the state the simulation ran on (docs/policy.md, "Spend and slots").
  */
 import type { ChainClient, SimulationResult } from '../../chain/types';
 import type { KeyConfig } from '../../config/types';
 import { programError } from '../checks';
 import type { Report } from '../report';
+import { writableAccounts } from '../writable-accounts';
 import type { Step } from './step';
 import type { BuiltTransaction } from './transaction';
+
+/** A writable account other than the key that ends the simulation with more lamports than it had. */
+export interface LamportGain {
+  address: string;
+  lamports: number;
+  /** It did not exist before the transaction. */
+  created: boolean;
+  /** Its owner after the simulation. */
+  owner: string;
+}
 
 export interface Figures {
   sim: SimulationResult;
   fee: number | null;
   balanceChange: number | null;
+  gains: LamportGain[];
 }
 
 export async function simulate(
@@ -23,17 +38,28 @@ export async function simulate(
   mode: 'check' | 'sign',
 ): Promise<Figures> {
   const messageBase64 = Buffer.from(built.prepared.msg.bytes).toString('base64');
-  const [pre, sim, fee] = await Promise.all([
-    chain.getBalance(key.pubkey),
+  const writable = writableAccounts(built.prepared.msg);
+  const accounts = writable.includes(key.pubkey) ? writable : [key.pubkey, ...writable];
+  const [sim, fee] = await Promise.all([
     chain.simulateTransaction(built.wireBase64, {
       sigVerify: mode === 'sign',
       replaceRecentBlockhash: mode === 'check',
-      accounts: [key.pubkey],
+      accounts,
     }),
     chain.getFeeForMessage(messageBase64).catch(() => null),
   ]);
-  const post = sim.accounts[0]?.lamports;
-  return { sim, fee, balanceChange: post === undefined ? null : post - pre };
+  if (sim.err !== null || sim.accounts.length !== accounts.length) return { sim, fee, balanceChange: null, gains: [] };
+  const before = await chain.getAccountsAtSlot(accounts, sim.slot);
+  let balanceChange: number | null = null;
+  const gains: LamportGain[] = [];
+  for (const [i, address] of accounts.entries()) {
+    const post = sim.accounts[i] ?? null;
+    const pre = before.accounts[i] ?? null;
+    const delta = (post?.lamports ?? 0) - (pre?.lamports ?? 0);
+    if (address === key.pubkey) balanceChange = delta;
+    else if (delta > 0 && post) gains.push({ address, lamports: delta, created: pre === null, owner: post.owner });
+  }
+  return { sim, fee, balanceChange, gains };
 }
 
 /** Puts the figures on the report; a failed simulation stops the flow with outcome `simulation_failed`. */
