@@ -54,7 +54,7 @@ const SYSTEM_PROGRAM = address('11111111111111111111111111111111');
 async function createLookupTable(addresses) {
   const payer = await generateKeyPairSigner();
   await rpc.requestAirdrop(payer.address, lamports(1_000_000_000n)).send();
-  const recentSlot = await rpc.getSlot({ commitment: 'finalized' }).send();
+  const recentSlot = await rpc.getSlot({ commitment: 'confirmed' }).send();
   const [table, bump] = await getProgramDerivedAddress({
     programAddress: ALT_PROGRAM,
     seeds: [getAddressEncoder().encode(payer.address), getU64Encoder().encode(recentSlot)],

@@ -123,8 +123,9 @@ export async function waitConfirmed(rpc: Rpc, signature: Signature, timeoutMs = 
 
 /** Creates a lookup table holding `addresses` (one transaction: create and extend), usable once this returns. */
 export async function createLookupTable(rpc: Rpc, payer: KeyPairSigner, addresses: string[]): Promise<Address> {
-  const recentSlot = await rpc.getSlot({ commitment: 'finalized' }).send();
-  // The program takes only a slot already in the SlotHashes sysvar: one the chain has moved past.
+  // The program takes only a slot in the SlotHashes sysvar, which on the embedded chain starts at the first block
+  // it made: a confirmed slot the chain has since moved past, never a finalized one from before the chain began.
+  const recentSlot = await rpc.getSlot({ commitment: 'confirmed' }).send();
   while ((await rpc.getSlot().send()) <= recentSlot) await new Promise((r) => setTimeout(r, 10));
   const [table, bump] = await getProgramDerivedAddress({
     programAddress: LOOKUP_TABLE_PROGRAM,
