@@ -4,18 +4,12 @@
  */
 import http from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { METHODS } from '../mcp/protocol';
 import type { McpObserver } from '../mcp/service';
 import { errorMessage } from '../util/errors';
 
-const KNOWN_METHODS = new Set([
-  'server/discover',
-  'tools/list',
-  'tools/call',
-  'resources/list',
-  'resources/read',
-  'resources/templates/list',
-  'initialize',
-]);
+/** Method labels kept as they are (anything else is `other`, so a client cannot grow the label set). */
+const KNOWN_METHODS = new Set<string>([...METHODS, 'initialize']);
 
 export class Metrics implements McpObserver {
   readonly registry = new Registry();
