@@ -1,7 +1,8 @@
 /**
  * RPC faults (issue 7 §3): signs through a fault-injecting JSON-RPC proxy in front of the embedded chain, plus
  * the chain's own fault controls. Each fault ends in the outcome docs/reports.md describes — an error before
- * anything is sent; `chain` for another genesis; `limits` when the fee cannot be quoted; `confirmed` when the
+ * anything is sent; `chain` for another genesis; `confirmed` when the fee cannot be quoted (the simulated balance
+ * change, which includes the fee, bounds the spend) or when the
  * transaction gets through despite the fault; `unknown` after a send that cannot be proven landed — with its
  * intent recorded whenever something may have reached the chain, and nothing sent twice except rebroadcasts of
  * the same bytes (every sendTransaction the proxy saw for one sign carries identical bytes).
@@ -86,9 +87,10 @@ const SCENARIOS: Scenario[] = [
     expect: { error: /HTTP 429/ },
   },
   {
-    name: 'the connection drops under getBalance',
+    // The key's balance before the simulation is read with getMultipleAccounts pinned to the simulation's slot.
+    name: 'the connection drops under the pinned balance read',
     kinds: ['drop'],
-    rules: [{ kind: 'drop', method: 'getBalance' }],
+    rules: [{ kind: 'drop', method: 'getMultipleAccounts' }],
     expect: { error: /cannot reach|socket hang up|ECONNRESET/ },
   },
   {
@@ -110,9 +112,9 @@ const SCENARIOS: Scenario[] = [
     expect: { error: /node error -32005/ },
   },
   {
-    name: 'getBalance answers the wrong shape',
+    name: 'the pinned balance read answers the wrong shape',
     kinds: ['wrongShape'],
-    rules: [{ kind: 'wrongShape', method: 'getBalance' }],
+    rules: [{ kind: 'wrongShape', method: 'getMultipleAccounts' }],
     expect: { error: /unexpected response/ },
   },
   // Refusals: a report and a final entry, nothing sent.
@@ -123,14 +125,13 @@ const SCENARIOS: Scenario[] = [
     expect: { outcome: 'refused', failed_check: 'chain' },
     also: (r) => expect(r.detail).toMatch(/genesis hash \S+ is not local/),
   },
+  // Faults the sign rides out: confirmed, intent first.
   {
-    name: 'the fee cannot be quoted',
+    name: 'the fee cannot be quoted: the simulated balance change bounds the spend',
     kinds: ['wrongShape'],
     rules: [{ kind: 'wrongShape', method: 'getFeeForMessage' }],
-    expect: { outcome: 'refused', failed_check: 'limits' },
-    also: (r) => expect(r.detail).toMatch(/spend cannot be bounded/),
+    expect: { outcome: 'confirmed', landed: true },
   },
-  // Faults the sign rides out: confirmed, intent first.
   {
     name: 'every answer is slow (under the deadline)',
     kinds: ['slow'],
