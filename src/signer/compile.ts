@@ -4,9 +4,12 @@
  * non-signers, read-only non-signers (program ids among them); within a group, sorted by key bytes, as the
  * Solana SDK's compiler orders them. The checks run on this compiled message, so indices are its indices.
  */
+import { getShortU16Encoder } from '@solana/kit';
 import { SignerError } from '../util/errors';
 import { decodeAddress, encodeBase58 } from '../util/base58';
 import type { Instruction } from './payload';
+
+const SIGNATURE_BYTES = 64;
 
 /** The packet size a transaction must fit in on the wire. */
 export const MAX_TRANSACTION_BYTES = 1232;
@@ -121,12 +124,16 @@ export function requiredSigners(msg: CompiledMessage): string[] {
  * A wire transaction: the signatures in order of the required signers (zeros where a signer has not
  * signed: the form used to simulate without verification), then the message.
  */
-export function serializeTransaction(msg: CompiledMessage, signatures: Map<string, Uint8Array>): Uint8Array {
-  const out = new ByteWriter();
-  out.compactU16(msg.numRequiredSignatures);
-  for (const signer of requiredSigners(msg)) out.bytes(signatures.get(signer) ?? new Uint8Array(64));
-  out.bytes(msg.bytes);
-  const tx = out.finish();
+export function serializeTransaction(msg: CompiledMessage, signatures: ReadonlyMap<string, Uint8Array>): Uint8Array {
+  const count = getShortU16Encoder().encode(msg.numRequiredSignatures);
+  const tx = new Uint8Array(count.length + msg.numRequiredSignatures * SIGNATURE_BYTES + msg.bytes.length);
+  tx.set(count, 0);
+  // Zeroes where a signer has not signed: the form simulated without verification, or left for a co-signer.
+  for (const [slot, signer] of requiredSigners(msg).entries()) {
+    const sig = signatures.get(signer);
+    if (sig) tx.set(sig, count.length + slot * SIGNATURE_BYTES);
+  }
+  tx.set(msg.bytes, count.length + msg.numRequiredSignatures * SIGNATURE_BYTES);
   if (tx.length > MAX_TRANSACTION_BYTES) {
     throw new SignerError(
       'payload_invalid',

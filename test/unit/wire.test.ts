@@ -27,7 +27,9 @@ import {
   resolveAccounts,
   type LookupTable,
 } from '../../src/signer/wire/lookup-tables';
-import { firstInvalidSignature, signerSlots, withSignature } from '../../src/signer/wire/signatures';
+import { serializeTransaction } from '../../src/signer/compile';
+import { checkedMessage } from '../../src/signer/wire/checked-message';
+import { firstInvalidSignature, signerSlots } from '../../src/signer/wire/signatures';
 import { isSignerError } from '../../src/util/errors';
 
 const SYSTEM = address('11111111111111111111111111111111');
@@ -85,6 +87,13 @@ function expectInvalid(fn: () => unknown, pattern: RegExp): void {
     return;
   }
   throw new Error('expected payload_invalid');
+}
+
+/** The checked view of a transaction with no lookup tables: what serializeTransaction writes signatures around. */
+function messageOf(tx: ReturnType<typeof decodeWireTransaction>) {
+  const resolved = resolveAccounts(tx.message, new Map());
+  if (!resolved.ok) throw new Error(resolved.message);
+  return checkedMessage(tx, resolved.accounts);
 }
 
 function expectRefused(result: { ok: true } | { ok: false; message: string }, pattern: RegExp): void {
@@ -178,7 +187,13 @@ describe('wire transactions built by @solana/kit', () => {
     expect(firstInvalidSignature(tx)).toBeNull();
 
     const ours = await partiallySignTransaction([payer.keyPair], compiled);
-    const wire = withSignature(tx, payer.address, ours.signatures[payer.address]!);
+    const wire = serializeTransaction(
+      messageOf(tx),
+      new Map([
+        [other.address, tx.signatures[0]!],
+        [payer.address, new Uint8Array(ours.signatures[payer.address]!)],
+      ]),
+    );
     const back = getTransactionDecoder().decode(wire);
     expect(back.signatures[other.address]).toEqual(partly.signatures[other.address]);
     expect(back.signatures[payer.address]).toEqual(ours.signatures[payer.address]);
@@ -188,7 +203,9 @@ describe('wire transactions built by @solana/kit', () => {
     const compiled = compileTransaction(v0Message(other.address, [transfer(payer.address, dest, 9n)]));
     const tx = decodeWireTransaction(decodeTransactionBase64(getBase64EncodedWireTransaction(compiled)));
     const ours = await partiallySignTransaction([payer.keyPair], compiled);
-    const back = getTransactionDecoder().decode(withSignature(tx, payer.address, ours.signatures[payer.address]!));
+    const back = getTransactionDecoder().decode(
+      serializeTransaction(messageOf(tx), new Map([[payer.address, new Uint8Array(ours.signatures[payer.address]!)]])),
+    );
     expect(back.signatures[other.address]).toBeNull();
   });
 

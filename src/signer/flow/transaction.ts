@@ -8,11 +8,7 @@
  */
 import type { Signer } from '../../keys/keypair';
 import type { Refusal } from '../checks';
-import { serializeTransaction, signatureToBase58 } from '../compile';
-import { SignerError } from '../../util/errors';
-import { checkedMessage } from '../wire/checked-message';
-import { compileV1Transaction } from '../wire/compile-v1';
-import { resolveAccounts } from '../wire/lookup-tables';
+import { compileLegacyMessage, serializeTransaction, signatureToBase58 } from '../compile';
 import type { CompiledMessage } from '../compile';
 import type { PayloadV1 } from '../payload';
 import type { PassName } from '../report';
@@ -65,16 +61,7 @@ export interface TransactionSource {
   signed(prepared: PreparedTransaction, key: Signer): SignedTransaction;
 }
 
-/** The v1 instruction list compiled by kit into a legacy message, in the view the checks read. */
-function compileV1(payload: PayloadV1, lifetime: Lifetime): CompiledMessage {
-  const tx = compileV1Transaction(payload.feePayer, payload.instructions, lifetime);
-  const resolved = resolveAccounts(tx.message, new Map());
-  // A legacy message has no lookup tables, so resolving its accounts cannot fail.
-  if (!resolved.ok) throw new SignerError('internal', resolved.message);
-  return checkedMessage(tx, resolved.accounts);
-}
-
-/** Payload v1: the signer compiles the instruction list itself into a legacy message (with kit's compiler). */
+/** Payload v1: the signer compiles the instruction list itself into a legacy message. */
 export function v1Source(payload: PayloadV1): TransactionSource {
   const programs: string[] = [];
   for (const ix of payload.instructions)
@@ -89,7 +76,7 @@ export function v1Source(payload: PayloadV1): TransactionSource {
         ok: true,
         passed: [],
         prepared: {
-          msg: compileV1(payload, lifetime),
+          msg: compileLegacyMessage(payload.feePayer, payload.instructions, lifetime.blockhash),
           lifetime,
           partialSigners,
           mustBeNew: partialSigners,
