@@ -121,6 +121,43 @@ export async function waitConfirmed(rpc: Rpc, signature: Signature, timeoutMs = 
   throw new Error(`transaction ${signature} was not confirmed`);
 }
 
+/**
+ * The lookup-table program's CreateLookupTable and ExtendLookupTable, encoded with kit's codecs (the program's
+ * published kit client lags kit's major version): `payer` is both the table's authority and who pays for it.
+ */
+export function lookupTableInstructions(
+  payer: KeyPairSigner,
+  table: Address,
+  recentSlot: bigint,
+  bump: number,
+): { create: Instruction; extend: (addresses: Address[]) => Instruction } {
+  const accounts = [
+    { address: table, role: AccountRole.WRITABLE },
+    { address: payer.address, role: AccountRole.READONLY_SIGNER, signer: payer },
+    { address: payer.address, role: AccountRole.WRITABLE_SIGNER, signer: payer },
+    { address: SYSTEM_PROGRAM, role: AccountRole.READONLY },
+  ];
+  return {
+    create: {
+      programAddress: LOOKUP_TABLE_PROGRAM,
+      accounts,
+      data: getStructEncoder([
+        ['discriminator', getU32Encoder()],
+        ['recentSlot', getU64Encoder()],
+        ['bump', getU8Encoder()],
+      ]).encode({ discriminator: 0, recentSlot, bump }),
+    },
+    extend: (addresses) => ({
+      programAddress: LOOKUP_TABLE_PROGRAM,
+      accounts,
+      data: getStructEncoder([
+        ['discriminator', getU32Encoder()],
+        ['addresses', getArrayEncoder(getAddressEncoder(), { size: getU64Encoder() })],
+      ]).encode({ discriminator: 2, addresses }),
+    }),
+  };
+}
+
 /** Creates a lookup table holding `addresses` (one transaction: create and extend), usable once this returns. */
 export async function createLookupTable(rpc: Rpc, payer: KeyPairSigner, addresses: string[]): Promise<Address> {
   // The program takes only a slot in the SlotHashes sysvar, which on the embedded chain starts at the first block
@@ -131,36 +168,14 @@ export async function createLookupTable(rpc: Rpc, payer: KeyPairSigner, addresse
     programAddress: LOOKUP_TABLE_PROGRAM,
     seeds: [getAddressEncoder().encode(payer.address), getU64Encoder().encode(recentSlot)],
   });
-  const accounts = [
-    { address: table, role: AccountRole.WRITABLE },
-    { address: payer.address, role: AccountRole.READONLY_SIGNER, signer: payer },
-    { address: payer.address, role: AccountRole.WRITABLE_SIGNER, signer: payer },
-    { address: SYSTEM_PROGRAM, role: AccountRole.READONLY },
-  ];
-  const create: Instruction = {
-    programAddress: LOOKUP_TABLE_PROGRAM,
-    accounts,
-    data: getStructEncoder([
-      ['discriminator', getU32Encoder()],
-      ['recentSlot', getU64Encoder()],
-      ['bump', getU8Encoder()],
-    ]).encode({ discriminator: 0, recentSlot, bump }),
-  };
-  const extend: Instruction = {
-    programAddress: LOOKUP_TABLE_PROGRAM,
-    accounts,
-    data: getStructEncoder([
-      ['discriminator', getU32Encoder()],
-      ['addresses', getArrayEncoder(getAddressEncoder(), { size: getU64Encoder() })],
-    ]).encode({ discriminator: 2, addresses: addresses.map((a) => address(a)) }),
-  };
+  const { create, extend } = lookupTableInstructions(payer, table, recentSlot, bump);
   const lifetime = await latestLifetime(rpc);
   const tx = await signTransactionMessageWithSigners(
     pipe(
       createTransactionMessage({ version: 0 }),
       (m) => setTransactionMessageFeePayerSigner(payer, m),
       (m) => setTransactionMessageLifetimeUsingBlockhash(lifetime, m),
-      (m) => appendTransactionMessageInstructions([create, extend], m),
+      (m) => appendTransactionMessageInstructions([create, extend(addresses.map((a) => address(a)))], m),
     ),
   );
   const signature = await rpc.sendTransaction(getBase64EncodedWireTransaction(tx), { encoding: 'base64' }).send();

@@ -4,7 +4,6 @@
  * installed here, so its two instructions are built with kit's codecs). Blocks advance by hand.
  */
 import {
-  AccountRole,
   address,
   appendTransactionMessageInstructions,
   compressTransactionMessageUsingAddressLookupTables,
@@ -13,13 +12,9 @@ import {
   fetchAddressesForLookupTables,
   generateKeyPairSigner,
   getAddressEncoder,
-  getArrayEncoder,
   getBase64EncodedWireTransaction,
   getProgramDerivedAddress,
-  getStructEncoder,
-  getU32Encoder,
   getU64Encoder,
-  getU8Encoder,
   lamports,
   partiallySignTransactionMessageWithSigners,
   pipe,
@@ -43,6 +38,7 @@ import {
 } from '@solana-program/token';
 import { startLocalnet, type Localnet } from '../../src/localnet/server';
 import { isRecord } from '../../src/util/is-record';
+import { lookupTableInstructions } from '../engine/kit-transactions';
 
 const SOL = 1_000_000_000;
 const LOOKUP_TABLE_PROGRAM = address('AddressLookupTab1e1111111111111111111111111');
@@ -88,37 +84,6 @@ async function land(tx: Compiled): Promise<Signature> {
   const { value } = await rpc.getSignatureStatuses([signature]).send();
   expect(value[0]).toMatchObject({ err: null, confirmationStatus: 'finalized' });
   return signature;
-}
-
-function lookupTableInstructions(authority: KeyPairSigner, table: Address, recentSlot: bigint, bump: number) {
-  const create: Instruction = {
-    programAddress: LOOKUP_TABLE_PROGRAM,
-    accounts: [
-      { address: table, role: AccountRole.WRITABLE },
-      { address: authority.address, role: AccountRole.READONLY_SIGNER },
-      { address: payer.address, role: AccountRole.WRITABLE_SIGNER },
-      { address: SYSTEM_PROGRAM, role: AccountRole.READONLY },
-    ],
-    data: getStructEncoder([
-      ['discriminator', getU32Encoder()],
-      ['recentSlot', getU64Encoder()],
-      ['bump', getU8Encoder()],
-    ]).encode({ discriminator: 0, recentSlot, bump }),
-  };
-  const extend = (addresses: Address[]): Instruction => ({
-    programAddress: LOOKUP_TABLE_PROGRAM,
-    accounts: [
-      { address: table, role: AccountRole.WRITABLE },
-      { address: authority.address, role: AccountRole.READONLY_SIGNER },
-      { address: payer.address, role: AccountRole.WRITABLE_SIGNER },
-      { address: SYSTEM_PROGRAM, role: AccountRole.READONLY },
-    ],
-    data: getStructEncoder([
-      ['discriminator', getU32Encoder()],
-      ['addresses', getArrayEncoder(getAddressEncoder(), { size: getU64Encoder() })],
-    ]).encode({ discriminator: 2, addresses }),
-  });
-  return { create, extend };
 }
 
 describe('address lookup tables', () => {
