@@ -16,7 +16,6 @@ import type {
   Commitment,
   SignatureStatus,
   SimulationResult,
-  SummariesAtSlot,
   TransactionMeta,
 } from './types';
 
@@ -141,15 +140,10 @@ export class RpcChainClient implements ChainClient {
     return this.call('getAccountInfo', params, shape.readAccount, limits);
   }
 
-  getAccountsAtSlot(addresses: string[], minContextSlot: number, limits?: CallLimits): Promise<SummariesAtSlot> {
-    // No data: only lamports and owners are wanted, and a writable account can be large.
-    const config = {
-      encoding: 'base64',
-      commitment: this.commitment,
-      minContextSlot,
-      dataSlice: { offset: 0, length: 0 },
-    };
-    const read = (r: unknown) => shape.readSummariesAtSlot(r, addresses.length);
+  getAccountsAtSlot(addresses: string[], minContextSlot: number, limits?: CallLimits): Promise<AccountsAtSlot> {
+    // With data: token balances are read from it. The simulation already returns the same accounts' data.
+    const config = { encoding: 'base64', commitment: this.commitment, minContextSlot };
+    const read = (r: unknown) => shape.readAccountsData(r, addresses.length);
     return this.call('getMultipleAccounts', [addresses, config], read, limits);
   }
 

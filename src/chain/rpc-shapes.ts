@@ -11,7 +11,6 @@ import type {
   AccountsAtSlot,
   SignatureStatus,
   SimulationResult,
-  SummariesAtSlot,
   TransactionMeta,
 } from './types';
 
@@ -106,7 +105,7 @@ export function readSimulation(r: unknown, requested: number): SimulationResult 
     slot: contextSlot(r),
     // A node leaves accounts out (null) when the simulation did not run; [] then says "not reported".
     accounts:
-      accounts === undefined || accounts === null ? [] : accountList(accounts, requested, 'result.value.accounts'),
+      accounts === undefined || accounts === null ? [] : accountsWithData(accounts, requested, 'result.value.accounts'),
   };
 }
 
@@ -163,11 +162,6 @@ export function readTransactionMeta(r: unknown): TransactionMeta | null {
 export const readAccounts = (r: unknown, count: number): (AccountSummary | null)[] =>
   accountList(contextValue(r), count, 'result.value');
 
-export const readSummariesAtSlot = (r: unknown, count: number): SummariesAtSlot => ({
-  slot: contextSlot(r),
-  accounts: accountList(contextValue(r), count, 'result.value'),
-});
-
 export const readAccount = (r: unknown): AccountSummary | null => account(contextValue(r), 'result.value');
 
 const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
@@ -182,13 +176,17 @@ function accountWithData(v: unknown, path: string): AccountData | null {
   return { ...summary, data: new Uint8Array(Buffer.from(data[0], 'base64')) };
 }
 
+function accountsWithData(v: unknown, count: number, path: string): (AccountData | null)[] {
+  const list = array(v, path);
+  if (list.length !== count) throw new ShapeProblem(`${path} has ${list.length} entries for ${count} addresses`);
+  return list.map((a, i) => accountWithData(a, `${path}[${i}]`));
+}
+
 export function readAccountsData(r: unknown, count: number): AccountsAtSlot {
   const o = object(r, 'result');
   const context = object(o['context'], 'result.context');
   const slot = wholeNumber(context['slot'], 'result.context.slot');
-  const list = array(contextValue(r), 'result.value');
-  if (list.length !== count) throw new ShapeProblem(`result.value has ${list.length} entries for ${count} addresses`);
-  return { slot, accounts: list.map((a, i) => accountWithData(a, `result.value[${i}]`)) };
+  return { slot, accounts: accountsWithData(contextValue(r), count, 'result.value') };
 }
 
 export function readBlockhashValid(r: unknown): boolean {

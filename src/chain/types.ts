@@ -24,7 +24,7 @@ export interface SimulationResult {
   /** The context slot the node simulated at. */
   slot: number;
   /** Post-simulation state of the accounts asked for, in order; null for an account that does not exist. */
-  accounts: ({ lamports: number; owner: string } | null)[];
+  accounts: (AccountData | null)[];
 }
 
 export interface SignatureStatus {
@@ -58,12 +58,6 @@ export interface AccountsAtSlot {
   accounts: (AccountData | null)[];
 }
 
-/** Account summaries read together, with the slot the node read them at. */
-export interface SummariesAtSlot {
-  slot: number;
-  accounts: (AccountSummary | null)[];
-}
-
 /**
  * Every method may be retried on a transient failure (HTTP 429/5xx, a lost connection, a timeout) and moved to
  * another endpoint of the cluster: all of them are idempotent, sendTransaction included (the same signed bytes
@@ -95,10 +89,10 @@ export interface ChainClient {
   getMultipleAccounts(addresses: string[], limits?: CallLimits): Promise<(AccountSummary | null)[]>;
   getAccountInfo(address: string, limits?: CallLimits): Promise<AccountSummary | null>;
   /**
-   * Lamports and owners, in order (null where none exists), read at a slot no earlier than `minContextSlot`
+   * Accounts with their data, in order (null where none exists), read at a slot no earlier than `minContextSlot`
    * (the node answers only once it has reached it), with the slot of the read.
    */
-  getAccountsAtSlot(addresses: string[], minContextSlot: number, limits?: CallLimits): Promise<SummariesAtSlot>;
+  getAccountsAtSlot(addresses: string[], minContextSlot: number, limits?: CallLimits): Promise<AccountsAtSlot>;
   /** Accounts with their data, in order (null where none exists), and the context slot of the read. */
   getAccountsData(addresses: string[], limits?: CallLimits): Promise<AccountsAtSlot>;
   /** Whether a blockhash can still land a transaction, at the client's commitment. */

@@ -4,7 +4,8 @@
  * amounts an operator decides on are the signer's own figures, never the agent's words.
  */
 import type { KeyConfig } from '../config/types';
-import type { ApprovalRecord, AuditEntry, HaltRecord } from '../ledger/types';
+import type { ApprovalRecord, AuditEntry, HaltRecord, TokenFigure } from '../ledger/types';
+import { showAmount } from '../signer/tokens/amounts';
 import { showUntrusted } from '../util/untrusted';
 
 const LAMPORTS_PER_SOL = 1_000_000_000n;
@@ -27,10 +28,20 @@ export function renderApproval(a: ApprovalRecord): string {
     `${a.id}  key ${showUntrusted(a.key, 64)}  expires ${iso(a.expires_at)}`,
     `    balance change: ${lamportsAndSol(a.balance_change)}  (computed by the signer's simulation)`,
     `    fee: ${lamportsAndSol(a.fee)}`,
+    ...(a.tokens ?? []).flatMap(tokenLines),
     `    compute units: ${a.compute_units ?? 'unknown'}`,
     `    requested by: ${showUntrusted(a.requested_by, 80)}`,
     `    summary (from the builder, not verified): ${showUntrusted(a.summary)}`,
   ].join('\n');
+}
+
+/** A mint's movement in an approval: the key's change and each receiving owner, in base and UI units. */
+function tokenLines(f: TokenFigure): string[] {
+  const show = (amount: string) => showAmount(BigInt(amount), f.decimals);
+  return [
+    `    token ${f.mint}: ${show(f.change)}  (computed by the signer's simulation)`,
+    ...f.credits.map((c) => `      to ${c.owner}: ${show(c.amount)}`),
+  ];
 }
 
 export function renderHalt(halt: HaltRecord | null): string {

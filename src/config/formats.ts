@@ -3,8 +3,10 @@
  * (convict's own `nat` would read "12abc" as 12; these refuse it).
  */
 import convict from 'convict';
+import { parseBaseUnits } from '../signer/tokens/amounts';
 import { decodeAddress } from '../util/base58';
 import { isRecord } from '../util/is-record';
+import { TOKEN_OPS } from './types';
 
 export function parseListen(text: string): { host: string; port: number } | null {
   const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:\s[\]]+)):(\d{1,5})$/.exec(text);
@@ -94,6 +96,35 @@ export function registerFormats(): void {
         for (const s of v)
           if (typeof s !== 'string' || decodeAddress(s) === null)
             throw new Error(`${JSON.stringify(s)} is not a base58 address`);
+      },
+    },
+    'address-list-or-null': {
+      validate(v: unknown) {
+        if (v === null) return;
+        if (!Array.isArray(v)) throw new Error('must be a list of base58 addresses, or null');
+        for (const s of v)
+          if (typeof s !== 'string' || decodeAddress(s) === null)
+            throw new Error(`${JSON.stringify(s)} is not a base58 address`);
+      },
+    },
+    'base-units': {
+      validate(v: unknown) {
+        if (parseBaseUnits(v) === null)
+          throw new Error('must be a whole number of base units (0 to 18446744073709551615), a number or a string');
+      },
+    },
+    'base-units-or-null': {
+      validate(v: unknown) {
+        if (v !== null && parseBaseUnits(v) === null)
+          throw new Error('must be a whole number of base units (0 to 18446744073709551615), or null');
+      },
+    },
+    'token-ops': {
+      validate(v: unknown) {
+        if (!Array.isArray(v)) throw new Error(`must be a list of: ${TOKEN_OPS.join(', ')}`);
+        for (const s of v)
+          if (!(TOKEN_OPS as readonly unknown[]).includes(s))
+            throw new Error(`${JSON.stringify(s)} is not one of: ${TOKEN_OPS.join(', ')}`);
       },
     },
     address: {

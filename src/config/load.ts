@@ -12,9 +12,19 @@ import { SignerError } from '../util/errors';
 import { isValidKeyName } from '../keys/keyfile';
 import { decodeAddress } from '../util/base58';
 import { registerFormats, parseListen } from './formats';
-import { clusterSchema, fundEntrySchema, keySchema, programEntrySchema, tokenSchema, topLevelSchema } from './schema';
+import {
+  clusterSchema,
+  fundEntrySchema,
+  keySchema,
+  programEntrySchema,
+  tokenPolicySchema,
+  tokenSchema,
+  topLevelSchema,
+} from './schema';
 import { BUILT_IN_CLUSTERS, LOCAL_DEFAULT_RPC_URL, ZINK_TESTNET, localCluster, namedEndpoints } from './clusters';
 import type {
+  TokenOp,
+  TokenPolicy,
   ApprovalMode,
   ClusterCommitment,
   ClusterProfile,
@@ -26,6 +36,7 @@ import type {
   TokenConfig,
 } from './types';
 import { isRecord } from '../util/is-record';
+import { parseBaseUnits } from '../signer/tokens/amounts';
 import { schemaEnvNames, unknownSignerVariables } from './unknown-env';
 
 export interface LoadConfigOptions {
@@ -136,7 +147,12 @@ type TopLevel = {
   localnet: { game_programs: unknown[]; player_profile: string | null; fund: unknown[] };
 };
 
-type KeyEntry = Omit<KeyConfig, 'name' | 'approval' | 'class'> & { class: KeyClass; approval: ApprovalMode | null };
+type KeyEntry = Omit<KeyConfig, 'name' | 'approval' | 'class' | 'tokens' | 'allow_token_ops'> & {
+  class: KeyClass;
+  approval: ApprovalMode | null;
+  tokens: unknown[];
+  allow_token_ops: TokenOp[];
+};
 
 function buildKeys(raw: Record<string, unknown>): KeyConfig[] {
   const keys: KeyConfig[] = [];
@@ -152,9 +168,39 @@ function buildKeys(raw: Record<string, unknown>): KeyConfig[] {
     // Halts, caps and rate limits are kept per name: two names for one pubkey would each have their own.
     const twin = keys.find((k) => k.pubkey === e.pubkey);
     if (twin) fail(`keys.${name}.pubkey: ${e.pubkey} is already keys.${twin.name}; configure each pubkey once`);
-    keys.push({ ...e, name, approval });
+    const tokens = buildTokenPolicies(e.tokens, `keys.${name}.tokens`);
+    keys.push({ ...e, name, approval, tokens, allow_token_ops: [...new Set(e.allow_token_ops)] });
   }
   return keys;
+}
+
+type TokenPolicyEntry = Omit<TokenPolicy, 'per_tx' | 'per_day' | 'per_destination_per_day' | 'approve_above'> & {
+  per_tx: unknown;
+  per_day: unknown;
+  per_destination_per_day: unknown;
+  approve_above: unknown;
+};
+
+/** A key's token policies, amounts as bigint base units; a mint listed twice is an error. */
+function buildTokenPolicies(list: unknown[], where: string): TokenPolicy[] {
+  const units = (v: unknown): bigint | null => (v === null ? null : parseBaseUnits(v));
+  const policies: TokenPolicy[] = [];
+  for (const [i, item] of list.entries()) {
+    const e = validateEntry<TokenPolicyEntry>(tokenPolicySchema, item, `${where}[${i}]`);
+    if (policies.some((p) => p.mint === e.mint)) fail(`${where}[${i}].mint: ${e.mint} is listed twice`);
+    const perDay = units(e.per_day);
+    if (perDay === null) fail(`${where}[${i}].per_day: must be set`);
+    policies.push({
+      mint: e.mint,
+      program: e.program,
+      per_tx: units(e.per_tx),
+      per_day: perDay,
+      destinations: e.destinations === null ? null : [...new Set(e.destinations)],
+      per_destination_per_day: units(e.per_destination_per_day),
+      approve_above: units(e.approve_above),
+    });
+  }
+  return policies;
 }
 
 function buildTokens(list: unknown[], where: string, keys: KeyConfig[]): TokenConfig[] {

@@ -10,6 +10,8 @@ import {
   type ApprovalMode,
   type ClusterCommitment,
   type KeyClass,
+  TOKEN_OPS,
+  type TokenOp,
 } from './types';
 
 export const topLevelSchema = {
@@ -372,6 +374,55 @@ export const keySchema = {
     doc: 'Lets `sign` with mode "sign_only" return signed bytes for the caller to send (docs/payloads.md).',
     format: 'bool-strict',
     default: true,
+  },
+  tokens: {
+    doc: 'Mints this key may spend, a list of {mint, program, per_tx, per_day, destinations, per_destination_per_day, approve_above} (amounts in base units; docs/policy.md, "Tokens").',
+    format: 'object-list',
+    default: [] as unknown[],
+  },
+  allow_token_ops: {
+    doc: `Token authority operations this key may perform: any of ${TOKEN_OPS.join(', ')} (docs/policy.md, "Token authority").`,
+    format: 'token-ops',
+    default: [] as TokenOp[],
+  },
+};
+
+/** One entry of a key's `tokens:`. */
+export const tokenPolicySchema = {
+  mint: { doc: 'The mint (base58).', format: 'address', default: null as string | null },
+  program: {
+    doc: '`spl-token` or `token-2022`: the program that owns the mint.',
+    format: ['spl-token', 'token-2022'],
+    default: 'spl-token' as 'spl-token' | 'token-2022',
+  },
+  per_tx: {
+    doc: 'Most one transaction may move out of the key’s accounts of this mint, in base units; null: only per_day.',
+    format: 'base-units-or-null',
+    default: null as string | number | null,
+    nullable: true,
+  },
+  per_day: {
+    doc: 'Most the key may spend or reserve of this mint in 24 h, in base units.',
+    format: 'base-units',
+    default: null as string | number | null,
+  },
+  destinations: {
+    doc: 'Owners whose token accounts of this mint may receive from the key; null: any owner.',
+    format: 'address-list-or-null',
+    default: null as string[] | null,
+    nullable: true,
+  },
+  per_destination_per_day: {
+    doc: 'Most one owner may receive of this mint from this key in 24 h, in base units; null: no such cap.',
+    format: 'base-units-or-null',
+    default: null as string | number | null,
+    nullable: true,
+  },
+  approve_above: {
+    doc: 'With approval `confirm`: a spend of this mint at or below it signs without an operator, above it an operator approves; null: every spend asks.',
+    format: 'base-units-or-null',
+    default: null as string | number | null,
+    nullable: true,
   },
 };
 

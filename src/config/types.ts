@@ -27,6 +27,30 @@ export interface KeyConfig {
   allow_unattended: boolean;
   /** Whether `sign` may return signed bytes without sending them; absent means true (docs/payloads.md). */
   sign_only?: boolean;
+  /** The mints this key may spend, each with its caps (docs/policy.md, "Tokens"); absent means none. */
+  tokens?: TokenPolicy[];
+  /** Token authority operations this key may perform; absent means none (docs/policy.md, "Token authority"). */
+  allow_token_ops?: TokenOp[];
+}
+
+/** Token operations that hand control of the key's tokens to someone else, refused unless a key allows them. */
+export const TOKEN_OPS = ['approve', 'set_authority', 'close_account', 'freeze', 'mint'] as const;
+export type TokenOp = (typeof TOKEN_OPS)[number];
+
+/** One mint a key may spend. Amounts are base units (the mint's smallest unit). */
+export interface TokenPolicy {
+  mint: string;
+  program: 'spl-token' | 'token-2022';
+  /** Most one transaction may move out of the key's accounts of this mint; null: only the daily cap. */
+  per_tx: bigint | null;
+  /** Most the key may spend or reserve of this mint in 24 h. */
+  per_day: bigint;
+  /** Owners whose accounts of this mint may receive; null: any owner (the caps still bound the spend). */
+  destinations: string[] | null;
+  /** Most one owner may receive of this mint from this key in 24 h; null: no per-destination cap. */
+  per_destination_per_day: bigint | null;
+  /** With approval `confirm`: a spend at or below it signs without an operator; null: every spend of it asks. */
+  approve_above: bigint | null;
 }
 
 export interface ProgramEntry {

@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { SignerError, errorMessage } from '../util/errors';
 import { headMismatch } from './head';
-import type { AuditCommand, AuditEntry, AuditEntryInput, ChainHead, VerifyResult } from './types';
+import type { AuditCommand, AuditEntry, AuditEntryInput, ChainHead, TokenFigure, VerifyResult } from './types';
 
 /** `prev` of the first entry. */
 export const GENESIS_PREV = '0'.repeat(64);
@@ -36,9 +36,22 @@ export function serializeEntry(entry: AuditEntry): string {
     signature: entry.signature,
     slot: entry.slot,
     balance_change: entry.balance_change,
+    // An entry that moved no tokens serialises without the field, so entries written before it existed (and the
+    // earlier Rust signer's) hash exactly as they did.
+    ...(entry.tokens ? { tokens: entry.tokens.map(copyFigure) } : {}),
     prev: entry.prev,
     hash: entry.hash,
   });
+}
+
+/** A figure's fields in their fixed order. */
+function copyFigure(f: TokenFigure): TokenFigure {
+  return {
+    mint: f.mint,
+    decimals: f.decimals,
+    change: f.change,
+    credits: f.credits.map((c) => ({ owner: c.owner, amount: c.amount })),
+  };
 }
 
 /** sha256 hex of the entry serialised with `hash` set to "". */
@@ -69,6 +82,7 @@ function copyInput(e: AuditEntryInput): AuditEntryInput {
     signature: e.signature,
     slot: e.slot,
     balance_change: e.balance_change,
+    ...(e.tokens ? { tokens: e.tokens.map(copyFigure) } : {}),
   };
 }
 
@@ -110,7 +124,28 @@ export function entryInputProblem(e: unknown): string | null {
   if (!isNullableString(o.signature)) return 'signature must be a string or null';
   if (!isNullableInt(o.slot) || (o.slot !== null && o.slot < 0)) return 'slot must be a non-negative integer or null';
   if (!isNullableInt(o.balance_change)) return 'balance_change must be an integer or null';
+  if (o.tokens !== undefined && o.tokens !== null && !(Array.isArray(o.tokens) && o.tokens.every(isTokenFigure)))
+    return 'tokens must be a list of {mint, decimals, change, credits} or null';
   return null;
+}
+
+const DECIMAL = /^-?(0|[1-9]\d*)$/;
+
+function isTokenFigure(v: unknown): v is TokenFigure {
+  if (typeof v !== 'object' || v === null) return false;
+  const f = v as Record<string, unknown>;
+  return (
+    typeof f.mint === 'string' &&
+    isNullableInt(f.decimals) &&
+    typeof f.change === 'string' &&
+    DECIMAL.test(f.change) &&
+    Array.isArray(f.credits) &&
+    f.credits.every((c: unknown) => {
+      if (typeof c !== 'object' || c === null) return false;
+      const o = c as Record<string, unknown>;
+      return typeof o.owner === 'string' && typeof o.amount === 'string' && DECIMAL.test(o.amount);
+    })
+  );
 }
 
 /** Throws SignerError('internal') for an input the chain cannot hold: that is a caller bug, not a store failure. */

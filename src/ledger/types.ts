@@ -22,6 +22,20 @@ export interface AuditEntryInput {
   signature: string | null;
   slot: number | null;
   balance_change: number | null; // finals: the actual change; intents: −reservation
+  /** Token figures of a sign (docs/ledger.md); absent or null for every other entry and every sign that moved none. */
+  tokens?: TokenFigure[] | null;
+}
+
+/**
+ * What a sign moves of one mint, from its simulation: the key's change (an intent's is the reservation) and what
+ * each other owner receives. Amounts are base units as decimal strings (u64 does not fit a JSON number).
+ */
+export interface TokenFigure {
+  mint: string;
+  decimals: number | null;
+  /** The key's balance change of this mint, all its accounts together: negative is a spend. */
+  change: string;
+  credits: { owner: string; amount: string }[];
 }
 
 export interface AuditEntry extends AuditEntryInput {
@@ -47,6 +61,8 @@ export interface ApprovalRequest {
   balance_change: number | null;
   fee: number | null;
   compute_units: number | null;
+  /** The token figures the operator approves (absent: none). */
+  tokens?: TokenFigure[] | null;
   requested_by: string;
   ts: number;
   expires_at: number; // unix seconds

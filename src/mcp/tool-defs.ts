@@ -73,6 +73,38 @@ const REPORT_SCHEMA: Json = {
       ...nullable('integer'),
       description: "The key's daily allowance left after this transaction's spend; null when unknown.",
     },
+    token_changes: {
+      type: ['array', 'null'],
+      description:
+        "Per mint, from the simulation: the key's change (`change`, base units; negative is a spend; `ui_change` in the mint's units) and what each other owner receives (`credits`).",
+      items: {
+        type: 'object',
+        properties: {
+          mint: { type: 'string' },
+          decimals: nullable('integer'),
+          change: { type: 'string' },
+          ui_change: nullable('string'),
+          credits: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: { owner: { type: 'string' }, amount: { type: 'string' } },
+              required: ['owner', 'amount'],
+            },
+          },
+        },
+        required: ['mint', 'decimals', 'change', 'ui_change', 'credits'],
+      },
+    },
+    remaining_daily_tokens: {
+      type: ['array', 'null'],
+      description: "Each of the key's mints: its daily allowance left after this transaction (base units).",
+      items: {
+        type: 'object',
+        properties: { mint: { type: 'string' }, remaining: { type: 'string' } },
+        required: ['mint', 'remaining'],
+      },
+    },
   },
   required: [
     'outcome',
@@ -95,6 +127,8 @@ const REPORT_SCHEMA: Json = {
     'signed_transaction',
     'would_need_approval',
     'remaining_daily_lamports',
+    'token_changes',
+    'remaining_daily_tokens',
   ],
 };
 

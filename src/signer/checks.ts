@@ -7,7 +7,9 @@ import type { ClusterProfile, KeyConfig } from '../config/types';
 import type { CompiledInstruction, CompiledMessage } from './compile';
 import { requiredSigners } from './compile';
 import type { CheckName } from './report';
+import { tokenInstructionName, tokenInstructionVerdict } from './tokens/instructions';
 import {
+  ALWAYS_ALLOWED_PROGRAMS,
   ASSOCIATED_TOKEN_PROGRAM,
   DRAIN_SOL_VAULT_DISCRIMINATOR,
   SYSTEM_PROGRAM,
@@ -50,7 +52,13 @@ function checkFeePayer({ msg, key }: CheckSubject): Refusal | null {
 }
 
 function checkPrograms({ msg, key, cluster }: CheckSubject): Refusal | null {
-  const allowed = new Set([...cluster.programs.map((p) => p.address), ...key.extra_programs]);
+  // The token programs are judged by the token policy (their movements in the simulation), and Memo and
+  // ComputeBudget move no value: every key may call them.
+  const allowed = new Set([
+    ...cluster.programs.map((p) => p.address),
+    ...key.extra_programs,
+    ...ALWAYS_ALLOWED_PROGRAMS,
+  ]);
   for (const [i, ix] of msg.instructions.entries()) {
     const program = programOf(msg, ix);
     if (program === undefined) return { check: 'programs', message: `instruction ${i} has no program id` };
@@ -60,14 +68,28 @@ function checkPrograms({ msg, key, cluster }: CheckSubject): Refusal | null {
   return null;
 }
 
-function checkTokens({ msg }: CheckSubject): Refusal | null {
+/**
+ * Token instructions by their tag, before anything is simulated, so the common refusals name the instruction.
+ * The token policy then judges what the simulation moved, which also covers the same operations reached through
+ * another program (movements.ts).
+ */
+function checkTokens({ msg, key }: CheckSubject): Refusal | null {
+  const allowedOps = new Set(key.allow_token_ops ?? []);
   for (const [i, ix] of msg.instructions.entries()) {
     const program = programOf(msg, ix);
     if (program === undefined) continue; // refused by the programs check already
     if (TOKEN_PROGRAMS.has(program)) {
+      const tag = ix.data[0];
+      const verdict = tag === undefined ? 'refused' : tokenInstructionVerdict(tag);
+      if (verdict === 'allowed' || (verdict !== 'refused' && allowedOps.has(verdict))) continue;
+      const name =
+        tag === undefined ? 'an empty token instruction' : `token instruction ${tokenInstructionName(tag, program)}`;
       return {
         check: 'tokens',
-        message: `instruction ${i} calls token program ${program} directly, which is not allowed`,
+        message:
+          verdict === 'refused'
+            ? `instruction ${i} is ${name}, which the signer does not sign`
+            : `instruction ${i} is ${name}, which this key may not do (add "${verdict}" to its allow_token_ops to allow it)`,
       };
     }
     if (program !== ASSOCIATED_TOKEN_PROGRAM) continue;

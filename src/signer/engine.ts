@@ -19,6 +19,7 @@ import { awaitApproval } from './flow/approval';
 import type { SignRecord } from './flow/audit';
 import { writeFinal } from './flow/audit';
 import { destinationRefusal } from './flow/destinations';
+import { judgeTokens } from './flow/tokens';
 import { capReservation, needsApproval, passGate } from './flow/gate';
 import { keyUsage, preflight } from './flow/preflight';
 import { sendAndConfirm } from './flow/send-confirm';
@@ -102,12 +103,12 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     report.checks.push('simulation');
     report.logs = figures.sim.logs;
     // From here check runs sign's own decisions on the same figures, so its outcome is what sign would do.
-    const destinations = destinationRefusal(key, figures.gains);
+    const destinations = destinationRefusal(key, figures.gains) ?? judgeTokens(key, report, figures);
     if (destinations) return done('check', refuse(report, destinations), started);
     report.checks.push('destinations');
-    report.would_need_approval = needsApproval(key, report.balance_change);
+    report.would_need_approval = needsApproval(key, report.balance_change, figures);
     if (checked.usageKnown) {
-      const cap = capReservation(key, report, checked.usage);
+      const cap = capReservation(key, report, checked.usage, figures);
       if (!cap.ok) return done('check', cap.report, started);
       report.checks.push('cap');
     }
@@ -167,13 +168,13 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     const simulated = recordSimulation(report, figures);
     if (!simulated.ok) return notSent(simulated.report);
     report.checks.push('simulation');
-    const destinations = destinationRefusal(key, figures.gains);
+    const destinations = destinationRefusal(key, figures.gains) ?? judgeTokens(key, report, figures);
     if (destinations) return notSent(refuse(report, destinations));
     report.checks.push('destinations');
     // The cap is checked before an operator is asked (nothing to approve if it would be refused), and again at
     // the gate on the figures and usage of the moment of sending.
-    report.would_need_approval = needsApproval(key, report.balance_change);
-    const early = capReservation(key, report, usage);
+    report.would_need_approval = needsApproval(key, report.balance_change, figures);
+    const early = capReservation(key, report, usage, figures);
     if (!early.ok) return notSent(early.report);
 
     if (report.would_need_approval) {
@@ -194,8 +195,9 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       const after = await simulate(chain, built, key, 'sign');
       const resimulated = recordSimulation(report, after, 'after approval');
       if (!resimulated.ok) return notSent(resimulated.report);
-      const moved = destinationRefusal(key, after.gains);
+      const moved = destinationRefusal(key, after.gains) ?? judgeTokens(key, report, after);
       if (moved) return notSent(refuse(report, moved));
+      figures = after;
       usage = await keyUsage(ledger, key);
     }
     report.checks.push('approval');
@@ -207,6 +209,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         rec,
         built,
         usage,
+        figures,
         report,
         signal: input.signal,
         detail: mode === 'sign_only' ? signOnlyIntentDetail(lastValid) : null,

@@ -5,6 +5,16 @@ export const ASSOCIATED_TOKEN_PROGRAM = 'ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJ
 export const SPL_TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
 export const TOKEN_2022_PROGRAM = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
 export const TOKEN_PROGRAMS: ReadonlySet<string> = new Set([SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM]);
+export const MEMO_PROGRAM = 'MemoSq4gqABAXKb96qnH8TysNcWxMyWCqXgDLGmfcHr';
+export const MEMO_V1_PROGRAM = 'Memo1UhkJRfHyvLMcVucJwxXeuD728EqVDDwQDxFMNo';
+/** Programs every key may call: the token programs (the token policy judges them) and two that move no value. */
+export const ALWAYS_ALLOWED_PROGRAMS: readonly string[] = [
+  SPL_TOKEN_PROGRAM,
+  TOKEN_2022_PROGRAM,
+  COMPUTE_BUDGET_PROGRAM,
+  MEMO_PROGRAM,
+  MEMO_V1_PROGRAM,
+];
 
 export const SYSTEM_TRANSFER_TAG = 2;
 /** Anchor discriminator of Player Profile's drain_sol_vault: sha256("global:drain_sol_vault")[0..8]. */

@@ -1,4 +1,6 @@
 /** The JSON report of check and sign (fields in docs/reports.md): every field always present, absent values null. */
+import type { TokenFigure } from '../ledger/types';
+
 /** `signed` (sign_only) is not final: the signer watches the signature and records its end in the ledger. */
 export type Outcome = 'ok' | 'refused' | 'simulation_failed' | 'confirmed' | 'failed' | 'unknown' | 'signed';
 
@@ -46,6 +48,15 @@ export interface Report {
   would_need_approval: boolean | null;
   /** The key's daily allowance left after this transaction's spend; null when it is not known. */
   remaining_daily_lamports: number | null;
+  /** What the simulation moved of each mint (the key's change, each other owner's credit); null before it ran. */
+  token_changes: ReportTokenChange[] | null;
+  /** Each of the key's mints' daily allowance left after this transaction; null when it is not known. */
+  remaining_daily_tokens: { mint: string; remaining: string }[] | null;
+}
+
+/** A mint's movement as reported: base units as decimal strings, and the key's change in UI units. */
+export interface ReportTokenChange extends TokenFigure {
+  ui_change: string | null;
 }
 
 /** CLI exit codes, one per outcome; 1 is an error with no report. */
@@ -92,5 +103,7 @@ export function emptyReport(fields: {
     signed_transaction: null,
     would_need_approval: null,
     remaining_daily_lamports: null,
+    token_changes: null,
+    remaining_daily_tokens: null,
   };
 }

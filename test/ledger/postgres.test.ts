@@ -73,7 +73,7 @@ describe('PostgreSQL store specifics', () => {
   it('replicas starting at once on a new database apply the migrations once', async () => {
     const all = await Promise.all(Array.from({ length: 5 }, () => open()));
     const rows = await admin((c) => c.query('SELECT version FROM schema_version'), dbUrl(name));
-    expect(rows.rows).toEqual([{ version: 2 }]); // 1: tables, 2: usage indexes
+    expect(rows.rows).toEqual([{ version: 3 }]); // 1: tables, 2: usage indexes, 3: token figures
     await Promise.all(all.map((l, i) => l.append(signInput({ ts: i }))));
     expect(await all[0]!.verify()).toEqual({ ok: true, entries: 5 });
   });

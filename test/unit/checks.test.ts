@@ -169,16 +169,36 @@ describe('structural checks', () => {
   });
 
   it.each([[SPL_TOKEN_PROGRAM], [TOKEN_2022_PROGRAM]])(
-    'refuses %s called directly as tokens, even when listed in extras',
+    'lets any key call %s to move tokens (the token policy judges the simulation) but refuses authority operations it does not allow',
     (program) => {
-      const ix = { program_id: program, accounts: [signer(signing)], data: [3, 0, 0, 0, 0, 0, 0, 0, 0] };
-      expect(refusal(subject([ix], { key: key({ extra_programs: [program] }) }))).toEqual({
+      const transfer = { program_id: program, accounts: [signer(signing)], data: [3, 0, 0, 0, 0, 0, 0, 0, 0] };
+      expect(refusal(subject([transfer]))).toBeNull();
+      const approve = { program_id: program, accounts: [signer(signing)], data: [4, 1, 0, 0, 0, 0, 0, 0, 0] };
+      expect(refusal(subject([approve]))).toEqual({
         check: 'tokens',
-        message: `instruction 0 calls token program ${program} directly, which is not allowed`,
+        message:
+          'instruction 0 is token instruction 4 (Approve), which this key may not do (add "approve" to its allow_token_ops to allow it)',
       });
-      expect(refusal(subject([ix]))?.check).toBe('programs');
+      expect(refusal(subject([approve], { key: key({ allow_token_ops: ['approve'] }) }))).toBeNull();
+      const setAuthority = { program_id: program, accounts: [signer(signing)], data: [6, 2, 0] };
+      expect(refusal(subject([setAuthority]))?.message).toContain('add "set_authority"');
+      const initializeMint = { program_id: program, accounts: [signer(signing)], data: [0, 6] };
+      expect(refusal(subject([initializeMint]))).toEqual({
+        check: 'tokens',
+        message: 'instruction 0 is token instruction 0 (InitializeMint), which the signer does not sign',
+      });
     },
   );
+
+  it('refuses Token-2022 extension instructions whatever the key allows', () => {
+    const ix = { program_id: TOKEN_2022_PROGRAM, accounts: [signer(signing)], data: [26, 1] };
+    const allowAll = key({ allow_token_ops: ['approve', 'set_authority', 'close_account', 'freeze', 'mint'] });
+    expect(refusal(subject([ix], { key: allowAll }))).toEqual({
+      check: 'tokens',
+      message:
+        'instruction 0 is token instruction 26 (a Token-2022 extension instruction), which the signer does not sign',
+    });
+  });
 
   it('allows ATA create data [], [0] and [1]; refuses [2] and [1,0]', () => {
     for (const data of [[], [0], [1]]) expect(refusal(subject([ataIx(signing, data)]))).toBeNull();

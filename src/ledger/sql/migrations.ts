@@ -13,6 +13,12 @@ const USAGE_INDEXES = [
   'CREATE INDEX entries_signature ON entries (signature, command)',
 ].join(';\n');
 
+/** Token figures of signs and of the approvals that show them (JSON text; NULL where nothing moved). */
+const TOKEN_COLUMNS = [
+  'ALTER TABLE entries ADD COLUMN tokens TEXT',
+  'ALTER TABLE approvals ADD COLUMN tokens TEXT',
+].join(';\n');
+
 export const SQLITE_MIGRATIONS: readonly string[] = [
   `CREATE TABLE entries (
      seq INTEGER PRIMARY KEY,
@@ -66,6 +72,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
      SELECT 1, coalesce((SELECT seq FROM entries ORDER BY seq DESC LIMIT 1), 0),
                coalesce((SELECT hash FROM entries ORDER BY seq DESC LIMIT 1), '${GENESIS_PREV}');
    ALTER TABLE key_locks ADD COLUMN lease_until_ms INTEGER;`,
+  TOKEN_COLUMNS,
 ];
 
 export const POSTGRES_MIGRATIONS: readonly string[] = [
@@ -107,6 +114,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
    );
    CREATE INDEX approvals_status ON approvals (status, ts);`,
   USAGE_INDEXES,
+  TOKEN_COLUMNS,
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */

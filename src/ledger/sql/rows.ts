@@ -2,7 +2,15 @@
  * Rows to records and back, for both stores. The drivers differ only in how numbers arrive (better-sqlite3:
  * numbers; pg: bigint columns as strings), so every number goes through Number().
  */
-import type { ApprovalRecord, ApprovalRequest, ApprovalStatus, AuditCommand, AuditEntry, HaltRecord } from '../types';
+import type {
+  ApprovalRecord,
+  ApprovalRequest,
+  ApprovalStatus,
+  AuditCommand,
+  AuditEntry,
+  HaltRecord,
+  TokenFigure,
+} from '../types';
 
 export type Row = Record<string, unknown>;
 
@@ -24,7 +32,19 @@ function programsOf(v: unknown): string[] {
   }
 }
 
+/** `tokens` is stored as JSON text or NULL; like `programs`, a value that does not parse fails verification. */
+function tokensOf(v: unknown): TokenFigure[] | null {
+  if (v === null || v === undefined) return null;
+  try {
+    const t: unknown = JSON.parse(str(v));
+    return Array.isArray(t) ? (t as TokenFigure[]) : null;
+  } catch {
+    return null;
+  }
+}
+
 export function rowToEntry(r: Row): AuditEntry {
+  const tokens = tokensOf(r.tokens);
   return {
     ts: num(r.ts),
     key: str(r.key),
@@ -39,6 +59,7 @@ export function rowToEntry(r: Row): AuditEntry {
     signature: strOrNull(r.signature),
     slot: numOrNull(r.slot),
     balance_change: numOrNull(r.balance_change),
+    ...(tokens ? { tokens } : {}),
     prev: str(r.prev),
     hash: str(r.hash),
   };
@@ -62,6 +83,7 @@ export function entryRowValues(seq: number, entry: AuditEntry): unknown[] {
     entry.balance_change,
     entry.prev,
     entry.hash,
+    entry.tokens ? JSON.stringify(entry.tokens) : null,
   ];
 }
 
@@ -74,6 +96,7 @@ export function haltRowValues(rec: HaltRecord): unknown[] {
 }
 
 export function rowToApproval(r: Row): ApprovalRecord {
+  const tokens = tokensOf(r.tokens);
   return {
     id: str(r.id),
     key: str(r.key),
@@ -82,6 +105,7 @@ export function rowToApproval(r: Row): ApprovalRecord {
     balance_change: numOrNull(r.balance_change),
     fee: numOrNull(r.fee),
     compute_units: numOrNull(r.compute_units),
+    ...(tokens ? { tokens } : {}),
     requested_by: str(r.requested_by),
     ts: num(r.ts),
     expires_at: num(r.expires_at),
@@ -104,6 +128,7 @@ export function approvalRowValues(id: string, req: ApprovalRequest): unknown[] {
     req.requested_by,
     req.ts,
     req.expires_at,
+    req.tokens ? JSON.stringify(req.tokens) : null,
   ];
 }
 

@@ -49,6 +49,7 @@ export async function awaitApproval(deps: ApprovalDeps, input: ApprovalInput): P
     balance_change: report.balance_change,
     fee: report.fee,
     compute_units: report.compute_units,
+    tokens: report.token_changes?.map(({ mint, decimals, change, credits }) => ({ mint, decimals, change, credits })),
     requested_by: principalLabel(input.principal),
     ts: now,
     expires_at: now + Math.ceil(timings.approval_timeout_ms / 1000),

@@ -1,6 +1,6 @@
 /** The audit entries a sign writes: its durable intent before sending, and its final entry after. */
 import type { KeyConfig } from '../../config/types';
-import type { AuditEntryInput, Ledger } from '../../ledger/types';
+import type { AuditEntryInput, Ledger, TokenFigure } from '../../ledger/types';
 import { errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';
 import type { EngineLogger } from '../engine-deps';
@@ -17,7 +17,7 @@ export interface SignRecord {
 
 export function signEntry(
   rec: SignRecord,
-  rest: Pick<AuditEntryInput, 'command' | 'outcome' | 'detail' | 'signature' | 'slot' | 'balance_change'>,
+  rest: Pick<AuditEntryInput, 'command' | 'outcome' | 'detail' | 'signature' | 'slot' | 'balance_change' | 'tokens'>,
 ): AuditEntryInput {
   return {
     ts: nowSeconds(),
@@ -28,6 +28,17 @@ export function signEntry(
     intent: rec.intent,
     ...rest,
   };
+}
+
+/**
+ * A final entry's token figures: what the simulation moved once the transaction landed, nothing for one that failed
+ * on chain (a failed transaction moves no tokens), and none recorded otherwise (the intent's reservation then holds
+ * where it must: ledger/token-usage.ts).
+ */
+function finalTokens(report: Report): TokenFigure[] | null {
+  if (report.outcome === 'failed') return [];
+  if (report.outcome !== 'confirmed' || !report.token_changes || report.token_changes.length === 0) return null;
+  return report.token_changes.map(({ mint, decimals, change, credits }) => ({ mint, decimals, change, credits }));
 }
 
 /**
@@ -49,6 +60,7 @@ export async function writeFinal(
         signature: report.signature,
         slot: report.slot,
         balance_change: report.balance_change,
+        tokens: finalTokens(report),
       }),
     );
   } catch (e) {

@@ -4,7 +4,6 @@
  * is sent; if it cannot be written, nothing is sent. How the reservation is counted is in docs/policy.md.
  */
 import type { KeyConfig } from '../../config/types';
-import type { KeyUsage } from '../../ledger/limits';
 import { spendOf } from '../../ledger/limits';
 import type { Ledger } from '../../ledger/types';
 import { SignerError } from '../../util/errors';
@@ -15,6 +14,9 @@ import { haltRefusal } from './halted';
 import { limitsRefusal, remainingDaily } from './limits';
 import { stop, type StepWith } from './step';
 import type { BuiltTransaction } from './transaction';
+import type { Usage } from './preflight';
+import type { TokenFigures } from './tokens';
+import { remainingTokens, tokenCapRefusal, tokenFigures, tokensNeedApproval } from '../tokens/policy';
 
 export interface GateDeps {
   ledger: Ledger;
@@ -22,10 +24,15 @@ export interface GateDeps {
 }
 
 /**
- * What the cap holds for a transaction: exactly what the simulation says the key loses. The simulated balance
- * change already has the fee taken off, so the fee is not added again.
+ * What the cap holds for a transaction: exactly what the simulation says the key loses, in lamports and of each
+ * mint. The simulated balance change already has the fee taken off, so the fee is not added again.
  */
-export function capReservation(key: KeyConfig, report: Report, usage: KeyUsage): StepWith<{ reservation: number }> {
+export function capReservation(
+  key: KeyConfig,
+  report: Report,
+  usage: Usage,
+  figures: TokenFigures,
+): StepWith<{ reservation: number }> {
   if (report.balance_change === null) {
     return stop(report, {
       check: 'limits',
@@ -34,16 +41,22 @@ export function capReservation(key: KeyConfig, report: Report, usage: KeyUsage):
   }
   const reservation = spendOf(report.balance_change);
   report.remaining_daily_lamports = remainingDaily(key, usage, reservation);
-  const refusal = limitsRefusal(key, usage, reservation);
+  if ((key.tokens ?? []).length > 0) report.remaining_daily_tokens = remainingTokens(key, figures.tokens, usage.tokens);
+  const refusal =
+    limitsRefusal(key, usage, reservation) ?? tokenCapRefusal(key, figures.tokens, figures.mints, usage.tokens);
   if (refusal) return stop(report, refusal);
   return { ok: true, reservation };
 }
 
-/** With approval `confirm`, whether this spend needs an operator: all of them, or those above the threshold. */
-export function needsApproval(key: KeyConfig, balanceChange: number | null): boolean {
+/**
+ * With approval `confirm`, whether this spend needs an operator: all of them, or those above a threshold (the
+ * lamport one, or a spent mint's).
+ */
+export function needsApproval(key: KeyConfig, balanceChange: number | null, figures: TokenFigures): boolean {
   if (key.approval !== 'confirm') return false;
   const threshold = key.approve_above_lamports ?? null;
-  return threshold === null || balanceChange === null || spendOf(balanceChange) > threshold;
+  const lamports = threshold === null || balanceChange === null || spendOf(balanceChange) > threshold;
+  return lamports || tokensNeedApproval(key, figures.tokens);
 }
 
 /** Cap, halt, cancellation, then the intent: once this returns ok the transaction may be sent. */
@@ -52,7 +65,8 @@ export async function passGate(
   input: {
     rec: SignRecord;
     built: BuiltTransaction;
-    usage: KeyUsage;
+    usage: Usage;
+    figures: TokenFigures;
     report: Report;
     signal: AbortSignal | undefined;
     /** What the intent says beyond the figures (a sign-only intent carries how long it is watched). */
@@ -60,7 +74,7 @@ export async function passGate(
   },
 ): Promise<StepWith<{ reservation: number }>> {
   const { rec, built, report } = input;
-  const cap = capReservation(rec.key, report, input.usage);
+  const cap = capReservation(rec.key, report, input.usage, input.figures);
   if (!cap.ok) return cap;
   report.checks.push('cap');
 
@@ -77,6 +91,7 @@ export async function passGate(
       signature: built.signature,
       slot: null,
       balance_change: -cap.reservation,
+      tokens: tokenFigures(input.figures.tokens, input.figures.mints),
     }),
   );
   return { ok: true, reservation: cap.reservation };

@@ -6,7 +6,8 @@
  */
 import type { ChainClient } from '../../chain/types';
 import type { ClusterProfile, KeyConfig } from '../../config/types';
-import type { KeyUsage } from '../../ledger/limits';
+import { SPEND_WINDOW_S, type KeyUsage } from '../../ledger/limits';
+import { computeTokenUsage, type TokenUsage } from '../../ledger/token-usage';
 import type { HaltRecord, Ledger } from '../../ledger/types';
 import { SignerError, errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';
@@ -35,15 +36,27 @@ export interface PreflightInput {
 }
 
 export interface Preflighted {
-  usage: KeyUsage;
+  usage: Usage;
   /** False when check could not read the ledger: `usage` is then zeros, not the key's. */
   usageKnown: boolean;
   /** Prepared for the blockhash the checks ran against; the first simulation reuses it. */
   prepared: PreparedTransaction;
 }
 
-export function keyUsage(ledger: Ledger, key: KeyConfig): Promise<KeyUsage> {
-  return ledger.keyUsage(key.name, nowSeconds(), key.daily_lamport_cap);
+/** A key's usage: lamports and rate from the store's own statement, and per mint for a key that has token caps. */
+export interface Usage extends KeyUsage {
+  tokens: TokenUsage;
+}
+
+export async function keyUsage(ledger: Ledger, key: KeyConfig): Promise<Usage> {
+  const now = nowSeconds();
+  const [usage, tokens] = await Promise.all([
+    ledger.keyUsage(key.name, now, key.daily_lamport_cap),
+    (key.tokens ?? []).length === 0
+      ? new Map()
+      : ledger.signEntriesForKey(key.name, now - SPEND_WINDOW_S).then((e) => computeTokenUsage(e, now)),
+  ]);
+  return { ...usage, tokens };
 }
 
 export async function preflight(deps: PreflightDeps, input: PreflightInput): Promise<StepWith<Preflighted>> {
@@ -57,7 +70,7 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
   if (key.approval === 'deny') return stop(report, { check: 'approval', message: `key "${key.name}" is set to deny` });
 
   let halt: HaltRecord | null;
-  let usage: KeyUsage | null = null;
+  let usage: Usage | null = null;
   try {
     [halt, usage] = await Promise.all([deps.halts.current(key.name), keyUsage(deps.ledger, key)]);
   } catch (e) {
@@ -104,7 +117,8 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
     if (early) return stop(report, early);
     report.checks.push('limits');
   }
-  return { ok: true, usage: usage ?? { signsLastMinute: 0, spent24h: 0 }, usageKnown: usage !== null, prepared };
+  const none: Usage = { signsLastMinute: 0, spent24h: 0, tokens: new Map() };
+  return { ok: true, usage: usage ?? none, usageKnown: usage !== null, prepared };
 }
 
 /** A partial signer stands for an account the transaction creates: it must not exist yet. */

@@ -4,12 +4,15 @@
  * transaction increases. A fee the RPC cannot quote stays unknown (null), never assumed to be 0.
  *
  * The balances before are read after the simulation, pinned with `minContextSlot` to the simulation's slot, so
- * they are never older than the state the simulation ran on (docs/policy.md, "Spend and slots").
+ * they are never older than the state the simulation ran on (docs/policy.md, "Spend and slots"). Token balances
+ * come from the same two states: every writable token account's amount before and after.
  */
 import type { ChainClient, SimulationResult } from '../../chain/types';
 import type { KeyConfig } from '../../config/types';
 import { programError } from '../checks';
 import type { Report } from '../report';
+import { tokenMovements, type TokenMovements } from '../tokens/movements';
+import { readMint, type MintState } from '../tokens/state';
 import { writableAccounts } from '../writable-accounts';
 import type { Step } from './step';
 import type { BuiltTransaction } from './transaction';
@@ -29,7 +32,13 @@ export interface Figures {
   fee: number | null;
   balanceChange: number | null;
   gains: LamportGain[];
+  /** What the transaction does to token accounts, from the same before and after states. */
+  tokens: TokenMovements;
+  /** The mints it moves, read after the simulation (decimals, Token-2022 extensions); null where none exists. */
+  mints: Map<string, MintState | null>;
 }
+
+const NO_TOKENS: TokenMovements = { mints: [], authority: [] };
 
 export async function simulate(
   chain: ChainClient,
@@ -48,7 +57,9 @@ export async function simulate(
     }),
     chain.getFeeForMessage(messageBase64).catch(() => null),
   ]);
-  if (sim.err !== null || sim.accounts.length !== accounts.length) return { sim, fee, balanceChange: null, gains: [] };
+  if (sim.err !== null || sim.accounts.length !== accounts.length) {
+    return { sim, fee, balanceChange: null, gains: [], tokens: NO_TOKENS, mints: new Map() };
+  }
   const before = await chain.getAccountsAtSlot(accounts, sim.slot);
   let balanceChange: number | null = null;
   const gains: LamportGain[] = [];
@@ -59,7 +70,14 @@ export async function simulate(
     if (address === key.pubkey) balanceChange = delta;
     else if (delta > 0 && post) gains.push({ address, lamports: delta, created: pre === null, owner: post.owner });
   }
-  return { sim, fee, balanceChange, gains };
+  const tokens = tokenMovements(key.pubkey, accounts, before.accounts, sim.accounts);
+  const mints = new Map<string, MintState | null>();
+  const mintAddresses = tokens.mints.map((m) => m.mint);
+  if (mintAddresses.length > 0) {
+    const read = await chain.getAccountsData(mintAddresses);
+    for (const [i, mint] of mintAddresses.entries()) mints.set(mint, readMint(read.accounts[i] ?? null));
+  }
+  return { sim, fee, balanceChange, gains, tokens, mints };
 }
 
 /** Puts the figures on the report; a failed simulation stops the flow with outcome `simulation_failed`. */

@@ -1,0 +1,20 @@
+/**
+ * The token step of check and sign, after the simulation: the report gets what each mint moved, and the policy
+ * (tokens/policy.ts) judges the movement — the caps are judged with the lamport cap (gate.ts).
+ */
+import type { KeyConfig } from '../../config/types';
+import type { Refusal } from '../checks';
+import type { Report } from '../report';
+import { uiAmount } from '../tokens/amounts';
+import { tokenFigures, tokenPolicyRefusal } from '../tokens/policy';
+import type { Figures } from './simulate';
+
+export type TokenFigures = Pick<Figures, 'tokens' | 'mints'>;
+
+export function judgeTokens(key: KeyConfig, report: Report, figures: TokenFigures): Refusal | null {
+  report.token_changes = tokenFigures(figures.tokens, figures.mints).map((f) => ({
+    ...f,
+    ui_change: f.decimals === null ? null : uiAmount(BigInt(f.change), f.decimals),
+  }));
+  return tokenPolicyRefusal(key, figures.tokens, figures.mints);
+}

@@ -1,0 +1,147 @@
+/**
+ * The token policy applied to what the simulation moved (movements.ts): which mints the key may spend, which
+ * authority operations it may perform, which mints the signer can account for, where the tokens may go, and the
+ * per-transaction, daily and per-destination caps. docs/policy.md, "Tokens", describes each rule.
+ */
+import type { KeyConfig, TokenPolicy } from '../../config/types';
+import type { TokenUsage } from '../../ledger/token-usage';
+import type { TokenFigure } from '../../ledger/types';
+import type { Refusal } from '../checks';
+import { showAmount } from './amounts';
+import { unaccountedExtension } from './extensions';
+import type { MintMovement, TokenMovements } from './movements';
+import type { MintState } from './state';
+
+/** A mint the key spends in this transaction, with its policy and the mint as read from the chain. */
+interface Spend {
+  movement: MintMovement;
+  amount: bigint;
+  decimals: number | null;
+}
+
+const policyFor = (key: KeyConfig, mint: string): TokenPolicy | undefined =>
+  (key.tokens ?? []).find((p) => p.mint === mint);
+
+const spends = (movements: TokenMovements, mints: ReadonlyMap<string, MintState | null>): Spend[] =>
+  movements.mints
+    .filter((m) => m.keyChange < 0n)
+    .map((m) => ({ movement: m, amount: -m.keyChange, decimals: mints.get(m.mint)?.decimals ?? null }));
+
+/** Authority operations, unlisted mints, mints the signer cannot account for, and destinations. */
+export function tokenPolicyRefusal(
+  key: KeyConfig,
+  movements: TokenMovements,
+  mints: ReadonlyMap<string, MintState | null>,
+): Refusal | null {
+  const allowed = new Set(key.allow_token_ops ?? []);
+  const op = movements.authority.find((a) => !allowed.has(a.op));
+  if (op) {
+    return {
+      check: 'tokens',
+      message: `the transaction ${op.what}, which this key may not do (add "${op.op}" to its allow_token_ops to allow it)`,
+    };
+  }
+  for (const s of spends(movements, mints)) {
+    const { mint, program } = s.movement;
+    const policy = policyFor(key, mint);
+    const amount = showAmount(s.amount, s.decimals);
+    if (!policy) {
+      return {
+        check: 'tokens',
+        message: `the transaction moves ${amount} of mint ${mint} out of the key's accounts, and the mint is not in the key's tokens`,
+      };
+    }
+    if (policy.program !== program) {
+      return {
+        check: 'tokens',
+        message: `mint ${mint} is a ${program} mint, but the key's policy names ${policy.program}`,
+      };
+    }
+    const state = mints.get(mint) ?? null;
+    if (state === null) return { check: 'tokens', message: `mint ${mint} could not be read from the chain` };
+    const extension = unaccountedExtension(state);
+    if (extension !== null) return { check: 'tokens', message: `mint ${mint}: ${extension}` };
+    if (policy.destinations === null) continue;
+    const listed = new Set(policy.destinations);
+    for (const [owner, credit] of s.movement.credits) {
+      if (owner === key.pubkey || listed.has(owner)) continue;
+      return {
+        check: 'destinations',
+        message: `the transaction moves ${showAmount(credit, s.decimals)} of mint ${mint} to ${owner}, which is not one of the mint's destinations`,
+      };
+    }
+  }
+  return null;
+}
+
+/** The per-transaction, daily and per-destination caps of every mint the key spends. */
+export function tokenCapRefusal(
+  key: KeyConfig,
+  movements: TokenMovements,
+  mints: ReadonlyMap<string, MintState | null>,
+  usage: TokenUsage,
+): Refusal | null {
+  for (const s of spends(movements, mints)) {
+    const { mint, credits } = s.movement;
+    const policy = policyFor(key, mint);
+    if (!policy) continue; // refused by tokenPolicyRefusal already
+    const show = (n: bigint) => showAmount(n, s.decimals);
+    const used = usage.get(mint);
+    if (policy.per_tx !== null && s.amount > policy.per_tx) {
+      return {
+        check: 'limits',
+        message: `per-transaction cap of mint ${mint}: this transaction spends ${show(s.amount)}, more than per_tx ${show(policy.per_tx)}`,
+      };
+    }
+    const spent = used?.spent ?? 0n;
+    if (spent + s.amount > policy.per_day) {
+      return {
+        check: 'limits',
+        message: `daily cap of mint ${mint}: ${show(spent)} spent or reserved in 24 h, plus ${show(s.amount)} for this transaction, exceeds per_day ${show(policy.per_day)}`,
+      };
+    }
+    if (policy.per_destination_per_day === null) continue;
+    for (const [owner, credit] of credits) {
+      const received = used?.received.get(owner) ?? 0n;
+      if (received + credit > policy.per_destination_per_day) {
+        return {
+          check: 'limits',
+          message: `per-destination daily cap of mint ${mint}: ${owner} received ${show(received)} in 24 h, plus ${show(credit)} now, exceeds per_destination_per_day ${show(policy.per_destination_per_day)}`,
+        };
+      }
+    }
+  }
+  return null;
+}
+
+/** With approval `confirm`: whether any token spend is above its mint's threshold (or the mint has none). */
+export function tokensNeedApproval(key: KeyConfig, movements: TokenMovements): boolean {
+  return movements.mints.some((m) => {
+    if (m.keyChange >= 0n) return false;
+    const threshold = policyFor(key, m.mint)?.approve_above ?? null;
+    return threshold === null || -m.keyChange > threshold;
+  });
+}
+
+/** What is left of each spent mint's daily cap once this transaction counts. */
+export function remainingTokens(
+  key: KeyConfig,
+  movements: TokenMovements,
+  usage: TokenUsage,
+): { mint: string; remaining: string }[] {
+  return (key.tokens ?? []).map((p) => {
+    const spend = movements.mints.find((m) => m.mint === p.mint && m.keyChange < 0n)?.keyChange ?? 0n;
+    const left = p.per_day - (usage.get(p.mint)?.spent ?? 0n) + spend;
+    return { mint: p.mint, remaining: (left > 0n ? left : 0n).toString() };
+  });
+}
+
+/** The ledger's (and the report's) figures: the key's change and each owner's credit, per mint, base units. */
+export function tokenFigures(movements: TokenMovements, mints: ReadonlyMap<string, MintState | null>): TokenFigure[] {
+  return movements.mints.map((m) => ({
+    mint: m.mint,
+    decimals: mints.get(m.mint)?.decimals ?? null,
+    change: m.keyChange.toString(),
+    credits: [...m.credits].map(([owner, amount]) => ({ owner, amount: amount.toString() })),
+  }));
+}
