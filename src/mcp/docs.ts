@@ -15,7 +15,9 @@ see a key. Four tools: \`check\`, \`sign\`, \`key_show\`, \`halt\`.
    v2, a transaction you compiled yourself with \`@solana/kit\` (legacy or v0, lookup tables allowed) as base64.
 2. Call \`check\` with \`{"payload": <that object, unchanged>}\`. It runs every check and a simulation and signs
    nothing. Read the report: \`outcome\` \`ok\` means \`sign\` would go ahead; \`fee\` and \`balance_change\` say what it costs,
-   \`would_need_approval\` whether an operator must approve it, \`remaining_daily_lamports\` what the key has left after it.
+   \`would_need_approval\` whether an operator must approve it, \`remaining_daily_lamports\` what the key has left after it;
+   \`token_changes\` what it moves of each mint, \`remaining_daily_tokens\` what is left of each mint's daily cap.
+   \`key_show\` shows the key's whole policy (\`policy\`: caps, destinations, programs, mints) to plan with.
 3. Call \`sign\` with the **same** payload and an \`intent\`: one sentence saying why (it goes into the audit log).
 4. Act on the report's \`outcome\` (signer://docs/outcomes). Only \`confirmed\` means it landed without error.
 
@@ -190,7 +192,7 @@ needed, and \`check\` it before signing.
 | 5c | \`lookup_tables\` (v2) | A lookup table does not exist, is not owned by the lookup-table program, is deactivated, is shorter than an index used, or changed between check and sign. | Use an active table on this cluster that holds every address you index. |
 | 6 | \`fee_payer\` | The compiled message's fee payer is not the signing key. | Build with the key as fee payer. |
 | 7 | \`programs\` | An instruction calls a program outside the cluster's allow-list and the key's \`extra_programs\`. | Use an allowed program, or ask the operator to allow it for this key. |
-| 8 | \`tokens\` | An instruction calls SPL Token or Token-2022 directly (never allowed); an Associated Token instruction other than create / create-idempotent; or an ATA create without the real System and token programs. | Move tokens through the game programs, not the token program. |
+| 8 | \`tokens\` | A token instruction that hands control of tokens to someone else (Approve, SetAuthority, MintTo, Freeze/Thaw) and the key's \`allow_token_ops\` does not list it; a token instruction the signer never signs (InitializeMint, multisig set-up, Token-2022 extension instructions); an Associated Token instruction other than create / create-idempotent; or an ATA create without the real System and token programs. | Move tokens with Transfer/TransferChecked; only the operator can allow an authority operation. |
 | 9 | \`system\` | A System instruction other than Transfer, or a Transfer to an address not in the key's \`transfer_to\` (also when the address comes from a lookup table). | Transfer only to allowed destinations; account creation goes through the game programs. |
 | 10 | \`vault\` | A session key's Player Profile instruction withdraws the profile vault (DrainSolVault), or its data is too short to tell. | Vault withdrawals need the wallet key (the human). |
 | 11 | \`signers\` | A required signer is neither the key nor a partial signer, a partial signer is not a signer of the transaction, or a partial signer is the key itself. | Build again: the builder supplies the new accounts' partial signers. |
@@ -199,8 +201,11 @@ needed, and \`check\` it before signing.
 | 14 | \`limits\` | The key's rate limit (signs per minute) or daily lamport cap is already used up, or the fee the transaction can pay (5000 per signature + compute unit price × limit) is above the key's \`max_fee_lamports\`. | Wait (\`key_show\` shows what was signed in the last minute and spent or reserved in 24 h); for the fee, lower the compute unit price or limit. |
 | 15 | simulation | Not a refusal: a failing simulation is outcome \`simulation_failed\`, with \`program_error\` and \`logs\`. | Fix the cause the program names (state, cooldowns, balances). |
 | 15a | \`destinations\` | An account other than the key gains lamports in the simulation and is not in the key's \`transfer_to\`, whichever program moved them (rent of an account created for a program is allowed). | Pay only allowed destinations. |
+| 15b | \`tokens\` | The simulation lowers the key's balance of a mint not in its token policy (\`key_show\` → \`policy.tokens\`), or of a Token-2022 mint with an extension the signer cannot account for (named in \`detail\`: transfer hook, permanent delegate, confidential transfers), or shows an authority operation the key may not do, whatever program did it. | Spend only the mints \`key_show\` lists; ask the operator for anything else. |
+| 15c | \`destinations\` | The simulation pays a mint you spend to an owner not in that mint's \`destinations\`. | Pay only the owners \`key_show\` lists for the mint (an x402 \`payTo\` must be one). |
 | 16 | \`approval\` (sign) | A sign that needs an operator (\`would_need_approval\`: a \`confirm\` key, spend above its approval threshold) was rejected, or nobody approved it in time. | Ask the operator; \`check\` tells you beforehand. |
 | 17 | \`limits\` (the cap) | This exact transaction's spend (what the simulation says the key loses, fee included) is above the key's per-transaction cap or would take it past its daily cap, or cannot be bounded. \`check\` reports it too. | Wait, or spend less. |
+| 17a | \`limits\` (token caps) | What the simulation says you spend of a mint is above its \`per_tx\`, would pass its \`per_day\`, or would give one owner more than \`per_destination_per_day\` in 24 h. The detail names the mint and the amounts in base and UI units. | Spend less, or wait: \`key_show\` shows \`remaining_daily\` per mint; reports show \`token_changes\` and \`remaining_daily_tokens\`. |
 
 Passed names: \`chain\`, \`lookup_tables\` (v2), \`fee_payer\`, \`programs\`, \`tokens\`, \`system\`, \`vault\`, \`signers\`, \`new_accounts\`,
 \`ata_owners\`, \`limits\`, \`simulation\`, \`destinations\`, \`cap\`, and for \`sign\` also \`approval\`.

@@ -155,6 +155,60 @@ const KEY_VIEW_SCHEMA: Json = {
         },
       ],
     },
+    policy: {
+      type: 'object',
+      description:
+        "The key's policy, to plan a sign: lamport caps and what is left today, destinations, programs, sign-only, token authority operations, and per mint its caps and what is left (base units as strings).",
+      properties: {
+        per_tx_lamports: nullable('integer'),
+        max_fee_lamports: nullable('integer'),
+        approve_above_lamports: nullable('integer'),
+        remaining_daily_lamports: { type: 'integer' },
+        transfer_to: { type: 'array', items: { type: 'string' } },
+        programs: { type: 'array', items: { type: 'string' } },
+        sign_only: { type: 'boolean' },
+        allow_token_ops: { type: 'array', items: { type: 'string' } },
+        tokens: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              mint: { type: 'string' },
+              program: { type: 'string', enum: ['spl-token', 'token-2022'] },
+              per_tx: nullable('string'),
+              per_day: { type: 'string' },
+              spent_or_reserved_24h: { type: 'string' },
+              remaining_daily: { type: 'string' },
+              destinations: { type: ['array', 'null'], items: { type: 'string' } },
+              per_destination_per_day: nullable('string'),
+              approve_above: nullable('string'),
+            },
+            required: [
+              'mint',
+              'program',
+              'per_tx',
+              'per_day',
+              'spent_or_reserved_24h',
+              'remaining_daily',
+              'destinations',
+              'per_destination_per_day',
+              'approve_above',
+            ],
+          },
+        },
+      },
+      required: [
+        'per_tx_lamports',
+        'max_fee_lamports',
+        'approve_above_lamports',
+        'remaining_daily_lamports',
+        'transfer_to',
+        'programs',
+        'sign_only',
+        'allow_token_ops',
+        'tokens',
+      ],
+    },
   },
   required: [
     'name',
@@ -168,6 +222,7 @@ const KEY_VIEW_SCHEMA: Json = {
     'signs_last_minute',
     'spent_or_reserved_24h',
     'halted',
+    'policy',
   ],
 };
 

@@ -267,7 +267,9 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     sign,
 
     keyShow: async ({ key, principal }) =>
-      Promise.all(access.select(principal, key).map((k) => keyView({ chain, ledger, halts }, k))),
+      Promise.all(
+        access.select(principal, key).map((k) => keyView({ chain, ledger, halts, cluster: config.cluster }, k)),
+      ),
 
     async halt(input) {
       const reason = input.reason.trim();

@@ -3,14 +3,16 @@
  * this process enforces (see halts.ts), so what an agent sees is what its next sign meets.
  */
 import type { ChainClient } from '../chain/types';
-import type { KeyConfig } from '../config/types';
+import type { ClusterProfile, KeyConfig } from '../config/types';
 import type { Ledger } from '../ledger/types';
-import { keyUsage } from './flow/preflight';
+import { remainingDaily } from './flow/limits';
+import { keyUsage, type Usage } from './flow/preflight';
+import { ALWAYS_ALLOWED_PROGRAMS } from './programs';
 import type { HaltBook } from './halts';
-import type { KeyView } from './types';
+import type { KeyPolicyView, KeyView } from './types';
 
 export async function keyView(
-  deps: { chain: ChainClient; ledger: Ledger; halts: HaltBook },
+  deps: { chain: ChainClient; ledger: Ledger; halts: HaltBook; cluster: ClusterProfile },
   key: KeyConfig,
 ): Promise<KeyView> {
   const [balance, usage, halt] = await Promise.all([
@@ -30,5 +32,35 @@ export async function keyView(
     signs_last_minute: usage.signsLastMinute,
     spent_or_reserved_24h: usage.spent24h,
     halted: halt ? { reason: halt.reason, by: halt.by, ts: halt.ts } : null,
+    policy: policyView(deps.cluster, key, usage),
+  };
+}
+
+function policyView(cluster: ClusterProfile, key: KeyConfig, usage: Usage): KeyPolicyView {
+  const text = (n: bigint | null) => (n === null ? null : n.toString());
+  const programs = [...cluster.programs.map((p) => p.address), ...key.extra_programs, ...ALWAYS_ALLOWED_PROGRAMS];
+  return {
+    per_tx_lamports: key.per_tx_lamports ?? null,
+    max_fee_lamports: key.max_fee_lamports ?? null,
+    approve_above_lamports: key.approve_above_lamports ?? null,
+    remaining_daily_lamports: remainingDaily(key, usage, 0),
+    transfer_to: [...key.transfer_to],
+    programs: [...new Set(programs)],
+    sign_only: key.sign_only !== false,
+    allow_token_ops: [...(key.allow_token_ops ?? [])],
+    tokens: (key.tokens ?? []).map((p) => {
+      const spent = usage.tokens.get(p.mint)?.spent ?? 0n;
+      return {
+        mint: p.mint,
+        program: p.program,
+        per_tx: text(p.per_tx),
+        per_day: p.per_day.toString(),
+        spent_or_reserved_24h: spent.toString(),
+        remaining_daily: (spent < p.per_day ? p.per_day - spent : 0n).toString(),
+        destinations: p.destinations === null ? null : [...p.destinations],
+        per_destination_per_day: text(p.per_destination_per_day),
+        approve_above: text(p.approve_above),
+      };
+    }),
   };
 }

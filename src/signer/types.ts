@@ -49,6 +49,33 @@ export interface KeyView {
   signs_last_minute: number;
   spent_or_reserved_24h: number;
   halted: { reason: string; by: string; ts: number } | null;
+  /** What an agent needs to plan a sign (docs/policy.md): never where the key file lives. */
+  policy: KeyPolicyView;
+}
+
+export interface KeyPolicyView {
+  per_tx_lamports: number | null;
+  max_fee_lamports: number | null;
+  approve_above_lamports: number | null;
+  remaining_daily_lamports: number;
+  /** System transfer and lamport destinations. */
+  transfer_to: string[];
+  /** Top-level programs this key may call: the cluster's, the key's extras and the ones every key may call. */
+  programs: string[];
+  sign_only: boolean;
+  allow_token_ops: string[];
+  /** Each mint the key may spend, amounts in base units as decimal strings. */
+  tokens: {
+    mint: string;
+    program: string;
+    per_tx: string | null;
+    per_day: string;
+    spent_or_reserved_24h: string;
+    remaining_daily: string;
+    destinations: string[] | null;
+    per_destination_per_day: string | null;
+    approve_above: string | null;
+  }[];
 }
 
 export interface HaltResult {

@@ -160,6 +160,36 @@ describe('loadConfig resolves', () => {
     expect(pick('vault')).toEqual([null, null, null]);
   });
 
+  test('token policies: amounts as numbers or strings become base units, destinations and ops as listed', () => {
+    const yaml = BASE.replace(
+      `    pubkey: ${A}\n`,
+      [
+        `    pubkey: ${A}`,
+        '    allow_token_ops: [approve]',
+        '    tokens:',
+        `      - mint: ${A}`,
+        '        per_tx: 5000000',
+        "        per_day: '18446744073709551615'",
+        `        destinations: [${A}]`,
+        '        approve_above: 1000000',
+        '',
+      ].join('\n'),
+    );
+    const play = loadConfig({ file: write('c.yaml', yaml), env: {} }).keys.find((k) => k.name === 'play')!;
+    expect(play.allow_token_ops).toEqual(['approve']);
+    expect(play.tokens).toEqual([
+      {
+        mint: A,
+        program: 'spl-token',
+        per_tx: 5_000_000n,
+        per_day: 18_446_744_073_709_551_615n,
+        destinations: [A],
+        per_destination_per_day: null,
+        approve_above: 1_000_000n,
+      },
+    ]);
+  });
+
   test('config/example.yaml and config/local.yaml load', () => {
     expect(() =>
       loadConfig({ file: path.join(__dirname, '../../config/example.yaml'), env: {}, forServe: true }),
@@ -289,6 +319,23 @@ describe('loadConfig refuses to start, naming the key', () => {
       BASE.replace(`    pubkey: ${A}\n`, `    pubkey: ${A}\n    per_tx_lamports: -1\n`),
       /keys\.play\.per_tx_lamports/,
     ));
+  test('a token policy without per_day, with an amount past u64, or a mint listed twice', () => {
+    const withTokens = (entries: string) =>
+      BASE.replace(`    pubkey: ${A}\n`, `    pubkey: ${A}\n    tokens:\n${entries}`);
+    refuses(withTokens(`      - mint: ${A}\n`), /keys\.play\.tokens\[0\]\.per_day/);
+    refuses(
+      withTokens(`      - mint: ${A}\n        per_day: '18446744073709551616'\n`),
+      /keys\.play\.tokens\[0\]\.per_day: must be a whole number of base units/,
+    );
+    refuses(
+      withTokens(`      - mint: ${A}\n        per_day: 1\n      - mint: ${A}\n        per_day: 2\n`),
+      /keys\.play\.tokens\[1\]\.mint: .* is listed twice/,
+    );
+    refuses(
+      BASE.replace(`    pubkey: ${A}\n`, `    pubkey: ${A}\n    allow_token_ops: [drain]\n`),
+      /keys\.play\.allow_token_ops: "drain" is not one of/,
+    );
+  });
   test('a missing class', () => refuses(`keys:\n  k:\n    pubkey: ${A}\n`, /keys\.k\.class/));
   test('two key names for one pubkey (each would get its own halt, cap and rate)', () =>
     refuses(

@@ -10,6 +10,7 @@ import type { AuditEntry, Ledger } from '../../src/ledger/types';
 import { SignerError } from '../../src/util/errors';
 import { intentInput, signInput, matching } from './helpers';
 import { computeUsage } from '../../src/ledger/limits';
+import { computeTokenUsage } from '../../src/ledger/token-usage';
 
 export interface StoreUnderTest {
   ledger: Ledger;
@@ -130,6 +131,47 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
             expect(await ledger.keyUsage('game', now, cap)).toEqual(expected);
           }
         }
+      });
+
+      it('stores token figures with the entry, reads them back exactly, and chains them into the hash', async () => {
+        const { ledger } = s;
+        const tokens = [
+          {
+            mint: 'MintA',
+            decimals: 6,
+            change: '-18446744073709551615',
+            credits: [{ owner: 'Merchant', amount: '18446744073709551615' }],
+          },
+        ];
+        const plain = await ledger.append(signInput({ ts: 100 }));
+        const withTokens = await ledger.append(intentInput({ ts: 101, signature: 'sig-t', tokens }));
+        expect(plain).not.toHaveProperty('tokens'); // an entry that moved none hashes as entries always did
+        expect(withTokens.tokens).toEqual(tokens);
+        const stored = await ledger.tail(2);
+        expect(stored.find((e) => e.signature === 'sig-t')?.tokens).toEqual(tokens);
+        expect(hashEntry({ ...withTokens, tokens: [{ ...tokens[0]!, change: '-1' }] })).not.toBe(withTokens.hash);
+        expect(await ledger.verify()).toEqual({ ok: true, entries: 2 });
+      });
+
+      it('counts token spends per mint over the entries as sign does: reservations until a final says otherwise', async () => {
+        const { ledger } = s;
+        const fig = (change: string, owner = 'M', credit = change.replace('-', '')) => [
+          { mint: 'USDC', decimals: 6, change, credits: [{ owner, amount: credit }] },
+        ];
+        const NOW = 100_000;
+        await ledger.append(intentInput({ ts: NOW - 10, signature: 'a', tokens: fig('-100') })); // confirmed
+        await ledger.append(signInput({ ts: NOW - 9, signature: 'a', outcome: 'confirmed', tokens: fig('-100') }));
+        await ledger.append(intentInput({ ts: NOW - 8, signature: 'b', tokens: fig('-20', 'N') })); // failed: nothing
+        await ledger.append(signInput({ ts: NOW - 7, signature: 'b', outcome: 'failed', tokens: [] }));
+        await ledger.append(intentInput({ ts: NOW - 6, signature: 'c', tokens: fig('-3') })); // unknown: reserved
+        await ledger.append(signInput({ ts: NOW - 5, signature: 'c', outcome: 'unknown' }));
+        await ledger.append(intentInput({ ts: NOW - 4, signature: 'd', tokens: fig('-4000') })); // released
+        await ledger.append(signInput({ ts: NOW - 3, signature: 'd', outcome: 'signed_expired' }));
+        await ledger.append(intentInput({ ts: NOW - 2, signature: 'e', tokens: fig('-50', 'N') })); // still pending
+        await ledger.append(intentInput({ ts: NOW - 90_000, signature: 'old', tokens: fig('-7') })); // out of window
+        const usage = computeTokenUsage(await ledger.signEntriesForKey('game', NOW - 86_400), NOW);
+        expect(usage.get('USDC')?.spent).toBe(153n);
+        expect(Object.fromEntries(usage.get('USDC')?.received ?? [])).toEqual({ M: 103n, N: 50n });
       });
 
       it('names the line when a stored entry was edited behind its back', async () => {

@@ -339,6 +339,12 @@ describe('PostgreSQL: a ledger written by schema version 2', () => {
       const next = await ledger.append(signInput({ ts: 1_700_000_010 }));
       expect(next.prev).toBe(before[4]!.hash);
       expect(await ledger.verify()).toEqual({ ok: true, entries: 6 });
+      // Migrated to the current schema: token figures are stored and chained.
+      const tokens = [{ mint: 'USDC', decimals: 6, change: '-5', credits: [] }];
+      expect((await ledger.append(signInput({ ts: 1_700_000_011, tokens }))).tokens).toEqual(tokens);
+      expect(await ledger.verify()).toEqual({ ok: true, entries: 7 });
+      const rows = await admin((c) => c.query('SELECT version FROM schema_version'), dbUrl(name));
+      expect(rows.rows).toEqual([{ version: 3 }]);
     } finally {
       await ledger.close();
     }
