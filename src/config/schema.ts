@@ -375,6 +375,12 @@ export const keySchema = {
     format: 'bool-strict',
     default: true,
   },
+  writable_allow: {
+    doc: 'When set, the only accounts besides the key and transfer_to that a transaction may write (token accounts included); null: any.',
+    format: 'address-list-or-null',
+    default: null as string[] | null,
+    nullable: true,
+  },
   tokens: {
     doc: 'Mints this key may spend, a list of {mint, program, per_tx, per_day, destinations, per_destination_per_day, approve_above} (amounts in base units; docs/policy.md, "Tokens").',
     format: 'object-list',

@@ -29,6 +29,8 @@ export interface KeyConfig {
   sign_only?: boolean;
   /** The mints this key may spend, each with its caps (docs/policy.md, "Tokens"); absent means none. */
   tokens?: TokenPolicy[];
+  /** When set, the only accounts other than the key and `transfer_to` a transaction may write; absent or null: any. */
+  writable_allow?: string[] | null;
   /** Token authority operations this key may perform; absent means none (docs/policy.md, "Token authority"). */
   allow_token_ops?: TokenOp[];
 }

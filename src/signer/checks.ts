@@ -6,6 +6,7 @@
 import type { ClusterProfile, KeyConfig } from '../config/types';
 import type { CompiledInstruction, CompiledMessage } from './compile';
 import { requiredSigners } from './compile';
+import { writableAccounts } from './writable-accounts';
 import type { CheckName } from './report';
 import { tokenInstructionName, tokenInstructionVerdict } from './tokens/instructions';
 import {
@@ -33,7 +34,15 @@ export interface CheckSubject {
 export const STRUCTURAL_CHECKS = ['fee_payer', 'programs', 'tokens', 'system', 'vault', 'signers'] as const;
 
 export function structuralRefusal(s: CheckSubject): Refusal | null {
-  return checkFeePayer(s) ?? checkPrograms(s) ?? checkTokens(s) ?? checkSystem(s) ?? checkVault(s) ?? checkSigners(s);
+  return (
+    checkFeePayer(s) ??
+    checkPrograms(s) ??
+    checkTokens(s) ??
+    checkSystem(s) ??
+    checkWritable(s) ??
+    checkVault(s) ??
+    checkSigners(s)
+  );
 }
 
 const account = (msg: CompiledMessage, ix: CompiledInstruction, n: number): string | undefined => {
@@ -136,6 +145,22 @@ function checkSystem({ msg, key }: CheckSubject): Refusal | null {
     }
   }
   return null;
+}
+
+/**
+ * With `writable_allow` set, the accounts a transaction may write are the key's own, its `transfer_to` and that
+ * list: an operator who knows exactly what an agent touches can close every other door. Refused as a destination,
+ * since a writable account is where value can go.
+ */
+function checkWritable({ msg, key }: CheckSubject): Refusal | null {
+  if (key.writable_allow === undefined || key.writable_allow === null) return null;
+  const allowed = new Set([key.pubkey, ...key.transfer_to, ...key.writable_allow]);
+  const stray = writableAccounts(msg).find((a) => !allowed.has(a));
+  if (stray === undefined) return null;
+  return {
+    check: 'destinations',
+    message: `the transaction writes ${stray}, which is neither the key, one of its transfer_to, nor in its writable_allow`,
+  };
 }
 
 function checkVault({ msg, key, cluster }: CheckSubject): Refusal | null {

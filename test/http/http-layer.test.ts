@@ -289,7 +289,8 @@ test('drain gives up after drain_ms and reports what still runs', async () => {
     .set(headersFor(body))
     .send(body)
     .catch(() => {});
-  await new Promise((r) => setTimeout(r, 50));
+  // The request must be in flight before the drain starts; on a loaded machine that can take more than a moment.
+  while (state.inFlight === 0) await new Promise((r) => setTimeout(r, 5));
   const started = Date.now();
   expect(await drain({ server, state, drainMs: 200, pollMs: 10 })).toBe(1);
   expect(Date.now() - started).toBeLessThan(2000);

@@ -76,8 +76,8 @@ test('a signed System transfer simulates, lands, and moves processed → confirm
   expect(sim.logs).toEqual([`Program ${SYSTEM_PROGRAM} invoke [1]`, `Program ${SYSTEM_PROGRAM} success`]);
   expect(sim.unitsConsumed).toBe(150);
   expect(sim.accounts).toEqual([
-    { lamports: 2 * SOL - amount - FEE, owner: SYSTEM_PROGRAM },
-    { lamports: amount, owner: SYSTEM_PROGRAM },
+    { lamports: 2 * SOL - amount - FEE, owner: SYSTEM_PROGRAM, data: new Uint8Array() },
+    { lamports: amount, owner: SYSTEM_PROGRAM, data: new Uint8Array() },
   ]);
   // Simulation changes nothing.
   expect(await client.getBalance(from.pubkey)).toBe(2 * SOL);
@@ -120,7 +120,9 @@ test('an unsigned transaction simulates with sigVerify off and a replaced blockh
     accounts: [from.pubkey],
   });
   expect(sim.err).toBeNull();
-  expect(sim.accounts).toEqual([{ lamports: 2 * SOL - 1_000_000 - FEE, owner: SYSTEM_PROGRAM }]);
+  expect(sim.accounts).toEqual([
+    { lamports: 2 * SOL - 1_000_000 - FEE, owner: SYSTEM_PROGRAM, data: new Uint8Array() },
+  ]);
 });
 
 test('an unsigned transaction with sigVerify on is refused as a node refuses it (-32003), before the blockhash is checked', async () => {

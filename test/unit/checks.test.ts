@@ -190,6 +190,18 @@ describe('structural checks', () => {
     },
   );
 
+  it('with writable_allow, refuses writing an account that is neither the key, a destination nor listed', () => {
+    const listed = randomAddress();
+    const stray = randomAddress();
+    const ix = gameIx([signer(signing), plain(listed), plain(stray), plain(randomAddress(), false)]);
+    expect(refusal(subject([ix]))).toBeNull(); // unset: any account
+    expect(refusal(subject([ix], { key: key({ writable_allow: [listed] }) }))).toEqual({
+      check: 'destinations',
+      message: `the transaction writes ${stray}, which is neither the key, one of its transfer_to, nor in its writable_allow`,
+    });
+    expect(refusal(subject([ix], { key: key({ writable_allow: [listed], transfer_to: [stray] }) }))).toBeNull();
+  });
+
   it('refuses Token-2022 extension instructions whatever the key allows', () => {
     const ix = { program_id: TOKEN_2022_PROGRAM, accounts: [signer(signing)], data: [26, 1] };
     const allowAll = key({ allow_token_ops: ['approve', 'set_authority', 'close_account', 'freeze', 'mint'] });
