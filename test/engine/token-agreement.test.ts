@@ -65,13 +65,13 @@ it('check agrees with sign on random payments under random token policies', asyn
         );
         const p = payload(k.pubkey, [ix], { summary: `pay ${value}` });
         const checked = await w.engine.check({ payload: p, principal: w.operator });
-        let asked = false;
+        const approval = { asked: false };
         const signed = await w.engine.sign({
           payload: p,
           principal: w.operator,
           onProgress: (e) => {
             if (e.stage !== 'approval') return;
-            asked = true;
+            approval.asked = true;
             void w.ledger.decideApproval(e.approval_id, 'approved', 'operator', Math.floor(Date.now() / 1000));
           },
         });
@@ -81,9 +81,9 @@ it('check agrees with sign on random payments under random token policies', asyn
           sign: checked.outcome === 'ok' ? 'confirmed' : 'refused',
           failed: checked.failed_check,
         });
-        seen.add(`${signed.outcome}:${signed.failed_check ?? ''}${asked ? ':asked' : ''}`);
+        seen.add(`${signed.outcome}:${signed.failed_check ?? ''}${approval.asked ? ':asked' : ''}`);
         // sign asked an operator exactly when check said it would.
-        expect(asked).toBe(checked.outcome === 'ok' && checked.would_need_approval === true);
+        expect(approval.asked).toBe(checked.outcome === 'ok' && checked.would_need_approval === true);
       },
     ),
     { numRuns: 40, seed: 7 },
