@@ -1,14 +1,14 @@
 /**
  * The `jsonParsed` account forms a node gives for the accounts agent code reads that way: address lookup tables
  * (kit's fetchAddressesForLookupTables asks for nothing else) and SPL Token / Token-2022 accounts and mints.
- * Layouts are read with kit's codecs; an account of another program, or one these layouts do not fit, has no
+ * Token layouts are read with the SPL Token program client (as the signer's policy reads them), lookup tables with
+ * kit's codecs; an account of another program, or one these layouts do not fit, has no
  * parsed form and the caller answers base64 as a node does.
  */
 import {
   fixDecoderSize,
   getAddressDecoder,
   getArrayDecoder,
-  getBooleanDecoder,
   getBytesDecoder,
   getOptionDecoder,
   getStructDecoder,
@@ -18,18 +18,14 @@ import {
   type Address,
   type Option,
 } from '@solana/kit';
+import { SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM } from '../signer/programs';
+import { decodeMint, decodeTokenAccount } from '../signer/tokens/state';
 
 export const LOOKUP_TABLE_PROGRAM = 'AddressLookupTab1e1111111111111111111111111';
-export const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
-export const TOKEN_2022_PROGRAM = 'TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb';
+export const TOKEN_PROGRAM = SPL_TOKEN_PROGRAM;
+export { TOKEN_2022_PROGRAM };
 const NATIVE_MINT = 'So11111111111111111111111111111111111111112';
 
-const TOKEN_ACCOUNT_BYTES = 165;
-const MINT_BYTES = 82;
-/** Token-2022 puts an account-type byte right after the base account (at 165) when extensions follow. */
-const ACCOUNT_TYPE_OFFSET = 165;
-const ACCOUNT_TYPE_MINT = 1;
-const ACCOUNT_TYPE_ACCOUNT = 2;
 const LOOKUP_TABLE_META_BYTES = 56;
 const LOOKUP_TABLE_DISCRIMINATOR = 1;
 
@@ -65,29 +61,6 @@ export interface MintInfo {
   freezeAuthority: string | null;
 }
 
-/** SPL's COption: a u32 tag, then the value's bytes (zeroes when absent). */
-const cOptionAddress = () => getOptionDecoder(getAddressDecoder(), { prefix: getU32Decoder(), noneValue: 'zeroes' });
-const cOptionU64 = () => getOptionDecoder(getU64Decoder(), { prefix: getU32Decoder(), noneValue: 'zeroes' });
-
-const tokenAccountDecoder = getStructDecoder([
-  ['mint', getAddressDecoder()],
-  ['owner', getAddressDecoder()],
-  ['amount', getU64Decoder()],
-  ['delegate', cOptionAddress()],
-  ['state', getU8Decoder()],
-  ['isNative', cOptionU64()],
-  ['delegatedAmount', getU64Decoder()],
-  ['closeAuthority', cOptionAddress()],
-]);
-
-const mintDecoder = getStructDecoder([
-  ['mintAuthority', cOptionAddress()],
-  ['supply', getU64Decoder()],
-  ['decimals', getU8Decoder()],
-  ['isInitialized', getBooleanDecoder()],
-  ['freezeAuthority', cOptionAddress()],
-]);
-
 const lookupTableMetaDecoder = getStructDecoder([
   ['discriminator', getU32Decoder()],
   ['deactivationSlot', getU64Decoder()],
@@ -105,21 +78,11 @@ export function isTokenProgram(owner: string): boolean {
   return owner === TOKEN_PROGRAM || owner === TOKEN_2022_PROGRAM;
 }
 
-function tokenKind(owner: string, data: Uint8Array): 'account' | 'mint' | null {
-  if (!isTokenProgram(owner)) return null;
-  if (data.length === TOKEN_ACCOUNT_BYTES) return 'account';
-  if (data.length === MINT_BYTES) return 'mint';
-  if (owner !== TOKEN_2022_PROGRAM || data.length <= ACCOUNT_TYPE_OFFSET) return null;
-  const type = data[ACCOUNT_TYPE_OFFSET];
-  return type === ACCOUNT_TYPE_ACCOUNT ? 'account' : type === ACCOUNT_TYPE_MINT ? 'mint' : null;
-}
-
 /** A token account's fields, or null when the account is no initialized SPL Token / Token-2022 account. */
 export function readTokenAccount(owner: string, data: Uint8Array): TokenAccountInfo | null {
-  if (tokenKind(owner, data) !== 'account') return null;
-  const a = tokenAccountDecoder.decode(data.subarray(0, TOKEN_ACCOUNT_BYTES));
-  const state = STATES[a.state];
-  if (state === undefined || state === 'uninitialized') return null;
+  const a = decodeTokenAccount(owner, data);
+  const state = a === null ? undefined : STATES[a.state];
+  if (a === null || state === undefined || state === 'uninitialized') return null;
   return {
     mint: a.mint,
     owner: a.owner,
@@ -133,9 +96,8 @@ export function readTokenAccount(owner: string, data: Uint8Array): TokenAccountI
 }
 
 export function readMint(owner: string, data: Uint8Array): MintInfo | null {
-  if (tokenKind(owner, data) !== 'mint') return null;
-  const m = mintDecoder.decode(data.subarray(0, MINT_BYTES));
-  if (!m.isInitialized) return null;
+  const m = decodeMint(owner, data);
+  if (m === null || !m.isInitialized) return null;
   return {
     mintAuthority: some(m.mintAuthority),
     supply: m.supply,

@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client } from 'pg';
 import { createKeyFile } from '../../src/keys/keyfile';
+import { rpcResult } from '../support/rpc';
 import { newToken, tokenSha256 } from '../../src/keys/tokens';
 import type { AuditEntry } from '../../src/ledger/types';
 import { startLocalnet, type Localnet } from '../../src/localnet/server';
@@ -214,17 +215,11 @@ export class ReplicaCluster {
   }
 
   async balance(address: string): Promise<number> {
-    const res = await fetch(this.localnet.url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'getBalance',
-        params: [address, { commitment: 'confirmed' }],
-      }),
-    });
-    return ((await res.json()) as { result: { value: number } }).result.value;
+    const r = await rpcResult<{ value: number }>(this.localnet.url, 'getBalance', [
+      address,
+      { commitment: 'confirmed' },
+    ]);
+    return r.value;
   }
 
   async close(): Promise<void> {

@@ -3,11 +3,12 @@
  * the SPL Token program client), then moved by the chain's real SPL Token and Token-2022 programs through the
  * signer. A Token-2022 mint can carry extensions, given as (type, value) pairs in the program's TLV layout.
  */
-import { address, none, some, type Address } from '@solana/kit';
+import { address, none, some } from '@solana/kit';
 import { AccountState, getMintEncoder, getTokenEncoder } from '@solana-program/token';
 import type { Localnet } from '../../src/localnet/server';
 import { SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM } from '../../src/signer/programs';
 import { randomAddress, type PayloadInstruction } from './payloads';
+import { rpcResult } from './rpc';
 
 export type TokenProgram = 'spl-token' | 'token-2022';
 const programId = (p: TokenProgram) => (p === 'spl-token' ? SPL_TOKEN_PROGRAM : TOKEN_2022_PROGRAM);
@@ -108,18 +109,9 @@ export function approve(source: string, delegate: string, owner: string, amount:
 
 /** A token account's balance as the chain's RPC reports it (base units). */
 export async function tokenBalance(rpcUrl: string, account: string): Promise<bigint> {
-  const res = await fetch(rpcUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'getTokenAccountBalance',
-      params: [account, { commitment: 'confirmed' }],
-    }),
-  });
-  const body = (await res.json()) as { result: { value: { amount: string } } };
-  return BigInt(body.result.value.amount);
+  const r = await rpcResult<{ value: { amount: string } }>(rpcUrl, 'getTokenAccountBalance', [
+    account,
+    { commitment: 'confirmed' },
+  ]);
+  return BigInt(r.value.amount);
 }
-
-export type { Address };

@@ -17,6 +17,7 @@ import { openEngine } from '../../src/signer';
 import type { Report } from '../../src/signer/report';
 import type { Principal, SignerEngine } from '../../src/signer/types';
 import { randomAddress, transferInstruction, payload } from './payloads';
+import { rpcResult } from './rpc';
 
 export const FAST_TIMINGS: Timings = {
   ...DEFAULT_TIMINGS,
@@ -160,18 +161,11 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
 }
 
 export async function balanceOf(world: World, address: string): Promise<number> {
-  const res = await fetch(world.localnet.url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'getBalance',
-      params: [address, { commitment: 'confirmed' }],
-    }),
-  });
-  const body = (await res.json()) as { result: { value: number } };
-  return body.result.value;
+  const r = await rpcResult<{ value: number }>(world.localnet.url, 'getBalance', [
+    address,
+    { commitment: 'confirmed' },
+  ]);
+  return r.value;
 }
 
 /** The world's config as the YAML file the binaries read (same keys, ledger, chain and timings). */

@@ -4,7 +4,7 @@
  * decodes; a Token-2022 account may carry extensions after them, which only mints are read for (extensions.ts).
  */
 import { isSome, type Address, type Option } from '@solana/kit';
-import { getMintDecoder, getTokenDecoder, AccountState } from '@solana-program/token';
+import { AccountState, getMintDecoder, getTokenDecoder, type Mint, type Token } from '@solana-program/token';
 import type { AccountData } from '../../chain/types';
 import { SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM, TOKEN_PROGRAMS } from '../programs';
 
@@ -47,23 +47,32 @@ export const programId = (name: TokenProgramName): string =>
 const optional = (o: Option<Address>): string | null => (isSome(o) ? o.value : null);
 
 /** What kind of token-program account this data is, by the programs' own layout rules. */
-function kindOf(account: AccountData): 'account' | 'mint' | null {
-  if (!TOKEN_PROGRAMS.has(account.owner)) return null;
-  const n = account.data.length;
+export function tokenKind(owner: string, data: Uint8Array): 'account' | 'mint' | null {
+  if (!TOKEN_PROGRAMS.has(owner)) return null;
+  const n = data.length;
   if (n === ACCOUNT_SIZE) return 'account';
   if (n === MINT_SIZE) return 'mint';
-  if (account.owner !== TOKEN_2022_PROGRAM || n <= ACCOUNT_TYPE_OFFSET) return null;
-  const type = account.data[ACCOUNT_TYPE_OFFSET];
+  if (owner !== TOKEN_2022_PROGRAM || n <= ACCOUNT_TYPE_OFFSET) return null;
+  const type = data[ACCOUNT_TYPE_OFFSET];
   return type === ACCOUNT_TYPE_ACCOUNT ? 'account' : type === ACCOUNT_TYPE_MINT ? 'mint' : null;
+}
+
+/** A token account's base layout as the program client decodes it, or null when the data is no token account. */
+export function decodeTokenAccount(owner: string, data: Uint8Array): Token | null {
+  return tokenKind(owner, data) === 'account' ? getTokenDecoder().decode(data.subarray(0, ACCOUNT_SIZE)) : null;
+}
+
+/** A mint's base layout as the program client decodes it, or null when the data is no mint. */
+export function decodeMint(owner: string, data: Uint8Array): Mint | null {
+  return tokenKind(owner, data) === 'mint' ? getMintDecoder().decode(data.subarray(0, MINT_SIZE)) : null;
 }
 
 /** The token account this is, or null when it is not an initialised token account. */
 export function readTokenAccount(account: AccountData | null): TokenAccountState | null {
-  if (account === null || kindOf(account) !== 'account') return null;
+  if (account === null) return null;
   const program = programName(account.owner);
-  if (program === null) return null;
-  const t = getTokenDecoder().decode(account.data.subarray(0, ACCOUNT_SIZE));
-  if (t.state === AccountState.Uninitialized) return null;
+  const t = decodeTokenAccount(account.owner, account.data);
+  if (program === null || t === null || t.state === AccountState.Uninitialized) return null;
   return {
     program,
     mint: t.mint,
@@ -78,11 +87,10 @@ export function readTokenAccount(account: AccountData | null): TokenAccountState
 
 /** The mint this is, or null when it is not an initialised mint. */
 export function readMint(account: AccountData | null): MintState | null {
-  if (account === null || kindOf(account) !== 'mint') return null;
+  if (account === null) return null;
   const program = programName(account.owner);
-  if (program === null) return null;
-  const m = getMintDecoder().decode(account.data.subarray(0, MINT_SIZE));
-  if (!m.isInitialized) return null;
+  const m = decodeMint(account.owner, account.data);
+  if (program === null || m === null || !m.isInitialized) return null;
   return {
     program,
     decimals: m.decimals,
