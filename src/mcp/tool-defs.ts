@@ -56,6 +56,11 @@ const REPORT_SCHEMA: Json = {
     checks: { type: 'array', items: { type: 'string', enum: PASS_NAMES } },
     compute_units: nullable('integer'),
     fee: nullable('integer'),
+    fee_payer: {
+      ...nullable('string'),
+      description:
+        'Who pays `fee`: the key, or another account (an x402 facilitator); null before the message is built.',
+    },
     balance_change: nullable('integer'),
     summary: { type: 'string' },
     warnings: { type: 'array', items: { type: 'string' } },
@@ -87,6 +92,7 @@ const REPORT_SCHEMA: Json = {
     'checks',
     'compute_units',
     'fee',
+    'fee_payer',
     'balance_change',
     'summary',
     'warnings',
