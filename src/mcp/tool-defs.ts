@@ -193,7 +193,7 @@ const ON_REFUSAL =
 /** The tool list; `paramHeaders` adds SEP-2243 `x-mcp-header: "Key"` to every `key` argument. */
 export function toolDefinitions(paramHeaders: boolean): ToolDef[] {
   const signKey =
-    "Configured key name; default: the key whose pubkey is the payload's fee payer. Your token may use only its own keys.";
+    "Configured key name; default: the key whose pubkey is the payload's fee payer. Required when another account pays the fee (x402: the key is one of the signers; sign_only). Your token may use only its own keys.";
   return [
     {
       name: 'check',

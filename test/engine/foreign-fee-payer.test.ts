@@ -213,6 +213,36 @@ describe('watching', () => {
     expect(await spent()).toBe(base + 7000);
   });
 
+  it('a transaction that lands with an error is recorded failed, with its id, payer and error; the key lost nothing', async () => {
+    const payer = await fundedSigner((a, l) => w.localnet.airdrop(a, l), 2 * SOL);
+    // The fee payer also moves 1 SOL of its own (to the key's allowed destination); it signs last.
+    const tx = await wireTransaction(
+      payer.address,
+      [signedBy(key.pubkey, key.destination, 1000), signedBy(payer.address, key.destination, SOL)],
+      { lifetime: await latestLifetime(rpc) },
+    );
+    const report = await signOnly(tx);
+    expect(report).toMatchObject({ outcome: 'signed', fee_payer: payer.address, balance_change: -1000 });
+    // Meanwhile the fee payer spends most of its SOL, so its own transfer fails once the transaction lands.
+    const away = await wireTransaction(payer.address, [transfer(payer, randomAddress(), SOL + SOL / 2)], {
+      lifetime: await latestLifetime(rpc),
+    });
+    const awaySigned = await partiallySignTransaction([payer.keyPair], decode(away));
+    await rpc.sendTransaction(getBase64EncodedWireTransaction(awaySigned), { encoding: 'base64' }).send();
+    await waitConfirmed(rpc, getSignatureFromTransaction(awaySigned));
+
+    const full = await partiallySignTransaction([payer.keyPair], decode(report.signed_transaction!));
+    const id = getSignatureFromTransaction(full);
+    await rpc
+      .sendTransaction(getBase64EncodedWireTransaction(full), { encoding: 'base64', skipPreflight: true })
+      .send();
+    const final = await finalOf(report.signature!);
+    expect(final).toMatchObject({ outcome: 'failed', balance_change: 0 });
+    expect(final.detail).toMatch(
+      new RegExp(`^sign_only: landed as ${id}, fee paid by ${payer.address} .*; it failed: `),
+    );
+  });
+
   it('a transaction the facilitator never sends ends signed_expired and its reservation is released', async () => {
     const base = await spent();
     const report = await signOnly(await facilitated(SOL / 2));

@@ -59,6 +59,8 @@ const STATUSES_PER_CALL = 256;
 /** A key's transactions listed per getSignaturesForAddress call, and pages read per poll at most. */
 const HISTORY_PAGE = 100;
 const HISTORY_PAGES_PER_POLL = 10;
+/** Transactions remembered as already read; the oldest are forgotten first. */
+const EXAMINED_MAX = 10_000;
 
 /** Where a foreign-fee-payer transaction was found: its listing and its landed transaction. */
 interface Found {
@@ -181,6 +183,10 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
         const meta = await chain.getTransaction(entry.signature);
         if (meta === null) continue; // not readable yet at this commitment: read again next poll
         examined.set(entry.signature, meta.signatures);
+        if (examined.size > EXAMINED_MAX) {
+          const oldest = examined.keys().next();
+          if (oldest.done !== true) examined.delete(oldest.value);
+        }
         for (const sig of meta.signatures) if (wanted.has(sig)) found.set(sig, { listed: entry, meta });
       }
       const last = listed[listed.length - 1];
