@@ -35,7 +35,7 @@ let key: World['keys'][string];
 let facilitator: KeyPairSigner;
 
 beforeAll(async () => {
-  w = await makeWorld({ keys: { alpha: { daily_lamport_cap: CAP, max_fee_lamports: 1 } } });
+  w = await makeWorld({ keys: { alpha: { daily_lamport_cap: CAP, max_fee_lamports: 1 }, bravo: {} } });
   rpc = createSolanaRpc(w.localnet.url);
   key = w.keys.alpha!;
   facilitator = await fundedSigner((a, l) => w.localnet.airdrop(a, l));
@@ -252,6 +252,36 @@ describe('watching', () => {
     const final = await finalOf(report.signature!);
     expect(final.outcome).toBe('signed_expired');
     expect(await spent()).toBe(base);
+  });
+
+  it('while the node cannot list the key history nothing is expired (the reservation stays); own signs still end', async () => {
+    const base = await spent();
+    w.localnet.faults.failNext(1_000_000, 'getSignaturesForAddress');
+    try {
+      const foreign = await signOnly(await facilitated(6000));
+      // A key that pays its own fee (bravo) is watched by its signature status, not its history.
+      const bravo = w.keys.bravo!;
+      const own = await w.engine.sign({
+        payload: v2(
+          await wireTransaction(bravo.pubkey, [transfer(address(bravo.pubkey), bravo.destination, SOL / 10)], {
+            lifetime: await latestLifetime(rpc),
+          }),
+        ),
+        mode: 'sign_only',
+        principal: w.operator,
+      });
+      expect([foreign.outcome, own.outcome]).toEqual(['signed', 'signed']);
+      w.localnet.advanceBlocks(200);
+      expect((await finalOf(own.signature!)).outcome).toBe('signed_expired');
+      await new Promise((r) => setTimeout(r, 30 * w.config.timings.poll_interval_ms));
+      expect((await entriesFor(foreign.signature!)).map((e) => e.command)).toEqual(['sign-intent']);
+      expect(await spent()).toBe(base + 6000);
+      w.localnet.faults.clear();
+      expect((await finalOf(foreign.signature!)).outcome).toBe('signed_expired');
+      expect(await spent()).toBe(base);
+    } finally {
+      w.localnet.faults.clear();
+    }
   });
 
   it('a restart in between resumes the watch from the ledger: landed after the restart', async () => {

@@ -109,7 +109,12 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
     // The height is read before any look-up: a transaction not found after it cannot land later if it is past.
     const height = await chain.getBlockHeight('finalized');
     if (foreign.length === 0) examined.clear();
-    else await pollForeign(foreign, height);
+    else {
+      // A node that cannot list the key's history fails only these: nothing is expired, the reservations stay.
+      await pollForeign(foreign, height).catch((e: unknown) =>
+        log.warn({ err: errorMessage(e) }, 'watching sign-only transactions paid by another account: a poll failed'),
+      );
+    }
     for (let at = 0; at < all.length; at += STATUSES_PER_CALL) {
       const batch = all.slice(at, at + STATUSES_PER_CALL);
       const statuses = await chain.getSignatureStatuses(
