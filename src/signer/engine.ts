@@ -211,6 +211,8 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     report.checks.push('approval');
 
     const lastValid = built.prepared.lifetime.lastValidBlockHeight;
+    // A transaction another account sends is found in the key's history, from before the first simulation on.
+    const foreign = foreignFeePayer === null ? null : { feePayer: foreignFeePayer, fromSlot: figures.sim.slot };
     const gate = await passGate(
       { ledger, halts },
       {
@@ -219,7 +221,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         usage,
         report,
         signal: input.signal,
-        detail: mode === 'sign_only' ? signOnlyIntentDetail(lastValid, foreignFeePayer) : null,
+        detail: mode === 'sign_only' ? signOnlyIntentDetail(lastValid, foreign) : null,
       },
     );
     if (!gate.ok) return notSent(gate.report);
@@ -232,7 +234,13 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         foreignFeePayer === null
           ? `signed, not sent: send signed_transaction before block height ${lastValid}; until it lands or expires its reservation counts against the daily cap`
           : `signed the key's slot only, not sent: the fee payer ${foreignFeePayer} must add its signature and send it before block height ${lastValid}; "signature" is the key's own, not the transaction's id (the fee payer's signature); until it lands or expires its reservation counts against the daily cap`;
-      watcher.watch({ rec, signature: built.signature, lastValidBlockHeight: lastValid, feePayer: foreignFeePayer });
+      watcher.watch({
+        rec,
+        signature: built.signature,
+        lastValidBlockHeight: lastValid,
+        feePayer: foreignFeePayer,
+        fromSlot: foreign?.fromSlot ?? 0,
+      });
       return { report, sent: true, watched: true };
     }
     progress({ stage: 'sent', signature: built.signature });

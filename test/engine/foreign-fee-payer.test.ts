@@ -117,7 +117,9 @@ describe('signing', () => {
     expect(Buffer.from(signed.messageBytes).equals(Buffer.from(decode(tx).messageBytes))).toBe(true);
     const [intent] = await entriesFor(report.signature!);
     expect(intent).toMatchObject({ command: 'sign-intent', outcome: 'pending', balance_change: -5000 });
-    expect(intent!.detail).toMatch(new RegExp(`; fee payer ${facilitator.address} signs and sends it$`));
+    expect(intent!.detail).toMatch(
+      new RegExp(`; fee payer ${facilitator.address} signs and sends it after slot \\d+$`),
+    );
     await facilitatorSends(report.signed_transaction!);
   });
 
@@ -282,6 +284,33 @@ describe('watching', () => {
     } finally {
       w.localnet.faults.clear();
     }
+  });
+
+  it("a busy key's older transactions are not read: the history is searched from the sign's slot on", async () => {
+    // 120 transactions touching the key, all before the sign.
+    const sender = await fundedSigner((a, l) => w.localnet.airdrop(a, l));
+    const lifetime = await latestLifetime(rpc);
+    const ids: string[] = [];
+    for (let i = 0; i < 120; i++) {
+      const tx = await wireTransaction(sender.address, [transfer(sender, key.pubkey, 1_000_000 + i)], { lifetime });
+      const signed = await partiallySignTransaction([sender.keyPair], decode(tx));
+      ids.push(await rpc.sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: 'base64' }).send());
+    }
+    await waitConfirmed(rpc, ids[ids.length - 1] as never);
+    const listed = await rpc
+      .getSignaturesForAddress(address(key.pubkey), { limit: 200, commitment: 'confirmed' })
+      .send();
+    expect(listed.length).toBeGreaterThanOrEqual(120);
+
+    const reads = () => w.localnet.stats().calls.getTransaction ?? 0;
+    const before = reads();
+    const report = await signOnly(await facilitated(2000));
+    expect(report.outcome).toBe('signed');
+    const id = await facilitatorSends(report.signed_transaction!);
+    const final = await finalOf(report.signature!);
+    expect(final.detail).toContain(`landed as ${id}`);
+    // The landed payment (perhaps read again while it was not yet visible), not the 120 before it.
+    expect(reads() - before).toBeLessThan(10);
   });
 
   it('a restart in between resumes the watch from the ledger: landed after the restart', async () => {

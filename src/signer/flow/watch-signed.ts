@@ -36,18 +36,28 @@ export interface WatchedSign {
   lastValidBlockHeight: number;
   /** The fee payer when it is not the key: it signs and sends, so `signature` (the key's) is not the id. */
   feePayer: string | null;
+  /**
+   * A slot the chain had reached before the key signed (the simulation's): the transaction cannot land before
+   * it, so the key's older transactions are not read. 0 when unknown.
+   */
+  fromSlot: number;
 }
 
 /** The final outcome that releases a sign-only reservation: expired, never landed. */
 export const SIGNED_EXPIRED = 'signed_expired';
 
 const INTENT_DETAIL =
-  /^sign_only: watched until block height (\d+)(?:; fee payer ([1-9A-HJ-NP-Za-km-z]{32,44}) signs and sends it)?$/;
+  /^sign_only: watched until block height (\d+)(?:; fee payer ([1-9A-HJ-NP-Za-km-z]{32,44}) signs and sends it(?: after slot (\d+))?)?$/;
 
 /** The intent's detail for a sign-only transaction: what lets a restarted engine resume watching it. */
-export function signOnlyIntentDetail(lastValidBlockHeight: number, feePayer: string | null = null): string {
+export function signOnlyIntentDetail(
+  lastValidBlockHeight: number,
+  foreign: { feePayer: string; fromSlot: number } | null = null,
+): string {
   const watched = `sign_only: watched until block height ${lastValidBlockHeight}`;
-  return feePayer === null ? watched : `${watched}; fee payer ${feePayer} signs and sends it`;
+  return foreign === null
+    ? watched
+    : `${watched}; fee payer ${foreign.feePayer} signs and sends it after slot ${foreign.fromSlot}`;
 }
 
 /** How long the watcher waits for a key's lock to write a final entry before trying again at the next poll. */
@@ -148,7 +158,9 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
     const byKey = new Map<string, WatchedSign[]>();
     for (const w of foreign) byKey.set(w.rec.key.pubkey, [...(byKey.get(w.rec.key.pubkey) ?? []), w]);
     for (const [keyPubkey, ws] of byKey) {
-      const found = await findByKeySignature(keyPubkey, new Set(ws.map((w) => w.signature)));
+      // A simulation's slot is a bank the node had already frozen: the transaction signed after it lands later.
+      const fromSlot = Math.min(...ws.map((w) => w.fromSlot));
+      const found = await findByKeySignature(keyPubkey, new Set(ws.map((w) => w.signature)), fromSlot);
       for (const w of ws) {
         if (closed) return;
         const hit = found.get(w.signature);
@@ -167,9 +179,14 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
 
   /**
    * The key's landed transactions (newest first, at the client's commitment) whose signatures include one of
-   * `wanted`: each transaction read once, pages read until one already examined or the per-poll bound.
+   * `wanted`: each transaction read once, pages read until one already examined, one older than `fromSlot`, or
+   * the per-poll bound.
    */
-  async function findByKeySignature(keyPubkey: string, wanted: ReadonlySet<string>): Promise<Map<string, Found>> {
+  async function findByKeySignature(
+    keyPubkey: string,
+    wanted: ReadonlySet<string>,
+    fromSlot: number,
+  ): Promise<Map<string, Found>> {
     const found = new Map<string, Found>();
     let before: string | undefined;
     for (let page = 0; page < HISTORY_PAGES_PER_POLL && found.size < wanted.size; page++) {
@@ -177,12 +194,16 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
         limit: HISTORY_PAGE,
         ...(before === undefined ? {} : { before }),
       });
-      let reachedExamined = false;
+      let stop = false;
       for (const entry of listed) {
+        if (entry.slot < fromSlot) {
+          stop = true; // older than every watched sign: nothing further back can hold its signature
+          break;
+        }
         if (!landedListing(entry)) continue;
         const seen = examined.get(entry.signature);
         if (seen) {
-          reachedExamined = true;
+          stop = true;
           continue;
         }
         const meta = await chain.getTransaction(entry.signature);
@@ -195,7 +216,7 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
         for (const sig of meta.signatures) if (wanted.has(sig)) found.set(sig, { listed: entry, meta });
       }
       const last = listed[listed.length - 1];
-      if (reachedExamined || listed.length < HISTORY_PAGE || last === undefined) break;
+      if (stop || listed.length < HISTORY_PAGE || last === undefined) break;
       before = last.signature;
     }
     return found;
@@ -319,6 +340,7 @@ function pendingSignOnly(entries: readonly AuditEntry[], key: KeyConfig): Watche
       signature: e.signature,
       lastValidBlockHeight: Number(m[1]),
       feePayer: m[2] ?? null,
+      fromSlot: m[3] === undefined ? 0 : Number(m[3]),
       rec: { key, payloadHash: e.payload_hash, summary: e.summary, programs: e.programs, intent: e.intent },
     });
   }
