@@ -67,6 +67,8 @@ class CpuAccountedChain implements ChainClient {
     this.wrap(() => this.inner.getSignatureStatuses(s, o));
   getBlockHeight: ChainClient['getBlockHeight'] = (c) => this.wrap(() => this.inner.getBlockHeight(c));
   getTransaction = (s: string) => this.wrap(() => this.inner.getTransaction(s));
+  getSignaturesForAddress: ChainClient['getSignaturesForAddress'] = (a, o) =>
+    this.wrap(() => this.inner.getSignaturesForAddress(a, o));
   getMultipleAccounts = (a: string[]) => this.wrap(() => this.inner.getMultipleAccounts(a));
   getAccountInfo = (a: string) => this.wrap(() => this.inner.getAccountInfo(a));
   getAccountsData = (a: string[]) => this.wrap(() => this.inner.getAccountsData(a));

@@ -10,6 +10,7 @@ import { createResilientRpc, type ResilientRpc, type RetryEvent, type RetrySetti
 import * as shape from './rpc-shapes';
 import type {
   AccountsAtSlot,
+  AddressSignature,
   AccountSummary,
   CallLimits,
   ChainClient,
@@ -128,6 +129,20 @@ export class RpcChainClient implements ChainClient {
   getTransaction(signature: string, limits?: CallLimits): Promise<TransactionMeta | null> {
     const config = { encoding: 'json', commitment: this.commitment, maxSupportedTransactionVersion: 0 };
     return this.call('getTransaction', [signature, config], shape.readTransactionMeta, limits);
+  }
+
+  getSignaturesForAddress(
+    address: string,
+    opts: { limit: number; before?: string },
+    limits?: CallLimits,
+  ): Promise<AddressSignature[]> {
+    const config = {
+      commitment: this.commitment,
+      limit: opts.limit,
+      ...(opts.before === undefined ? {} : { before: opts.before }),
+    };
+    const read = (r: unknown) => shape.readAddressSignatures(r, opts.limit);
+    return this.call('getSignaturesForAddress', [address, config], read, limits);
   }
 
   getMultipleAccounts(addresses: string[], limits?: CallLimits): Promise<(AccountSummary | null)[]> {

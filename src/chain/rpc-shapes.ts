@@ -6,6 +6,7 @@
  */
 import { decodeAddress, decodeBase58 } from '../util/base58';
 import type {
+  AddressSignature,
   AccountData,
   AccountSummary,
   AccountsAtSlot,
@@ -109,11 +110,7 @@ export function readSimulation(r: unknown, requested: number): SimulationResult 
   };
 }
 
-export function readSignature(r: unknown): string {
-  const bytes = typeof r === 'string' ? decodeBase58(r) : null;
-  if (!bytes || bytes.length !== 64) throw new ShapeProblem('result is not a base58 64-byte signature');
-  return r as string;
-}
+export const readSignature = (r: unknown): string => signature64(r, 'result');
 
 const CONFIRMATION_STATUSES = new Set(['processed', 'confirmed', 'finalized']);
 
@@ -142,21 +139,71 @@ export function readTransactionMeta(r: unknown): TransactionMeta | null {
   if (r === null) return null;
   const o = object(r, 'result');
   const slot = wholeNumber(o['slot'], 'result.slot');
+  const { signatures, accountKeys } = transactionKeys(o['transaction']);
   const metaRaw = o['meta'];
   if (metaRaw === null || metaRaw === undefined) {
-    return { slot, err: null, fee: null, preBalance0: null, postBalance0: null, logs: [] };
+    const none = { err: null, fee: null, preBalance0: null, postBalance0: null, logs: [] };
+    return { slot, ...none, signatures, accountKeys, preBalances: [], postBalances: [] };
   }
   const meta = object(metaRaw, 'result.meta');
-  const pre = array(meta['preBalances'], 'result.meta.preBalances');
-  const post = array(meta['postBalances'], 'result.meta.postBalances');
+  const pre = array(meta['preBalances'], 'result.meta.preBalances').map((b, i) =>
+    wholeNumber(b, `result.meta.preBalances[${i}]`),
+  );
+  const post = array(meta['postBalances'], 'result.meta.postBalances').map((b, i) =>
+    wholeNumber(b, `result.meta.postBalances[${i}]`),
+  );
   return {
     slot,
     err: present(meta, 'err', 'result.meta'),
     fee: wholeNumber(meta['fee'], 'result.meta.fee'),
-    preBalance0: pre.length === 0 ? null : wholeNumber(pre[0], 'result.meta.preBalances[0]'),
-    postBalance0: post.length === 0 ? null : wholeNumber(post[0], 'result.meta.postBalances[0]'),
+    preBalance0: pre[0] ?? null,
+    postBalance0: post[0] ?? null,
     logs: stringList(meta['logMessages'], 'result.meta.logMessages'),
+    signatures,
+    accountKeys,
+    preBalances: pre,
+    postBalances: post,
   };
+}
+
+/** The `json` encoding's signatures and static account keys; an absent transaction (a trimmed answer) gives none. */
+function transactionKeys(v: unknown): { signatures: string[]; accountKeys: string[] } {
+  if (v === undefined || v === null) return { signatures: [], accountKeys: [] };
+  const tx = object(v, 'result.transaction');
+  const signatures = array(tx['signatures'], 'result.transaction.signatures').map((s, i) =>
+    signature64(s, `result.transaction.signatures[${i}]`),
+  );
+  const message = object(tx['message'], 'result.transaction.message');
+  const accountKeys = array(message['accountKeys'], 'result.transaction.message.accountKeys').map((k, i) =>
+    hash32(k, `result.transaction.message.accountKeys[${i}]`),
+  );
+  return { signatures, accountKeys };
+}
+
+function signature64(v: unknown, path: string): string {
+  const bytes = typeof v === 'string' ? decodeBase58(v) : null;
+  if (!bytes || bytes.length !== 64) throw new ShapeProblem(`${path} is not a base58 64-byte signature`);
+  return v as string;
+}
+
+/** getSignaturesForAddress: a plain list (no context), at most `limit` entries. */
+export function readAddressSignatures(r: unknown, limit: number): AddressSignature[] {
+  const list = array(r, 'result');
+  if (list.length > limit) throw new ShapeProblem(`result has ${list.length} entries for a limit of ${limit}`);
+  return list.map((e, i) => {
+    const path = `result[${i}]`;
+    const o = object(e, path);
+    const status = o['confirmationStatus'];
+    if (status !== undefined && status !== null && !(typeof status === 'string' && CONFIRMATION_STATUSES.has(status))) {
+      throw new ShapeProblem(`${path}.confirmationStatus is not a commitment level`);
+    }
+    return {
+      signature: signature64(o['signature'], `${path}.signature`),
+      slot: wholeNumber(o['slot'], `${path}.slot`),
+      err: present(o, 'err', path),
+      confirmationStatus: (status ?? null) as AddressSignature['confirmationStatus'],
+    };
+  });
 }
 
 export const readAccounts = (r: unknown, count: number): (AccountSummary | null)[] =>

@@ -40,6 +40,22 @@ export interface TransactionMeta {
   preBalance0: number | null;
   postBalance0: number | null;
   logs: string[];
+  /** The transaction's signatures in slot order (base58); the first is its id. */
+  signatures: string[];
+  /** The message's own account keys (signers first); loaded addresses are not included. */
+  accountKeys: string[];
+  /** Lamports before and after, by index in the full account list; empty when the node gave no meta. */
+  preBalances: number[];
+  postBalances: number[];
+}
+
+/** One transaction that touched an address, as getSignaturesForAddress lists it (newest first). */
+export interface AddressSignature {
+  /** The transaction's id: its first signature. */
+  signature: string;
+  slot: number;
+  err: unknown;
+  confirmationStatus: 'processed' | 'confirmed' | 'finalized' | null;
 }
 
 export interface AccountSummary {
@@ -86,6 +102,15 @@ export interface ChainClient {
   ): Promise<(SignatureStatus | null)[]>;
   getBlockHeight(commitment: Commitment, limits?: CallLimits): Promise<number>;
   getTransaction(signature: string, limits?: CallLimits): Promise<TransactionMeta | null>;
+  /**
+   * Transactions that touched `address`, newest first, at the client's commitment: at most `limit` (1..1000),
+   * older than `before` when given.
+   */
+  getSignaturesForAddress(
+    address: string,
+    opts: { limit: number; before?: string },
+    limits?: CallLimits,
+  ): Promise<AddressSignature[]>;
   getMultipleAccounts(addresses: string[], limits?: CallLimits): Promise<(AccountSummary | null)[]>;
   getAccountInfo(address: string, limits?: CallLimits): Promise<AccountSummary | null>;
   /**

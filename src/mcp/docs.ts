@@ -14,7 +14,7 @@ see a key. Four tools: \`check\`, \`sign\`, \`key_show\`, \`halt\`.
 1. Build a **payload** (signer://docs/payload): either v1, a JSON list of instructions the signer compiles, or
    v2, a transaction you compiled yourself with \`@solana/kit\` (legacy or v0, lookup tables allowed) as base64.
 2. Call \`check\` with \`{"payload": <that object, unchanged>}\`. It runs every check and a simulation and signs
-   nothing. Read the report: \`outcome\` \`ok\` means \`sign\` would go ahead; \`fee\` and \`balance_change\` say what it costs,
+   nothing. Read the report: \`outcome\` \`ok\` means \`sign\` would go ahead; \`fee\` (paid by \`fee_payer\`) and \`balance_change\` say what it costs,
    \`would_need_approval\` whether an operator must approve it, \`remaining_daily_lamports\` what the key has left after it;
    \`token_changes\` what it moves of each mint, \`remaining_daily_tokens\` what is left of each mint's daily cap.
    \`key_show\` shows the key's whole policy (\`policy\`: caps, destinations, programs, mints) to plan with.
@@ -30,7 +30,8 @@ see a key. Four tools: \`check\`, \`sign\`, \`key_show\`, \`halt\`.
   its blockhash expires; the amount stays reserved against the key's daily cap until it lands or expires.
 - \`partial_signers\` in a payload are secret keys of new accounts: never repeat them anywhere else.
 - \`key\` is optional. Without it the signer uses the configured key whose pubkey is the payload's fee payer
-  (v1: \`transaction.fee_payer\`; v2: the transaction's first account). Your token may use only the keys it lists; \`key_show\` without arguments lists them
+  (v1: \`transaction.fee_payer\`; v2: the transaction's first account). A v2 transaction someone else pays the
+  fee for (an x402 facilitator) needs \`key\`, and \`mode: "sign_only"\`: the signer fills only the key's slot. Your token may use only the keys it lists; \`key_show\` without arguments lists them
   with their balance, limits, what was spent or reserved in the last 24 h, and whether they are halted.
 - A refusal names the check that failed in \`failed_check\`, with the reason in \`detail\`. signer://docs/checks
   says what each check means and how to fix the payload. Do not retry a refused payload unchanged.
@@ -122,8 +123,13 @@ lamports as a little-endian u64.
 | \`transaction\` | string | yes | Canonical base64 of the wire transaction (at most 1232 bytes): signature slots, then a legacy or v0 message. |
 | \`replace_blockhash\` | boolean | no (default false) | Sign it on a fresh blockhash instead of its own. Only when no one else has signed it. |
 
-- The fee payer (the first account) must be the signing key; its signature slot may be zeroed (kit leaves it
+- The fee payer (the first account) is normally the signing key; its signature slot may be zeroed (kit leaves it
   empty). The signer fills that slot and no other.
+- The fee payer may be another account (x402: the facilitator pays the fee, signs last and sends) when the key
+  is one of the transaction's signers: name the key with \`key\` and use \`mode: "sign_only"\` (\`send\` is
+  refused, \`fee_payer\`). The signer fills only the key's slot; the fee payer's slot may stay empty (a signature
+  already there must verify). The key's spend is what the simulation says the key loses: no fee. The report's
+  \`fee_payer\` names who pays \`fee\`; \`signature\` is the key's own, not the transaction's id (the fee payer's).
 - Every other signer must already have signed: their signatures are checked against the message and kept.
 - Lookup tables are read from the chain, and every check runs on the full account list, accounts from tables
   included. A missing, deactivated or too short table is refused (\`lookup_tables\`).
@@ -161,8 +167,10 @@ Agent code can skip the payload altogether: the package's \`sa-forge-signer/kit\
 
 ## Which key signs
 
-1. With \`key\`, that configured key; its pubkey must be the payload's fee payer (else refused, \`fee_payer\`).
-2. Without it, the first configured key (by name) whose pubkey is the fee payer; none is an error.
+1. With \`key\`, that configured key; its pubkey must be the payload's fee payer or (v2, sign_only) one of its
+   signers (else refused, \`fee_payer\`).
+2. Without it, the first configured key (by name) whose pubkey is the fee payer; none is an error (name the key
+   when someone else pays the fee).
 3. Your token must list the key, else the request is refused (\`authorized\`).
 
 ## Clusters
@@ -183,7 +191,7 @@ needed, and \`check\` it before signing.
 | Order | Check (\`failed_check\`) | Refused when | How to fix |
 |---|---|---|---|
 | 1 | \`authorized\` | Your token may not use this key, or \`mode: "sign_only"\` on a key configured \`sign_only: false\`. | Use a key \`key_show\` lists, or mode \`send\`; else ask the operator. |
-| 2 | \`fee_payer\` | A named \`key\` is not the payload's fee payer. | Name the right key, or build with that key as fee payer. |
+| 2 | \`fee_payer\` | A named \`key\` is not the payload's fee payer (v1), neither the fee payer nor a signer (v2), or \`mode: "send"\` on a transaction another account pays the fee for. | Name the right key, build with that key as fee payer, or use \`mode: "sign_only"\` and let the fee payer sign and send. |
 | 3 | \`approval\` | The key's approval mode is \`deny\`. | Use another key; only the operator can change it. |
 | 4 | \`halted\` | Someone halted the key (who, when and why are in \`detail\`). Checked again right before sending. | Only a human operator can resume it (\`sa-forge-signer resume KEY\`). |
 | 5 | \`chain\` | The RPC node is not on this signer's cluster (wrong genesis hash); or (v2) the transaction's blockhash has expired or is from another cluster. | Genesis: the operator's RPC URL is wrong. Blockhash: fetch a fresh one from the signer's cluster and build again, or set \`replace_blockhash: true\`. |
@@ -219,7 +227,7 @@ Act on the report's \`outcome\`. The command-line exit code is given for operato
 |---|---|---|---|
 | \`ok\` | 0 | \`check\` passed every check and the simulation. | \`sign\` it, unchanged. |
 | \`confirmed\` | 0 | Landed without error (\`signature\`, \`slot\`, \`explorer\`). | Done. Do not send it again. |
-| \`signed\` | 0 | \`mode: "sign_only"\`: signed, not sent. \`signed_transaction\` holds the base64 wire transaction, \`signature\` its id. | Send it yourself before its blockhash expires. The signer watches it and records confirmed, failed or expired in the audit log; until then it counts against the daily cap. |
+| \`signed\` | 0 | \`mode: "sign_only"\`: signed, not sent. \`signed_transaction\` holds the base64 wire transaction, \`signature\` the key's signature (its id when the key pays the fee; with another \`fee_payer\` the id is that payer's signature). | Send it yourself (or hand it to the fee payer) before its blockhash expires. The signer watches it and records confirmed, failed or expired in the audit log; until then it counts against the daily cap. |
 | \`refused\` | 10 | A check failed (\`failed_check\`, \`detail\`); nothing was sent. | Fix the cause (signer://docs/checks). |
 | \`simulation_failed\` | 11 | The program would reject it (\`program_error\`, \`logs\`); nothing was sent. | Fix the cause, build again. |
 | \`failed\` | 12 | Landed with a program error; the fee was paid. | Fix the cause before trying again. |

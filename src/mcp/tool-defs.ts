@@ -56,6 +56,11 @@ const REPORT_SCHEMA: Json = {
     checks: { type: 'array', items: { type: 'string', enum: PASS_NAMES } },
     compute_units: nullable('integer'),
     fee: nullable('integer'),
+    fee_payer: {
+      ...nullable('string'),
+      description:
+        'Who pays `fee`: the key, or another account (an x402 facilitator); null before the message is built.',
+    },
     balance_change: nullable('integer'),
     summary: { type: 'string' },
     warnings: { type: 'array', items: { type: 'string' } },
@@ -119,6 +124,7 @@ const REPORT_SCHEMA: Json = {
     'checks',
     'compute_units',
     'fee',
+    'fee_payer',
     'balance_change',
     'summary',
     'warnings',
@@ -276,7 +282,7 @@ const ON_REFUSAL =
 /** The tool list; `paramHeaders` adds SEP-2243 `x-mcp-header: "Key"` to every `key` argument. */
 export function toolDefinitions(paramHeaders: boolean): ToolDef[] {
   const signKey =
-    "Configured key name; default: the key whose pubkey is the payload's fee payer. Your token may use only its own keys.";
+    "Configured key name; default: the key whose pubkey is the payload's fee payer. Required when another account pays the fee (x402: the key is one of the signers; sign_only). Your token may use only its own keys.";
   return [
     {
       name: 'check',

@@ -28,6 +28,8 @@ export interface CheckSubject {
   cluster: ClusterProfile;
   msg: CompiledMessage;
   partialSigners: readonly string[]; // pubkeys only
+  /** The fee payer when it is not the key (payload v2, sign_only): it signs last, so its slot may be empty. */
+  foreignFeePayer?: string | null;
 }
 
 /** The names pushed together when every structural check passes. */
@@ -52,10 +54,10 @@ const account = (msg: CompiledMessage, ix: CompiledInstruction, n: number): stri
 const programOf = (msg: CompiledMessage, ix: CompiledInstruction): string | undefined =>
   msg.accountKeys[ix.programIdIndex];
 
-function checkFeePayer({ msg, key }: CheckSubject): Refusal | null {
+function checkFeePayer({ msg, key, foreignFeePayer }: CheckSubject): Refusal | null {
   const payer = msg.accountKeys[0];
   if (payer === undefined) return { check: 'fee_payer', message: 'message has no accounts' };
-  if (payer !== key.pubkey)
+  if (payer !== key.pubkey && payer !== foreignFeePayer)
     return { check: 'fee_payer', message: `fee payer ${payer} is not the signing key ${key.pubkey}` };
   return null;
 }
@@ -177,7 +179,7 @@ function checkVault({ msg, key, cluster }: CheckSubject): Refusal | null {
   return null;
 }
 
-function checkSigners({ msg, key, partialSigners }: CheckSubject): Refusal | null {
+function checkSigners({ msg, key, partialSigners, foreignFeePayer }: CheckSubject): Refusal | null {
   const required = requiredSigners(msg);
   const requiredSet = new Set(required);
   for (const p of partialSigners) {
@@ -187,7 +189,7 @@ function checkSigners({ msg, key, partialSigners }: CheckSubject): Refusal | nul
   }
   const partials = new Set(partialSigners);
   for (const r of required) {
-    if (r !== key.pubkey && !partials.has(r)) {
+    if (r !== key.pubkey && r !== foreignFeePayer && !partials.has(r)) {
       return { check: 'signers', message: `${r} must sign, but it is neither the signing key nor a partial signer` };
     }
   }

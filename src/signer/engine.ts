@@ -83,7 +83,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       payload_hash: payload.hash,
     });
     if (!choice.ok) return { ok: false, report: refuse(report, choice.refusal) };
-    const source = payload.version === 1 ? v1Source(payload) : v2Source(payload, chain);
+    const source = payload.version === 1 ? v1Source(payload) : v2Source(payload, chain, choice.key.pubkey);
     return { ok: true, payload, source, key: choice.key, report };
   };
 
@@ -97,6 +97,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     const { key, source, report } = begun;
     const checked = await preflight(preflightDeps, { mode: 'check', key, source, report, signal: input.signal });
     if (!checked.ok) return done('check', checked.report, started);
+    if (checked.prepared.foreignFeePayer !== null) report.warnings.push(foreignFeePayerNote(checked.prepared));
     const figures = await simulate(chain, source.unsigned(checked.prepared), key, 'check');
     const simulated = recordSimulation(report, figures);
     if (!simulated.ok) return done('check', simulated.report, started);
@@ -141,6 +142,15 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     }
     const checked = await preflight(preflightDeps, { mode: 'sign', key, source, report, signal: input.signal });
     if (!checked.ok) return notSent(checked.report);
+    const foreignFeePayer = checked.prepared.foreignFeePayer;
+    if (foreignFeePayer !== null && mode === 'send') {
+      return notSent(
+        refuse(report, {
+          check: 'fee_payer',
+          message: `the fee payer ${foreignFeePayer} is not key "${key.name}": the signer signs only the key's slot and sends only transactions the key pays for; use mode "sign_only" and let the fee payer sign and send it`,
+        }),
+      );
+    }
     let usage = checked.usage;
     const signer = keyFiles.signerFor(key);
     /** Prepares again (a fresh blockhash where the source allows it) and re-resolves its lookup tables. */
@@ -203,6 +213,8 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     report.checks.push('approval');
 
     const lastValid = built.prepared.lifetime.lastValidBlockHeight;
+    // A transaction another account sends is found in the key's history, from before the first simulation on.
+    const foreign = foreignFeePayer === null ? null : { feePayer: foreignFeePayer, fromSlot: figures.sim.slot };
     const gate = await passGate(
       { ledger, halts },
       {
@@ -212,16 +224,27 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         figures,
         report,
         signal: input.signal,
-        detail: mode === 'sign_only' ? signOnlyIntentDetail(lastValid) : null,
+        detail: mode === 'sign_only' ? signOnlyIntentDetail(lastValid, foreign) : null,
       },
     );
     if (!gate.ok) return notSent(gate.report);
-    report.explorer = explorer(built.signature);
+    // With a foreign fee payer the key's signature is not the transaction's id, so there is nothing to link yet.
+    report.explorer = foreignFeePayer === null ? explorer(built.signature) : null;
     if (mode === 'sign_only') {
       report.outcome = 'signed';
       report.signed_transaction = built.wireBase64;
-      report.detail = `signed, not sent: send signed_transaction before block height ${lastValid}; until it lands or expires its reservation counts against the daily cap`;
-      watcher.watch({ rec, signature: built.signature, lastValidBlockHeight: lastValid });
+      report.detail =
+        foreignFeePayer === null
+          ? `signed, not sent: send signed_transaction before block height ${lastValid}; until it lands or expires its reservation counts against the daily cap`
+          : `signed the key's slot only, not sent: the fee payer ${foreignFeePayer} must add its signature and send it before block height ${lastValid}; "signature" is the key's own, not the transaction's id (the fee payer's signature); until it lands or expires its reservation counts against the daily cap`;
+      watcher.watch({
+        rec,
+        signature: built.signature,
+        lastValidBlockHeight: lastValid,
+        feePayer: foreignFeePayer,
+        fromSlot: foreign?.fromSlot ?? 0,
+        movedTokens: (report.token_changes ?? []).length > 0,
+      });
       return { report, sent: true, watched: true };
     }
     progress({ stage: 'sent', signature: built.signature });
@@ -325,6 +348,11 @@ function signMode(raw: unknown): SignMode {
   if (raw === undefined || raw === null || raw === 'send') return 'send';
   if (raw === 'sign_only') return 'sign_only';
   throw new SignerError('request_invalid', 'mode must be "send" or "sign_only"');
+}
+
+/** check's note on a transaction another account pays the fee for: what sign will and will not do with it. */
+function foreignFeePayerNote(prepared: PreparedTransaction): string {
+  return `the fee payer ${prepared.foreignFeePayer ?? ''} is not the key: sign it with mode "sign_only" (the key's slot only); the fee payer signs and sends it`;
 }
 
 /** The same accounts in the same order and roles: what the checks judged is what is signed. */

@@ -13,7 +13,10 @@ export type KeyChoice = { ok: true; key: KeyConfig } | { ok: false; name: string
 export interface KeyAccess {
   /** Every configured key, in name order. */
   readonly all: readonly KeyConfig[];
-  /** check and sign: the named key, or the one whose pubkey is the payload's fee payer. */
+  /**
+   * check and sign: the named key, or the one whose pubkey is the payload's fee payer. A transaction another
+   * account pays the fee for (x402) needs the key named: no key is chosen for it from its signers.
+   */
   forPayload(principal: Principal, named: string | null | undefined, feePayer: string): KeyChoice;
   /** key_show and halt: the named key, or (no name) every key the principal may use, in name order. */
   select(principal: Principal, named: string | null | undefined): KeyConfig[];
@@ -25,8 +28,12 @@ export function notAuthorizedMessage(keyName: string): string {
   return `this token may not use key ${JSON.stringify(keyName)}`;
 }
 
+/** Without a `key` argument the key is the fee payer's; another fee payer (x402) needs the signing key named. */
+const NAME_THE_KEY =
+  "; if one of your keys signs a transaction someone else pays the fee for (x402), name it with the 'key' argument";
+
 function noKeyForFeePayer(feePayer: string): string {
-  return `this token may not use a key with pubkey ${feePayer} (the payload's fee payer)`;
+  return `this token may not use a key with pubkey ${feePayer} (the payload's fee payer)${NAME_THE_KEY}`;
 }
 
 function unknownKey(name: string): SignerError {
@@ -55,7 +62,10 @@ export function createKeyAccess(keys: readonly KeyConfig[]): KeyAccess {
       const key = candidates.find((k) => k.pubkey === feePayer);
       if (key) return { ok: true, key };
       if (principal.kind === 'operator')
-        throw new SignerError('key_unknown', `no configured key has pubkey ${feePayer} (the payload's fee payer)`);
+        throw new SignerError(
+          'key_unknown',
+          `no configured key has pubkey ${feePayer} (the payload's fee payer)${NAME_THE_KEY}`,
+        );
       return { ok: false, name: null, refusal: { check: 'authorized', message: noKeyForFeePayer(feePayer) } };
     },
 

@@ -37,6 +37,8 @@ export interface Report {
   checks: PassName[];
   compute_units: number | null;
   fee: number | null;
+  /** Who pays the fee (the message's first account): the key, or another account such as an x402 facilitator. */
+  fee_payer: string | null;
   balance_change: number | null;
   summary: string;
   warnings: string[];
@@ -95,6 +97,7 @@ export function emptyReport(fields: {
     checks: [],
     compute_units: null,
     fee: null,
+    fee_payer: null,
     balance_change: null,
     summary: fields.summary,
     warnings: fields.warnings,

@@ -13,7 +13,7 @@ import { JsonRpcTransport } from '../../src/chain/json-rpc-transport';
 import { DEFAULT_RETRY } from '../../src/chain/resilient-rpc';
 import { startLocalnet, type Localnet } from '../../src/localnet/server';
 import { SignerError } from '../../src/util/errors';
-import { newSigner, randomAddress } from '../localnet/legacy-tx';
+import { newSigner, randomAddress, signedTransfer } from '../localnet/legacy-tx';
 
 let localnet: Localnet;
 beforeAll(async () => {
@@ -85,6 +85,7 @@ test('sends the parameters a real cluster expects for every method', async () =>
     getTransaction: null,
     getMultipleAccounts: { context: { slot: 1 }, value: [null] },
     getAccountInfo: { context: { slot: 1 }, value: null },
+    getSignaturesForAddress: [],
   };
   const node = await scriptedNode((req) => ok(req.id, results[req.method]));
   const client = new RpcChainClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000 });
@@ -100,6 +101,8 @@ test('sends the parameters a real cluster expects for every method', async () =>
     await client.getTransaction(sig);
     await client.getMultipleAccounts([addr]);
     await client.getAccountInfo(addr);
+    await client.getSignaturesForAddress(addr, { limit: 100 });
+    await client.getSignaturesForAddress(addr, { limit: 5, before: sig });
     expect(node.requests.map(({ method, params }) => [method, params])).toEqual([
       ['getGenesisHash', []],
       ['getLatestBlockhash', [{ commitment: 'confirmed' }]],
@@ -124,6 +127,8 @@ test('sends the parameters a real cluster expects for every method', async () =>
       ['getTransaction', [sig, { encoding: 'json', commitment: 'confirmed', maxSupportedTransactionVersion: 0 }]],
       ['getMultipleAccounts', [[addr], { encoding: 'base64', commitment: 'confirmed' }]],
       ['getAccountInfo', [addr, { encoding: 'base64', commitment: 'confirmed' }]],
+      ['getSignaturesForAddress', [addr, { commitment: 'confirmed', limit: 100 }]],
+      ['getSignaturesForAddress', [addr, { commitment: 'confirmed', limit: 5, before: sig }]],
     ]);
   } finally {
     client.close();
@@ -343,6 +348,20 @@ describe('answers of the wrong shape are kind shape', () => {
       'result.meta.fee is beyond the exact integer range',
     ],
   ];
+  cases.push(
+    [
+      'more signatures for an address than the limit asked for',
+      (c) => c.getSignaturesForAddress(randomAddress(), { limit: 1 }),
+      [1, 2].map(() => ({ signature: '1'.repeat(64), slot: 1, err: null, confirmationStatus: 'confirmed' })),
+      'result has 2 entries for a limit of 1',
+    ],
+    [
+      'a listed signature that is not one',
+      (c) => c.getSignaturesForAddress(randomAddress(), { limit: 10 }),
+      [{ signature: 'abc', slot: 1, err: null, confirmationStatus: 'confirmed' }],
+      'result[0].signature is not a base58 64-byte signature',
+    ],
+  );
   test.each(cases)('%s', async (_name, invoke, result, detail) => {
     const node = await scriptedNode((req) => ok(req.id, result));
     const client = new RpcChainClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000 });
@@ -438,6 +457,10 @@ test('getTransaction without meta keeps the slot and reports unknown figures as 
       preBalance0: null,
       postBalance0: null,
       logs: [],
+      signatures: [],
+      accountKeys: [],
+      preBalances: [],
+      postBalances: [],
     });
   } finally {
     client.close();
@@ -451,6 +474,30 @@ test('a real localnet answer passes every guard (balance of a funded key)', asyn
   const client = new RpcChainClient(localnet.url, { timeoutMs: 2000 });
   try {
     expect(await client.getBalance(key.pubkey)).toBe(123_456_789);
+  } finally {
+    client.close();
+  }
+});
+
+test('a landed transaction is listed for its signer and read back with its signatures, keys and balances', async () => {
+  const from = newSigner();
+  const to = randomAddress();
+  localnet.airdrop(from.pubkey, 1_000_000_000);
+  const client = new RpcChainClient(localnet.url, { timeoutMs: 2000 });
+  try {
+    const { blockhash } = await client.getLatestBlockhash();
+    const tx = signedTransfer(from, to, 5_000_000, blockhash);
+    const id = await client.sendTransaction(tx.base64);
+    localnet.advanceBlocks(2);
+    const listed = await client.getSignaturesForAddress(from.pubkey, { limit: 10 });
+    expect(listed[0]).toMatchObject({ signature: id, err: null });
+    expect(listed[0]!.confirmationStatus).not.toBeNull();
+    const meta = await client.getTransaction(id);
+    expect(meta).toMatchObject({ signatures: [id], err: null });
+    expect(meta!.accountKeys.slice(0, 2)).toEqual([from.pubkey, to]);
+    const at = meta!.accountKeys.indexOf(to);
+    expect(meta!.postBalances[at]! - meta!.preBalances[at]!).toBe(5_000_000);
+    expect(meta!.postBalance0! - meta!.preBalance0!).toBe(-5_000_000 - meta!.fee!);
   } finally {
     client.close();
   }

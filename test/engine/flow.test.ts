@@ -54,7 +54,7 @@ describe('check', () => {
       outcome: 'refused',
       failed_check: 'authorized',
       key: null,
-      detail: `authorized: this token may not use a key with pubkey ${w.keys.alpha!.pubkey} (the payload's fee payer)`,
+      detail: `authorized: this token may not use a key with pubkey ${w.keys.alpha!.pubkey} (the payload's fee payer); if one of your keys signs a transaction someone else pays the fee for (x402), name it with the 'key' argument`,
     });
     expect(w.localnet.stats().calls.getGenesisHash ?? 0).toBe(calls);
   });

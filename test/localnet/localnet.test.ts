@@ -105,6 +105,10 @@ test('a signed System transfer simulates, lands, and moves processed → confirm
     preBalance0: 2 * SOL,
     postBalance0: 2 * SOL - amount - FEE,
     logs: sim.logs,
+    signatures: [tx.signature],
+    accountKeys: [from.pubkey, to, '11111111111111111111111111111111'],
+    preBalances: [2 * SOL, 0, 1],
+    postBalances: [2 * SOL - amount - FEE, amount, 1],
   });
 });
 

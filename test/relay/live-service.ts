@@ -21,6 +21,14 @@ export interface KeySpec {
 
 export interface LiveServiceOptions {
   keys: Record<string, KeySpec>;
+  /**
+   * Runs once the chain is up and the keys exist, before the service starts; what it returns is merged into each
+   * named key's config (e.g. settings naming accounts the hook created on the chain).
+   */
+  prepare?: (
+    localnet: Localnet,
+    keys: Record<string, { pubkey: string; destination: string }>,
+  ) => Promise<Record<string, Record<string, unknown>>>;
   /** Extra `serve:` settings (e.g. param_headers). */
   serve?: Record<string, unknown>;
   timings?: Record<string, number>;
@@ -56,6 +64,14 @@ export class LiveService {
       blockIntervalMs: 20,
       fund: Object.values(keys).map((k) => ({ address: k.pubkey, lamports: 100_000_000_000 })),
     });
+    let extras: Record<string, Record<string, unknown>> = {};
+    try {
+      extras = opts.prepare ? await opts.prepare(localnet, keys) : {};
+    } catch (e) {
+      await localnet.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+      throw e;
+    }
     const token = newToken();
     const tokenFile = path.join(dir, 'agent.token');
     fs.writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 });
@@ -77,6 +93,7 @@ export class LiveService {
             transfer_to: [keys[name]!.destination],
             rate_limit_per_minute: 10_000,
             daily_lamport_cap: 100_000_000_000,
+            ...extras[name],
           },
         ]),
       ),

@@ -36,8 +36,9 @@ export function signEntry(
  * where it must: ledger/token-usage.ts).
  */
 function finalTokens(report: Report): TokenFigure[] | null {
+  if (!report.token_changes || report.token_changes.length === 0) return null;
   if (report.outcome === 'failed') return [];
-  if (report.outcome !== 'confirmed' || !report.token_changes || report.token_changes.length === 0) return null;
+  if (report.outcome !== 'confirmed') return null;
   return report.token_changes.map(({ mint, decimals, change, credits }) => ({ mint, decimals, change, credits }));
 }
 

@@ -61,7 +61,9 @@ export async function keyUsage(ledger: Ledger, key: KeyConfig): Promise<Usage> {
 
 export async function preflight(deps: PreflightDeps, input: PreflightInput): Promise<StepWith<Preflighted>> {
   const { key, source, report } = input;
-  if (source.feePayer !== key.pubkey) {
+  // Payload v2 may name another fee payer (an x402 facilitator) when the key is one of its signers: the
+  // source checks that once it has decoded the signer slots. A v1 payload's fee payer is the key it compiles for.
+  if (source.feePayer !== key.pubkey && !source.foreignFeePayerAllowed) {
     return stop(report, {
       check: 'fee_payer',
       message: `payload fee payer ${source.feePayer} is not key "${key.name}" (${key.pubkey})`,
@@ -92,11 +94,13 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
   if (!ready.ok) return stop(report, ready.refusal);
   report.checks.push(...ready.passed);
   const { prepared } = ready;
+  report.fee_payer = prepared.msg.accountKeys[0] ?? null;
   const subject: CheckSubject = {
     key,
     cluster: deps.cluster,
     msg: prepared.msg,
     partialSigners: prepared.partialSigners,
+    foreignFeePayer: prepared.foreignFeePayer,
   };
   const structural = structuralRefusal(subject);
   if (structural) return stop(report, structural);
@@ -110,7 +114,8 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
   if (!owners.ok) return owners;
   report.checks.push('ata_owners');
 
-  const fee = feeRefusal(key, prepared.msg);
+  // The fee cap bounds what the key pays in fees: nothing when another account pays them.
+  const fee = prepared.foreignFeePayer === null ? feeRefusal(key, prepared.msg) : null;
   if (fee) return stop(report, fee);
   if (usage) {
     const early = limitsRefusal(key, usage, null);

@@ -29,6 +29,11 @@ export interface PreparedTransaction {
   mustBeNew: readonly string[];
   /** Signatures other signers already made over `msg.bytes`, verified, by signer (v2). */
   presentSignatures: ReadonlyMap<string, Uint8Array>;
+  /**
+   * The fee payer when it is not the key (v2 only, e.g. an x402 facilitator): the key fills only its own slot,
+   * and the fee payer signs (if it has not yet) and sends. Null when the key pays the fee.
+   */
+  foreignFeePayer: string | null;
 }
 
 /** A prepared transaction, or why the payload's transaction cannot be judged or signed at all. */
@@ -39,8 +44,13 @@ export type Prepared =
 export interface BuiltTransaction {
   prepared: PreparedTransaction;
   wireBase64: string;
-  /** The fee payer's signature (base58) once signed: the transaction's id on chain. */
+  /**
+   * The key's signature (base58) once signed. When the key is the fee payer it is the transaction's id on chain;
+   * with a foreign fee payer the id is the fee payer's signature, which may not exist yet.
+   */
   signature: string | null;
+  /** Every signature slot is filled, so a simulation can verify signatures. */
+  complete: boolean;
 }
 
 export interface SignedTransaction extends BuiltTransaction {
@@ -51,6 +61,8 @@ export interface TransactionSource {
   readonly feePayer: string;
   /** Programs the instructions call, in order, a consecutive repeat once (the audit entry's `programs`). */
   readonly programs: readonly string[];
+  /** Whether the fee payer may be another account than the key (v2: the key is then one of its signers). */
+  readonly foreignFeePayerAllowed: boolean;
   /** Whether the signer may build the message on a fresh blockhash (v1; v2 with replace_blockhash). */
   readonly refreshable: boolean;
   /** `lifetime` is the chain's latest blockhash: what a refreshable source builds on, an upper bound otherwise. */
@@ -70,6 +82,7 @@ export function v1Source(payload: PayloadV1): TransactionSource {
   return {
     feePayer: payload.feePayer,
     programs,
+    foreignFeePayerAllowed: false,
     refreshable: true,
     prepare: (lifetime) =>
       Promise.resolve({
@@ -81,12 +94,14 @@ export function v1Source(payload: PayloadV1): TransactionSource {
           partialSigners,
           mustBeNew: partialSigners,
           presentSignatures: new Map(),
+          foreignFeePayer: null,
         },
       }),
     unsigned: (prepared) => ({
       prepared,
       wireBase64: Buffer.from(serializeTransaction(prepared.msg, new Map())).toString('base64'),
       signature: null,
+      complete: false,
     }),
     signed(prepared, key) {
       const { msg } = prepared;
@@ -97,6 +112,7 @@ export function v1Source(payload: PayloadV1): TransactionSource {
         prepared,
         wireBase64: Buffer.from(serializeTransaction(msg, signatures)).toString('base64'),
         signature: signatureToBase58(own),
+        complete: true,
       };
     },
   };

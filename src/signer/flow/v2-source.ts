@@ -1,7 +1,8 @@
 /**
  * Payload v2: the agent compiled the transaction itself (legacy or v0). Preparing it means judging what the
  * bytes can do before any policy check reads them: other signers' signatures must verify and every other
- * signer slot must be filled, a durable nonce is refused, the blockhash must still be valid (or is replaced on
+ * signer slot must be filled (except a foreign fee payer's: it signs and sends after the key), a durable nonce
+ * is refused, the blockhash must still be valid (or is replaced on
  * request), and every lookup table is read from the chain so the checks see the full account list.
  * docs/payloads.md describes each refusal and what to do about it.
  */
@@ -29,7 +30,8 @@ const ADVANCE_NONCE_ACCOUNT_TAG = 4;
 
 const refused = (refusal: Refusal): Prepared => ({ ok: false, refusal });
 
-export function v2Source(payload: PayloadV2, chain: ChainClient): TransactionSource {
+/** `key`: the pubkey of the key that signs (the fee payer, or another required signer in sign_only). */
+export function v2Source(payload: PayloadV2, chain: ChainClient, key: string): TransactionSource {
   const tx = payload.transaction;
   const programs: string[] = [];
   for (const ix of tx.message.instructions) {
@@ -39,29 +41,33 @@ export function v2Source(payload: PayloadV2, chain: ChainClient): TransactionSou
   return {
     feePayer: payload.feePayer,
     programs,
+    foreignFeePayerAllowed: true,
     refreshable: payload.replaceBlockhash,
-    prepare: (lifetime) => prepareV2(chain, payload, lifetime),
+    prepare: (lifetime) => prepareV2(chain, payload, key, lifetime),
     unsigned: (prepared) => ({
       prepared,
       wireBase64: Buffer.from(serializeTransaction(prepared.msg, new Map(prepared.presentSignatures))).toString(
         'base64',
       ),
       signature: null,
+      complete: false,
     }),
-    signed(prepared, key: Signer) {
-      const own = key.sign(prepared.msg.bytes);
+    signed(prepared, signer: Signer) {
+      const own = signer.sign(prepared.msg.bytes);
       const signatures = new Map(prepared.presentSignatures);
-      signatures.set(key.pubkey, own);
+      signatures.set(signer.pubkey, own);
       return {
         prepared,
         wireBase64: Buffer.from(serializeTransaction(prepared.msg, signatures)).toString('base64'),
         signature: signatureToBase58(own),
+        // Only a foreign fee payer's slot can still be empty (prepareV2 refuses any other).
+        complete: signatures.size === prepared.msg.numRequiredSignatures,
       };
     },
   };
 }
 
-async function prepareV2(chain: ChainClient, payload: PayloadV2, latest: Lifetime): Promise<Prepared> {
+async function prepareV2(chain: ChainClient, payload: PayloadV2, key: string, latest: Lifetime): Promise<Prepared> {
   const original = payload.transaction;
   const nonce = durableNonceRefusal(original);
   if (nonce) return refused(nonce);
@@ -74,10 +80,19 @@ async function prepareV2(chain: ChainClient, payload: PayloadV2, latest: Lifetim
     });
   }
   const slots = signerSlots(original);
+  if (!slots.includes(key)) {
+    return refused({
+      check: 'fee_payer',
+      message: `key ${key} is neither the fee payer (${payload.feePayer}) nor a signer of this transaction`,
+    });
+  }
+  const foreignFeePayer = payload.feePayer === key ? null : payload.feePayer;
   const present = new Map<string, Uint8Array>();
   for (const [slot, signer] of slots.entries()) {
-    if (signer === payload.feePayer) continue; // the key's own slot: filled when it signs
+    if (signer === key) continue; // the key's own slot: filled when it signs
     const sig = original.signatures[slot];
+    // A foreign fee payer signs after the key (and sends): its slot may stay empty.
+    if (!sig && signer === foreignFeePayer) continue;
     if (!sig) {
       return refused({
         check: 'signers',
@@ -122,6 +137,7 @@ async function prepareV2(chain: ChainClient, payload: PayloadV2, latest: Lifetim
       partialSigners: [...present.keys()],
       mustBeNew: [],
       presentSignatures: present,
+      foreignFeePayer,
     },
   };
 }

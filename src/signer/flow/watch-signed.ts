@@ -4,9 +4,16 @@
  * (`confirmed` or `failed`, with the landed balance change) or its blockhash has expired with no landed status
  * (`signed_expired`, which releases the reservation), and writes that as the sign's final audit entry.
  * Pending sign-only intents are picked up again from the ledger when the engine starts. docs/reports.md.
+ *
+ * A transaction another account pays the fee for (x402: the facilitator signs and sends after the key) has the
+ * fee payer's signature as its id, unknown when the key signed, so no status can be asked for the key's own
+ * signature. The watcher finds it among the key's transactions instead (getSignaturesForAddress, then
+ * getTransaction, looking for the key's signature among each one's signatures). Its final entry carries the key's
+ * signature, as the intent does (the caps pair an intent with its final by that column), and names the landed
+ * transaction's id and fee payer in its detail.
  */
 import { meetsCommitment } from '../../chain/commitment';
-import type { ChainClient, SignatureStatus } from '../../chain/types';
+import type { AddressSignature, ChainClient, SignatureStatus, TransactionMeta } from '../../chain/types';
 import type { KeyConfig, Timings } from '../../config/types';
 import { SPEND_WINDOW_S } from '../../ledger/limits';
 import type { AuditEntry, Ledger } from '../../ledger/types';
@@ -27,16 +34,32 @@ export interface WatchedSign {
   signature: string;
   /** Past this finalized block height the transaction can no longer land. */
   lastValidBlockHeight: number;
+  /** The fee payer when it is not the key: it signs and sends, so `signature` (the key's) is not the id. */
+  feePayer: string | null;
+  /**
+   * A slot the chain had reached before the key signed (the simulation's): the transaction cannot land before
+   * it, so the key's older transactions are not read. 0 when unknown.
+   */
+  fromSlot: number;
+  /** Its intent reserved tokens: a final `failed` entry then says it moved none (ledger/token-usage.ts). */
+  movedTokens: boolean;
 }
 
 /** The final outcome that releases a sign-only reservation: expired, never landed. */
 export const SIGNED_EXPIRED = 'signed_expired';
 
-const INTENT_DETAIL = /^sign_only: watched until block height (\d+)$/;
+const INTENT_DETAIL =
+  /^sign_only: watched until block height (\d+)(?:; fee payer ([1-9A-HJ-NP-Za-km-z]{32,44}) signs and sends it(?: after slot (\d+))?)?$/;
 
 /** The intent's detail for a sign-only transaction: what lets a restarted engine resume watching it. */
-export function signOnlyIntentDetail(lastValidBlockHeight: number): string {
-  return `sign_only: watched until block height ${lastValidBlockHeight}`;
+export function signOnlyIntentDetail(
+  lastValidBlockHeight: number,
+  foreign: { feePayer: string; fromSlot: number } | null = null,
+): string {
+  const watched = `sign_only: watched until block height ${lastValidBlockHeight}`;
+  return foreign === null
+    ? watched
+    : `${watched}; fee payer ${foreign.feePayer} signs and sends it after slot ${foreign.fromSlot}`;
 }
 
 /** How long the watcher waits for a key's lock to write a final entry before trying again at the next poll. */
@@ -44,6 +67,18 @@ const FINAL_LOCK_WAIT_MS = 2_000;
 
 /** Signature statuses asked for in one call (the RPC's limit). */
 const STATUSES_PER_CALL = 256;
+
+/** A key's transactions listed per getSignaturesForAddress call, and pages read per poll at most. */
+const HISTORY_PAGE = 100;
+const HISTORY_PAGES_PER_POLL = 10;
+/** Transactions remembered as already read; the oldest are forgotten first. */
+const EXAMINED_MAX = 10_000;
+
+/** Where a foreign-fee-payer transaction was found: its listing and its landed transaction. */
+interface Found {
+  listed: AddressSignature;
+  meta: TransactionMeta;
+}
 
 export interface SignedWatcher {
   watch(w: WatchedSign): void;
@@ -60,6 +95,11 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
   let timer: NodeJS.Timeout | null = null;
   let tick: Promise<void> | null = null;
   let closed = false;
+  /**
+   * Signatures of the key's transactions already read (by transaction id), so each poll reads only what is new.
+   * Emptied whenever no foreign-fee-payer transaction is watched.
+   */
+  const examined = new Map<string, readonly string[]>();
 
   const schedule = (): void => {
     if (closed || timer !== null || tick !== null || watched.size === 0) return;
@@ -75,8 +115,18 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
   };
 
   async function poll(): Promise<void> {
-    const all = [...watched.values()];
+    const everything = [...watched.values()];
+    const all = everything.filter((w) => w.feePayer === null);
+    const foreign = everything.filter((w) => w.feePayer !== null);
+    // The height is read before any look-up: a transaction not found after it cannot land later if it is past.
     const height = await chain.getBlockHeight('finalized');
+    if (foreign.length === 0) examined.clear();
+    else {
+      // A node that cannot list the key's history fails only these: nothing is expired, the reservations stay.
+      await pollForeign(foreign, height).catch((e: unknown) =>
+        log.warn({ err: errorMessage(e) }, 'watching sign-only transactions paid by another account: a poll failed'),
+      );
+    }
     for (let at = 0; at < all.length; at += STATUSES_PER_CALL) {
       const batch = all.slice(at, at + STATUSES_PER_CALL);
       const statuses = await chain.getSignatureStatuses(
@@ -104,6 +154,78 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
       }
     }
   }
+
+  /** Finds each foreign-fee-payer transaction among its key's transactions, or expires it. */
+  async function pollForeign(foreign: WatchedSign[], height: number): Promise<void> {
+    const byKey = new Map<string, WatchedSign[]>();
+    for (const w of foreign) byKey.set(w.rec.key.pubkey, [...(byKey.get(w.rec.key.pubkey) ?? []), w]);
+    for (const [keyPubkey, ws] of byKey) {
+      // A simulation's slot is a bank the node had already frozen: the transaction signed after it lands later.
+      const fromSlot = Math.min(...ws.map((w) => w.fromSlot));
+      const found = await findByKeySignature(keyPubkey, new Set(ws.map((w) => w.signature)), fromSlot);
+      for (const w of ws) {
+        if (closed) return;
+        const hit = found.get(w.signature);
+        if (hit) await finish(w, foreignFinal(w, hit));
+        else if (height > w.lastValidBlockHeight) {
+          await finish(w, {
+            outcome: SIGNED_EXPIRED,
+            slot: null,
+            balance_change: null,
+            detail: expiredDetail(height, w),
+          });
+        }
+      }
+    }
+  }
+
+  /**
+   * The key's landed transactions (newest first, at the client's commitment) whose signatures include one of
+   * `wanted`: each transaction read once, pages read until one already examined, one older than `fromSlot`, or
+   * the per-poll bound.
+   */
+  async function findByKeySignature(
+    keyPubkey: string,
+    wanted: ReadonlySet<string>,
+    fromSlot: number,
+  ): Promise<Map<string, Found>> {
+    const found = new Map<string, Found>();
+    let before: string | undefined;
+    for (let page = 0; page < HISTORY_PAGES_PER_POLL && found.size < wanted.size; page++) {
+      const listed = await chain.getSignaturesForAddress(keyPubkey, {
+        limit: HISTORY_PAGE,
+        ...(before === undefined ? {} : { before }),
+      });
+      let stop = false;
+      for (const entry of listed) {
+        if (entry.slot < fromSlot) {
+          stop = true; // older than every watched sign: nothing further back can hold its signature
+          break;
+        }
+        if (!landedListing(entry)) continue;
+        const seen = examined.get(entry.signature);
+        if (seen) {
+          stop = true;
+          continue;
+        }
+        const meta = await chain.getTransaction(entry.signature);
+        if (meta === null) continue; // not readable yet at this commitment: read again next poll
+        examined.set(entry.signature, meta.signatures);
+        if (examined.size > EXAMINED_MAX) {
+          const oldest = examined.keys().next();
+          if (oldest.done !== true) examined.delete(oldest.value);
+        }
+        for (const sig of meta.signatures) if (wanted.has(sig)) found.set(sig, { listed: entry, meta });
+      }
+      const last = listed[listed.length - 1];
+      if (stop || listed.length < HISTORY_PAGE || last === undefined) break;
+      before = last.signature;
+    }
+    return found;
+  }
+
+  const landedListing = (s: AddressSignature): boolean =>
+    s.confirmationStatus !== null && meetsCommitment(s.confirmationStatus, chain.commitment);
 
   const landed = (s: SignatureStatus | null): s is SignatureStatus =>
     s?.confirmationStatus != null && meetsCommitment(s.confirmationStatus, chain.commitment);
@@ -135,7 +257,8 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
       try {
         const entries = await ledger.signEntriesForKey(key, nowSeconds() - SPEND_WINDOW_S);
         const recorded = entries.some((e) => e.command === 'sign' && e.signature === w.signature);
-        if (!recorded) await ledger.append(signEntry(w.rec, { command: 'sign', signature: w.signature, ...f }));
+        const tokens = f.outcome === 'failed' && w.movedTokens ? [] : null;
+        if (!recorded) await ledger.append(signEntry(w.rec, { command: 'sign', signature: w.signature, ...f, tokens }));
       } finally {
         await lock.release();
       }
@@ -178,6 +301,25 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
   };
 }
 
+/** The final entry of a foreign-fee-payer transaction found landed: the key's own balance change, the id named. */
+function foreignFinal(w: WatchedSign, { listed, meta }: Found): Final {
+  const at = meta.accountKeys.indexOf(w.rec.key.pubkey);
+  const pre = meta.preBalances[at];
+  const post = meta.postBalances[at];
+  const change = at >= 0 && pre !== undefined && post !== undefined ? post - pre : null;
+  const err = meta.err ?? listed.err;
+  const failed = err !== null && err !== undefined;
+  const payer = meta.accountKeys[0] ?? w.feePayer ?? 'unknown';
+  const fee = meta.fee === null ? '' : ` (${meta.fee} lamports)`;
+  const landedAs = `landed as ${listed.signature}, fee paid by ${payer}${fee}`;
+  return {
+    outcome: failed ? 'failed' : 'confirmed',
+    slot: meta.slot,
+    balance_change: change,
+    detail: failed ? `sign_only: ${landedAs}; it failed: ${JSON.stringify(err)}` : `sign_only: ${landedAs}`,
+  };
+}
+
 interface Final {
   outcome: string;
   slot: number | null;
@@ -200,6 +342,9 @@ function pendingSignOnly(entries: readonly AuditEntry[], key: KeyConfig): Watche
     out.push({
       signature: e.signature,
       lastValidBlockHeight: Number(m[1]),
+      feePayer: m[2] ?? null,
+      fromSlot: m[3] === undefined ? 0 : Number(m[3]),
+      movedTokens: (e.tokens ?? []).length > 0,
       rec: { key, payloadHash: e.payload_hash, summary: e.summary, programs: e.programs, intent: e.intent },
     });
   }
