@@ -66,6 +66,8 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
      SELECT 1, coalesce((SELECT seq FROM entries ORDER BY seq DESC LIMIT 1), 0),
                coalesce((SELECT hash FROM entries ORDER BY seq DESC LIMIT 1), '${GENESIS_PREV}');
    ALTER TABLE key_locks ADD COLUMN lease_until_ms INTEGER;`,
+  // 4: the text of a message an operator is asked to approve (sign-message), shown by `approvals list`.
+  'ALTER TABLE approvals ADD COLUMN message TEXT;',
 ];
 
 export const POSTGRES_MIGRATIONS: readonly string[] = [
@@ -107,6 +109,8 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
    );
    CREATE INDEX approvals_status ON approvals (status, ts);`,
   USAGE_INDEXES,
+  // 3: the text of a message an operator is asked to approve (sign-message), shown by `approvals list`.
+  'ALTER TABLE approvals ADD COLUMN message text;',
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */
