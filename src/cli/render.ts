@@ -5,6 +5,7 @@
  */
 import type { KeyConfig } from '../config/types';
 import type { ApprovalRecord, AuditEntry, HaltRecord } from '../ledger/types';
+import { MAX_MESSAGE_BYTES } from '../signer/message/payload';
 import { showUntrusted } from '../util/untrusted';
 
 const LAMPORTS_PER_SOL = 1_000_000_000n;
@@ -21,8 +22,20 @@ export function lamportsAndSol(lamports: number | null): string {
 
 const iso = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOString();
 
-/** One pending approval: a header line, then indented lines; the summary last and marked as unverified. */
+/**
+ * One pending approval: a header line, then indented lines; the summary last and marked as unverified. A message
+ * sign shows the whole message instead of amounts (it moves none), escaped like every other text from an agent.
+ */
 export function renderApproval(a: ApprovalRecord): string {
+  if (a.message !== undefined && a.message !== null) {
+    return [
+      `${a.id}  key ${showUntrusted(a.key, 64)}  expires ${iso(a.expires_at)}`,
+      `    signs a message, not a transaction: nothing is sent, but the signature can log in or authorise as this key`,
+      `    message (exactly the text signed, escaped): ${showUntrusted(a.message, MAX_MESSAGE_BYTES)}`,
+      `    requested by: ${showUntrusted(a.requested_by, 80)}`,
+      `    summary (from the builder, not verified): ${showUntrusted(a.summary)}`,
+    ].join('\n');
+  }
   return [
     `${a.id}  key ${showUntrusted(a.key, 64)}  expires ${iso(a.expires_at)}`,
     `    balance change: ${lamportsAndSol(a.balance_change)}  (computed by the signer's simulation)`,

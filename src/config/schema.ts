@@ -373,6 +373,11 @@ export const keySchema = {
     format: 'bool-strict',
     default: true,
   },
+  sign_messages: {
+    doc: 'Lets `sign` sign off-chain messages and sign-in texts with this key (payload "message", docs/payloads.md). Off by default: such a signature can log in or authorise anything that trusts the key.',
+    format: 'bool-strict',
+    default: false,
+  },
 };
 
 /** One entry of `serve.tokens` (or of `serve.tokens_file`). */

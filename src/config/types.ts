@@ -27,6 +27,8 @@ export interface KeyConfig {
   allow_unattended: boolean;
   /** Whether `sign` may return signed bytes without sending them; absent means true (docs/payloads.md). */
   sign_only?: boolean;
+  /** Whether `sign` may sign off-chain messages and sign-in texts; absent means false (docs/payloads.md). */
+  sign_messages?: boolean;
 }
 
 export interface ProgramEntry {

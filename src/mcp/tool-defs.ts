@@ -34,6 +34,7 @@ const CHECK_NAMES = [
   'destinations',
   'limits',
   'approval',
+  'message',
 ];
 const PASS_NAMES = [...CHECK_NAMES, 'simulation', 'cap'];
 const OUTCOMES = ['ok', 'refused', 'simulation_failed', 'confirmed', 'failed', 'unknown', 'signed'];
@@ -73,6 +74,11 @@ const REPORT_SCHEMA: Json = {
       ...nullable('integer'),
       description: "The key's daily allowance left after this transaction's spend; null when unknown.",
     },
+    signed_message: {
+      ...nullable('string'),
+      description:
+        'A message payload of format "offchain": the signed off-chain message envelope (base64: signatures, then the message); null otherwise.',
+    },
   },
   required: [
     'outcome',
@@ -95,6 +101,7 @@ const REPORT_SCHEMA: Json = {
     'signed_transaction',
     'would_need_approval',
     'remaining_daily_lamports',
+    'signed_message',
   ],
 };
 
@@ -121,6 +128,10 @@ const KEY_VIEW_SCHEMA: Json = {
         },
       ],
     },
+    sign_messages: {
+      type: 'boolean',
+      description: 'Whether sign accepts message payloads (off-chain messages, sign-in texts) for this key.',
+    },
   },
   required: [
     'name',
@@ -134,6 +145,7 @@ const KEY_VIEW_SCHEMA: Json = {
     'signs_last_minute',
     'spent_or_reserved_24h',
     'halted',
+    'sign_messages',
   ],
 };
 

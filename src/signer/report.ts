@@ -17,7 +17,8 @@ export type CheckName =
   | 'ata_owners'
   | 'destinations'
   | 'limits'
-  | 'approval';
+  | 'approval'
+  | 'message';
 
 /** Names that can appear in `checks` (passed), in addition to the failing-check names. */
 export type PassName = CheckName | 'simulation' | 'cap';
@@ -46,6 +47,8 @@ export interface Report {
   would_need_approval: boolean | null;
   /** The key's daily allowance left after this transaction's spend; null when it is not known. */
   remaining_daily_lamports: number | null;
+  /** A message payload of format `offchain`: the signed envelope (base64); null otherwise. */
+  signed_message: string | null;
 }
 
 /** CLI exit codes, one per outcome; 1 is an error with no report. */
@@ -92,5 +95,6 @@ export function emptyReport(fields: {
     signed_transaction: null,
     would_need_approval: null,
     remaining_daily_lamports: null,
+    signed_message: null,
   };
 }
