@@ -199,7 +199,7 @@ const ON_REFUSAL =
 /** The tool list; `paramHeaders` adds SEP-2243 `x-mcp-header: "Key"` to every `key` argument. */
 export function toolDefinitions(paramHeaders: boolean): ToolDef[] {
   const signKey =
-    "Configured key name; default: the key whose pubkey is the payload's fee payer. Your token may use only its own keys.";
+    "Configured key name; default: the key whose pubkey is the payload's fee payer (a message payload's `signer`). Your token may use only its own keys.";
   return [
     {
       name: 'check',
@@ -223,6 +223,7 @@ export function toolDefinitions(paramHeaders: boolean): ToolDef[] {
       description:
         'Check, simulate, sign, send and confirm a payload; returns the report. May take minutes (confirmation, or an operator approving a confirm key: raise your request timeout). ' +
         'With mode "sign_only" it stops after signing: outcome "signed" and signed_transaction (base64) for you to send before its blockhash expires; the amount counts against the daily cap until it lands or expires. ' +
+        'A message payload (off-chain message or sign-in text, on a key with sign_messages on) is signed, never sent: outcome "signed" with signature, and signed_message for the off-chain format. ' +
         ON_REFUSAL +
         ' A key that needs approval and was rejected or not approved in time is refused with failed_check "approval": ask the operator. ' +
         'Only outcomes confirmed, failed, refused and simulation_failed are final: after "unknown" the transaction may still land, so look up the signature before building a new one (signer://docs/outcomes).',
