@@ -68,6 +68,7 @@ export function renderKeyShow(v: KeyShowView): string {
     `key file: ${v.keyFile}`,
     `balance: ${'lamports' in v.balance ? lamportsAndSol(v.balance.lamports) : `unavailable: ${v.balance.error}`}`,
     `halted: ${'record' in v.halt ? renderHalt(v.halt.record) : `unknown: the ledger could not be read (${showUntrusted(v.halt.error, 200)})`}`,
+    `signs messages: ${v.key.sign_messages === true ? 'yes (sign_messages: off-chain messages and sign-in texts)' : 'no'}`,
   ].join('\n');
 }
 
@@ -84,6 +85,7 @@ export function keyShowJson(v: KeyShowView): Record<string, unknown> {
     balance_error: 'error' in v.balance ? v.balance.error : null,
     halted: 'record' in v.halt ? v.halt.record : null,
     halt_error: 'error' in v.halt ? v.halt.error : null,
+    sign_messages: v.key.sign_messages === true,
   };
 }
 

@@ -205,7 +205,7 @@ describe('sa-forge-signer (operator CLI)', () => {
       ['wallet', null],
     ]);
     const show = JSON.parse((await cli('key', 'show', 'alpha', '--json')).stdout) as Record<string, unknown>;
-    expect(show).toMatchObject({ name: 'alpha', key_file: 'ok', halted: null });
+    expect(show).toMatchObject({ name: 'alpha', key_file: 'ok', halted: null, sign_messages: false });
     expect(typeof show.balance_lamports).toBe('number');
     const verify = JSON.parse((await cli('audit', 'verify', '--json')).stdout) as { ok: boolean; entries: number };
     expect(verify.ok).toBe(true);
