@@ -6,6 +6,7 @@
 import type { KeyConfig } from '../config/types';
 import type { ApprovalRecord, AuditEntry, HaltRecord, TokenFigure } from '../ledger/types';
 import { showAmount } from '../signer/tokens/amounts';
+import { MAX_MESSAGE_BYTES } from '../signer/message/payload';
 import { showUntrusted } from '../util/untrusted';
 
 const LAMPORTS_PER_SOL = 1_000_000_000n;
@@ -22,8 +23,20 @@ export function lamportsAndSol(lamports: number | null): string {
 
 const iso = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOString();
 
-/** One pending approval: a header line, then indented lines; the summary last and marked as unverified. */
+/**
+ * One pending approval: a header line, then indented lines; the summary last and marked as unverified. A message
+ * sign shows the whole message instead of amounts (it moves none), escaped like every other text from an agent.
+ */
 export function renderApproval(a: ApprovalRecord): string {
+  if (a.message !== undefined && a.message !== null) {
+    return [
+      `${a.id}  key ${showUntrusted(a.key, 64)}  expires ${iso(a.expires_at)}`,
+      `    signs a message, not a transaction: nothing is sent, but the signature can log in or authorise as this key`,
+      `    message (exactly the text signed, escaped): ${showUntrusted(a.message, MAX_MESSAGE_BYTES)}`,
+      `    requested by: ${showUntrusted(a.requested_by, 80)}`,
+      `    summary (from the builder, not verified): ${showUntrusted(a.summary)}`,
+    ].join('\n');
+  }
   return [
     `${a.id}  key ${showUntrusted(a.key, 64)}  expires ${iso(a.expires_at)}`,
     `    balance change: ${lamportsAndSol(a.balance_change)}  (computed by the signer's simulation)`,
@@ -66,6 +79,7 @@ export function renderKeyShow(v: KeyShowView): string {
     `key file: ${v.keyFile}`,
     `balance: ${'lamports' in v.balance ? lamportsAndSol(v.balance.lamports) : `unavailable: ${v.balance.error}`}`,
     `halted: ${'record' in v.halt ? renderHalt(v.halt.record) : `unknown: the ledger could not be read (${showUntrusted(v.halt.error, 200)})`}`,
+    `signs messages: ${v.key.sign_messages === true ? 'yes (sign_messages: off-chain messages and sign-in texts)' : 'no'}`,
   ].join('\n');
 }
 
@@ -82,6 +96,7 @@ export function keyShowJson(v: KeyShowView): Record<string, unknown> {
     balance_error: 'error' in v.balance ? v.balance.error : null,
     halted: 'record' in v.halt ? v.halt.record : null,
     halt_error: 'error' in v.halt ? v.halt.error : null,
+    sign_messages: v.key.sign_messages === true,
   };
 }
 

@@ -6,6 +6,12 @@
  * facilitator or the agent's own RPC, sends the transaction); as a `TransactionSendingSigner` the service
  * sends and confirms it and the signature comes back once it has landed.
  *
+ * As a `MessagePartialSigner` it signs kit's `SignableMessage`s with a `message` payload (docs/payloads.md): content
+ * that starts with the off-chain message signing domain (0xff "solana offchain", e.g. kit's
+ * getOffchainMessageEncoder().encode(...)) is sent as format "offchain"; any other content must be UTF-8 and is sent
+ * as format "text" (a sign-in message), signed byte for byte as given. Content that is neither is refused here,
+ * before anything is sent. The key must have `sign_messages` on in the service's config.
+ *
  * A refusal is thrown as a `SignerServiceError` carrying the service's report, so the agent sees which check
  * refused and why (`failed_check`, `detail`).
  */
@@ -15,7 +21,11 @@ import {
   getBase58Encoder,
   getBase64EncodedWireTransaction,
   getTransactionDecoder,
+  getPublicKeyFromAddress,
+  verifySignature,
   type Address,
+  type MessagePartialSigner,
+  type SignableMessage,
   type SignatureBytes,
   type SignatureDictionary,
   type Transaction,
@@ -39,6 +49,8 @@ export interface ServiceSignerOptions {
   key: string;
   /** What the operator and the audit log see for each transaction. */
   summary?: string | ((transaction: Transaction) => string);
+  /** What the operator and the audit log see for each message (beside the message itself). */
+  messageSummary?: string | ((message: SignableMessage) => string);
   /** How long one sign may take, approval included. */
   requestTimeoutMs?: number;
   fetch?: typeof fetch;
@@ -67,7 +79,8 @@ export class SignerServiceError extends Error {
 }
 
 export type ServiceSigner<TAddress extends string = string> = TransactionPartialSigner<TAddress> &
-  TransactionSendingSigner<TAddress> & {
+  TransactionSendingSigner<TAddress> &
+  MessagePartialSigner<TAddress> & {
     /** The key's name in the service's config. */
     readonly key: string;
     /** Ends the MCP client's connection; the signer cannot be used after it. */
@@ -115,6 +128,33 @@ export async function createServiceSigner(options: ServiceSignerOptions): Promis
     return report;
   };
 
+  const signMessage = async (message: SignableMessage): Promise<SignatureBytes> => {
+    const summary =
+      typeof options.messageSummary === 'function'
+        ? options.messageSummary(message)
+        : (options.messageSummary ?? 'kit message');
+    const payload = {
+      version: 'message',
+      ...messageFields(message.content),
+      signer: keyAddress,
+      summary,
+      warnings: [],
+    };
+    const report = asReport(await call('sign', { key: options.key, payload }));
+    if (report.outcome !== 'signed' || report.signature === null) {
+      throw new SignerServiceError(
+        `the signer did not sign the message (${report.outcome}${report.failed_check ? `, check ${report.failed_check}` : ''}): ${report.detail ?? 'no detail'}`,
+        report,
+      );
+    }
+    const signature = getBase58Encoder().encode(report.signature) as SignatureBytes;
+    // The signature must be over exactly these bytes by this key, or it is worthless to the caller.
+    if (!(await verifySignature(await getPublicKeyFromAddress(keyAddress), signature, message.content))) {
+      throw new SignerServiceError('the signer returned a signature that does not verify over the message', report);
+    }
+    return signature;
+  };
+
   return Object.freeze({
     address: keyAddress,
     key: options.key,
@@ -136,8 +176,35 @@ export async function createServiceSigner(options: ServiceSignerOptions): Promis
       }
       return out;
     },
+    async signMessages(messages: readonly SignableMessage[]): Promise<readonly SignatureDictionary[]> {
+      const out: SignatureDictionary[] = [];
+      // One at a time, like transactions: each counts against the key's rate limit before the next.
+      for (const message of messages) out.push({ [keyAddress]: await signMessage(message) });
+      return out;
+    },
     close: () => client.close(),
   });
+}
+
+/** The off-chain message signing domain: 0xff then "solana offchain". */
+const OFFCHAIN_SIGNING_DOMAIN = Uint8Array.from([0xff, ...new TextEncoder().encode('solana offchain')]);
+
+/** How a SignableMessage's content travels: off-chain format as base64, anything else as its UTF-8 text. */
+function messageFields(content: Uint8Array): { format: 'offchain' | 'text'; message: string } {
+  const head = content.subarray(0, OFFCHAIN_SIGNING_DOMAIN.length);
+  if (Buffer.from(head).equals(Buffer.from(OFFCHAIN_SIGNING_DOMAIN))) {
+    return { format: 'offchain', message: Buffer.from(content).toString('base64') };
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(content);
+  } catch {
+    throw new SignerServiceError(
+      'the signer signs off-chain messages (0xff "solana offchain" first) and UTF-8 text; this message is neither',
+      null,
+    );
+  }
+  return { format: 'text', message: text };
 }
 
 function keyAddressOf(shown: Record<string, unknown>, key: string): Address {

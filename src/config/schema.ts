@@ -386,6 +386,11 @@ export const keySchema = {
     format: 'object-list',
     default: [] as unknown[],
   },
+  sign_messages: {
+    doc: 'Lets `sign` sign off-chain messages and sign-in texts with this key (payload "message", docs/payloads.md). Off by default: such a signature can log in or authorise anything that trusts the key.',
+    format: 'bool-strict',
+    default: false,
+  },
   allow_token_ops: {
     doc: `Token authority operations this key may perform: any of ${TOKEN_OPS.join(', ')} (docs/policy.md, "Token authority").`,
     format: 'token-ops',

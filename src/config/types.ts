@@ -27,6 +27,8 @@ export interface KeyConfig {
   allow_unattended: boolean;
   /** Whether `sign` may return signed bytes without sending them; absent means true (docs/payloads.md). */
   sign_only?: boolean;
+  /** Whether `sign` may sign off-chain messages and sign-in texts; absent means false (docs/payloads.md). */
+  sign_messages?: boolean;
   /** The mints this key may spend, each with its caps (docs/policy.md, "Tokens"); absent means none. */
   tokens?: TokenPolicy[];
   /** When set, the only accounts other than the key and `transfer_to` a transaction may write; absent or null: any. */

@@ -6,7 +6,9 @@
  * The rate counts `sign-intent` entries only, i.e. every attempt that was or may have been sent. Counting final
  * `sign` entries instead would count refusals too, so a retry storm (or a token refused for another key) would keep
  * a key locked out of its own budget. An intent is written for every send, and an orphan intent (the process
- * died) is itself an intent, so nothing that may have reached the chain escapes the count.
+ * died) is itself an intent, so nothing that may have reached the chain escapes the count. A `sign-message` entry
+ * with outcome `signed` is a signature handed out too (an off-chain message), so it counts like an intent; it
+ * spends nothing.
  */
 import type { AuditEntry } from './types';
 
@@ -52,7 +54,9 @@ export function computeUsage(entries: AuditEntry[], now: number, dailyCap: numbe
   let signsLastMinute = 0;
   let spent24h = 0;
   for (const e of entries) {
-    if (e.command === 'sign-intent') {
+    if (e.command === 'sign-message') {
+      if (e.outcome === 'signed' && e.ts >= rateSince) signsLastMinute += 1;
+    } else if (e.command === 'sign-intent') {
       if (e.ts >= rateSince) signsLastMinute += 1;
       const orphan = e.signature === null || !finalSignatures.has(e.signature);
       if (orphan && e.ts >= spendSince) spent24h += reservationFor(e);

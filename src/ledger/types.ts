@@ -6,8 +6,11 @@
 
 import type { KeyUsage } from './limits';
 
-/** Audit entry fields in their serialisation order (docs/operations.md, "Audit log"). Options are null, never omitted. */
-export type AuditCommand = 'sign' | 'sign-intent' | 'halt' | 'resume';
+/**
+ * Audit entry fields in their serialisation order (docs/operations.md, "Audit log"). Options are null, never omitted.
+ * `sign-message`: one entry per off-chain message or sign-in text a key was asked to sign (docs/payloads.md).
+ */
+export type AuditCommand = 'sign' | 'sign-intent' | 'sign-message' | 'halt' | 'resume';
 
 export interface AuditEntryInput {
   ts: number; // unix seconds
@@ -66,6 +69,8 @@ export interface ApprovalRequest {
   requested_by: string;
   ts: number;
   expires_at: number; // unix seconds
+  /** A message sign: the text that would be signed (the agent's, untrusted); null for a transaction. */
+  message?: string | null;
 }
 
 export interface ApprovalRecord extends ApprovalRequest {
@@ -114,7 +119,7 @@ export interface Ledger {
    * intent this way, so it is never sent on a cap decision another holder may also have made.
    */
   appendFenced(entry: AuditEntryInput): Promise<AuditEntry>;
-  /** This key's sign and sign-intent entries with ts >= since, in chain order (for limits). */
+  /** This key's sign, sign-intent and sign-message entries with ts >= since, in chain order (for limits). */
   signEntriesForKey(key: string, since: number): Promise<AuditEntry[]>;
   /**
    * The key's usage at `now` for the limits: the same figures as computeUsage(signEntriesForKey(key, now − 24 h))

@@ -29,6 +29,9 @@ see a key. Four tools: \`check\`, \`sign\`, \`key_show\`, \`halt\`.
   caps and approval, then returns outcome \`signed\` and \`signed_transaction\` (base64) for you to send before
   its blockhash expires; the amount stays reserved against the key's daily cap until it lands or expires.
 - \`partial_signers\` in a payload are secret keys of new accounts: never repeat them anywhere else.
+- To sign in to a service or authenticate to an API, send a **message payload** (an off-chain message or a
+  sign-in text; signer://docs/payload) on a key whose \`key_show\` says \`sign_messages: true\`. It is signed, never
+  sent. Bytes that decode as a transaction are always refused, whatever the payload calls them.
 - \`key\` is optional. Without it the signer uses the configured key whose pubkey is the payload's fee payer
   (v1: \`transaction.fee_payer\`; v2: the transaction's first account). A v2 transaction someone else pays the
   fee for (an x402 facilitator) needs \`key\`, and \`mode: "sign_only"\`: the signer fills only the key's slot. Your token may use only the keys it lists; \`key_show\` without arguments lists them
@@ -55,12 +58,14 @@ an unknown key, the chain's RPC failing before anything was sent): fix what it n
 
 export const PAYLOAD = `# The payload formats
 
-\`check\` and \`sign\` take one payload, in one of two versions. Pass the same object to both.
+\`check\` and \`sign\` take one payload: a transaction in one of two versions, or a message. Pass the same object
+to both.
 
 - **v1**: a JSON list of instructions. The signer compiles a legacy transaction itself, on a blockhash it
   fetches, so it never expires before it is sent.
 - **v2**: a transaction you compiled (legacy or v0, with address lookup tables), as base64 wire bytes, with
   your own blockhash. Use it when your toolkit builds transactions (\`@solana/kit\`, wallet adapters, agent kits).
+- **message**: an off-chain message or a sign-in text to sign, not a transaction (below).
 
 Both carry \`summary\` (string, at most 512 characters, not verified: copied into the report and the audit log)
 and \`warnings\` (at most 16 strings of 256 characters). \`payload_hash\` in the report is the SHA-256 (hex) of
@@ -165,6 +170,49 @@ const payload = { version: 2, summary: 'Send 0.001 SOL', transaction: getBase64E
 Agent code can skip the payload altogether: the package's \`sa-forge-signer/kit\` export is a kit signer
 (\`createServiceSigner\`) that calls \`sign\` for you, so \`signAndSendTransactionMessageWithSigners\` works unchanged.
 
+## Messages: sign-in and API authentication
+
+| Field | Type | Required | Meaning |
+|---|---|---|---|
+| \`version\` | string | yes | \`"message"\`. |
+| \`format\` | string | yes | \`"offchain"\`: a Solana off-chain message (version 0 or 1); \`"text"\`: a sign-in text (SIWS-style). |
+| \`message\` | string | yes | \`offchain\`: canonical base64 of the off-chain message bytes. \`text\`: the text itself, signed as its UTF-8 bytes. At most 1232 bytes either way. |
+| \`signer\` | base58 address | no | The key's pubkey: picks the key when \`key\` is not given. One of the two is required. |
+
+- The key must have \`sign_messages\` on (\`key_show\`); else refused, \`authorized\`. Only the operator can turn it on.
+- Bytes that decode as a transaction message (legacy, v0) or a wire transaction are refused (\`message\`), whatever
+  \`format\` says. An off-chain message must follow its format's rules, encode back to the same bytes, and list the
+  key among its required signatories (else refused, \`message\`).
+- A halted key refuses; signed messages count against the key's rate limit; a \`confirm\` key asks its operator for
+  every message. Nothing is sent and nothing is spent.
+- The report: outcome \`signed\`, \`signature\` (base58, over exactly the bytes given), and for \`offchain\`
+  \`signed_message\`, the signed envelope (base64: signature count, signatures in signatory order, the message).
+
+An off-chain message with \`@solana/kit\`:
+
+\`\`\`js
+import { address, getOffchainMessageEncoder } from '@solana/kit';
+
+const key = address('4Nd1mYwJ3d8q4t1nUQ8e3YqKkX2n1Fbq9xHk2wz3h5Qv'); // key_show: the key's pubkey
+const bytes = getOffchainMessageEncoder().encode({
+  version: 1,
+  content: 'Authorise API access for agent 7, nonce 8f2a1c',
+  requiredSignatories: [{ address: key }],
+});
+const payload = {
+  version: 'message',
+  format: 'offchain',
+  message: Buffer.from(bytes).toString('base64'),
+  signer: key,
+  summary: 'Log in to the game API',
+};
+\`\`\`
+
+A sign-in text is \`{ version: 'message', format: 'text', message: 'example.com wants you to sign in with your
+Solana account:\\n<pubkey>\\n...', signer: '<pubkey>' }\`. With the \`sa-forge-signer/kit\` signer, kit's
+\`signMessages\` does this for you: content starting with the off-chain signing domain goes as \`offchain\`, other
+content as UTF-8 \`text\`.
+
 ## Which key signs
 
 1. With \`key\`, that configured key; its pubkey must be the payload's fee payer or (v2, sign_only) one of its
@@ -190,7 +238,7 @@ needed, and \`check\` it before signing.
 
 | Order | Check (\`failed_check\`) | Refused when | How to fix |
 |---|---|---|---|
-| 1 | \`authorized\` | Your token may not use this key, or \`mode: "sign_only"\` on a key configured \`sign_only: false\`. | Use a key \`key_show\` lists, or mode \`send\`; else ask the operator. |
+| 1 | \`authorized\` | Your token may not use this key, or \`mode: "sign_only"\` on a key configured \`sign_only: false\`, or a message payload on a key without \`sign_messages\`. | Use a key \`key_show\` lists, or mode \`send\`; else ask the operator. |
 | 2 | \`fee_payer\` | A named \`key\` is not the payload's fee payer (v1), neither the fee payer nor a signer (v2), or \`mode: "send"\` on a transaction another account pays the fee for. | Name the right key, build with that key as fee payer, or use \`mode: "sign_only"\` and let the fee payer sign and send. |
 | 3 | \`approval\` | The key's approval mode is \`deny\`. | Use another key; only the operator can change it. |
 | 4 | \`halted\` | Someone halted the key (who, when and why are in \`detail\`). Checked again right before sending. | Only a human operator can resume it (\`sa-forge-signer resume KEY\`). |
@@ -215,6 +263,12 @@ needed, and \`check\` it before signing.
 | 17 | \`limits\` (the cap) | This exact transaction's spend (what the simulation says the key loses, fee included) is above the key's per-transaction cap or would take it past its daily cap, or cannot be bounded. \`check\` reports it too. | Wait, or spend less. |
 | 17a | \`limits\` (token caps) | What the simulation says you spend of a mint is above its \`per_tx\`, would pass its \`per_day\`, or would give one owner more than \`per_destination_per_day\` in 24 h. The detail names the mint and the amounts in base and UI units. | Spend less, or wait: \`key_show\` shows \`remaining_daily\` per mint; reports show \`token_changes\` and \`remaining_daily_tokens\`. |
 
+A **message payload** runs: \`authorized\`, \`signers\` (its \`signer\` is not the named key), \`approval\` (deny),
+\`message\` (the bytes decode as a transaction; an off-chain message breaks its format's rules or does not list
+the key; fix: sign only a real off-chain message or text that names the key), \`halted\`, \`limits\` (the rate only),
+and for \`sign\` \`approval\` (a \`confirm\` key's operator, for every message). Passed: \`message\`, \`limits\`,
+and for \`sign\` \`approval\`.
+
 Passed names: \`chain\`, \`lookup_tables\` (v2), \`fee_payer\`, \`programs\`, \`tokens\`, \`system\`, \`vault\`, \`signers\`, \`new_accounts\`,
 \`ata_owners\`, \`limits\`, \`simulation\`, \`destinations\`, \`cap\`, and for \`sign\` also \`approval\`.
 `;
@@ -227,7 +281,7 @@ Act on the report's \`outcome\`. The command-line exit code is given for operato
 |---|---|---|---|
 | \`ok\` | 0 | \`check\` passed every check and the simulation. | \`sign\` it, unchanged. |
 | \`confirmed\` | 0 | Landed without error (\`signature\`, \`slot\`, \`explorer\`). | Done. Do not send it again. |
-| \`signed\` | 0 | \`mode: "sign_only"\`: signed, not sent. \`signed_transaction\` holds the base64 wire transaction, \`signature\` the key's signature (its id when the key pays the fee; with another \`fee_payer\` the id is that payer's signature). | Send it yourself (or hand it to the fee payer) before its blockhash expires. The signer watches it and records confirmed, failed or expired in the audit log; until then it counts against the daily cap. |
+| \`signed\` | 0 | \`mode: "sign_only"\`: signed, not sent. \`signed_transaction\` holds the base64 wire transaction, \`signature\` the key's signature (its id when the key pays the fee; with another \`fee_payer\` the id is that payer's signature). A message payload: \`signature\` over the message (and \`signed_message\` for the off-chain format). | Send it yourself (or hand it to the fee payer) before its blockhash expires. The signer watches it and records confirmed, failed or expired in the audit log; until then it counts against the daily cap. |
 | \`refused\` | 10 | A check failed (\`failed_check\`, \`detail\`); nothing was sent. | Fix the cause (signer://docs/checks). |
 | \`simulation_failed\` | 11 | The program would reject it (\`program_error\`, \`logs\`); nothing was sent. | Fix the cause, build again. |
 | \`failed\` | 12 | Landed with a program error; the fee was paid. | Fix the cause before trying again. |

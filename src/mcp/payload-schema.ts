@@ -1,5 +1,6 @@
 /**
- * The JSON Schemas (2020-12) of payloads v1 and v2 as src/signer/payload.ts parses them, so an agent can see the
+ * The JSON Schemas (2020-12) of payloads v1 and v2 as src/signer/payload.ts parses them, and of the message payload
+ * as src/signer/message/payload.ts does, so an agent can see the
  * shape in tools/list instead of a bare object. Fields the parser ignores are allowed (a builder may add its own);
  * the parser, not this schema, is the authority, and a payload it cannot read is an error, never a refusal.
  */
@@ -107,8 +108,48 @@ export const PAYLOAD_V2_SCHEMA: Json = {
   required: ['version', 'transaction'],
 };
 
+/** Base64 of at most 1232 bytes (MAX_MESSAGE_BYTES): 1644 characters; a text is at most 1232 UTF-8 bytes. */
+const MAX_MESSAGE_BASE64 = 1644;
+
+export const PAYLOAD_MESSAGE_SCHEMA: Json = {
+  type: 'object',
+  title: 'Message payload',
+  description:
+    'Bytes to sign that are not a transaction: a Solana off-chain message, or a sign-in text (SIWS-style). The key ' +
+    'must have sign_messages on. Bytes that decode as a transaction are refused. Nothing is sent. Format: signer://docs/payload.',
+  properties: {
+    version: { const: 'message', description: 'Marks a message payload.' },
+    format: {
+      enum: ['offchain', 'text'],
+      description:
+        '"offchain": message is the base64 off-chain message (kit: getOffchainMessageEncoder().encode(...)); "text": message is the UTF-8 text itself, signed byte for byte.',
+    },
+    message: {
+      type: 'string',
+      minLength: 1,
+      maxLength: MAX_MESSAGE_BASE64,
+      description: 'At most 1232 bytes once decoded (base64) or encoded (UTF-8 text).',
+    },
+    signer: {
+      anyOf: [ADDRESS, { type: 'null' }],
+      description: "The key's pubkey; picks the key when `key` is not given (one of them is required).",
+    },
+    summary: {
+      type: ['string', 'null'],
+      description: 'Why this is signed, in the words of whoever built it. Shown to operators as unverified.',
+    },
+    warnings: {
+      type: ['array', 'null'],
+      items: { type: 'string' },
+      description: "The builder's warnings, recorded with the request.",
+    },
+  },
+  required: ['version', 'format', 'message'],
+};
+
 /** The tools' `payload` argument: one schema per version. */
 export const PAYLOAD_SCHEMA: Json = {
-  description: 'Payload v1 (instructions the signer compiles) or v2 (a wire transaction you compiled).',
-  oneOf: [PAYLOAD_V1_SCHEMA, PAYLOAD_V2_SCHEMA],
+  description:
+    'Payload v1 (instructions the signer compiles), v2 (a wire transaction you compiled), or a message payload (an off-chain message or sign-in text).',
+  oneOf: [PAYLOAD_V1_SCHEMA, PAYLOAD_V2_SCHEMA, PAYLOAD_MESSAGE_SCHEMA],
 };

@@ -34,6 +34,7 @@ const CHECK_NAMES = [
   'destinations',
   'limits',
   'approval',
+  'message',
 ];
 const PASS_NAMES = [...CHECK_NAMES, 'simulation', 'cap'];
 const OUTCOMES = ['ok', 'refused', 'simulation_failed', 'confirmed', 'failed', 'unknown', 'signed'];
@@ -101,6 +102,11 @@ const REPORT_SCHEMA: Json = {
         required: ['mint', 'decimals', 'change', 'ui_change', 'credits'],
       },
     },
+    signed_message: {
+      ...nullable('string'),
+      description:
+        'A message payload of format "offchain": the signed off-chain message envelope (base64: signatures, then the message); null otherwise.',
+    },
     remaining_daily_tokens: {
       type: ['array', 'null'],
       description: "Each of the key's mints: its daily allowance left after this transaction (base units).",
@@ -135,6 +141,7 @@ const REPORT_SCHEMA: Json = {
     'remaining_daily_lamports',
     'token_changes',
     'remaining_daily_tokens',
+    'signed_message',
   ],
 };
 
@@ -160,6 +167,10 @@ const KEY_VIEW_SCHEMA: Json = {
           required: ['reason', 'by', 'ts'],
         },
       ],
+    },
+    sign_messages: {
+      type: 'boolean',
+      description: 'Whether sign accepts message payloads (off-chain messages, sign-in texts) for this key.',
     },
     policy: {
       type: 'object',
@@ -228,6 +239,7 @@ const KEY_VIEW_SCHEMA: Json = {
     'signs_last_minute',
     'spent_or_reserved_24h',
     'halted',
+    'sign_messages',
     'policy',
   ],
 };
@@ -306,6 +318,7 @@ export function toolDefinitions(paramHeaders: boolean): ToolDef[] {
       description:
         'Check, simulate, sign, send and confirm a payload; returns the report. May take minutes (confirmation, or an operator approving a confirm key: raise your request timeout). ' +
         'With mode "sign_only" it stops after signing: outcome "signed" and signed_transaction (base64) for you to send before its blockhash expires; the amount counts against the daily cap until it lands or expires. ' +
+        'A message payload (off-chain message or sign-in text, on a key with sign_messages on) is signed, never sent: outcome "signed" with signature, and signed_message for the off-chain format. ' +
         ON_REFUSAL +
         ' A key that needs approval and was rejected or not approved in time is refused with failed_check "approval": ask the operator. ' +
         'Only outcomes confirmed, failed, refused and simulation_failed are final: after "unknown" the transaction may still land, so look up the signature before building a new one (signer://docs/outcomes).',

@@ -32,7 +32,9 @@ import { createHaltBook } from './halts';
 import { createKeyAccess } from './key-access';
 import { createKeyFiles } from './key-files';
 import { keyView } from './key-view';
-import { parsePayload, type Payload } from './payload';
+import { createMessageFlow } from './message/flow';
+import { parseRequestPayload } from './message/request';
+import type { Payload } from './payload';
 import { emptyReport, type Report } from './report';
 import type { CheckInput, HaltResult, SignerEngine, SignInput, SignMode, SignProgress } from './types';
 import { principalLabel } from './types';
@@ -58,6 +60,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   const preflightDeps = { cluster: config.cluster, chain, ledger, halts };
   const approvalDeps = { ledger, timings: config.timings, log };
   const sendDeps = { chain, timings: config.timings };
+  const messages = createMessageFlow({ access, keyFiles, halts, ledger, approval: approvalDeps, log });
   const watcher = createSignedWatcher({ chain, ledger, timings: config.timings, log });
   const resumed = watcher
     .resume(config.keys)
@@ -72,9 +75,8 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     return report;
   };
 
-  /** Parses the payload and settles the key; a key the principal may not use ends here, before any I/O. */
-  const begin = (input: CheckInput): StepWith<Begun> => {
-    const payload = parsePayload(input.payload);
+  /** Settles the key for a parsed transaction payload; a key the principal may not use ends here, before any I/O. */
+  const begin = (input: CheckInput, payload: Payload): StepWith<Begun> => {
     const choice = access.forPayload(input.principal, input.key, payload.feePayer);
     const report = emptyReport({
       key: choice.ok ? choice.key.name : choice.name,
@@ -92,7 +94,9 @@ export function createEngine(deps: EngineDeps): SignerEngine {
 
   async function check(input: CheckInput): Promise<Report> {
     const started = performance.now();
-    const begun = begin(input);
+    const payload = parseRequestPayload(input.payload);
+    if (payload.version === 'message') return done('check', await messages.check(input, payload), started);
+    const begun = begin(input, payload);
     if (!begun.ok) return done('check', begun.report, started);
     const { key, source, report } = begun;
     const checked = await preflight(preflightDeps, { mode: 'check', key, source, report, signal: input.signal });
@@ -256,7 +260,17 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     const started = performance.now();
     // A key the token may not use is refused here: no lock taken, nothing written under its name.
     const mode = signMode(input.mode);
-    const begun = begin(input);
+    const parsed = parseRequestPayload(input.payload);
+    if (parsed.version === 'message') {
+      // A message is signed, never sent: the mode does not apply. It counts as running for the drain.
+      running++;
+      try {
+        return done('sign', await messages.sign(input, parsed), started);
+      } finally {
+        running--;
+      }
+    }
+    const begun = begin(input, parsed);
     if (!begun.ok) return done('sign', begun.report, started);
     const { key, payload, source } = begun;
     const rec: SignRecord = {

@@ -32,6 +32,7 @@ export async function keyView(
     signs_last_minute: usage.signsLastMinute,
     spent_or_reserved_24h: usage.spent24h,
     halted: halt ? { reason: halt.reason, by: halt.by, ts: halt.ts } : null,
+    sign_messages: key.sign_messages === true,
     policy: policyView(deps.cluster, key, usage),
   };
 }

@@ -138,8 +138,11 @@ export function payloadHash(value: unknown): string {
   return crypto.createHash('sha256').update(canonicalJson(hashed)).digest('hex');
 }
 
-/** Accepts the payload object, or its JSON text (the CLI reads a file). */
-export function parsePayload(input: unknown): Payload {
+/**
+ * The payload as a bounded JSON object: the object itself, or its JSON text (the CLI reads a file). Every kind of
+ * payload, transaction or message, goes through this first.
+ */
+export function payloadValue(input: unknown): Record<string, unknown> {
   let value = input;
   if (typeof input === 'string') {
     try {
@@ -151,12 +154,18 @@ export function parsePayload(input: unknown): Payload {
   const tooBig = jsonSizeError(value);
   if (tooBig) throw tooBig;
   if (!isRecord(value)) throw invalid('payload has an unexpected shape (it must be a JSON object)');
+  return value;
+}
 
+/** A transaction payload (v1 or v2): the object, or its JSON text. */
+export function parsePayload(input: unknown): Payload {
+  const value = payloadValue(input);
   const version = value.version;
   if (typeof version !== 'number' || !Number.isInteger(version) || version < 0)
-    throw shapeError('version must be an unsigned integer');
+    throw shapeError('version must be an unsigned integer, or "message"');
   if (version === 2) return parseV2(value);
-  if (version !== 1) throw invalid(`unsupported payload version ${version} (versions 1 and 2 are accepted)`);
+  if (version !== 1)
+    throw invalid(`unsupported payload version ${version} (versions 1 and 2, and "message", are accepted)`);
   return parseV1(value);
 }
 
@@ -229,7 +238,7 @@ function jsonSizeError(value: unknown): SignerError | null {
   return null;
 }
 
-function parseSummary(raw: unknown): string {
+export function parseSummary(raw: unknown): string {
   const summary = raw ?? '';
   if (typeof summary !== 'string') throw shapeError('summary must be a string');
   if (summary.length > PAYLOAD_LIMITS.summaryChars)
@@ -237,7 +246,7 @@ function parseSummary(raw: unknown): string {
   return summary;
 }
 
-function parseWarnings(raw: unknown): string[] {
+export function parseWarnings(raw: unknown): string[] {
   const warnings = raw ?? [];
   if (!Array.isArray(warnings)) throw shapeError('warnings must be an array of strings');
   if (warnings.length > PAYLOAD_LIMITS.warnings)

@@ -19,7 +19,8 @@ export type CheckName =
   | 'ata_owners'
   | 'destinations'
   | 'limits'
-  | 'approval';
+  | 'approval'
+  | 'message';
 
 /** Names that can appear in `checks` (passed), in addition to the failing-check names. */
 export type PassName = CheckName | 'simulation' | 'cap';
@@ -50,6 +51,8 @@ export interface Report {
   would_need_approval: boolean | null;
   /** The key's daily allowance left after this transaction's spend; null when it is not known. */
   remaining_daily_lamports: number | null;
+  /** A message payload of format `offchain`: the signed envelope (base64); null otherwise. */
+  signed_message: string | null;
   /** What the simulation moved of each mint (the key's change, each other owner's credit); null before it ran. */
   token_changes: ReportTokenChange[] | null;
   /** Each of the key's mints' daily allowance left after this transaction; null when it is not known. */
@@ -108,5 +111,6 @@ export function emptyReport(fields: {
     remaining_daily_lamports: null,
     token_changes: null,
     remaining_daily_tokens: null,
+    signed_message: null,
   };
 }

@@ -49,6 +49,8 @@ export interface KeyView {
   signs_last_minute: number;
   spent_or_reserved_24h: number;
   halted: { reason: string; by: string; ts: number } | null;
+  /** Whether the key signs off-chain messages and sign-in texts (config `sign_messages`). */
+  sign_messages: boolean;
   /** What an agent needs to plan a sign (docs/policy.md): never where the key file lives. */
   policy: KeyPolicyView;
 }

@@ -30,7 +30,7 @@ describe('sa-forge-signer (operator CLI)', () => {
   beforeAll(async () => {
     assertBuilt(BIN.signer);
     w = await makeWorld({
-      keys: { alpha: {}, wallet: { class: 'wallet', approval: 'confirm' } },
+      keys: { alpha: {}, wallet: { class: 'wallet', approval: 'confirm', sign_messages: true } },
       timings: { approval_timeout_ms: 20_000 },
     });
     config = path.join(w.dir, 'config.yaml');
@@ -67,7 +67,9 @@ describe('sa-forge-signer (operator CLI)', () => {
     const r = await run(BIN.signer, ['--config', config, 'check', '-'], { input: '{"version": 3}' });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr.trim()).toBe('error: unsupported payload version 3 (versions 1 and 2 are accepted)');
+    expect(r.stderr.trim()).toBe(
+      'error: unsupported payload version 3 (versions 1 and 2, and "message", are accepted)',
+    );
     const dir = await cli('check', w.dir);
     expect(dir.stderr).toMatch(/is not a regular file/);
   });
@@ -203,7 +205,7 @@ describe('sa-forge-signer (operator CLI)', () => {
       ['wallet', null],
     ]);
     const show = JSON.parse((await cli('key', 'show', 'alpha', '--json')).stdout) as Record<string, unknown>;
-    expect(show).toMatchObject({ name: 'alpha', key_file: 'ok', halted: null });
+    expect(show).toMatchObject({ name: 'alpha', key_file: 'ok', halted: null, sign_messages: false });
     expect(typeof show.balance_lamports).toBe('number');
     const verify = JSON.parse((await cli('audit', 'verify', '--json')).stdout) as { ok: boolean; entries: number };
     expect(verify.ok).toBe(true);
@@ -345,5 +347,41 @@ describe('sa-forge-signer (operator CLI)', () => {
     expect(tail.stdout.split('\n').some((line) => line.startsWith('zz9forged'))).toBe(false);
     expect(tail.stdout).toMatch(/ halt {2}key alpha {2}halted/);
     expect((await cli('resume', 'alpha')).code).toBe(0);
+  });
+
+  it("shows a message's text escaped in approvals list and the audit tail, and audit verify accepts its entry", async () => {
+    // A sign-in text that tries to clear the screen, retitle the window and forge an approval line of its own.
+    const forged = 'zz9forged  key wallet  balance change: -1 lamports (-0.000000001 SOL)';
+    const text = `example.com wants you to sign in\x1b[2J\x1b]0;owned\x07\u009b31m\n${forged}\u202e`;
+    const events: SignProgress[] = [];
+    const pending = w.engine.sign({
+      payload: { version: 'message', format: 'text', message: text, summary: 'log in' },
+      key: 'wallet',
+      principal: w.operator,
+      onProgress: (e) => events.push(e),
+    });
+    await approvalWaiting(events);
+    const list = await cli('approvals', 'list');
+    // eslint-disable-next-line no-control-regex -- the test looks for raw control characters
+    const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/;
+    expect(list.stdout).not.toMatch(RAW);
+    expect(list.stdout.split('\n').some((line) => line.startsWith('zz9forged'))).toBe(false);
+    expect(list.stdout).toContain(
+      'message (exactly the text signed, escaped): example.com wants you to sign in\\x1b[2J\\x1b]0;owned\\x07\\x9b31m\\nzz9forged',
+    );
+    expect(list.stdout).toContain('\\u202e');
+    expect(list.stdout).toContain('signs a message, not a transaction');
+    const id = /^(\S+)\s+key wallet/m.exec(list.stdout)?.[1];
+    expect((await cli('approvals', 'approve', id!)).code).toBe(0);
+    const report = await pending;
+    expect(report.outcome).toBe('signed');
+
+    const tail = await cli('audit', 'tail', '-n', '1');
+    expect(tail.stdout).not.toMatch(RAW);
+    expect(tail.stdout).toMatch(/ sign-message {2}key wallet {2}signed /);
+    expect(tail.stdout).toContain(report.signature!);
+    expect(tail.stdout).toContain('text: example.com wants you to sign in\\x1b[2J');
+    const verify = await cli('audit', 'verify');
+    expect(verify.code).toBe(0);
   });
 });

@@ -19,7 +19,12 @@ import {
   setTransactionMessageFeePayerSigner,
   setTransactionMessageLifetimeUsingBlockhash,
   signAndSendTransactionMessageWithSigners,
+  createSignableMessage,
+  getOffchainMessageEncoder,
+  getPublicKeyFromAddress,
+  verifySignature as verifyKitSignature,
   type Instruction,
+  type SignatureBytes,
 } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
 import { createServiceSigner, SignerServiceError, type ServiceSigner } from '../../src/client/kit';
@@ -33,19 +38,22 @@ import { waitConfirmed } from '../engine/kit-transactions';
 let w: World;
 let server: http.Server;
 let signer: ServiceSigner;
+let quiet: ServiceSigner;
 let rpc: ReturnType<typeof createSolanaRpc>;
 
 beforeAll(async () => {
-  w = await makeWorld({ keys: { alpha: {} } });
+  w = await makeWorld({ keys: { alpha: { sign_messages: true }, quiet: {} } });
   const app = makeApp({ config: serveConfig({}, w.config), engine: w.engine });
   server = http.createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
   rpc = createSolanaRpc(w.localnet.url);
   signer = await createServiceSigner({ url, token: TOKEN, key: 'alpha', summary: 'kit signer test' });
+  quiet = await createServiceSigner({ url, token: TOKEN, key: 'quiet' });
 });
 afterAll(async () => {
   await signer.close();
+  await quiet.close();
   server.closeAllConnections();
   await new Promise((r) => server.close(r));
   await w.close();
@@ -107,4 +115,44 @@ test('a refusal throws SignerServiceError naming the failed check', async () => 
   expect(e.message).toMatch(/check system/);
   expect(e.report).toMatchObject({ outcome: 'refused', failed_check: 'system' });
   expect(e.report?.detail).toContain(stranger);
+});
+
+describe('MessagePartialSigner', () => {
+  const verifies = async (content: Uint8Array, signature: SignatureBytes | undefined) =>
+    verifyKitSignature(await getPublicKeyFromAddress(signer.address), signature!, content);
+
+  test('signMessages: a sign-in text and an off-chain message, each signed by the key as given', async () => {
+    const text = createSignableMessage(`example.com wants you to sign in with your Solana account:\n${signer.address}`);
+    const offchain = createSignableMessage(
+      new Uint8Array(
+        getOffchainMessageEncoder().encode({
+          version: 1,
+          content: 'Authorise API key 7',
+          requiredSignatories: [{ address: signer.address }],
+        }),
+      ),
+    );
+    const [first, second] = await signer.signMessages([text, offchain]);
+    expect(await verifies(text.content, first?.[signer.address])).toBe(true);
+    expect(await verifies(offchain.content, second?.[signer.address])).toBe(true);
+    const formats = w.reports.slice(-2).map((r) => r.signed_message === null);
+    expect(formats).toEqual([true, false]); // the text has no envelope, the off-chain message does
+  });
+
+  test('a transaction message passed as a message is refused, and so is a key without sign_messages', async () => {
+    const tx = await partiallySignTransactionMessageWithSigners(await transferMessage(w.keys.alpha!.destination, 1n));
+    const disguised = await signer.signMessages([createSignableMessage(new Uint8Array(tx.messageBytes))]).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    // A v0 message starts with 0x80: neither the off-chain signing domain nor UTF-8, so it is refused before sending.
+    expect(disguised).toBeInstanceOf(SignerServiceError);
+    expect((disguised as SignerServiceError).report).toBeNull();
+    const off = await quiet.signMessages([createSignableMessage('Sign in')]).then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(off).toBeInstanceOf(SignerServiceError);
+    expect((off as SignerServiceError).report).toMatchObject({ outcome: 'refused', failed_check: 'authorized' });
+  });
 });

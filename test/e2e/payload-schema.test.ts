@@ -5,6 +5,7 @@
 import Ajv2020 from 'ajv/dist/2020';
 import { toolDefinitions } from '../../src/mcp/tool-defs';
 import { PAYLOAD_SCHEMA } from '../../src/mcp/payload-schema';
+import { parseRequestPayload } from '../../src/signer/message/request';
 import { parsePayload } from '../../src/signer/payload';
 import { keypair, payload, randomAddress, transferInstruction } from '../support/payloads';
 
@@ -52,6 +53,37 @@ test('payloads the parser reads validate; shapes it rejects do not', () => {
   ];
   for (const p of bad) {
     expect(parses(p)).toBe(false);
+    expect(validate(p)).toBe(false);
+  }
+});
+
+test('message payloads the parser reads validate; shapes it rejects do not', () => {
+  const reads = (p: unknown): boolean => {
+    try {
+      parseRequestPayload(p);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  const text = { version: 'message', format: 'text', message: 'Sign in', signer: randomAddress(), summary: 'log in' };
+  const offchain = {
+    version: 'message',
+    format: 'offchain',
+    message: Buffer.from('\xffsolana offchain').toString('base64'),
+  };
+  for (const p of [text, offchain, { ...text, signer: null, warnings: null }]) {
+    expect(reads(p)).toBe(true);
+    expect(validate(p)).toBe(true);
+  }
+  for (const p of [
+    { ...text, format: 'binary' },
+    { ...text, message: '' },
+    { ...text, message: 'x'.repeat(2000) },
+    { ...text, signer: 'not-an-address' },
+    { ...offchain, message: 'x'.repeat(1648) },
+  ]) {
+    expect(reads(p)).toBe(false);
     expect(validate(p)).toBe(false);
   }
 });

@@ -92,17 +92,19 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         expect(await s.ledger.verify()).toEqual({ ok: true, entries: 2 });
       });
 
-      it("lists only the key's sign and sign-intent entries since a time, for limits", async () => {
+      it("lists only the key's sign, sign-intent and sign-message entries since a time, for limits", async () => {
         const { ledger } = s;
         await ledger.append(signInput({ ts: 100, key: 'game' }));
         await ledger.append(intentInput({ ts: 200, key: 'game', signature: 's' }));
         await ledger.append(signInput({ ts: 200, key: 'other' }));
         await ledger.halt({ key: 'game', reason: 'stop', by: 'operator', ts: 210 });
         await ledger.append(signInput({ ts: 300, key: 'game', signature: 's' }));
+        await ledger.append(signInput({ ts: 310, key: 'game', command: 'sign-message', outcome: 'signed' }));
         const got = await ledger.signEntriesForKey('game', 200);
         expect(got.map((e) => [e.ts, e.command])).toEqual([
           [200, 'sign-intent'],
           [300, 'sign'],
+          [310, 'sign-message'],
         ]);
       });
 
@@ -124,6 +126,20 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
           const outcome = ['confirmed', 'failed', 'unknown', 'refused', 'confirmed'][fate - 1]!;
           const actual = rnd(4) === 0 ? null : -(500 + rnd(40_000));
           await ledger.append(signInput({ ts: ts + rnd(120), key, signature: sig, outcome, balance_change: actual }));
+          if (rnd(3) === 0) {
+            // A message signed or refused now and then: signed ones count in the rate, none in the spend.
+            const signed = rnd(2) === 0;
+            await ledger.append(
+              signInput({
+                ts: ts + rnd(90),
+                key,
+                command: 'sign-message',
+                outcome: signed ? 'signed' : 'refused',
+                signature: signed ? `msg-${i}` : null,
+                balance_change: null,
+              }),
+            );
+          }
         }
         for (const now of [NOW, NOW - 40_000, NOW + 50_000, NOW - 86_000]) {
           for (const cap of [1_000_000, 50_000_000]) {
@@ -414,6 +430,14 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         expect(other.id).not.toBe(rec.id);
         expect((await s.ledger.listApprovals()).map((r) => r.id)).toEqual([rec.id, other.id]);
         expect(await s.ledger.listApprovals({ status: 'approved' })).toEqual([]);
+      });
+
+      it("keeps a message sign's text exactly, and null for a transaction's request", async () => {
+        const text = 'Sign in\x1b[2J\n\u202e';
+        const rec = await s.ledger.createApproval(request({ balance_change: null, fee: null, message: text }));
+        expect((await s.ledger.getApproval(rec.id))?.message).toBe(text);
+        const tx = await s.ledger.createApproval(request());
+        expect((await s.ledger.getApproval(tx.id))?.message).toBeNull();
       });
 
       it('an approval decided on one handle is seen by another; a second decision changes nothing', async () => {

@@ -36,6 +36,21 @@ describe('rate (sign-intents in the last 60 s)', () => {
     expect(rateRefused(entries)).toBe(true);
   });
 
+  it('a signed message counts like a sent transaction and spends nothing; a refused one counts nothing', () => {
+    const message = (outcome: string, ts = NOW - 10) =>
+      final({ ts, command: 'sign-message', outcome, signature: outcome === 'signed' ? `m${ts}` : null });
+    expect(computeUsage([message('signed')], NOW, CAP)).toEqual({ signsLastMinute: 1, spent24h: 0 });
+    expect(rateRefused([message('signed'), ...sent('s1', 10, -5)])).toBe(true);
+    expect(rateRefused([message('signed'), message('signed', NOW - 70)])).toBe(false);
+    expect(
+      computeUsage(
+        Array.from({ length: 20 }, () => message('refused')),
+        NOW,
+        CAP,
+      ).signsLastMinute,
+    ).toBe(0);
+  });
+
   it('refused finals (never sent) do not count, so a retry storm cannot lock a key out', () => {
     const refusals = Array.from({ length: 50 }, () => final({ outcome: 'refused', detail: 'rate limit: 2 signs' }));
     expect(computeUsage(refusals, NOW, CAP).signsLastMinute).toBe(0);

@@ -73,7 +73,7 @@ describe('PostgreSQL store specifics', () => {
   it('replicas starting at once on a new database apply the migrations once', async () => {
     const all = await Promise.all(Array.from({ length: 5 }, () => open()));
     const rows = await admin((c) => c.query('SELECT version FROM schema_version'), dbUrl(name));
-    expect(rows.rows).toEqual([{ version: 3 }]); // 1: tables, 2: usage indexes, 3: token figures
+    expect(rows.rows).toEqual([{ version: 3 }]); // 1: tables, 2: usage indexes, 3: token figures and approval messages
     await Promise.all(all.map((l, i) => l.append(signInput({ ts: i }))));
     expect(await all[0]!.verify()).toEqual({ ok: true, entries: 5 });
   });
@@ -345,6 +345,20 @@ describe('PostgreSQL: a ledger written by schema version 2', () => {
       expect(await ledger.verify()).toEqual({ ok: true, entries: 7 });
       const rows = await admin((c) => c.query('SELECT version FROM schema_version'), dbUrl(name));
       expect(rows.rows).toEqual([{ version: 3 }]);
+      // Migrated: an approval request can carry a message's text.
+      const asked = await ledger.createApproval({
+        key: 'game',
+        summary: 'log in',
+        payload_hash: 'h',
+        balance_change: null,
+        fee: null,
+        compute_units: null,
+        requested_by: 'operator',
+        ts: 1_700_000_020,
+        expires_at: 1_700_000_140,
+        message: 'Sign in\x1b[2J',
+      });
+      expect((await ledger.getApproval(asked.id))?.message).toBe('Sign in\x1b[2J');
     } finally {
       await ledger.close();
     }

@@ -59,7 +59,7 @@ describe('SQLite store specifics', () => {
     expect(statSync(s.file).mode & 0o777).toBe(0o600);
     const db = new Database(s.file, { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 4 }); // 1: tables, 2: usage indexes, 3: head record and lock leases, 4: token figures
+    expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 4 }); // 1: tables, 2: usage indexes, 3: head record and lock leases, 4: token figures and approval messages
     db.close();
   });
 
@@ -200,7 +200,8 @@ describe('SQLite: a ledger written by schema version 2 (before the head record a
       expect(await ledger.head()).toEqual({ seq: 5, hash: before[4]!.hash });
       expect(await ledger.verify()).toEqual({ ok: true, entries: 5 });
       expect(await ledger.getHalt('game')).toMatchObject({ reason: 'agent looping', by: 'token:bot' });
-      expect(await ledger.listApprovals({ status: 'pending' })).toHaveLength(1);
+      const [pending] = await ledger.listApprovals({ status: 'pending' });
+      expect(pending?.message).toBeNull(); // a transaction's request, from before the column
       const next = await ledger.append(signInput({ ts: 1_700_000_010 }));
       expect(next.prev).toBe(before[4]!.hash);
       expect(await ledger.head()).toEqual({ seq: 6, hash: next.hash });

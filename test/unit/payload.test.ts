@@ -72,7 +72,9 @@ describe('payload v1', () => {
   });
 
   it('rejects other versions, shapes and addresses', () => {
-    expect(parseError({ ...base(), version: 3 })).toBe('unsupported payload version 3 (versions 1 and 2 are accepted)');
+    expect(parseError({ ...base(), version: 3 })).toBe(
+      'unsupported payload version 3 (versions 1 and 2, and "message", are accepted)',
+    );
     expect(parseError({ ...base(), version: 2 })).toMatch(/transaction must be a base64 wire transaction/);
     expect(parseError([])).toMatch(/^payload has an unexpected shape/);
     expect(parseError({ version: 1 })).toMatch(/^payload has an unexpected shape/);

@@ -13,10 +13,14 @@ const USAGE_INDEXES = [
   'CREATE INDEX entries_signature ON entries (signature, command)',
 ].join(';\n');
 
-/** Token figures of signs and of the approvals that show them (JSON text; NULL where nothing moved). */
-const TOKEN_COLUMNS = [
+/**
+ * Token figures of signs and of the approvals that show them (JSON text; NULL where nothing moved), and the text of
+ * a message an operator is asked to approve (sign-message), shown by `approvals list`.
+ */
+const TOKEN_AND_MESSAGE_COLUMNS = [
   'ALTER TABLE entries ADD COLUMN tokens TEXT',
   'ALTER TABLE approvals ADD COLUMN tokens TEXT',
+  'ALTER TABLE approvals ADD COLUMN message TEXT',
 ].join(';\n');
 
 export const SQLITE_MIGRATIONS: readonly string[] = [
@@ -72,7 +76,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
      SELECT 1, coalesce((SELECT seq FROM entries ORDER BY seq DESC LIMIT 1), 0),
                coalesce((SELECT hash FROM entries ORDER BY seq DESC LIMIT 1), '${GENESIS_PREV}');
    ALTER TABLE key_locks ADD COLUMN lease_until_ms INTEGER;`,
-  TOKEN_COLUMNS,
+  TOKEN_AND_MESSAGE_COLUMNS,
 ];
 
 export const POSTGRES_MIGRATIONS: readonly string[] = [
@@ -114,7 +118,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
    );
    CREATE INDEX approvals_status ON approvals (status, ts);`,
   USAGE_INDEXES,
-  TOKEN_COLUMNS,
+  TOKEN_AND_MESSAGE_COLUMNS,
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */

@@ -112,6 +112,7 @@ export function rowToApproval(r: Row): ApprovalRecord {
     status: str(r.status) as ApprovalStatus, // written only by this module's callers, from ApprovalStatus
     decided_by: strOrNull(r.decided_by),
     decided_at: numOrNull(r.decided_at),
+    message: strOrNull(r.message),
   };
 }
 
@@ -129,6 +130,7 @@ export function approvalRowValues(id: string, req: ApprovalRequest): unknown[] {
     req.ts,
     req.expires_at,
     req.tokens ? JSON.stringify(req.tokens) : null,
+    req.message ?? null,
   ];
 }
 

@@ -8,7 +8,7 @@ export const ENTRY_COLUMNS =
   'seq, ts, key, command, payload_hash, programs, summary, intent, outcome, detail, signature, slot, balance_change, prev, hash, tokens';
 const ENTRY_PARAMS = Array.from({ length: 16 }, (_, i) => `$${i + 1}`).join(', ');
 const APPROVAL_COLUMNS =
-  'id, key, summary, payload_hash, balance_change, fee, compute_units, requested_by, ts, expires_at, status, decided_by, decided_at, tokens';
+  'id, key, summary, payload_hash, balance_change, fee, compute_units, requested_by, ts, expires_at, status, decided_by, decided_at, tokens, message';
 const HALT_COLUMNS = 'key, reason, by, ts';
 
 export interface Statements {
@@ -58,7 +58,7 @@ export function statements(d: Dialect): Statements {
     moveHead: 'UPDATE chain_head SET seq = $1, hash = $2 WHERE id = 1',
     insertEntry: `INSERT INTO entries (${ENTRY_COLUMNS}) VALUES (${ENTRY_PARAMS})`,
     signEntriesForKey: `SELECT ${ENTRY_COLUMNS} FROM entries
-      WHERE key = $1 AND command IN ('sign', 'sign-intent') AND ts >= $2 ORDER BY seq`,
+      WHERE key = $1 AND command IN ('sign', 'sign-intent', 'sign-message') AND ts >= $2 ORDER BY seq`,
     usage: usageSql(d),
     page: `SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
     tail: `SELECT ${ENTRY_COLUMNS} FROM entries ORDER BY seq DESC LIMIT $1`,
@@ -67,7 +67,7 @@ export function statements(d: Dialect): Statements {
     insertHalt: `INSERT INTO halts (${HALT_COLUMNS}) VALUES ($1, $2, $3, $4)`,
     deleteHalt: `DELETE FROM halts WHERE key = $1 RETURNING ${HALT_COLUMNS}`,
     insertApproval: `INSERT INTO approvals (${APPROVAL_COLUMNS})
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', NULL, NULL, $11)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', NULL, NULL, $11, $12)
       ON CONFLICT (id) DO NOTHING RETURNING ${APPROVAL_COLUMNS}`,
     getApproval: `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = $1`,
     getApprovalForDecision: `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = $1 ${d.forUpdate}`,
@@ -90,7 +90,8 @@ function usageSql(d: Dialect): string {
   const cap = 'CAST($4 AS bigint)';
   const spend = (col: string) => `${d.greatest}(-(${col}), 0)`;
   return `SELECT
-  (SELECT count(*) FROM entries WHERE key = ${key} AND command = 'sign-intent' AND ts >= ${rateSince}) AS rate,
+  (SELECT count(*) FROM entries WHERE key = ${key} AND ts >= ${rateSince}
+      AND (command = 'sign-intent' OR (command = 'sign-message' AND outcome = 'signed'))) AS rate,
   (SELECT coalesce(sum(CASE
        WHEN f.outcome IN ('confirmed', 'failed') AND f.balance_change IS NOT NULL THEN ${spend('f.balance_change')}
        ELSE coalesce(

@@ -28,6 +28,8 @@ export interface ApprovalInput {
   report: Report;
   progress: (p: SignProgress) => void;
   signal: AbortSignal | undefined;
+  /** A message sign: the text the operator approves (shown escaped by `approvals list`). */
+  message?: string | null;
 }
 
 const GONE = 'the request that asked for it is gone (its caller disconnected or gave up); nothing was sent';
@@ -53,6 +55,7 @@ export async function awaitApproval(deps: ApprovalDeps, input: ApprovalInput): P
     requested_by: principalLabel(input.principal),
     ts: now,
     expires_at: now + Math.ceil(timings.approval_timeout_ms / 1000),
+    message: input.message ?? null,
   });
   input.progress({ stage: 'approval', approval_id: record.id, expires_at: record.expires_at });
   log.info(

@@ -1,0 +1,201 @@
+/**
+ * check and sign for a message payload (docs/payloads.md, "Messages"). Nothing touches the chain: a message is
+ * signed, never sent. The order:
+ *
+ *   key (token, `signer`) → the key's `sign_messages` switch → approval deny → the message check (no transaction
+ *   in disguise, the off-chain format's rules) → halted → rate limit → [sign: key lock, operator approval for a
+ *   `confirm` key, halt and rate again, then sign, write the `sign-message` entry, return the signature]
+ *
+ * A `confirm` key asks its operator for every message, whatever `approve_above_lamports` says: a message moves no
+ * lamports, yet its signature can log in or authorise anything that trusts the key. Signed messages count
+ * against `rate_limit_per_minute` like transactions; they spend nothing, so the daily cap does not apply.
+ */
+import type { KeyConfig } from '../../config/types';
+import type { KeyUsage } from '../../ledger/limits';
+import type { HaltRecord, Ledger } from '../../ledger/types';
+import { encodeBase58 } from '../../util/base58';
+import { SignerError, errorMessage } from '../../util/errors';
+import type { Refusal } from '../checks';
+import type { EngineLogger } from '../engine-deps';
+import { awaitApproval, type ApprovalDeps } from '../flow/approval';
+import { haltRefusal } from '../flow/halted';
+import { keyUsage } from '../flow/preflight';
+import { refuse, stop, type Step } from '../flow/step';
+import type { HaltBook } from '../halts';
+import type { KeyAccess } from '../key-access';
+import type { KeyFiles } from '../key-files';
+import { emptyReport, type Report } from '../report';
+import type { CheckInput, SignInput } from '../types';
+import { messageEntry } from './audit-entry';
+import { judgeMessage, type MessageView } from './content';
+import { signedEnvelope } from './offchain';
+import type { MessagePayload } from './payload';
+
+export interface MessageFlowDeps {
+  access: KeyAccess;
+  keyFiles: KeyFiles;
+  halts: HaltBook;
+  ledger: Ledger;
+  approval: ApprovalDeps;
+  log: EngineLogger;
+}
+
+export interface MessageFlow {
+  check(input: CheckInput, payload: MessagePayload): Promise<Report>;
+  sign(input: SignInput, payload: MessagePayload): Promise<Report>;
+}
+
+/** The checks that need neither ledger nor lock passed (`key` set), or one refused (`key` set once chosen). */
+type Begun =
+  | { ok: true; key: KeyConfig; report: Report; view: MessageView }
+  | { ok: false; key: KeyConfig | null; report: Report };
+
+function rateRefusal(key: KeyConfig, usage: KeyUsage): Refusal | null {
+  if (usage.signsLastMinute < key.rate_limit_per_minute) return null;
+  return { check: 'limits', message: `rate limit: ${usage.signsLastMinute} signs in the last minute` };
+}
+
+export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
+  const { access, keyFiles, halts, ledger, log } = deps;
+
+  const begin = (input: CheckInput, payload: MessagePayload): Begun => {
+    if ((input.key ?? null) === null && payload.signer === null) {
+      throw new SignerError(
+        'payload_invalid',
+        "a message payload has no fee payer to choose the key by: pass `key`, or the key's pubkey as the payload's `signer`",
+      );
+    }
+    const choice = access.forPayload(input.principal, input.key, payload.signer ?? '');
+    const report = emptyReport({
+      key: choice.ok ? choice.key.name : choice.name,
+      summary: payload.summary,
+      warnings: [...payload.warnings],
+      payload_hash: payload.hash,
+    });
+    if (!choice.ok) return { ok: false, key: null, report: refuse(report, choice.refusal) };
+    const { key } = choice;
+    const refused = (r: Refusal): Begun => ({ ok: false, key, report: refuse(report, r) });
+    if (payload.signer !== null && payload.signer !== key.pubkey) {
+      return refused({
+        check: 'signers',
+        message: `payload signer ${payload.signer} is not key "${key.name}" (${key.pubkey})`,
+      });
+    }
+    if (key.sign_messages !== true) {
+      return refused({
+        check: 'authorized',
+        message: `key "${key.name}" does not sign messages (sign_messages is off in its config; an operator can turn it on)`,
+      });
+    }
+    if (key.approval === 'deny') return refused({ check: 'approval', message: `key "${key.name}" is set to deny` });
+    const judged = judgeMessage(payload, key);
+    if (!judged.ok) return refused(judged.refusal);
+    report.checks.push('message');
+    return { ok: true, key, report, view: judged.view };
+  };
+
+  /** Halt and rate. `check` previews with a warning when the ledger cannot be read; `sign` fails closed. */
+  const ledgerChecks = async (key: KeyConfig, report: Report, mode: 'check' | 'sign'): Promise<Step> => {
+    let halt: HaltRecord | null;
+    let usage: KeyUsage | null = null;
+    try {
+      [halt, usage] = await Promise.all([halts.current(key.name), keyUsage(ledger, key)]);
+    } catch (e) {
+      if (mode === 'sign') throw e;
+      halt = halts.held(key.name);
+      report.warnings.push(`the ledger could not be read (${errorMessage(e)}): halts and limits were not previewed`);
+    }
+    if (halt) return stop(report, haltRefusal(halt));
+    if (usage) {
+      const rate = rateRefusal(key, usage);
+      if (rate) return stop(report, rate);
+      report.checks.push('limits');
+    }
+    return { ok: true };
+  };
+
+  const needsOperator = (key: KeyConfig): boolean => key.approval === 'confirm';
+
+  async function check(input: CheckInput, payload: MessagePayload): Promise<Report> {
+    const begun = begin(input, payload);
+    if (!begun.ok) return begun.report;
+    const { key, report } = begun;
+    const checked = await ledgerChecks(key, report, 'check');
+    if (!checked.ok) return checked.report;
+    report.would_need_approval = needsOperator(key);
+    if (report.would_need_approval) {
+      report.detail = `key "${key.name}" needs an operator's approval to sign this message (sa-forge-signer approvals approve ID)`;
+    }
+    return report;
+  }
+
+  /** Under the key's lock, so two signs never pass the rate limit on the same count. */
+  async function signLocked(
+    input: SignInput,
+    payload: MessagePayload,
+    begun: Extract<Begun, { ok: true }>,
+  ): Promise<Report> {
+    const { key, report, view } = begun;
+    const checked = await ledgerChecks(key, report, 'sign');
+    if (!checked.ok) return checked.report;
+    report.would_need_approval = needsOperator(key);
+    if (report.would_need_approval) {
+      const approved = await awaitApproval(deps.approval, {
+        principal: input.principal,
+        key,
+        summary: payload.summary,
+        payloadHash: payload.hash,
+        report,
+        progress: input.onProgress ?? (() => {}),
+        signal: input.signal,
+        message: view.text,
+      });
+      if (!approved.ok) return approved.report;
+      // The operator took time: the minute may have filled meanwhile.
+      const rate = rateRefusal(key, await keyUsage(ledger, key));
+      if (rate) return refuse(report, rate);
+    }
+    report.checks.push('approval');
+    // A halt pulled while the operator decided still stops the signature.
+    const halt = await halts.current(key.name);
+    if (halt) return refuse(report, haltRefusal(halt));
+    if (input.signal?.aborted)
+      throw new SignerError('cancelled', 'the request was cancelled before anything was signed');
+
+    const signature = keyFiles.signerFor(key).sign(payload.bytes);
+    report.outcome = 'signed';
+    report.signature = encodeBase58(signature);
+    if (payload.format === 'offchain') report.signed_message = signedEnvelope(payload.bytes, key.pubkey, signature);
+    report.detail = `signed ${view.describe}; a message is never sent to the chain`;
+    // Durable before the signature leaves: if this write fails the caller gets the error, not the signature.
+    await ledger.appendFenced(messageEntry({ key, payload, intent: input.intent ?? null, view, report }));
+    return report;
+  }
+
+  async function sign(input: SignInput, payload: MessagePayload): Promise<Report> {
+    const begun = begin(input, payload);
+    const intent = input.intent ?? null;
+    if (!begun.ok) {
+      // A key the token may not use is refused with nothing written under its name, as for transactions.
+      if (begun.key)
+        await ledger.append(messageEntry({ key: begun.key, payload, intent, view: null, report: begun.report }));
+      return begun.report;
+    }
+    const { key } = begun;
+    input.onProgress?.({ stage: 'lock' });
+    const lock = await ledger.lockKey(key.name, input.signal);
+    try {
+      const report = await signLocked(input, payload, begun);
+      if (report.outcome !== 'signed') {
+        await ledger.append(messageEntry({ key, payload, intent, view: begun.view, report }));
+      }
+      return report;
+    } finally {
+      await lock
+        .release()
+        .catch((e: unknown) => log.error({ key: key.name, err: errorMessage(e) }, 'releasing a key lock failed'));
+    }
+  }
+
+  return { check, sign };
+}
