@@ -1,0 +1,28 @@
+// Bundles the service's entrypoint (dist/src/cli/serve.js, as tsc wrote it) into one file in its place, so that the
+// process reads one file instead of resolving and reading ~300 modules of ours and of node_modules before it
+// answers (docs/performance.md, "Start-up"). Everything the service runs is in the bundle, the engine included, so
+// there is one copy of each module (classes such as SignerError are the same on both sides of a late require).
+// Left outside: native and optional packages, found in node_modules at run time as before.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const entry = path.join(root, 'dist/src/cli/serve.js');
+
+await build({
+  entryPoints: [entry],
+  outfile: entry,
+  allowOverwrite: true,
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  // better-sqlite3: a native addon; litesvm: a development dependency (--local only); pino-pretty and pg-native:
+  // optional, loaded only when present and asked for.
+  external: ['better-sqlite3', 'litesvm', 'pino-pretty', 'pg-native'],
+  logLevel: 'warning',
+});
+// tsc's source map describes the file before bundling.
+fs.rmSync(`${entry}.map`, { force: true });
