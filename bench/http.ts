@@ -20,7 +20,7 @@ const CONNECTIONS = 32;
 const ONE_CONNECTION_SECONDS = 3;
 const SERVE = path.resolve(__dirname, '../src/cli/serve.js');
 /** The service runs with the V8 flags its container image sets (Dockerfile, NODE_OPTIONS). */
-const SERVICE_NODE_FLAGS = ['--max-semi-space-size=2'];
+const SERVICE_NODE_FLAGS = ['--max-semi-space-size=8'];
 const SERVERS = path.resolve(__dirname, 'servers');
 
 type Target = 'ours' | 'cardStack' | 'express' | 'node' | 'sdk';

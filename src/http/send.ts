@@ -5,9 +5,14 @@
  */
 import type { Response } from 'express';
 
-export function sendJson(res: Response, status: number, json: string, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: Response,
+  status: number,
+  json: string | Buffer,
+  headers: Record<string, string> = {},
+): void {
   res.status(status).set(headers).setHeader('Content-Type', 'application/json');
-  res.send(Buffer.from(json, 'utf8'));
+  res.send(typeof json === 'string' ? Buffer.from(json, 'utf8') : json);
 }
 
 export function sendError(res: Response, status: number, message: string, headers: Record<string, string> = {}): void {

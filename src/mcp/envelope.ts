@@ -64,9 +64,20 @@ function envelopeHead(id: RequestId | undefined): string {
   return id === undefined ? '{"jsonrpc":"2.0"' : `{"jsonrpc":"2.0","id":${JSON.stringify(id)}`;
 }
 
-/** A result reply around a result already serialised (the static answers are serialised once, at start). */
+/** A result reply around a result already serialised. */
 export function resultReply(id: RequestId, resultJson: string): string {
   return `${envelopeHead(id)},"result":${resultJson}}`;
+}
+
+const CLOSE = Buffer.from('}');
+
+/**
+ * A result reply as bytes around a result already encoded (the static answers, encoded once at start). Only the
+ * short head is encoded per reply: the result (tools/list is ~17 KB) is copied, never turned back into a string
+ * and re-encoded (docs/performance.md, "Replies").
+ */
+export function resultReplyBytes(id: RequestId, result: Buffer): Buffer {
+  return Buffer.concat([Buffer.from(`${envelopeHead(id)},"result":`), result, CLOSE]);
 }
 
 export function errorReply(id: RequestId | undefined, code: ErrorCode, message: string, data?: unknown): string {

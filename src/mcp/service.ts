@@ -1,14 +1,15 @@
 /**
- * The MCP endpoint, free of HTTP framework: a parsed body and the headers in, a status and JSON text out. It runs
- * the checks in the transport's order — one JSON message → `initialize` → `_meta` → headers against the body →
- * version — then the method table. Every static answer (discover, the lists, each resource) is serialised once at
- * construction: they never change while the process runs.
+ * The MCP endpoint, free of HTTP framework: a parsed body and the headers in, a status and the reply's JSON bytes
+ * out. It runs the checks in the transport's order — one JSON message → `initialize` → `_meta` → headers against the
+ * body → version — then the method table. Every static answer (discover, the lists, each resource) is serialised
+ * and encoded to UTF-8 once at construction: they never change while the process runs, and a reply only wraps the
+ * bytes in the request's envelope.
  */
 import type { SignerEngine, Principal } from '../signer/types';
 import { isSuccessOutcome, type Report } from '../signer/report';
 import { isSignerError, errorMessage } from '../util/errors';
 import { isRecord } from '../util/is-record';
-import { errorReply, readMessage, resultReply, type RequestId } from './envelope';
+import { errorReply, readMessage, resultReply, resultReplyBytes, type RequestId } from './envelope';
 import {
   checkParamHeaders,
   checkStandardHeaders,
@@ -54,8 +55,8 @@ export interface ToolSummary {
 /** body null: 202 Accepted with no body. */
 export interface McpReply {
   status: number;
-  /** The JSON-RPC reply as JSON text. */
-  body: string | null;
+  /** The JSON-RPC reply as UTF-8 JSON. */
+  body: Buffer | null;
   /** For logs and metrics: the JSON-RPC method when readable, and the error code if any. */
   method: string | null;
   errorCode?: number;
@@ -86,11 +87,11 @@ interface PreparedTool {
 export class McpService {
   private readonly tools = new Map<string, PreparedTool>();
   private readonly meta: object;
-  private readonly discoverResult: string;
-  private readonly toolsListResult: string;
-  private readonly resourcesListResult: string;
-  private readonly templatesListResult: string;
-  private readonly readResult = new Map<string, string>();
+  private readonly discoverResult: Buffer;
+  private readonly toolsListResult: Buffer;
+  private readonly resourcesListResult: Buffer;
+  private readonly templatesListResult: Buffer;
+  private readonly readResult = new Map<string, Buffer>();
   private readonly initializeMessage = `Unsupported protocol version: this server speaks only MCP ${PROTOCOL_VERSION}, which has no initialize handshake; send server/discover or any request with params._meta`;
 
   constructor(private readonly opts: McpServiceOptions) {
@@ -104,14 +105,16 @@ export class McpService {
         annotations: collectParamAnnotations(def.name, def.inputSchema),
       });
     }
-    const cacheable = (result: object): string =>
-      JSON.stringify({
-        resultType: 'complete',
-        ...result,
-        ttlMs: CACHE_TTL_MS,
-        cacheScope: CACHE_SCOPE,
-        _meta: this.meta,
-      });
+    const cacheable = (result: object): Buffer =>
+      Buffer.from(
+        JSON.stringify({
+          resultType: 'complete',
+          ...result,
+          ttlMs: CACHE_TTL_MS,
+          cacheScope: CACHE_SCOPE,
+          _meta: this.meta,
+        }),
+      );
     this.discoverResult = cacheable({
       supportedVersions: SUPPORTED_VERSIONS,
       capabilities: { tools: {}, resources: {} },
@@ -250,8 +253,8 @@ export class McpService {
     }
   }
 
-  private ok(method: string, id: RequestId, resultJson: string): McpReply {
-    return { status: 200, body: resultReply(id, resultJson), method, read: true };
+  private ok(method: string, id: RequestId, result: Buffer): McpReply {
+    return { status: 200, body: resultReplyBytes(id, result), method, read: true };
   }
 
   /** An error reply; header, envelope and version problems travel on 400, method-level ones on 200, -32601 on 404. */
@@ -264,7 +267,7 @@ export class McpService {
     methodLevel = false,
   ): McpReply {
     const status = code === ErrorCode.MethodNotFound ? 404 : methodLevel ? 200 : 400;
-    return { status, body: errorReply(id, code, message, data), method, errorCode: code };
+    return { status, body: Buffer.from(errorReply(id, code, message, data)), method, errorCode: code };
   }
 
   private toolReply(
@@ -277,7 +280,7 @@ export class McpService {
   ): McpReply {
     return {
       status: 200,
-      body: resultReply(id, this.toolResultJson(structured, text, isError)),
+      body: Buffer.from(resultReply(id, this.toolResultJson(structured, text, isError))),
       method: 'tools/call',
       read,
       tool: summary,

@@ -1,0 +1,35 @@
+// Bundles the service's entrypoint (dist/src/cli/serve.js, as tsc wrote it) into one file in its place, so that the
+// process reads one file instead of resolving and reading ~300 modules of ours and of node_modules before it
+// answers (docs/performance.md, "Start-up"). All of our own code is in the bundle, the engine included, so there
+// is one copy of each of our modules (classes such as SignerError are the same on both sides of a late require).
+// Left in node_modules and loaded from there at run time: native and optional packages, and the packages only the
+// engine and the metrics use (loaded after the listener has answered), which the bundle need not parse at start.
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const entry = path.join(root, 'dist/src/cli/serve.js');
+
+await build({
+  entryPoints: [entry],
+  outfile: entry,
+  allowOverwrite: true,
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  // better-sqlite3: a native addon; litesvm: a development dependency (--local only); pino-pretty and pg-native:
+  // optional, loaded only when present and asked for; @solana/*, pg and prom-client: loaded with the engine and the
+  // metrics, after the first answer (a whole package stays outside, so each still exists once).
+  external: ['better-sqlite3', 'litesvm', 'pino-pretty', 'pg-native', '@solana/*', 'pg', 'prom-client'],
+  // ASCII only, comments dropped: V8 keeps a script's source for as long as the process runs, and one non-ASCII
+  // character in a comment made the whole 3.5 MB file a two-byte string (7 MB of heap that never goes away).
+  // Names are kept, so stack traces stay readable.
+  charset: 'ascii',
+  minifyWhitespace: true,
+  logLevel: 'warning',
+});
+// tsc's source map describes the file before bundling.
+fs.rmSync(`${entry}.map`, { force: true });
