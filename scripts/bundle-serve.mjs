@@ -21,9 +21,19 @@ await build({
   format: 'cjs',
   target: 'node20',
   // better-sqlite3: a native addon; litesvm: a development dependency (--local only); pino-pretty and pg-native:
-  // optional, loaded only when present and asked for; @solana/*, pg and prom-client: loaded with the engine and the
-  // metrics, after the first answer (a whole package stays outside, so each still exists once).
-  external: ['better-sqlite3', 'litesvm', 'pino-pretty', 'pg-native', '@solana/*', 'pg', 'prom-client'],
+  // optional, loaded only when present and asked for; @solana/*, @solana-program/* (kit's program clients), pg and
+  // prom-client: loaded with the engine and the metrics, after the first answer (a whole package stays outside, so
+  // each still exists once).
+  external: [
+    'better-sqlite3',
+    'litesvm',
+    'pino-pretty',
+    'pg-native',
+    '@solana/*',
+    '@solana-program/*',
+    'pg',
+    'prom-client',
+  ],
   // ASCII only, comments dropped: V8 keeps a script's source for as long as the process runs, and one non-ASCII
   // character in a comment made the whole 3.5 MB file a two-byte string (7 MB of heap that never goes away).
   // Names are kept, so stack traces stay readable.
