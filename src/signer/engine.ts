@@ -108,7 +108,9 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     report.checks.push('simulation');
     report.logs = figures.sim.logs;
     // From here check runs sign's own decisions on the same figures, so its outcome is what sign would do.
-    const destinations = destinationRefusal(key, figures.gains) ?? judgeTokens(key, report, figures);
+    // The token figures go on the report whatever refuses: an agent sees what the transaction would move.
+    const tokens = judgeTokens(key, report, figures);
+    const destinations = destinationRefusal(key, figures.gains) ?? tokens;
     if (destinations) return done('check', refuse(report, destinations), started);
     report.checks.push('destinations');
     report.would_need_approval = needsApproval(key, report.balance_change, figures);
@@ -182,7 +184,9 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     const simulated = recordSimulation(report, figures);
     if (!simulated.ok) return notSent(simulated.report);
     report.checks.push('simulation');
-    const destinations = destinationRefusal(key, figures.gains) ?? judgeTokens(key, report, figures);
+    // The token figures go on the report whatever refuses: an agent sees what the transaction would move.
+    const tokens = judgeTokens(key, report, figures);
+    const destinations = destinationRefusal(key, figures.gains) ?? tokens;
     if (destinations) return notSent(refuse(report, destinations));
     report.checks.push('destinations');
     // The cap is checked before an operator is asked (nothing to approve if it would be refused), and again at
@@ -209,7 +213,8 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       const after = await simulate(chain, built, key, 'sign');
       const resimulated = recordSimulation(report, after, 'after approval');
       if (!resimulated.ok) return notSent(resimulated.report);
-      const moved = destinationRefusal(key, after.gains) ?? judgeTokens(key, report, after);
+      const tokensAfter = judgeTokens(key, report, after);
+      const moved = destinationRefusal(key, after.gains) ?? tokensAfter;
       if (moved) return notSent(refuse(report, moved));
       figures = after;
       usage = await keyUsage(ledger, key);
