@@ -247,6 +247,14 @@ describe('check tells what sign does', () => {
 });
 
 describe('the ledger', () => {
+  it('writes no token field for a sign that moves no tokens, so such entries read as they always did', async () => {
+    const r = await sign(w.transfer('payer', 1_000_000));
+    expect(r.outcome).toBe('confirmed');
+    const entries = (await w.ledger.tail(5)).filter((e) => e.signature === r.signature);
+    expect(entries.map((e) => e.command).sort()).toEqual(['sign', 'sign-intent']);
+    for (const e of entries) expect(e).not.toHaveProperty('tokens');
+  });
+
   it('still verifies with token figures in its entries', async () => {
     expect(await w.ledger.verify()).toMatchObject({ ok: true });
   });

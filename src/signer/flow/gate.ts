@@ -75,6 +75,7 @@ export async function passGate(
 ): Promise<StepWith<{ reservation: number }>> {
   const { rec, built, report } = input;
   const cap = capReservation(rec.key, report, input.usage, input.figures);
+  const tokens = tokenFigures(input.figures.tokens, input.figures.mints);
   if (!cap.ok) return cap;
   report.checks.push('cap');
 
@@ -91,7 +92,8 @@ export async function passGate(
       signature: built.signature,
       slot: null,
       balance_change: -cap.reservation,
-      tokens: tokenFigures(input.figures.tokens, input.figures.mints),
+      // A sign that moves no tokens writes no token field: its entry reads exactly as entries always did.
+      tokens: tokens.length > 0 ? tokens : null,
     }),
   );
   return { ok: true, reservation: cap.reservation };
