@@ -6,6 +6,13 @@
  */
 type Json = Record<string, unknown>;
 
+/** Every payload kind carries the builder's warnings the same way. */
+const WARNINGS: Json = {
+  type: ['array', 'null'],
+  items: { type: 'string' },
+  description: "The builder's warnings, recorded with the request.",
+};
+
 /** A base58-encoded 32-byte public key (32 to 44 characters of the Bitcoin alphabet). */
 const ADDRESS: Json = { type: 'string', pattern: '^[1-9A-HJ-NP-Za-km-z]{32,44}$' };
 
@@ -45,11 +52,7 @@ export const PAYLOAD_V1_SCHEMA: Json = {
       type: ['string', 'null'],
       description: 'What the transaction does, in the words of whoever built it. Shown to operators as unverified.',
     },
-    warnings: {
-      type: ['array', 'null'],
-      items: { type: 'string' },
-      description: "The builder's warnings, recorded with the request.",
-    },
+    warnings: WARNINGS,
     transaction: {
       type: 'object',
       properties: {
@@ -95,11 +98,7 @@ export const PAYLOAD_V2_SCHEMA: Json = {
       type: ['string', 'null'],
       description: 'What the transaction does, in the words of whoever built it. Shown to operators as unverified.',
     },
-    warnings: {
-      type: ['array', 'null'],
-      items: { type: 'string' },
-      description: "The builder's warnings, recorded with the request.",
-    },
+    warnings: WARNINGS,
     replace_blockhash: {
       type: ['boolean', 'null'],
       description: "Sign on a fresh blockhash instead of the transaction's own (only when no one else has signed it).",
@@ -138,11 +137,7 @@ export const PAYLOAD_MESSAGE_SCHEMA: Json = {
       type: ['string', 'null'],
       description: 'Why this is signed, in the words of whoever built it. Shown to operators as unverified.',
     },
-    warnings: {
-      type: ['array', 'null'],
-      items: { type: 'string' },
-      description: "The builder's warnings, recorded with the request.",
-    },
+    warnings: WARNINGS,
   },
   required: ['version', 'format', 'message'],
 };

@@ -62,14 +62,17 @@ function checkFeePayer({ msg, key, foreignFeePayer }: CheckSubject): Refusal | n
   return null;
 }
 
+/**
+ * The top-level programs a key may call, in order, once each: the cluster's, the key's extras, and those every key
+ * may call (the token programs are judged by the token policy from the simulation; Memo and ComputeBudget move no
+ * value). key_show shows the same list.
+ */
+export function allowedPrograms(cluster: ClusterProfile, key: KeyConfig): string[] {
+  return [...new Set([...cluster.programs.map((p) => p.address), ...key.extra_programs, ...ALWAYS_ALLOWED_PROGRAMS])];
+}
+
 function checkPrograms({ msg, key, cluster }: CheckSubject): Refusal | null {
-  // The token programs are judged by the token policy (their movements in the simulation), and Memo and
-  // ComputeBudget move no value: every key may call them.
-  const allowed = new Set([
-    ...cluster.programs.map((p) => p.address),
-    ...key.extra_programs,
-    ...ALWAYS_ALLOWED_PROGRAMS,
-  ]);
+  const allowed = new Set(allowedPrograms(cluster, key));
   for (const [i, ix] of msg.instructions.entries()) {
     const program = programOf(msg, ix);
     if (program === undefined) return { check: 'programs', message: `instruction ${i} has no program id` };

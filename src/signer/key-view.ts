@@ -7,7 +7,8 @@ import type { ClusterProfile, KeyConfig } from '../config/types';
 import type { Ledger } from '../ledger/types';
 import { remainingDaily } from './flow/limits';
 import { keyUsage, type Usage } from './flow/preflight';
-import { ALWAYS_ALLOWED_PROGRAMS } from './programs';
+import { allowedPrograms } from './checks';
+import { dailyLeft } from './tokens/policy';
 import type { HaltBook } from './halts';
 import type { KeyPolicyView, KeyView } from './types';
 
@@ -39,14 +40,13 @@ export async function keyView(
 
 function policyView(cluster: ClusterProfile, key: KeyConfig, usage: Usage): KeyPolicyView {
   const text = (n: bigint | null) => (n === null ? null : n.toString());
-  const programs = [...cluster.programs.map((p) => p.address), ...key.extra_programs, ...ALWAYS_ALLOWED_PROGRAMS];
   return {
     per_tx_lamports: key.per_tx_lamports ?? null,
     max_fee_lamports: key.max_fee_lamports ?? null,
     approve_above_lamports: key.approve_above_lamports ?? null,
     remaining_daily_lamports: remainingDaily(key, usage, 0),
     transfer_to: [...key.transfer_to],
-    programs: [...new Set(programs)],
+    programs: allowedPrograms(cluster, key),
     sign_only: key.sign_only !== false,
     allow_token_ops: [...(key.allow_token_ops ?? [])],
     tokens: (key.tokens ?? []).map((p) => {
@@ -57,7 +57,7 @@ function policyView(cluster: ClusterProfile, key: KeyConfig, usage: Usage): KeyP
         per_tx: text(p.per_tx),
         per_day: p.per_day.toString(),
         spent_or_reserved_24h: spent.toString(),
-        remaining_daily: (spent < p.per_day ? p.per_day - spent : 0n).toString(),
+        remaining_daily: dailyLeft(p, usage.tokens, 0n).toString(),
         destinations: p.destinations === null ? null : [...p.destinations],
         per_destination_per_day: text(p.per_destination_per_day),
         approve_above: text(p.approve_above),

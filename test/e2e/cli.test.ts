@@ -7,6 +7,10 @@ import { assertBuilt, BIN, run, writeYaml } from '../support/cli';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
 import type { SignProgress } from '../../src/signer/types';
 
+/** Characters that could drive a terminal or reorder a line: never printed raw. */
+// eslint-disable-next-line no-control-regex -- the tests look for raw control characters
+const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/;
+
 type Json = Record<string, unknown>;
 const parsed = (text: string): Json => JSON.parse(text) as Json;
 
@@ -320,8 +324,6 @@ describe('sa-forge-signer (operator CLI)', () => {
     });
     await approvalWaiting(events);
     const list = await cli('approvals', 'list');
-    // eslint-disable-next-line no-control-regex -- the test looks for raw control characters
-    const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/;
     expect(list.stdout).not.toMatch(RAW);
     expect(list.stdout.split('\n').some((line) => line.startsWith('zz9forged'))).toBe(false);
     expect(list.stdout).toContain('pay 1 lamport\\x1b[2K\\r\\x1b]0;owned\\x07\\x9b31m\\nzz9forged');
@@ -362,8 +364,6 @@ describe('sa-forge-signer (operator CLI)', () => {
     });
     await approvalWaiting(events);
     const list = await cli('approvals', 'list');
-    // eslint-disable-next-line no-control-regex -- the test looks for raw control characters
-    const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\u2066-\u2069]/;
     expect(list.stdout).not.toMatch(RAW);
     expect(list.stdout.split('\n').some((line) => line.startsWith('zz9forged'))).toBe(false);
     expect(list.stdout).toContain(

@@ -56,6 +56,22 @@ afterAll(async () => {
   await w.close();
 });
 
+/** A v0 transfer from the key through the kit signer, the facilitator named fee payer by address only: it signs
+ *  after the agent's signer, as in x402. */
+async function paidByFacilitator(destination: string, amount: bigint) {
+  const { value: latest } = await rpc.getLatestBlockhash().send();
+  return pipe(
+    createTransactionMessage({ version: 0 }),
+    (m) => setTransactionMessageFeePayer(facilitator.address, m),
+    (m) => setTransactionMessageLifetimeUsingBlockhash(latest, m),
+    (m) =>
+      appendTransactionMessageInstructions(
+        [getTransferSolInstruction({ source: signer, destination: address(destination), amount: lamports(amount) })],
+        m,
+      ),
+  );
+}
+
 async function finalFor(signature: string): Promise<AuditEntry> {
   const until = Date.now() + 15_000;
   while (Date.now() < until) {
@@ -69,18 +85,7 @@ test('kit partial signing fills the key slot through the service; the facilitato
   const key = w.keys.alpha!;
   const keyBefore = await balanceOf(w, key.pubkey);
   const facilitatorBefore = await balanceOf(w, facilitator.address);
-  const { value: latest } = await rpc.getLatestBlockhash().send();
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    // The facilitator is named as fee payer by address only: it signs after the agent's signer, as in x402.
-    (m) => setTransactionMessageFeePayer(facilitator.address, m),
-    (m) => setTransactionMessageLifetimeUsingBlockhash(latest, m),
-    (m) =>
-      appendTransactionMessageInstructions(
-        [getTransferSolInstruction({ source: signer, destination: address(key.destination), amount: lamports(7000n) })],
-        m,
-      ),
-  );
+  const message = await paidByFacilitator(key.destination, 7000n);
   const byAgent = await partiallySignTransactionMessageWithSigners(message);
   expect(byAgent.signatures[facilitator.address]).toBeNull();
   const own = byAgent.signatures[signer.address];
@@ -101,17 +106,7 @@ test('kit partial signing fills the key slot through the service; the facilitato
 
 test('the service refuses to send a transaction someone else pays for: the sending signer path is refused', async () => {
   const key = w.keys.alpha!;
-  const { value: latest } = await rpc.getLatestBlockhash().send();
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayer(facilitator.address, m),
-    (m) => setTransactionMessageLifetimeUsingBlockhash(latest, m),
-    (m) =>
-      appendTransactionMessageInstructions(
-        [getTransferSolInstruction({ source: signer, destination: address(key.destination), amount: lamports(1000n) })],
-        m,
-      ),
-  );
+  const message = await paidByFacilitator(key.destination, 1000n);
   const unsigned = compileTransaction(message);
   // What a TransactionSendingSigner would do with it: ask the service to send.
   await expect(signer.signAndSendTransactions([unsigned])).rejects.toThrow(

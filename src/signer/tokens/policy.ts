@@ -130,10 +130,15 @@ export function remainingTokens(
   usage: TokenUsage,
 ): { mint: string; remaining: string }[] {
   return (key.tokens ?? []).map((p) => {
-    const spend = movements.mints.find((m) => m.mint === p.mint && m.keyChange < 0n)?.keyChange ?? 0n;
-    const left = p.per_day - (usage.get(p.mint)?.spent ?? 0n) + spend;
-    return { mint: p.mint, remaining: (left > 0n ? left : 0n).toString() };
+    const spend = -(movements.mints.find((m) => m.mint === p.mint && m.keyChange < 0n)?.keyChange ?? 0n);
+    return { mint: p.mint, remaining: dailyLeft(p, usage, spend).toString() };
   });
+}
+
+/** What is left of a mint's `per_day` once `spend` more counts (never below 0). */
+export function dailyLeft(policy: TokenPolicy, usage: TokenUsage, spend: bigint): bigint {
+  const left = policy.per_day - (usage.get(policy.mint)?.spent ?? 0n) - spend;
+  return left > 0n ? left : 0n;
 }
 
 /** The ledger's (and the report's) figures: the key's change and each owner's credit, per mint, base units. */
