@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # sa-forge-signer: the MCP signing service. Three stages:
 #   deps    production node_modules only (better-sqlite3 compiled here; no LiteSVM, no dev dependencies)
-#   build   every dependency + TypeScript -> dist/, the service's entrypoint bundled (esbuild)
+#   build   every dependency + TypeScript -> dist/, the service's entrypoint bundled (esbuild) with its V8 code cache
 #   runtime node + production node_modules + dist, uid 10001, read-only root filesystem friendly
 # Both FROM lines pin node:20-bookworm-slim by digest; bump it deliberately (see docs/running.md).
 # `npm ci` is not used: the lockfile lacks LiteSVM's other-platform binaries, which `npm ci` insists on.
@@ -33,7 +33,8 @@ RUN --mount=type=cache,target=/root/.npm \
 COPY tsconfig.json ./
 COPY src ./src
 COPY scripts/bundle-serve.mjs ./scripts/
-# the service's entrypoint is bundled into one file (faster start; docs/performance.md, "Start-up")
+# the service's entrypoint is bundled into one file with a V8 code cache made by this stage's node, which is the
+# runtime's (same base image), under the runtime's NODE_OPTIONS (faster start; docs/performance.md, "Start-up")
 RUN npx tsc -p tsconfig.json && node scripts/bundle-serve.mjs
 
 FROM node:20-bookworm-slim@sha256:2cf067cfed83d5ea958367df9f966191a942351a2df77d6f0193e162b5febfc0 AS runtime

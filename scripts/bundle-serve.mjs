@@ -1,21 +1,26 @@
-// Bundles the service's entrypoint (dist/src/cli/serve.js, as tsc wrote it) into one file in its place, so that the
+// Bundles the service's entrypoint (dist/src/cli/serve.js, as tsc wrote it) into serve.bundle.js, so that the
 // process reads one file instead of resolving and reading ~300 modules of ours and of node_modules before it
-// answers (docs/performance.md, "Start-up"). All of our own code is in the bundle, the engine included, so there
+// answers; makes the bundle's V8 code cache; and writes serve.js as the stub that starts the bundle with it
+// (src/cli/serve-launch.ts; docs/performance.md, "Start-up"). All of our own code is in the bundle, the engine included, so there
 // is one copy of each of our modules (classes such as SignerError are the same on both sides of a late require).
 // Left in node_modules and loaded from there at run time: native and optional packages, and the packages only the
 // engine and the metrics use (loaded after the listener has answered), which the bundle need not parse at start.
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const entry = path.join(root, 'dist/src/cli/serve.js');
+const cli = path.join(root, 'dist/src/cli');
+const entry = path.join(cli, 'serve.js');
+const { BUNDLE_FILE, IMAGE_NODE_OPTIONS } = createRequire(import.meta.url)(path.join(cli, 'serve-launch.js'));
+const bundle = path.join(cli, BUNDLE_FILE);
 
 await build({
   entryPoints: [entry],
-  outfile: entry,
-  allowOverwrite: true,
+  outfile: bundle,
   bundle: true,
   platform: 'node',
   format: 'cjs',
@@ -43,3 +48,24 @@ await build({
 });
 // tsc's source map describes the file before bundling.
 fs.rmSync(`${entry}.map`, { force: true });
+// The bundle is compiled inside a function wrapper, where a `#!` line is a syntax error.
+fs.writeFileSync(bundle, fs.readFileSync(bundle, 'latin1').replace(/^#!.*\n/, ''), 'latin1');
+fs.writeFileSync(
+  entry,
+  `#!/usr/bin/env node
+"use strict";
+// Written by scripts/bundle-serve.mjs: the service is ${BUNDLE_FILE}, started with its code cache (serve-launch).
+require("./serve-launch").launch(module, __dirname);
+`,
+);
+fs.chmodSync(entry, 0o755);
+// In a process of its own, under the flags the image runs the service with: V8 accepts the cache only under them.
+execFileSync(
+  process.execPath,
+  [
+    ...IMAGE_NODE_OPTIONS,
+    '-e',
+    `require(${JSON.stringify(path.join(cli, 'serve-launch.js'))}).writeCodeCache(${JSON.stringify(cli)})`,
+  ],
+  { stdio: 'inherit' },
+);

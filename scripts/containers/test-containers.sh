@@ -151,7 +151,8 @@ if [ "${SFS_CONTAINERS_FROM:-}" = head ]; then
 fi
 build_image() {
   # the digest-pinned FROM resolves to the local stand-in; the Dockerfile itself is built unchanged
-  podman build --format docker --network=host --layers \
+  # --jobs 2: the deps and build stages are independent; on a cold cache they run side by side
+  podman build --format docker --network=host --layers --jobs 2 \
     --build-context "$PINNED=container-image://$BASE_TAG" \
     --build-arg "REVISION=$(git rev-parse HEAD 2>/dev/null || echo unknown)" \
     --build-arg "VERSION=$(node -p 'require("./package.json").version')" \
@@ -182,9 +183,14 @@ image_facts() {
       if (found) { console.error(`dev dependency ${m} is in the runtime image`); process.exit(1); }
     }
     require("better-sqlite3")(":memory:").prepare("select 1").get(); console.log("better-sqlite3 loads; no dev dependencies");' || return 1
+  # the service's code cache was made for this image's node and NODE_OPTIONS: V8 takes it
+  "${run[@]}" node -e '
+    require("/app/dist/src/cli/heap.js").limitOldGenerationGrowth();
+    const { cacheRejected } = require("/app/dist/src/cli/serve-launch.js").compileBundle("/app/dist/src/cli");
+    console.log(`code cache rejected: ${cacheRejected}`); process.exit(cacheRejected === false ? 0 : 1);' || return 1
   ! "${run[@]}" sh -c 'command -v npm || command -v npx || command -v yarn' || { echo "a package manager is in the runtime image"; return 1; }
 }
-step "image: USER 10001:10001, exec CMD serve, HEALTHCHECK, labels, 3 bins, prod deps only, no npm" image_facts
+step "image: USER 10001:10001, exec CMD serve, HEALTHCHECK, labels, 3 bins, prod deps only, no npm, code cache taken" image_facts
 
 # ---- the world the service runs in: a key and a token made with the image's own operator CLI, a chain on loopback
 rm -rf "$WORK/world"; mkdir -p "$WORK/world/secrets/keys" "$WORK/world/state"

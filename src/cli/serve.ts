@@ -7,13 +7,13 @@
  */
 import path from 'node:path';
 import type http from 'node:http';
-import v8 from 'node:v8';
 import { loadConfig } from '../config/load';
 import type { SignerConfig } from '../config/types';
 import type { SignerEngine } from '../signer/types';
 import { VERSION } from '../util/version';
 import { errorMessage } from '../util/errors';
 import { parseArgs, option } from './args';
+import { limitOldGenerationGrowth } from './heap';
 import { createApp } from '../http/app';
 import { createLogger, flushLog } from '../http/logging';
 import type { Metrics } from '../http/metrics';
@@ -182,17 +182,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   process.on('SIGINT', (s) => void stop(s));
 }
 
-/**
- * How far V8 lets the old generation grow past what its last full collection left alive. Left to itself V8 grows it
- * up to 4x for a small heap; under load the service's old generation is mostly request objects that outlived a young
- * collection or two, so it filled ~45 MiB with garbage before collecting (the resident set peaked at 121-131 MiB).
- * At 30 % it peaks near 100 MiB (docs/performance.md, "Memory"). Not a NODE_OPTIONS flag, so it is set here, before
- * the service allocates anything that lasts.
- */
-const HEAP_GROWING_PERCENT = 30;
-
 if (require.main === module) {
-  v8.setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
+  limitOldGenerationGrowth();
   main(process.argv.slice(2)).catch((e: unknown) => {
     err(`error: ${errorMessage(e)}`);
     process.exit(1);
