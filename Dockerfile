@@ -46,23 +46,21 @@ LABEL org.opencontainers.image.title="sa-forge-signer" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.base.name="docker.io/library/node:20-bookworm-slim"
-# A young generation of 8 MiB semi-spaces: the service's garbage is short-lived request objects; V8's default (16 MiB)
-# holds ~20 MiB more under load, 2 MiB collects so often that request objects are promoted and CPU per request rises
-# by a quarter (docs/performance.md, "Memory"). The old generation's growth is capped by the service itself.
 ENV NODE_ENV=production \
-    NODE_OPTIONS=--max-semi-space-size=8 \
     SIGNER_LISTEN=0.0.0.0:8790
 WORKDIR /app
 COPY --from=deps --chown=0:0 /src/node_modules ./node_modules
 COPY --from=build --chown=0:0 /src/dist/src ./dist/src
 COPY --chown=0:0 package.json ./
-# The three entrypoints on PATH; the package managers go (nothing at run time installs anything).
+# The three entrypoints on PATH; the service's runs serve.js itself, whose #! line passes node the V8 flags its code
+# cache was made under (src/cli/serve-launch.ts). The package managers go (nothing at run time installs anything).
 # The state directory belongs to the service user, so a fresh named volume inherits 10001:10001 0700.
 RUN set -eu; \
-    for bin in sa-forge-signer-serve:serve sa-forge-signer-mcp:mcp sa-forge-signer:signer; do \
+    for bin in sa-forge-signer-mcp:mcp sa-forge-signer:signer; do \
       printf '#!/bin/sh\nexec node /app/dist/src/cli/%s.js "$@"\n' "${bin#*:}" > "/usr/local/bin/${bin%%:*}"; \
-      chmod 0755 "/usr/local/bin/${bin%%:*}"; \
     done; \
+    printf '#!/bin/sh\nexec /app/dist/src/cli/serve.js "$@"\n' > /usr/local/bin/sa-forge-signer-serve; \
+    chmod 0755 /usr/local/bin/sa-forge-signer-mcp /usr/local/bin/sa-forge-signer /usr/local/bin/sa-forge-signer-serve; \
     rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack /opt/yarn-* \
            /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg; \
     mkdir -p /etc/sa-forge-signer /var/lib/sa-forge-signer; \

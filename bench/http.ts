@@ -16,7 +16,7 @@ import autocannon from 'autocannon';
 import { freePort, makeFixture, META, rssMiB, startTimed, type Started } from './service-fixture';
 import { processCpuSeconds, type BenchLine } from './stats';
 import { measureRelayStartup } from './relay';
-import { IMAGE_NODE_OPTIONS } from '../src/cli/serve-launch';
+import { SERVE_NODE_FLAGS } from '../src/cli/serve-launch';
 
 const CONNECTIONS = 32;
 const ONE_CONNECTION_SECONDS = 3;
@@ -133,11 +133,11 @@ export async function runHttpBench(seconds: number): Promise<BenchLine[]> {
   const started = new Map<Target, Started & { port: number }>();
   try {
     const bodyFile = path.join(fixture.dir, 'tools-list.json');
-    // Each target as a command: `port` is where it listens. The service runs with the V8 flags of its container
-    // image, from the built entrypoint (the bundle and its code cache).
+    // Each target as a command: `port` is where it listens. The service runs from the built entrypoint (the bundle
+    // and its code cache) with the V8 flags of its #! line, as the image's sa-forge-signer-serve runs it.
     const commands: Record<Target, (port: number) => { args: string[]; env: NodeJS.ProcessEnv }> = {
       ours: (port) => ({
-        args: [...IMAGE_NODE_OPTIONS, SERVE, '--config', fixture.configFile],
+        args: [...SERVE_NODE_FLAGS, SERVE, '--config', fixture.configFile],
         env: { SIGNER_LOG_PRETTY: '0', SIGNER_LISTEN: `127.0.0.1:${port}` },
       }),
       cardStack: (port) => ({

@@ -15,7 +15,7 @@ import { build } from 'esbuild';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const cli = path.join(root, 'dist/src/cli');
 const entry = path.join(cli, 'serve.js');
-const { BUNDLE_FILE, IMAGE_NODE_OPTIONS } = createRequire(import.meta.url)(path.join(cli, 'serve-launch.js'));
+const { BUNDLE_FILE, SERVE_NODE_FLAGS } = createRequire(import.meta.url)(path.join(cli, 'serve-launch.js'));
 const bundle = path.join(cli, BUNDLE_FILE);
 
 await build({
@@ -52,18 +52,18 @@ fs.rmSync(`${entry}.map`, { force: true });
 fs.writeFileSync(bundle, fs.readFileSync(bundle, 'latin1').replace(/^#!.*\n/, ''), 'latin1');
 fs.writeFileSync(
   entry,
-  `#!/usr/bin/env node
+  `#!/usr/bin/env -S node ${SERVE_NODE_FLAGS.join(' ')}
 "use strict";
 // Written by scripts/bundle-serve.mjs: the service is ${BUNDLE_FILE}, started with its code cache (serve-launch).
 require("./serve-launch").launch(module, __dirname);
 `,
 );
 fs.chmodSync(entry, 0o755);
-// In a process of its own, under the flags the image runs the service with: V8 accepts the cache only under them.
+// In a process of its own, under the flags of the stub's #! line: V8 accepts the cache only under them.
 execFileSync(
   process.execPath,
   [
-    ...IMAGE_NODE_OPTIONS,
+    ...SERVE_NODE_FLAGS,
     '-e',
     `require(${JSON.stringify(path.join(cli, 'serve-launch.js'))}).writeCodeCache(${JSON.stringify(cli)})`,
   ],

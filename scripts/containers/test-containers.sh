@@ -183,8 +183,8 @@ image_facts() {
       if (found) { console.error(`dev dependency ${m} is in the runtime image`); process.exit(1); }
     }
     require("better-sqlite3")(":memory:").prepare("select 1").get(); console.log("better-sqlite3 loads; no dev dependencies");' || return 1
-  # the service's code cache was made for this image's node and NODE_OPTIONS: V8 takes it
-  "${run[@]}" node -e '
+  # the service's code cache was made for this image's node under the flags of serve.js's #! line: V8 takes it there
+  "${run[@]}" sh -c 'exec $(sed -n "1s/^#!\/usr\/bin\/env -S //p" /app/dist/src/cli/serve.js) -e "$0"' '
     require("/app/dist/src/cli/heap.js").limitOldGenerationGrowth();
     const { cacheRejected } = require("/app/dist/src/cli/serve-launch.js").compileBundle("/app/dist/src/cli");
     console.log(`code cache rejected: ${cacheRejected}`); process.exit(cacheRejected === false ? 0 : 1);' || return 1

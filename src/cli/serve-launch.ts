@@ -14,8 +14,14 @@ import path from 'node:path';
 import vm from 'node:vm';
 import { limitOldGenerationGrowth } from './heap';
 
-/** The V8 flags of the container image (its NODE_OPTIONS): the build makes the code cache under them. */
-export const IMAGE_NODE_OPTIONS: readonly string[] = ['--max-semi-space-size=8'];
+/**
+ * The V8 flags the service runs with, on serve.js's `#!` line (so the image's `sa-forge-signer-serve` and an npm bin
+ * link pass them; Node refuses the second in NODE_OPTIONS); the build makes the code cache under them. 8 MiB
+ * semi-spaces: the service's garbage is short-lived request objects; V8's default (16 MiB) holds ~20 MiB more under
+ * load, 2 MiB collects so often that request objects are promoted and CPU per request rises by a quarter. At that
+ * size from the start: no young collection runs while the service loads (docs/performance.md, "Memory").
+ */
+export const SERVE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8', '--min-semi-space-size=8'];
 
 export const BUNDLE_FILE = 'serve.bundle.js';
 export const CODE_CACHE_FILE = 'serve.bundle.cache';
@@ -71,7 +77,7 @@ export function launch(main: NodeJS.Module, dir: string): void {
 /**
  * Makes the code cache: loads the bundle's modules (not the service: the module is not the program's main), so that
  * every function that runs while they load is compiled, then writes what V8 compiled. The build runs it in a
- * process with IMAGE_NODE_OPTIONS. Returns the cache's size in bytes.
+ * process with SERVE_NODE_FLAGS. Returns the cache's size in bytes.
  */
 export function writeCodeCache(dir: string): number {
   limitOldGenerationGrowth();

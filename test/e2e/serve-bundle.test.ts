@@ -1,47 +1,52 @@
 /**
  * The built service as the image runs it: serve.js is a stub that starts serve.bundle.js with the V8 code cache
- * `npm run build` made, and V8 takes that cache only under the flags it was made with (the image's NODE_OPTIONS).
+ * `npm run build` made, and V8 takes that cache only under the flags it was made with (the stub's `#!` line).
  */
+import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { assertBuilt, BIN, ROOT, run } from '../support/cli';
-import { IMAGE_NODE_OPTIONS } from '../../src/cli/serve-launch';
+import { SERVE_NODE_FLAGS } from '../../src/cli/serve-launch';
 
 const CLI = path.dirname(BIN.serve);
 
-/** Whether V8 rejects the built cache in a fresh process with these node flags. */
+/** Whether V8 rejects the built cache in a fresh node started with these flags. */
 async function cacheRejected(nodeFlags: readonly string[]): Promise<string> {
   const probe = `require(${JSON.stringify(path.join(CLI, 'heap.js'))}).limitOldGenerationGrowth();
 process.stdout.write(String(require(${JSON.stringify(path.join(CLI, 'serve-launch.js'))}).compileBundle(${JSON.stringify(CLI)}).cacheRejected));`;
-  const r = await run('-e', [probe], { env: { NODE_OPTIONS: nodeFlags.join(' ') } });
-  expect(r.stderr).toBe('');
-  return r.stdout;
+  const { stdout } = await promisify(execFile)(process.execPath, [...nodeFlags, '-e', probe]);
+  return stdout;
 }
 
 describe('the built service (bundle and code cache)', () => {
   beforeAll(() => assertBuilt(BIN.serve));
 
-  it('serve.js starts the bundle, which holds the service', async () => {
-    expect(fs.readFileSync(BIN.serve, 'utf8')).toContain('require("./serve-launch").launch(module, __dirname)');
-    expect(fs.statSync(path.join(CLI, 'serve.bundle.js')).size).toBeGreaterThan(500_000);
+  it("serve.js runs node with the service's flags and starts the bundle", async () => {
+    const stub = fs.readFileSync(BIN.serve, 'utf8');
+    expect(stub.split('\n')[0]).toBe(`#!/usr/bin/env -S node ${SERVE_NODE_FLAGS.join(' ')}`);
+    expect(stub).toContain('require("./serve-launch").launch(module, __dirname)');
+    expect(fs.statSync(BIN.serve).mode & 0o111).toBe(0o111);
+    // run as a program, as the image's sa-forge-signer-serve runs it: through its #! line
     const { version } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string };
-    const r = await run(BIN.serve, ['--version'], { env: { NODE_OPTIONS: IMAGE_NODE_OPTIONS.join(' ') } });
-    expect(r).toMatchObject({ code: 0, stdout: `${version}\n` });
+    const { stdout } = await promisify(execFile)(BIN.serve, ['--version']);
+    expect(stdout).toBe(`${version}\n`);
   });
 
-  it('V8 takes the code cache under the flags of the image', async () => {
-    expect(await cacheRejected(IMAGE_NODE_OPTIONS)).toBe('false');
+  it('V8 takes the code cache under those flags', async () => {
+    expect(await cacheRejected(SERVE_NODE_FLAGS)).toBe('false');
   });
 
   it('under other flags V8 rejects it, and the service starts all the same', async () => {
     expect(await cacheRejected([])).toBe('true');
-    const r = await run(BIN.serve, ['--help'], { env: { NODE_OPTIONS: '' } });
+    const r = await run(BIN.serve, ['--help']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('sa-forge-signer-serve');
   });
 
-  it('the image runs the service with the flags the cache is made under', () => {
+  it("the image's sa-forge-signer-serve runs serve.js itself, so the #! line's flags apply", () => {
     const dockerfile = fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
-    expect(/NODE_OPTIONS=(\S+)/.exec(dockerfile)?.[1]).toBe(IMAGE_NODE_OPTIONS.join(' '));
+    expect(dockerfile).toContain(`exec /app/dist/src/cli/serve.js "$@"`);
+    expect(dockerfile).not.toMatch(/NODE_OPTIONS=/);
   });
 });
