@@ -34,7 +34,7 @@ COPY tsconfig.json ./
 COPY src ./src
 COPY scripts/bundle-serve.mjs ./scripts/
 # the service's entrypoint is bundled into one file with a V8 code cache made by this stage's node, which is the
-# runtime's (same base image), under the runtime's NODE_OPTIONS (faster start; docs/performance.md, "Start-up")
+# runtime's (same base image), under the flags of serve.js's #! line (faster start; docs/performance.md, "Start-up")
 RUN npx tsc -p tsconfig.json && node scripts/bundle-serve.mjs
 
 FROM node:20-bookworm-slim@sha256:2cf067cfed83d5ea958367df9f966191a942351a2df77d6f0193e162b5febfc0 AS runtime

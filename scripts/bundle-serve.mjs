@@ -1,8 +1,9 @@
 // Bundles the service's entrypoint (dist/src/cli/serve.js, as tsc wrote it) into serve.bundle.js, so that the
 // process reads one file instead of resolving and reading ~300 modules of ours and of node_modules before it
 // answers; makes the bundle's V8 code cache; and writes serve.js as the stub that starts the bundle with it
-// (src/cli/serve-launch.ts; docs/performance.md, "Start-up"). All of our own code is in the bundle, the engine included, so there
-// is one copy of each of our modules (classes such as SignerError are the same on both sides of a late require).
+// (src/cli/serve-launch.ts; docs/performance.md, "Start-up"). All of our own code is in the bundle, the engine
+// included, so there is one copy of each of our modules (classes such as SignerError are the same on both sides of a
+// late require).
 // Left in node_modules and loaded from there at run time: native and optional packages, and the packages only the
 // engine and the metrics use (loaded after the listener has answered), which the bundle need not parse at start.
 import { execFileSync } from 'node:child_process';

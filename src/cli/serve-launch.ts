@@ -1,8 +1,8 @@
 /**
  * How the built service starts. `npm run build` bundles the service (serve.ts with everything of ours and of its
  * HTTP libraries) into serve.bundle.js, makes a V8 code cache of it (serve.bundle.cache), and writes serve.js as a
- * stub that calls `launch`. Compiling the 1.7 MB bundle is a fifth of the service's start-up; with the cache, V8
- * takes the bytecode of every function that runs while the modules load from the file instead. V8 accepts a cache
+ * stub that calls `launch`. Compiling the 1.7 MB bundle is a good part of the service's start-up; with the cache,
+ * V8 takes the bytecode of every function that runs while the modules load from the file instead. V8 accepts a cache
  * only from the same Node.js build under the same V8 flags; a rejected one costs nothing but the compile that would
  * have happened anyway (docs/performance.md, "Start-up").
  *
