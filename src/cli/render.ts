@@ -32,6 +32,7 @@ export function renderApproval(a: ApprovalRecord): string {
     return [
       `${a.id}  key ${showUntrusted(a.key, 64)}  expires ${iso(a.expires_at)}`,
       `    signs a message, not a transaction: nothing is sent, but the signature can log in or authorise as this key`,
+      ...(a.message_description ? [`    what it is: ${showUntrusted(a.message_description, 600)}`] : []),
       `    message (exactly the text signed, escaped): ${showUntrusted(a.message, MAX_MESSAGE_BYTES)}`,
       `    requested by: ${showUntrusted(a.requested_by, 80)}`,
       `    summary (from the builder, not verified): ${showUntrusted(a.summary)}`,

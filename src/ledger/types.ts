@@ -71,6 +71,11 @@ export interface ApprovalRequest {
   expires_at: number; // unix seconds
   /** A message sign: the text that would be signed (the agent's, untrusted); null for a transaction. */
   message?: string | null;
+  /**
+   * A message sign: what the signer read the bytes as (a sign-in text, or an off-chain message with its version,
+   * application domain, format and required signatories); null for a transaction.
+   */
+  message_description?: string | null;
 }
 
 export interface ApprovalRecord extends ApprovalRequest {

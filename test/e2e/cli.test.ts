@@ -371,6 +371,7 @@ describe('sa-forge-signer (operator CLI)', () => {
     );
     expect(list.stdout).toContain('\\u202e');
     expect(list.stdout).toContain('signs a message, not a transaction');
+    expect(list.stdout).toContain('    what it is: sign-in text (UTF-8)\n');
     const id = /^(\S+)\s+key wallet/m.exec(list.stdout)?.[1];
     expect((await cli('approvals', 'approve', id!)).code).toBe(0);
     const report = await pending;

@@ -10,6 +10,7 @@ import {
   createSolanaRpc,
   createTransactionMessage,
   getCompiledTransactionMessageEncoder,
+  getOffchainMessageDecoder,
   getOffchainMessageEncoder,
   getOffchainMessageEnvelopeDecoder,
   getTransactionDecoder,
@@ -23,11 +24,13 @@ import {
   type OffchainMessage,
 } from '@solana/kit';
 import { createHash } from 'node:crypto';
+import { renderApproval } from '../../src/cli/render';
 import { verifySignature } from '../../src/keys/keypair';
 import type { AuditEntry } from '../../src/ledger/types';
 import { decodeAddress, decodeBase58, encodeBase58 } from '../../src/util/base58';
 import { randomAddress } from '../support/payloads';
 import { makeWorld, type World } from '../support/world';
+import type { Report } from '../../src/signer/report';
 import type { SignProgress } from '../../src/signer/types';
 import { SignerError } from '../../src/util/errors';
 import { latestLifetime, transfer, wireTransaction } from './kit-transactions';
@@ -302,6 +305,22 @@ describe('payload errors', () => {
   });
 });
 
+/** Starts a sign on the careful (confirm) key and resolves with it and its approval id once it waits. */
+async function signAwaitingApproval(payload: object): Promise<{ id: string; pending: Promise<Report> }> {
+  const events: SignProgress[] = [];
+  const pending = w.engine.sign({ payload, key: 'careful', principal: w.operator, onProgress: (e) => events.push(e) });
+  const id = await new Promise<string>((resolve) => {
+    const t = setInterval(() => {
+      const e = events.find((x): x is Extract<SignProgress, { stage: 'approval' }> => x.stage === 'approval');
+      if (e) {
+        clearInterval(t);
+        resolve(e.approval_id);
+      }
+    }, 5);
+  });
+  return { id, pending };
+}
+
 describe('a confirm key', () => {
   it('asks its operator for every message, whatever approve_above_lamports says, and signs once approved', async () => {
     const text = 'Sign in to the admin console';
@@ -311,27 +330,33 @@ describe('a confirm key', () => {
       principal: w.operator,
     });
     expect(checked).toMatchObject({ outcome: 'ok', would_need_approval: true });
-    const events: SignProgress[] = [];
-    const pending = w.engine.sign({
-      payload: messagePayload('text', text),
-      key: 'careful',
-      principal: w.operator,
-      onProgress: (e) => events.push(e),
-    });
-    const id = await new Promise<string>((resolve) => {
-      const t = setInterval(() => {
-        const e = events.find((x): x is Extract<SignProgress, { stage: 'approval' }> => x.stage === 'approval');
-        if (e) {
-          clearInterval(t);
-          resolve(e.approval_id);
-        }
-      }, 5);
-    });
+    const { id, pending } = await signAwaitingApproval(messagePayload('text', text));
     const request = await w.ledger.getApproval(id);
-    expect(request).toMatchObject({ key: 'careful', message: text, balance_change: null });
+    expect(request).toMatchObject({
+      key: 'careful',
+      message: text,
+      message_description: 'sign-in text (UTF-8)',
+      balance_change: null,
+    });
     await w.ledger.decideApproval(id, 'approved', 'operator', Math.floor(Date.now() / 1000));
     const report = await pending;
     expect(report).toMatchObject({ outcome: 'signed', key: 'careful' });
     expect(verifies('careful', new TextEncoder().encode(text), report.signature)).toBe(true);
+  });
+
+  it("shows the operator an off-chain message's application domain and signatories beside its text", async () => {
+    const bytes = offchain('Authorise the bot for one hour', [pubkey('careful')]);
+    const { id, pending } = await signAwaitingApproval(
+      messagePayload('offchain', b64(bytes), { signer: pubkey('careful') }),
+    );
+    const request = await w.ledger.getApproval(id);
+    const decoded = getOffchainMessageDecoder().decode(bytes);
+    if (decoded.version !== 0) throw new Error('the test builds a v0 message');
+    const shown = renderApproval(request!);
+    expect(shown).toContain(`what it is: off-chain message v0 (application domain ${decoded.applicationDomain}`);
+    expect(shown).toContain(`for ${pubkey('careful')}`);
+    expect(shown).toContain('message (exactly the text signed, escaped): Authorise the bot for one hour');
+    await w.ledger.decideApproval(id, 'rejected', 'operator', Math.floor(Date.now() / 1000));
+    expect(await pending).toMatchObject({ outcome: 'refused', failed_check: 'approval' });
   });
 });

@@ -436,8 +436,13 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         const text = 'Sign in\x1b[2J\n\u202e';
         const rec = await s.ledger.createApproval(request({ balance_change: null, fee: null, message: text }));
         expect((await s.ledger.getApproval(rec.id))?.message).toBe(text);
+        const described = await s.ledger.createApproval(
+          request({ balance_change: null, fee: null, message: text, message_description: 'sign-in text (UTF-8)' }),
+        );
+        expect((await s.ledger.getApproval(described.id))?.message_description).toBe('sign-in text (UTF-8)');
         const tx = await s.ledger.createApproval(request());
         expect((await s.ledger.getApproval(tx.id))?.message).toBeNull();
+        expect((await s.ledger.getApproval(tx.id))?.message_description).toBeNull();
       });
 
       it('an approval decided on one handle is seen by another; a second decision changes nothing', async () => {

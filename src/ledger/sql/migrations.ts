@@ -7,6 +7,9 @@
 import { SignerError } from '../../util/errors';
 import { GENESIS_PREV } from '../chain';
 
+/** What a message sign's approval says the message is (format, application domain, signatories). */
+const MESSAGE_DESCRIPTION_COLUMN = 'ALTER TABLE approvals ADD COLUMN message_description TEXT';
+
 /** Indexes the usage statement relies on. */
 const USAGE_INDEXES = [
   'CREATE INDEX entries_key_command_ts ON entries (key, command, ts)',
@@ -77,6 +80,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
                coalesce((SELECT hash FROM entries ORDER BY seq DESC LIMIT 1), '${GENESIS_PREV}');
    ALTER TABLE key_locks ADD COLUMN lease_until_ms INTEGER;`,
   TOKEN_AND_MESSAGE_COLUMNS,
+  MESSAGE_DESCRIPTION_COLUMN,
 ];
 
 export const POSTGRES_MIGRATIONS: readonly string[] = [
@@ -119,6 +123,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
    CREATE INDEX approvals_status ON approvals (status, ts);`,
   USAGE_INDEXES,
   TOKEN_AND_MESSAGE_COLUMNS,
+  MESSAGE_DESCRIPTION_COLUMN,
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */

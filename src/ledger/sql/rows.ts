@@ -113,6 +113,7 @@ export function rowToApproval(r: Row): ApprovalRecord {
     decided_by: strOrNull(r.decided_by),
     decided_at: numOrNull(r.decided_at),
     message: strOrNull(r.message),
+    message_description: strOrNull(r.message_description),
   };
 }
 
@@ -131,6 +132,7 @@ export function approvalRowValues(id: string, req: ApprovalRequest): unknown[] {
     req.expires_at,
     req.tokens ? JSON.stringify(req.tokens) : null,
     req.message ?? null,
+    req.message_description ?? null,
   ];
 }
 

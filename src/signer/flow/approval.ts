@@ -30,6 +30,8 @@ export interface ApprovalInput {
   signal: AbortSignal | undefined;
   /** A message sign: the text the operator approves (shown escaped by `approvals list`). */
   message?: string | null;
+  /** A message sign: what the text is (format, application domain, signatories), shown above it. */
+  messageDescription?: string | null;
 }
 
 const GONE = 'the request that asked for it is gone (its caller disconnected or gave up); nothing was sent';
@@ -56,6 +58,7 @@ export async function awaitApproval(deps: ApprovalDeps, input: ApprovalInput): P
     ts: now,
     expires_at: now + Math.ceil(timings.approval_timeout_ms / 1000),
     message: input.message ?? null,
+    message_description: input.messageDescription ?? null,
   });
   input.progress({ stage: 'approval', approval_id: record.id, expires_at: record.expires_at });
   log.info(

@@ -149,6 +149,7 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
         progress: input.onProgress ?? (() => {}),
         signal: input.signal,
         message: view.text,
+        messageDescription: view.describe,
       });
       if (!approved.ok) return approved.report;
       // The operator took time: the minute may have filled meanwhile.
