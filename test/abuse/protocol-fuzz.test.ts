@@ -301,7 +301,10 @@ function breaksFraming(c: FuzzCase): boolean {
 /** The tool a body calls, when it is a readable tools/call. */
 function toolCallOf(body: Buffer): string | null {
   try {
-    const b = JSON.parse(body.toString('utf8')) as { method?: unknown; params?: { name?: unknown } };
+    // The service reads a body with a byte-order mark as JSON (RFC 8259 allows ignoring it), so a sign sent with
+    // one is a sign here too.
+    const text = body.toString('utf8').replace(/^\uFEFF/, '');
+    const b = JSON.parse(text) as { method?: unknown; params?: { name?: unknown } };
     return b.method === 'tools/call' && typeof b.params?.name === 'string' ? b.params.name : null;
   } catch {
     return null;
