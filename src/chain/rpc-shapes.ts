@@ -4,6 +4,7 @@
  * RpcError of kind `shape`. Lamports and heights must be safe integers: JSON.parse rounds anything larger,
  * and a rounded amount must never reach a spend check.
  */
+import { STRICT_BASE64 } from '../util/base64';
 import { decodeAddress, decodeBase58 } from '../util/base58';
 import type {
   AddressSignature,
@@ -210,8 +211,6 @@ export const readAccounts = (r: unknown, count: number): (AccountSummary | null)
   accountList(contextValue(r), count, 'result.value');
 
 export const readAccount = (r: unknown): AccountSummary | null => account(contextValue(r), 'result.value');
-
-const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
 function accountWithData(v: unknown, path: string): AccountData | null {
   const summary = account(v, path);

@@ -6,7 +6,7 @@
 import type { KeyConfig } from '../config/types';
 import type { ApprovalRecord, AuditEntry, HaltRecord, TokenFigure } from '../ledger/types';
 import { showAmount } from '../signer/tokens/amounts';
-import { MAX_MESSAGE_BYTES } from '../signer/message/payload';
+import { MAX_MESSAGE_BYTES } from '../signer/wire/sizes';
 import { showUntrusted } from '../util/untrusted';
 
 const LAMPORTS_PER_SOL = 1_000_000_000n;

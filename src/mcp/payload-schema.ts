@@ -4,6 +4,9 @@
  * shape in tools/list instead of a bare object. Fields the parser ignores are allowed (a builder may add its own);
  * the parser, not this schema, is the authority, and a payload it cannot read is an error, never a refusal.
  */
+import { base64Chars } from '../util/base64';
+import { MAX_MESSAGE_BYTES, MAX_TRANSACTION_BYTES } from '../signer/wire/sizes';
+
 type Json = Record<string, unknown>;
 
 /** Every payload kind carries the builder's warnings the same way. */
@@ -75,9 +78,6 @@ export const PAYLOAD_V1_SCHEMA: Json = {
   required: ['version', 'transaction'],
 };
 
-/** Base64 of at most 1232 bytes: 1644 characters. */
-const MAX_TRANSACTION_BASE64 = 1644;
-
 export const PAYLOAD_V2_SCHEMA: Json = {
   type: 'object',
   title: 'Payload v2',
@@ -90,7 +90,7 @@ export const PAYLOAD_V2_SCHEMA: Json = {
       type: 'string',
       contentEncoding: 'base64',
       minLength: 4,
-      maxLength: MAX_TRANSACTION_BASE64,
+      maxLength: base64Chars(MAX_TRANSACTION_BYTES),
       description:
         "The wire transaction (kit: getBase64EncodedWireTransaction). The key's signature slot may be zeroed; every other signer's slot must hold a valid signature.",
     },
@@ -106,9 +106,6 @@ export const PAYLOAD_V2_SCHEMA: Json = {
   },
   required: ['version', 'transaction'],
 };
-
-/** Base64 of at most 1232 bytes (MAX_MESSAGE_BYTES): 1644 characters; a text is at most 1232 UTF-8 bytes. */
-const MAX_MESSAGE_BASE64 = 1644;
 
 export const PAYLOAD_MESSAGE_SCHEMA: Json = {
   type: 'object',
@@ -126,8 +123,9 @@ export const PAYLOAD_MESSAGE_SCHEMA: Json = {
     message: {
       type: 'string',
       minLength: 1,
-      maxLength: MAX_MESSAGE_BASE64,
-      description: 'At most 1232 bytes once decoded (base64) or encoded (UTF-8 text).',
+      // the longer of the two forms: a text of MAX_MESSAGE_BYTES UTF-8 bytes has at most that many characters
+      maxLength: base64Chars(MAX_MESSAGE_BYTES),
+      description: `At most ${MAX_MESSAGE_BYTES} bytes once decoded (base64) or encoded (UTF-8 text).`,
     },
     signer: {
       anyOf: [ADDRESS, { type: 'null' }],

@@ -8,11 +8,7 @@ import { getShortU16Encoder } from '@solana/kit';
 import { SignerError } from '../util/errors';
 import { decodeAddress, encodeBase58 } from '../util/base58';
 import type { Instruction } from './payload';
-
-const SIGNATURE_BYTES = 64;
-
-/** The packet size a transaction must fit in on the wire. */
-export const MAX_TRANSACTION_BYTES = 1232;
+import { MAX_TRANSACTION_BYTES, SIGNATURE_BYTES } from './wire/sizes';
 
 export interface CompiledInstruction {
   programIdIndex: number;

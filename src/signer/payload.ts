@@ -13,12 +13,13 @@
  * PAYLOAD_LIMITS below; docs/payload-limits.md lists them for agent authors.
  */
 import crypto from 'node:crypto';
+import { STRICT_BASE64 } from '../util/base64';
 import { SignerError } from '../util/errors';
 import { decodeAddress } from '../util/base58';
 import { isRecord } from '../util/is-record';
 import { signerFromKeypairBytes, type Signer } from '../keys/keypair';
 import { canonicalJson } from './canonical-json';
-import { MAX_TRANSACTION_BYTES } from './compile';
+import { MAX_TRANSACTION_BYTES, SIGNATURE_BYTES } from './wire/sizes';
 import { decodeTransactionBase64, decodeWireTransaction, type DecodedTransaction } from './wire/decode-transaction';
 
 export interface AccountMeta {
@@ -58,7 +59,6 @@ export interface PayloadV2 extends PayloadCommon {
 export type Payload = PayloadV1 | PayloadV2;
 
 // Sizes on the wire, for the arithmetic below.
-const SIGNATURE_BYTES = 64;
 const KEY_BYTES = 32;
 const BLOCKHASH_BYTES = 32;
 const HEADER_BYTES = 3;
@@ -111,7 +111,6 @@ export const PAYLOAD_LIMITS = {
 
 /** Base64 of a 64-byte keypair, with padding: 88 characters. */
 const KEYPAIR_BASE64_CHARS = 88;
-const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 /** A base58 32-byte address is 32 to 44 characters. */
 const MAX_ADDRESS_CHARS = 44;
 

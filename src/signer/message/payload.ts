@@ -9,24 +9,16 @@
  * as a refusal that is audited. A payload that cannot be read at all is an error (payload_invalid), as for v1/v2.
  */
 import crypto from 'node:crypto';
+import { base64Chars, decodeCanonicalBase64 } from '../../util/base64';
 import { SignerError } from '../../util/errors';
 import { decodeAddress } from '../../util/base58';
 import { parseSummary, parseWarnings, payloadHash } from '../payload';
+import { MAX_MESSAGE_BYTES } from '../wire/sizes';
 
 export const MESSAGE_VERSION = 'message';
 
 export type MessageFormat = 'offchain' | 'text';
 
-/**
- * The most bytes a message may have: 1232, the off-chain format's own bound for a message a hardware wallet can
- * show in full (its formats 0 and 1). A key signs only what an operator can read whole, in `approvals list` and in
- * the audit entry, and a sign-in message with its resources is a few hundred bytes. Longer off-chain messages
- * (format 2, or version 1 past this size) are refused.
- */
-export const MAX_MESSAGE_BYTES = 1232;
-/** Base64 of MAX_MESSAGE_BYTES bytes, with padding. */
-const MAX_MESSAGE_BASE64 = Math.ceil(MAX_MESSAGE_BYTES / 3) * 4;
-const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const MAX_ADDRESS_CHARS = 44;
 
 export interface MessagePayload {
@@ -87,23 +79,25 @@ function signerOf(raw: unknown): string | null {
 /** Canonical base64 only, bounded before it is decoded: two texts never name one message. */
 function offchainBytes(text: string): Uint8Array {
   if (text.length === 0) throw invalid('message payload: message is empty');
-  if (text.length > MAX_MESSAGE_BASE64) {
+  if (text.length > base64Chars(MAX_MESSAGE_BYTES)) {
     throw invalid(
       `message payload: ${text.length} base64 characters is more than a ${MAX_MESSAGE_BYTES}-byte message; ` +
         `the signer signs messages of at most ${MAX_MESSAGE_BYTES} bytes, the size an operator can read whole`,
     );
   }
-  if (text.length % 4 !== 0 || !STRICT_BASE64.test(text)) {
-    throw invalid('message payload: message is not canonical base64 (standard alphabet, "=" padding)');
+  const decoded = decodeCanonicalBase64(text);
+  if ('problem' in decoded) {
+    throw invalid(
+      decoded.problem.kind === 'padding bits'
+        ? 'message payload: message is not canonical base64 (non-zero padding bits)'
+        : 'message payload: message is not canonical base64 (standard alphabet, "=" padding)',
+    );
   }
-  const bytes = Buffer.from(text, 'base64');
-  if (bytes.toString('base64') !== text) {
-    throw invalid('message payload: message is not canonical base64 (non-zero padding bits)');
-  }
+  const { bytes } = decoded;
   if (bytes.length > MAX_MESSAGE_BYTES) {
     throw invalid(`message payload: ${bytes.length} bytes; the signer signs messages of at most ${MAX_MESSAGE_BYTES}`);
   }
-  return new Uint8Array(bytes);
+  return bytes;
 }
 
 /** The text's UTF-8 bytes, which must decode back to the same text (no lone surrogates). */

@@ -13,11 +13,9 @@ import {
   type LegacyCompiledTransactionMessage,
   type V0CompiledTransactionMessage,
 } from '@solana/kit';
+import { base64Chars, decodeCanonicalBase64 } from '../../util/base64';
 import { SignerError, errorMessage } from '../../util/errors';
-
-/** The packet size a transaction must fit in on the wire. */
-export const MAX_WIRE_TRANSACTION_BYTES = 1232;
-const SIGNATURE_BYTES = 64;
+import { MAX_TRANSACTION_BYTES, SIGNATURE_BYTES } from './sizes';
 
 /** The message versions the signer accepts. */
 export type DecodedMessage = (LegacyCompiledTransactionMessage | V0CompiledTransactionMessage) &
@@ -32,34 +30,31 @@ export interface DecodedTransaction {
   message: DecodedMessage;
 }
 
-const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
-
 const invalid = (message: string): SignerError => new SignerError('payload_invalid', `transaction: ${message}`);
 
 /** Canonical RFC 4648 base64 only: a decoder that forgives would let two texts name one transaction. */
 export function decodeTransactionBase64(text: string): Uint8Array {
   // A base64 text longer than the packet is refused before it is decoded: no work scales with junk.
-  if (text.length > Math.ceil(MAX_WIRE_TRANSACTION_BYTES / 3) * 4) {
-    throw invalid(`${text.length} base64 characters is more than a ${MAX_WIRE_TRANSACTION_BYTES}-byte transaction`);
+  if (text.length > base64Chars(MAX_TRANSACTION_BYTES)) {
+    throw invalid(`${text.length} base64 characters is more than a ${MAX_TRANSACTION_BYTES}-byte transaction`);
   }
   if (text.length === 0) throw invalid('is empty');
-  if (text.length % 4 !== 0 || !STRICT_BASE64.test(text)) {
-    const bad = text.search(/[^A-Za-z0-9+/=]/);
-    throw invalid(
-      bad >= 0
-        ? `character ${bad} (${JSON.stringify(text[bad])}) is not standard base64`
-        : 'is not canonical base64 (standard alphabet, "=" padding to a multiple of 4)',
-    );
-  }
-  const bytes = Buffer.from(text, 'base64');
-  if (bytes.toString('base64') !== text) throw invalid('is not canonical base64 (non-zero padding bits)');
-  return new Uint8Array(bytes);
+  const decoded = decodeCanonicalBase64(text);
+  if ('bytes' in decoded) return decoded.bytes;
+  const { problem } = decoded;
+  throw invalid(
+    problem.kind === 'character'
+      ? `character ${problem.at} (${JSON.stringify(text[problem.at])}) is not standard base64`
+      : problem.kind === 'form'
+        ? 'is not canonical base64 (standard alphabet, "=" padding to a multiple of 4)'
+        : 'is not canonical base64 (non-zero padding bits)',
+  );
 }
 
 /** Decodes wire bytes: a short-vec of 64-byte signatures, then the message, and nothing after it. */
 export function decodeWireTransaction(bytes: Uint8Array): DecodedTransaction {
-  if (bytes.length > MAX_WIRE_TRANSACTION_BYTES) {
-    throw invalid(`${bytes.length} bytes is more than the ${MAX_WIRE_TRANSACTION_BYTES} a transaction may have`);
+  if (bytes.length > MAX_TRANSACTION_BYTES) {
+    throw invalid(`${bytes.length} bytes is more than the ${MAX_TRANSACTION_BYTES} a transaction may have`);
   }
   let count: number;
   let offset: number;
