@@ -115,6 +115,15 @@ export const readSignature = (r: unknown): string => signature64(r, 'result');
 
 const CONFIRMATION_STATUSES = new Set(['processed', 'confirmed', 'finalized']);
 
+/** An entry's `confirmationStatus`: a commitment level, or null where the node leaves it out. */
+function confirmationStatus(o: Record<string, unknown>, path: string): SignatureStatus['confirmationStatus'] {
+  const status = o['confirmationStatus'];
+  if (status !== undefined && status !== null && !(typeof status === 'string' && CONFIRMATION_STATUSES.has(status))) {
+    throw new ShapeProblem(`${path}.confirmationStatus is not a commitment level`);
+  }
+  return (status ?? null) as SignatureStatus['confirmationStatus'];
+}
+
 export function readStatuses(r: unknown, count: number): (SignatureStatus | null)[] {
   const list = array(contextValue(r), 'result.value');
   if (list.length !== count) throw new ShapeProblem(`result.value has ${list.length} entries for ${count} signatures`);
@@ -122,13 +131,10 @@ export function readStatuses(r: unknown, count: number): (SignatureStatus | null
     const path = `result.value[${i}]`;
     if (s === null) return null;
     const o = object(s, path);
-    const status = o['confirmationStatus'];
-    if (status !== undefined && status !== null && !(typeof status === 'string' && CONFIRMATION_STATUSES.has(status))) {
-      throw new ShapeProblem(`${path}.confirmationStatus is not a commitment level`);
-    }
+    const status = confirmationStatus(o, path);
     return {
       slot: wholeNumber(o['slot'], `${path}.slot`),
-      confirmationStatus: (status ?? null) as SignatureStatus['confirmationStatus'],
+      confirmationStatus: status,
       err: present(o, 'err', path),
     };
   });
@@ -194,15 +200,12 @@ export function readAddressSignatures(r: unknown, limit: number): AddressSignatu
   return list.map((e, i) => {
     const path = `result[${i}]`;
     const o = object(e, path);
-    const status = o['confirmationStatus'];
-    if (status !== undefined && status !== null && !(typeof status === 'string' && CONFIRMATION_STATUSES.has(status))) {
-      throw new ShapeProblem(`${path}.confirmationStatus is not a commitment level`);
-    }
+    const status = confirmationStatus(o, path);
     return {
       signature: signature64(o['signature'], `${path}.signature`),
       slot: wholeNumber(o['slot'], `${path}.slot`),
       err: present(o, 'err', path),
-      confirmationStatus: (status ?? null) as AddressSignature['confirmationStatus'],
+      confirmationStatus: status,
     };
   });
 }
