@@ -3,6 +3,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { approvalId } from '../support/async';
 import { assertBuilt, BIN, run, writeYaml } from '../support/cli';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
 import type { SignProgress } from '../../src/signer/types';
@@ -13,18 +14,6 @@ const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u200b-\u200f\u202a-\u202e\
 
 type Json = Record<string, unknown>;
 const parsed = (text: string): Json => JSON.parse(text) as Json;
-
-/** Resolves once the engine has reported that the sign waits for an operator. */
-function approvalWaiting(events: readonly SignProgress[]): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const t = setInterval(() => {
-      if (events.some((e) => e.stage === 'approval')) {
-        clearInterval(t);
-        resolve();
-      }
-    }, 10);
-  });
-}
 
 describe('sa-forge-signer (operator CLI)', () => {
   let w: World;
@@ -113,7 +102,7 @@ describe('sa-forge-signer (operator CLI)', () => {
       principal: w.operator,
       onProgress: (e) => events.push(e),
     });
-    await approvalWaiting(events);
+    await approvalId(events);
     const list = await cli('approvals', 'list');
     const id = /^(\S+)\s+key wallet/m.exec(list.stdout)?.[1];
     expect(id).toBeDefined();
@@ -322,7 +311,7 @@ describe('sa-forge-signer (operator CLI)', () => {
       principal: w.operator,
       onProgress: (e) => events.push(e),
     });
-    await approvalWaiting(events);
+    await approvalId(events);
     const list = await cli('approvals', 'list');
     expect(list.stdout).not.toMatch(RAW);
     expect(list.stdout.split('\n').some((line) => line.startsWith('zz9forged'))).toBe(false);
@@ -362,7 +351,7 @@ describe('sa-forge-signer (operator CLI)', () => {
       principal: w.operator,
       onProgress: (e) => events.push(e),
     });
-    await approvalWaiting(events);
+    await approvalId(events);
     const list = await cli('approvals', 'list');
     expect(list.stdout).not.toMatch(RAW);
     expect(list.stdout.split('\n').some((line) => line.startsWith('zz9forged'))).toBe(false);

@@ -3,6 +3,7 @@
  * approvals and the per-key lock — on the real chain, with its fault controls.
  */
 import http from 'node:http';
+import { approvalId } from '../support/async';
 import { makeWorld, type World } from '../support/world';
 import type { SignProgress } from '../../src/signer/types';
 import { FaultProxy } from '../abuse/support/fault-proxy';
@@ -136,17 +137,6 @@ describe('approval and the key lock', () => {
     });
   });
   afterEach(() => w.close());
-
-  const approvalId = (events: SignProgress[]) =>
-    new Promise<string>((resolve) => {
-      const tick = setInterval(() => {
-        const a = events.find((e): e is Extract<SignProgress, { stage: 'approval' }> => e.stage === 'approval');
-        if (a) {
-          clearInterval(tick);
-          resolve(a.approval_id);
-        }
-      }, 5);
-    });
 
   it('serialises signs for one key and lets another key through meanwhile', async () => {
     const first: SignProgress[] = [];

@@ -29,6 +29,7 @@ import { verifySignature } from '../../src/keys/keypair';
 import type { AuditEntry } from '../../src/ledger/types';
 import { decodeAddress, decodeBase58, encodeBase58 } from '../../src/util/base58';
 import { randomAddress } from '../support/payloads';
+import { approvalId } from '../support/async';
 import { makeWorld, type World } from '../support/world';
 import type { Report } from '../../src/signer/report';
 import type { SignProgress } from '../../src/signer/types';
@@ -309,16 +310,7 @@ describe('payload errors', () => {
 async function signAwaitingApproval(payload: object): Promise<{ id: string; pending: Promise<Report> }> {
   const events: SignProgress[] = [];
   const pending = w.engine.sign({ payload, key: 'careful', principal: w.operator, onProgress: (e) => events.push(e) });
-  const id = await new Promise<string>((resolve) => {
-    const t = setInterval(() => {
-      const e = events.find((x): x is Extract<SignProgress, { stage: 'approval' }> => x.stage === 'approval');
-      if (e) {
-        clearInterval(t);
-        resolve(e.approval_id);
-      }
-    }, 5);
-  });
-  return { id, pending };
+  return { id: await approvalId(events), pending };
 }
 
 describe('a confirm key', () => {

@@ -1,3 +1,5 @@
+import type { SignProgress } from '../../src/signer/types';
+
 /** True if `p` is still pending after `ms` (a lock still waited for, a sign still held). */
 export async function stillPending(p: Promise<unknown>, ms: number): Promise<boolean> {
   let settled = false;
@@ -7,4 +9,17 @@ export async function stillPending(p: Promise<unknown>, ms: number): Promise<boo
   );
   await new Promise((r) => setTimeout(r, ms));
   return !settled;
+}
+
+/** Resolves with the approval id once a sign's progress events report that it waits for an operator. */
+export function approvalId(events: readonly SignProgress[]): Promise<string> {
+  return new Promise<string>((resolve) => {
+    const tick = setInterval(() => {
+      const a = events.find((e): e is Extract<SignProgress, { stage: 'approval' }> => e.stage === 'approval');
+      if (a) {
+        clearInterval(tick);
+        resolve(a.approval_id);
+      }
+    }, 5);
+  });
 }
