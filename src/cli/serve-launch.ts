@@ -77,13 +77,11 @@ export function launch(main: NodeJS.Module, dir: string): void {
 /**
  * Makes the code cache: loads the bundle's modules (not the service: the module is not the program's main), so that
  * every function that runs while they load is compiled, then writes what V8 compiled. The build runs it in a
- * process with SERVE_NODE_FLAGS. Returns the cache's size in bytes.
+ * process with SERVE_NODE_FLAGS.
  */
-export function writeCodeCache(dir: string): number {
+export function writeCodeCache(dir: string): void {
   limitOldGenerationGrowth();
   const { script } = compileBundle(dir, false);
   run(script, new Module(path.join(dir, BUNDLE_FILE)), dir);
-  const cache = script.createCachedData();
-  fs.writeFileSync(path.join(dir, CODE_CACHE_FILE), cache);
-  return cache.length;
+  fs.writeFileSync(path.join(dir, CODE_CACHE_FILE), script.createCachedData());
 }
