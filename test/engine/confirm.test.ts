@@ -1,6 +1,6 @@
 /**
  * What happens after the send: confirmation, expiry, RPC failures, the one re-sign on BlockhashNotFound,
- * approvals and the per-key lock — on the real chain, with its fault controls.
+ * approvals and the per-key lock (held only at the cap gate) — on the real chain, with its fault controls.
  */
 import http from 'node:http';
 import { approvalId } from '../support/async';
@@ -138,7 +138,7 @@ describe('approval and the key lock', () => {
   });
   afterEach(() => w.close());
 
-  it('serialises signs for one key and lets another key through meanwhile', async () => {
+  it('a sign waiting for its operator holds no lock: a second sign of the key asks for its own approval meanwhile', async () => {
     const first: SignProgress[] = [];
     const second: SignProgress[] = [];
     const p1 = w.engine.sign({
@@ -152,27 +152,29 @@ describe('approval and the key lock', () => {
       principal: w.operator,
       onProgress: (e) => second.push(e),
     });
-    // Another key is not blocked by the wallet's lock.
+    // Another key signs meanwhile, and so does the wallet's second sign: it reaches its own approval request.
     expect((await w.engine.sign({ payload: w.transfer('other', 1_000_000), principal: w.operator })).outcome).toBe(
       'confirmed',
     );
-    // The second wallet sign is still waiting for the lock: it has not asked for an approval.
-    expect(second.map((e) => e.stage)).toEqual(['lock']);
-    expect((await w.ledger.listApprovals({ status: 'pending' })).map((a) => a.id)).toEqual([id1]);
-
-    await w.ledger.decideApproval(id1, 'approved', 'operator', Math.floor(Date.now() / 1000));
-    const r1 = await p1;
-    expect(r1.outcome).toBe('confirmed');
-    expect(r1.balance_change).toBe(-1_000_000 - FEE);
-
     const id2 = await approvalId(second);
+    expect(new Set((await w.ledger.listApprovals({ status: 'pending' })).map((a) => a.id))).toEqual(
+      new Set([id1, id2]),
+    );
+    expect(await w.ledger.keyLocks(['wallet', 'other'])).toEqual([]); // nobody holds a lock while operators decide
+
+    // Decided in the other order: each goes on as soon as its own decision is in.
     await w.ledger.decideApproval(id2, 'rejected', 'operator', Math.floor(Date.now() / 1000));
-    const r2 = await p2;
-    expect(r2).toMatchObject({
+    expect(await p2).toMatchObject({
       outcome: 'refused',
       failed_check: 'approval',
       detail: 'approval: not approved: rejected by operator',
     });
+    await w.ledger.decideApproval(id1, 'approved', 'operator', Math.floor(Date.now() / 1000));
+    const r1 = await p1;
+    expect(r1.outcome).toBe('confirmed');
+    expect(r1.balance_change).toBe(-1_000_000 - FEE);
+    // The lock was taken once, at the cap gate after the approval.
+    expect(first.map((e) => e.stage).filter((s) => s !== 'confirming')).toEqual(['approval', 'lock', 'sent']);
   });
 
   it('refuses as approval when no operator approves in time', async () => {
