@@ -3,7 +3,7 @@
  * approvals and the per-key lock (held only at the cap gate) — on the real chain, with its fault controls.
  */
 import http from 'node:http';
-import { approvalId } from '../support/async';
+import { approvalId, until } from '../support/async';
 import { makeWorld, type World } from '../support/world';
 import type { SignProgress } from '../../src/signer/types';
 import { FaultProxy } from '../abuse/support/fault-proxy';
@@ -13,7 +13,13 @@ const FEE = 5000;
 describe('confirmation', () => {
   let w: World;
   beforeEach(async () => {
-    w = await makeWorld({ keys: { alpha: {} }, blockIntervalMs: 5, timings: { max_rpc_failures: 60 } });
+    // What ends these signs is the expiry (150 blocks of 5 ms) or the failures in a row; the deadline is only a
+    // bound, far enough for a loaded machine whose block timer runs late.
+    w = await makeWorld({
+      keys: { alpha: {} },
+      blockIntervalMs: 5,
+      timings: { max_rpc_failures: 60, confirm_deadline_ms: 120_000 },
+    });
   });
   afterEach(() => w.close());
 
@@ -59,10 +65,10 @@ describe('confirmation', () => {
       proxy.onCall = (method) => {
         if (method === 'getSignatureStatuses' && ++polls % 2 === 0) flaky.localnet.faults.failNext(1, method);
       };
-      // Hold confirmation back long enough for well over three failed polls in total.
+      // Hold confirmation back until well over three polls have failed in total.
       flaky.localnet.faults.stallConfirmations(true);
       const stalled = flaky.engine.sign({ payload: flaky.transfer('alpha', 1_000_000), principal: flaky.operator });
-      await new Promise((r) => setTimeout(r, 300));
+      await until(() => polls > 8, 'nine status polls, four of them failed');
       flaky.localnet.faults.stallConfirmations(false);
       const r = await stalled;
       expect(polls).toBeGreaterThan(8);
