@@ -198,10 +198,14 @@ describe('a key lock lost in the middle of a sign (two replicas, one cap)', () =
       const signing = r(0).sign(key, cluster.transfer(key, AMOUNT, 'held'));
       await waitFor(async () => (await lockHolders(cluster.db, key)).length === 1, 20_000, 'the key lock');
       await waitFor(async () => (await appendsWaiting()) === 1, 20_000, 'the intent waiting at the gate');
-      const listed = await cluster.cli(['locks', 'list']);
+      // Both at once: the held append waits at most the replica's statement timeout, and a CLI start is slow on a
+      // loaded machine.
+      const [listed, refused] = await Promise.all([
+        cluster.cli(['locks', 'list']),
+        cluster.cli(['locks', 'clear', key]),
+      ]);
       expect(listed.code).toBe(0);
       expect(listed.stdout).toMatch(new RegExp(`^${key}\\s+held\\s+sa-forge-signer@\\S+ \\(backend \\d+\\)`, 'm'));
-      const refused = await cluster.cli(['locks', 'clear', key]);
       expect(refused.code).toBe(1);
       expect(refused.stderr).toMatch(/live holder/);
       await headRow.release();
