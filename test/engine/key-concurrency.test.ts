@@ -87,6 +87,34 @@ describe('one key, 32 signs in flight, at mainnet pace (SQLite)', () => {
   }, 120_000);
 });
 
+describe('the same transfer asked twice at once (mainnet pace, SQLite)', () => {
+  let w: World;
+  afterEach(() => w.close());
+
+  it('is one transaction on chain: the second request is refused, not reported or charged as a second payment', async () => {
+    w = await makeWorld({ keys: { alpha: {} }, ...MAINNET_PACE });
+    // Both compile on the same blockhash: the same bytes, the same signature. (Held in one block here; two requests
+    // 400 ms apart are two transactions.)
+    w.localnet.faults.freezeHeight(true);
+    const signs = [1, 2].map(() =>
+      w.engine.sign({ payload: w.transfer('alpha', AMOUNT, 'pay once'), principal: w.operator }),
+    );
+    const first = await Promise.race(signs);
+    expect(first.outcome).toBe('refused'); // the other one waits for its block
+    w.localnet.faults.freezeHeight(false);
+    const twice = await Promise.all(signs);
+    const confirmed = twice.filter((r) => r.outcome === 'confirmed');
+    const refused = twice.filter((r) => r.outcome === 'refused');
+    expect(confirmed).toHaveLength(1);
+    expect(refused[0]).toMatchObject({ failed_check: 'chain', signature: null });
+    expect(refused[0]!.detail).toContain(`this exact transaction (signature ${confirmed[0]!.signature})`);
+    expect(await intentsOf(w, 'alpha')).toHaveLength(1);
+    const [view] = await w.engine.keyShow({ key: 'alpha', principal: w.operator });
+    expect(view!.spent_or_reserved_24h).toBe(-confirmed[0]!.balance_change!);
+    expect(await balanceOf(w, w.keys.alpha!.destination)).toBe(AMOUNT);
+  }, 60_000);
+});
+
 describe('approvals do not block the key (mainnet pace, SQLite)', () => {
   let w: World;
   afterEach(() => w.close());

@@ -113,6 +113,14 @@ async function reserve(
   },
 ): Promise<StepWith<{ reservation: number }>> {
   const { rec, built, report } = input;
+  // Two requests for the same transfer at once compile to the same transaction (same blockhash, same bytes): the
+  // chain runs it once, so the second must not be reported, or charged, as a second payment.
+  if (built.signature !== null && (await deps.ledger.signatureInFlight(rec.key.name, built.signature))) {
+    return stop(report, {
+      check: 'chain',
+      message: `this exact transaction (signature ${built.signature}) is already signed for another request and has no outcome yet: the chain runs a transaction once, so signing it again would move nothing more; for a second transfer sign again after the next block (a new blockhash), or make the two transactions differ`,
+    });
+  }
   const cap = capReservation(rec.key, report, input.usage, input.figures);
   const tokens = tokenFigures(input.figures.tokens, input.figures.mints);
   if (!cap.ok) return cap;
