@@ -290,8 +290,8 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     running++;
     try {
       const { report, sent, watched } = await signFlow(input, mode, begun, rec, progress);
-      // A sign's own final entry needs no lock: only this sign writes it, and whenever it lands in the chain the
-      // key's usage reads either the intent's reservation or the final figure, never both.
+      // A sign's own final entry needs no lock: only this sign writes it, and a usage read counts either the
+      // intent's reservation (before the final is appended) or the final figure (after), never both.
       if (!watched) await writeFinal({ ledger, log }, rec, report, sent);
       return done('sign', report, started);
     } finally {
