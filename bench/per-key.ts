@@ -16,6 +16,8 @@ import path from 'node:path';
 import { localCluster } from '../src/config/clusters';
 import { DEFAULT_TIMINGS, type KeyConfig, type SignerConfig } from '../src/config/types';
 import { KeyedMutex } from '../src/ledger/mutex';
+import { openLedger } from '../src/ledger/open';
+import type { KeyLock, Ledger } from '../src/ledger/types';
 import { openEngine } from '../src/signer';
 import type { Report } from '../src/signer/report';
 import type { SignerEngine } from '../src/signer/types';
@@ -31,7 +33,32 @@ const IN_FLIGHT = 32;
 const POLL_MS = 200;
 const operator = { kind: 'operator' } as const;
 
-async function openOnChain(): Promise<{ engine: SignerEngine; key: KeyConfig; close(): Promise<void> }> {
+/**
+ * The ledger with every key lock's hold timed (from taken to released): at the cap gate that is the usage read,
+ * the cap decision, the halt look-up and the fsync'd intent, the part of a sign one key cannot overlap.
+ */
+function timingLocks(ledger: Ledger, holds: number[]): Ledger {
+  return new Proxy(ledger, {
+    get(target, prop) {
+      if (prop === 'lockKey') {
+        return async (key: string, signal?: AbortSignal): Promise<KeyLock> => {
+          const lock = await target.lockKey(key, signal);
+          const taken = performance.now();
+          return {
+            release: async () => {
+              holds.push(performance.now() - taken);
+              await lock.release();
+            },
+          };
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+async function openOnChain(holds: number[]): Promise<{ engine: SignerEngine; key: KeyConfig; close(): Promise<void> }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-per-key-'));
   const [key] = makeBenchKeys(path.join(dir, 'keys'), 1);
   const chain = await startChainProcess(
@@ -51,7 +78,7 @@ async function openOnChain(): Promise<{ engine: SignerEngine; key: KeyConfig; cl
     localnet: null,
     log_level: 'silent',
   };
-  const engine = await openEngine(config);
+  const engine = await openEngine(config, { ledger: timingLocks(await openLedger(config.ledger), holds) });
   return {
     engine,
     key: key!,
@@ -68,11 +95,13 @@ async function measure(
   seconds: number,
   sign: (engine: SignerEngine, key: KeyConfig, n: number) => Promise<Report>,
 ): Promise<BenchLine[]> {
-  const s = await openOnChain();
+  const holds: number[] = [];
+  const s = await openOnChain(holds);
   try {
     // Amounts differ per sign: the same transfer on the same blockhash would be the same transaction.
     let n = 0;
     await sign(s.engine, s.key, n++); // warm-up
+    holds.length = 0;
     const run = await timed(seconds * 1000, IN_FLIGHT, () => sign(s.engine, s.key, n++));
     const notConfirmed = run.results.filter((r) => r.outcome !== 'confirmed').length;
     const rate = run.count / run.seconds;
@@ -87,6 +116,16 @@ async function measure(
       },
       { name: `per-key sign latency p50, ${design}`, value: percentile(run.latencies, 50), unit: 'ms' },
       { name: `per-key sign latency p99, ${design}`, value: percentile(run.latencies, 99), unit: 'ms' },
+      ...(today
+        ? [
+            {
+              name: 'per-key lock hold at the cap gate p50 (usage, cap, halt, intent)',
+              value: percentile(holds, 50),
+              unit: 'ms',
+              note: `p99 ${percentile(holds, 99).toFixed(2)} ms; one key's gates in a row allow about ${(1000 / (holds.reduce((a, b) => a + b, 0) / Math.max(1, holds.length))).toFixed(0)} sign/s`,
+            },
+          ]
+        : []),
     ];
   } finally {
     await s.close();
