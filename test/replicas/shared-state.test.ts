@@ -180,7 +180,10 @@ describe('two replicas on one PostgreSQL database', () => {
     const busyWorkers = [0, 1, 2, 3].map(async (w) => {
       for (let i = 0; !stop && busyDone < 40; i++) {
         expect(
-          McpHttpClient.report(await r(0).sign('busy', cluster.transfer('busy', AMOUNT, `busy ${w}/${i}`))).outcome,
+          McpHttpClient.report(
+            // Each sign its own amount: the same transfer within one block would be the same transaction.
+            await r(0).sign('busy', cluster.transfer('busy', AMOUNT + 1_000 * w + i, `busy ${w}/${i}`)),
+          ).outcome,
         ).toBe('confirmed');
         busyDone++;
       }
@@ -189,7 +192,7 @@ describe('two replicas on one PostgreSQL database', () => {
       await waitFor(() => busyDone >= 2, 20_000, 'the busy replica to be signing');
       const before = busyDone;
       const other = McpHttpClient.report(
-        await r(1).sign('busy', cluster.transfer('busy', AMOUNT, 'from the other replica')),
+        await r(1).sign('busy', cluster.transfer('busy', AMOUNT - 1, 'from the other replica')),
       );
       expect(other.outcome).toBe('confirmed');
       // Lock waiters queue in the server in arrival order and a lock is held only at the cap gate, so the other
