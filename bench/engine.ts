@@ -172,7 +172,8 @@ const operator = { kind: 'operator' } as const;
 const payloadFor = (k: KeyConfig, i: number) =>
   transferPayload({ from: k.pubkey, to: k.transfer_to[0]!, lamports: 1_000_000 + i, summary: 'bench' });
 
-async function timed<T>(
+/** Runs `op` from `concurrency` workers back to back for `ms`; every call's latency and result. */
+export async function timed<T>(
   ms: number,
   concurrency: number,
   op: (worker: number, i: number) => Promise<T>,

@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: every benchmark in one run, one line per figure, then a summary of targets met.
- * BENCH_SECONDS sets the measured window of each load (default 8); BENCH_ONLY=engine,http,... picks sections.
+ * BENCH_SECONDS sets the measured window of each load (default 8); BENCH_ONLY=engine,per-key,http,replicas picks sections.
  */
 import { formatLine, type BenchLine } from './stats';
 
@@ -11,6 +11,7 @@ function sections(): Section[] {
   /* eslint-disable @typescript-eslint/no-require-imports -- the lazy load above is the point */
   return [
     { name: 'engine', run: (s) => (require('./engine') as typeof import('./engine')).runEngineBench(s) },
+    { name: 'per-key', run: (s) => (require('./per-key') as typeof import('./per-key')).runPerKeyBench(s) },
     { name: 'http', run: (s) => (require('./http') as typeof import('./http')).runHttpBench(s) },
     { name: 'replicas', run: (s) => (require('./replicas') as typeof import('./replicas')).runReplicasBench(s) },
   ];

@@ -47,6 +47,7 @@ async function stop(child: ChildProcess): Promise<void> {
 export async function startChainProcess(
   fund: { address: string; lamports: number }[],
   blockMs?: number,
+  confirmBlocks?: number,
 ): Promise<{ url: string; stop(): Promise<void> }> {
   const args = [
     path.join(CLI, 'signer.js'),
@@ -54,6 +55,7 @@ export async function startChainProcess(
     '--listen',
     '127.0.0.1:0',
     ...(blockMs === undefined ? [] : ['--block-ms', String(blockMs)]),
+    ...(confirmBlocks === undefined ? [] : ['--confirm-blocks', String(confirmBlocks)]),
   ];
   const child = spawn(process.execPath, [...args, ...fund.flatMap((f) => ['--fund', `${f.address}=${f.lamports}`])], {
     stdio: ['ignore', 'pipe', 'ignore'],

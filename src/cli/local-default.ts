@@ -63,7 +63,13 @@ export async function prepareLocalDefault(
   const { startLocalnet } = require('../localnet/server') as typeof import('../localnet/server'); // eslint-disable-line @typescript-eslint/no-require-imports -- litesvm must stay unloaded outside --local
   let localnet: Awaited<ReturnType<typeof startLocalnet>>;
   try {
-    localnet = await startLocalnet({ host: url.hostname, port: Number(url.port), fund: config.localnet?.fund ?? [] });
+    localnet = await startLocalnet({
+      host: url.hostname,
+      port: Number(url.port),
+      fund: config.localnet?.fund ?? [],
+      blockIntervalMs: config.localnet?.block_ms,
+      confirmAfterBlocks: config.localnet?.confirm_after_blocks,
+    });
   } catch (e) {
     throw new SignerError(
       'config_invalid',

@@ -53,7 +53,7 @@ usage: sa-forge-signer [--config FILE] COMMAND ...
   approvals approve ID | reject ID      decide one
   locks list [--json]                   per-key locks, their holders and leases
   locks clear KEY [--force]             free a stale key lock (--force: a live one)
-  localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--controls]
+  localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--confirm-blocks N] [--controls]
                                         run the embedded LiteSVM chain as a JSON-RPC endpoint
 
 The config is --config FILE, else $SIGNER_CONFIG, else ./var/local/config.yaml (written by \`npm start\`).

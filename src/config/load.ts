@@ -144,7 +144,13 @@ type TopLevel = {
     param_headers: boolean;
     metrics: string | null;
   };
-  localnet: { game_programs: unknown[]; player_profile: string | null; fund: unknown[] };
+  localnet: {
+    game_programs: unknown[];
+    player_profile: string | null;
+    fund: unknown[];
+    block_ms: number;
+    confirm_after_blocks: number;
+  };
 };
 
 type KeyEntry = Omit<KeyConfig, 'name' | 'approval' | 'class' | 'tokens' | 'allow_token_ops'> & {
@@ -402,6 +408,8 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
           fund: top.localnet.fund.map((f, i) =>
             validateEntry<{ address: string; lamports: number }>(fundEntrySchema, f, `localnet.fund[${i}]`),
           ),
+          block_ms: top.localnet.block_ms,
+          confirm_after_blocks: top.localnet.confirm_after_blocks,
         }
       : null;
 

@@ -304,6 +304,18 @@ export const topLevelSchema = {
       format: 'object-list',
       default: [] as unknown[],
     },
+    block_ms: {
+      doc: '`cluster: local` only: how often the embedded chain makes a block, in ms (a real cluster: about 400).',
+      format: 'positive-int',
+      default: 400,
+      env: 'SIGNER_LOCALNET_BLOCK_MS',
+    },
+    confirm_after_blocks: {
+      doc: '`cluster: local` only: blocks after landing until a transaction is `confirmed` (a real cluster: about 2; finalized comes with it or later).',
+      format: 'positive-int',
+      default: 1,
+      env: 'SIGNER_LOCALNET_CONFIRM_BLOCKS',
+    },
   },
 };
 

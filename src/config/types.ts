@@ -137,7 +137,14 @@ export interface SignerConfig {
   timings: Timings;
   serve: ServeConfig;
   /** `cluster: local` only: run the embedded chain in-process. */
-  localnet: { enabled: boolean; fund: { address: string; lamports: number }[] } | null;
+  localnet: {
+    enabled: boolean;
+    fund: { address: string; lamports: number }[];
+    /** How often the embedded chain makes a block (ms). */
+    block_ms: number;
+    /** Blocks after landing until a transaction is `confirmed`. */
+    confirm_after_blocks: number;
+  } | null;
   log_level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
 

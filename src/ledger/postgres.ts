@@ -336,6 +336,11 @@ export class PostgresLedger implements Ledger {
     return rowToUsage(rows[0] ?? {});
   }
 
+  async signatureInFlight(key: string, signature: string): Promise<boolean> {
+    const rows = await this.query('cannot read audit entries', SQL.signatureInFlight, [key, signature], { read: true });
+    return Number(rows[0]?.in_flight) === 1;
+  }
+
   async signEntriesForKey(key: string, since: number): Promise<AuditEntry[]> {
     const rows = await this.query('cannot read audit entries', SQL.signEntriesForKey, [key, since], { read: true });
     return rows.map(rowToEntry);

@@ -218,6 +218,13 @@ export class SqliteLedger implements Ledger {
     );
   }
 
+  async signatureInFlight(key: string, signature: string): Promise<boolean> {
+    return await this.run(
+      'cannot read audit entries',
+      () => Number(this.q.get(SQL.signatureInFlight, [key, signature])?.in_flight) === 1,
+    );
+  }
+
   async signEntriesForKey(key: string, since: number): Promise<AuditEntry[]> {
     return await this.run('cannot read audit entries', () =>
       this.q.all(SQL.signEntriesForKey, [key, since]).map(rowToEntry),

@@ -131,6 +131,11 @@ export interface Ledger {
    * (limits.ts), computed by the store without reading every entry.
    */
   keyUsage(key: string, now: number, dailyCap: number): Promise<KeyUsage>;
+  /**
+   * Whether the key has an intent with this signature and no final entry for it yet: the same transaction is
+   * signed and in flight (or watched). Read under the key's lock at the cap gate.
+   */
+  signatureInFlight(key: string, signature: string): Promise<boolean>;
   /** Waits for the per-key lock (across processes and replicas). Rejects with code 'cancelled' if signal aborts. */
   lockKey(key: string, signal?: AbortSignal): Promise<KeyLock>;
 

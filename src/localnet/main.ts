@@ -1,5 +1,6 @@
 /**
- * `sa-forge-signer localnet [--listen 127.0.0.1:8899] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--controls]`
+ * `sa-forge-signer localnet [--listen 127.0.0.1:8899] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--confirm-blocks N]
+ *  [--controls]`
  * Runs the embedded chain until SIGTERM or SIGINT. The URL goes to stdout (for scripts), a readable line to stderr.
  */
 import { SignerError } from '../util/errors';
@@ -40,6 +41,12 @@ export function parseLocalnetArgs(argv: string[]): LocalnetOptions {
         opts.blockIntervalMs = Number(ms);
         break;
       }
+      case '--confirm-blocks': {
+        const n = value();
+        if (!/^[1-9]\d{0,5}$/.test(n)) throw usage(`--confirm-blocks takes a whole number of blocks ≥ 1, not ${n}`);
+        opts.confirmAfterBlocks = Number(n);
+        break;
+      }
       case '--controls':
         opts.controls = true;
         break;
@@ -53,7 +60,7 @@ export function parseLocalnetArgs(argv: string[]): LocalnetOptions {
 function usage(problem: string): SignerError {
   return new SignerError(
     'request_invalid',
-    `localnet: ${problem}. Usage: sa-forge-signer localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--controls]`,
+    `localnet: ${problem}. Usage: sa-forge-signer localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--confirm-blocks N] [--controls]`,
   );
 }
 

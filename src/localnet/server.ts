@@ -24,7 +24,7 @@ export interface LocalnetOptions {
   blockIntervalMs?: number;
   /** Blocks after landing until a transaction is `confirmed`. Default 1. */
   confirmAfterBlocks?: number;
-  /** Blocks after landing until a transaction is `finalized`. Default 2. */
+  /** Blocks after landing until a transaction is `finalized`. Default 2, or confirmAfterBlocks when that is more. */
   finalizeAfterBlocks?: number;
   genesisHash?: string;
   fund?: { address: string; lamports: number }[];
@@ -46,7 +46,10 @@ export interface Localnet {
 
 export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localnet> {
   const confirmAfterBlocks = blocks(opts.confirmAfterBlocks ?? 1, 'confirmAfterBlocks');
-  const finalizeAfterBlocks = blocks(opts.finalizeAfterBlocks ?? 2, 'finalizeAfterBlocks');
+  const finalizeAfterBlocks = blocks(
+    opts.finalizeAfterBlocks ?? Math.max(2, confirmAfterBlocks),
+    'finalizeAfterBlocks',
+  );
   if (finalizeAfterBlocks < confirmAfterBlocks) {
     throw new SignerError(
       'config_invalid',

@@ -262,6 +262,7 @@ needed, and \`check\` it before signing.
 | 16 | \`approval\` (sign) | A sign that needs an operator (\`would_need_approval\`: a \`confirm\` key, spend above its approval threshold) was rejected, or nobody approved it in time. | Ask the operator; \`check\` tells you beforehand. |
 | 17 | \`limits\` (the cap) | This exact transaction's spend (what the simulation says the key loses, fee included) is above the key's per-transaction cap or would take it past its daily cap, or cannot be bounded. \`check\` reports it too. | Wait, or spend less. |
 | 17a | \`limits\` (token caps) | What the simulation says you spend of a mint is above its \`per_tx\`, would pass its \`per_day\`, or would give one owner more than \`per_destination_per_day\` in 24 h. The detail names the mint and the amounts in base and UI units. | Spend less, or wait: \`key_show\` shows \`remaining_daily\` per mint; reports show \`token_changes\` and \`remaining_daily_tokens\`. |
+| 17b | \`chain\` (sign) | This exact transaction (same signature) is already signed for another request and has no outcome yet: two identical requests within one block compile to the same bytes, which the chain runs once. | If you meant one payment, the other request carries it; for a second one, sign again after the next block (a new blockhash) or make the two differ. |
 
 A **message payload** runs: \`authorized\`, \`signers\` (its \`signer\` is not the named key), \`approval\` (deny),
 \`message\` (the bytes decode as a transaction; an off-chain message breaks its format's rules or does not list

@@ -2,8 +2,8 @@
  * The signer engine: the order of the flows, each step in its own module under flow/.
  *
  *   check: preflight → simulate
- *   sign:  key lock → preflight → sign and simulate → approval (confirm keys) → cap gate and durable intent →
- *          send and confirm → final audit entry
+ *   sign:  preflight → sign and simulate → approval (confirm keys; judged again after it) →
+ *          [key lock: usage → cap gate → halt → durable intent; unlock] → send and confirm → final audit entry
  *   sign_only: the same up to the durable intent, then the signed bytes are returned and the watcher writes the
  *          final audit entry once the signature lands or its blockhash expires
  *
@@ -21,7 +21,7 @@ import { writeFinal } from './flow/audit';
 import { destinationRefusal } from './flow/destinations';
 import { judgeTokens } from './flow/tokens';
 import { capReservation, needsApproval, passGate } from './flow/gate';
-import { keyUsage, preflight } from './flow/preflight';
+import { preflight } from './flow/preflight';
 import { sendAndConfirm } from './flow/send-confirm';
 import { recordSimulation, simulate } from './flow/simulate';
 import { refuse, stop, type StepWith } from './flow/step';
@@ -126,10 +126,12 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   }
 
   /**
-   * The sign flow under the key's lock. `sent` tells the final entry whether the transaction may be on chain;
-   * `watched` that the watcher writes the final entry (sign_only, once the intent is durable).
+   * The sign flow. It holds the key's lock only inside the cap gate (passGate), so the checks, the simulation,
+   * an operator's approval and the confirmation of one sign never hold up another sign of the same key.
+   * `sent` tells the final entry whether the transaction may be on chain; `watched` that the watcher writes the
+   * final entry (sign_only, once the intent is durable).
    */
-  async function signLocked(
+  async function signFlow(
     input: SignInput,
     mode: SignMode,
     begun: Begun,
@@ -157,7 +159,6 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         }),
       );
     }
-    let usage = checked.usage;
     const signer = keyFiles.signerFor(key);
     /** Prepares again (a fresh blockhash where the source allows it) and re-resolves its lookup tables. */
     const rebuild = async (was: PreparedTransaction): Promise<StepWith<{ prepared: PreparedTransaction }>> => {
@@ -190,9 +191,10 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     if (destinations) return notSent(refuse(report, destinations));
     report.checks.push('destinations');
     // The cap is checked before an operator is asked (nothing to approve if it would be refused), and again at
-    // the gate on the figures and usage of the moment of sending.
+    // the gate, under the key's lock, on the figures and usage of the moment of sending: other signs of the key
+    // may reserve meanwhile, so this early look is a preview, never the decision.
     report.would_need_approval = needsApproval(key, report.balance_change, figures);
-    const early = capReservation(key, report, usage, figures);
+    const early = capReservation(key, report, checked.usage, figures);
     if (!early.ok) return notSent(early.report);
 
     if (report.would_need_approval) {
@@ -217,7 +219,6 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       const moved = destinationRefusal(key, after.gains) ?? tokensAfter;
       if (moved) return notSent(refuse(report, moved));
       figures = after;
-      usage = await keyUsage(ledger, key);
     }
     report.checks.push('approval');
 
@@ -225,14 +226,14 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     // A transaction another account sends is found in the key's history, from before the first simulation on.
     const foreign = foreignFeePayer === null ? null : { feePayer: foreignFeePayer, fromSlot: figures.sim.slot };
     const gate = await passGate(
-      { ledger, halts },
+      { ledger, halts, log },
       {
         rec,
         built,
-        usage,
         figures,
         report,
         signal: input.signal,
+        progress,
         detail: mode === 'sign_only' ? signOnlyIntentDetail(lastValid, foreign) : null,
       },
     );
@@ -263,7 +264,6 @@ export function createEngine(deps: EngineDeps): SignerEngine {
 
   async function sign(input: SignInput): Promise<Report> {
     const started = performance.now();
-    // A key the token may not use is refused here: no lock taken, nothing written under its name.
     const mode = signMode(input.mode);
     const parsed = parseRequestPayload(input.payload);
     if (parsed.version === 'message') {
@@ -276,6 +276,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       }
     }
     const begun = begin(input, parsed);
+    // A key the token may not use is refused here: nothing written under its name.
     if (!begun.ok) return done('sign', begun.report, started);
     const { key, payload, source } = begun;
     const rec: SignRecord = {
@@ -288,17 +289,11 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     const progress = input.onProgress ?? (() => {});
     running++;
     try {
-      progress({ stage: 'lock' });
-      const lock = await ledger.lockKey(key.name, input.signal);
-      try {
-        const { report, sent, watched } = await signLocked(input, mode, begun, rec, progress);
-        if (!watched) await writeFinal({ ledger, log }, rec, report, sent);
-        return done('sign', report, started);
-      } finally {
-        await lock
-          .release()
-          .catch((e: unknown) => log.error({ key: key.name, err: errorMessage(e) }, 'releasing a key lock failed'));
-      }
+      const { report, sent, watched } = await signFlow(input, mode, begun, rec, progress);
+      // A sign's own final entry needs no lock: only this sign writes it, and a usage read counts either the
+      // intent's reservation (before the final is appended) or the final figure (after), never both.
+      if (!watched) await writeFinal({ ledger, log }, rec, report, sent);
+      return done('sign', report, started);
     } finally {
       running--;
     }

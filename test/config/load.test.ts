@@ -125,7 +125,22 @@ describe('loadConfig resolves', () => {
     expect(cfg.cluster.genesis_hash).toBeNull();
     expect(cfg.cluster.programs.map((p) => p.label)).toEqual(['game', 'compute-budget', 'associated-token', 'system']);
     expect(cfg.cluster.game_programs).toEqual([B]);
-    expect(cfg.localnet).toEqual({ enabled: true, fund: [{ address: A, lamports: 5 }] });
+    expect(cfg.localnet).toEqual({
+      enabled: true,
+      fund: [{ address: A, lamports: 5 }],
+      block_ms: 400,
+      confirm_after_blocks: 1,
+    });
+  });
+
+  test("cluster local: the embedded chain at a real cluster's pace, from the file or the environment", () => {
+    const file = write(
+      'pace.yaml',
+      `cluster: local\nrpc_url: http://127.0.0.1:18899\nlocalnet:\n  block_ms: 400\n  confirm_after_blocks: 2\n`,
+    );
+    expect(loadConfig({ file, env: {} }).localnet).toMatchObject({ block_ms: 400, confirm_after_blocks: 2 });
+    const env = { SIGNER_LOCALNET_BLOCK_MS: '20', SIGNER_LOCALNET_CONFIRM_BLOCKS: '3' };
+    expect(loadConfig({ file, env }).localnet).toMatchObject({ block_ms: 20, confirm_after_blocks: 3 });
   });
 
   test('serve.tokens_file merges tokens from a mounted secret', () => {

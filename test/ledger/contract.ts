@@ -149,6 +149,17 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         }
       });
 
+      it('signatureInFlight: an intent of the key with that signature and no final yet', async () => {
+        const { ledger } = s;
+        expect(await ledger.signatureInFlight('game', 'sig-a')).toBe(false);
+        await ledger.append(intentInput({ key: 'game', signature: 'sig-a' }));
+        expect(await ledger.signatureInFlight('game', 'sig-a')).toBe(true);
+        expect(await ledger.signatureInFlight('other', 'sig-a')).toBe(false);
+        expect(await ledger.signatureInFlight('game', 'sig-b')).toBe(false);
+        await ledger.append(signInput({ key: 'game', signature: 'sig-a', outcome: 'confirmed' }));
+        expect(await ledger.signatureInFlight('game', 'sig-a')).toBe(false);
+      });
+
       it('stores token figures with the entry, reads them back exactly, and chains them into the hash', async () => {
         const { ledger } = s;
         const tokens = [

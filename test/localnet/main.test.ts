@@ -8,15 +8,26 @@ import { DEFAULT_LOCALNET_GENESIS_HASH } from '../../src/localnet/server';
 import { SignerError } from '../../src/util/errors';
 import { newSigner } from './legacy-tx';
 
-test('parses listen, fund, block interval and controls', () => {
+test('parses listen, fund, block interval, blocks until confirmed and controls', () => {
   const a = newSigner().pubkey;
   expect(
-    parseLocalnetArgs(['--listen', '127.0.0.1:0', '--fund', `${a}=5000000`, '--block-ms', '0', '--controls']),
+    parseLocalnetArgs([
+      '--listen',
+      '127.0.0.1:0',
+      '--fund',
+      `${a}=5000000`,
+      '--block-ms',
+      '0',
+      '--confirm-blocks',
+      '2',
+      '--controls',
+    ]),
   ).toEqual({
     host: '127.0.0.1',
     port: 0,
     fund: [{ address: a, lamports: 5_000_000 }],
     blockIntervalMs: 0,
+    confirmAfterBlocks: 2,
     controls: true,
   });
   expect(parseLocalnetArgs([])).toEqual({ host: '127.0.0.1', port: 8899, fund: [] });
@@ -28,6 +39,7 @@ test.each([
   [['--fund', 'abc=1'], '--fund takes ADDRESS=LAMPORTS, not abc=1'],
   [['--block-ms', '-3'], '--block-ms takes a whole number of milliseconds, not -3'],
   [['--block-ms'], '--block-ms needs a value'],
+  [['--confirm-blocks', '0'], '--confirm-blocks takes a whole number of blocks ≥ 1, not 0'],
   [['--verbose'], 'unknown option --verbose'],
 ])('refuses %j with a usage message', (argv, problem) => {
   let thrown: unknown = null;

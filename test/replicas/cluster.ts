@@ -39,6 +39,8 @@ export interface ClusterOptions {
   keys: Record<string, ReplicaKeySpec>;
   replicas?: number;
   blockIntervalMs?: number;
+  /** Blocks after landing until `confirmed` (the localnet's default 1; a real cluster about 2). */
+  confirmAfterBlocks?: number;
   timings?: Record<string, number>;
   /** How the config names the database: inline `ledger.url` (default) or `ledger.url_file` (a mounted secret). */
   urlFrom?: 'url' | 'url_file';
@@ -84,6 +86,7 @@ export class ReplicaCluster {
       parts.localnet = await startLocalnet({
         port: 0,
         blockIntervalMs: opts.blockIntervalMs ?? 20,
+        confirmAfterBlocks: opts.confirmAfterBlocks,
         fund: Object.values(keys).map((k) => ({ address: k.pubkey, lamports: 1_000_000_000_000 })),
       });
       const token = newToken();

@@ -1,8 +1,10 @@
 /**
- * Two real replicas racing signs for one key against one cap while the first one's key lock is lost: its
- * PostgreSQL backend is terminated (a dropped connection, a failover, a DBA's pg_terminate_backend) at a step of
- * the sign. The other replica takes the lock at once; the first must notice before it sends, so the cap is never
- * passed and `audit verify` tells the truth about what was signed.
+ * Two real replicas racing signs for one key against one cap while a key lock is lost: a PostgreSQL backend is
+ * terminated (a dropped connection, a failover, a DBA's pg_terminate_backend). A sign holds its key's lock only at
+ * the cap gate (usage read, cap decision, intent), so the tests hold the sign inside that gate: they lock the chain's
+ * head row, on which the intent's append waits, and let go once the fault is in place. The other replica takes the
+ * lock at once; the first must notice before it sends, so the cap is never passed and `audit verify` tells the
+ * truth about what was signed.
  */
 import fs from 'node:fs';
 import { Client } from 'pg';
@@ -10,7 +12,6 @@ import { LAMPORTS_PER_SIGNATURE } from '../../src/localnet/fees';
 import { dbUrl, lockHolders, terminateLockHolders } from '../ledger/pg';
 import { McpHttpClient, type ToolReply } from './mcp-http';
 import { ReplicaCluster, closeCluster, waitFor } from './cluster';
-import { stillPending } from '../support/async';
 
 const AMOUNT = 1_000_000;
 /** One transfer and its fee reservation fit; a second one does not. */
@@ -22,8 +23,8 @@ describe('a key lock lost in the middle of a sign (two replicas, one cap)', () =
   beforeAll(async () => {
     cluster = await ReplicaCluster.start({
       keys: {
-        during_approval: { approval: 'confirm', daily_lamport_cap: CAP },
-        while_waiting: { approval: 'confirm', daily_lamport_cap: CAP },
+        at_gate: { daily_lamport_cap: CAP },
+        while_waiting: { daily_lamport_cap: CAP },
         during_confirm: { daily_lamport_cap: CAP },
         operator_view: {},
       },
@@ -44,25 +45,52 @@ describe('a key lock lost in the middle of a sign (two replicas, one cap)', () =
       await c.end();
     }
   }
-  const pendingApprovals = (key: string) =>
-    db(async (c) => (await c.query("SELECT id FROM approvals WHERE key = $1 AND status = 'pending'", [key])).rowCount);
-  /** Approves every pending request of the key in one statement, so both replicas go on at the same instant. */
-  const approveAllAtOnce = (key: string) =>
-    db((c) =>
-      c.query(
-        "UPDATE approvals SET status = 'approved', decided_by = 'operator', decided_at = $2 WHERE key = $1 AND status = 'pending'",
-        [key, Math.floor(Date.now() / 1000)],
-      ),
-    );
-
   /** What the replicas sent for the key, read from the chain's side: lamports that reached the destination. */
   const delivered = (key: string) => cluster.balance(cluster.keys[key]!.destination);
 
-  async function expectCapHeldAndTruthfulAudit(key: string, replies: ToolReply[]): Promise<void> {
+  /**
+   * Holds the chain's head row (as a long transaction of another client would), so every append, an intent
+   * included, waits inside the cap gate with its key's lock held.
+   */
+  async function holdChainHead(): Promise<{ release(): Promise<void> }> {
+    const c = new Client({ connectionString: dbUrl(cluster.db) });
+    await c.connect();
+    await c.query('BEGIN');
+    await c.query('SELECT seq FROM chain_head WHERE id = 1 FOR UPDATE');
+    let released = false;
+    return {
+      release: async () => {
+        if (released) return;
+        released = true;
+        await c.query('ROLLBACK');
+        await c.end();
+      },
+    };
+  }
+  /** Backends waiting for the head row: appends held at the gate. */
+  const appendsWaiting = () =>
+    db(async (c) => {
+      const res = await c.query(
+        "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND query LIKE '%chain_head%FOR UPDATE%' AND pid <> pg_backend_pid()",
+        [cluster.db],
+      );
+      return (res.rows[0] as { n: number }).n;
+    });
+  /** Backends waiting for an advisory lock: a replica queued for a key lock. */
+  const advisoryWaiters = () =>
+    db(async (c) => {
+      const res = await c.query(
+        "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
+        [cluster.db],
+      );
+      return res.rows.map((row: { pid: number }) => row.pid);
+    });
+
+  /** Exactly one transfer (of `sent` lamports) signed, sent, charged and audited for the key. */
+  async function expectCapHeldAndTruthfulAudit(key: string, replies: ToolReply[], sent: number): Promise<void> {
     const confirmed = replies.filter((x) => x.structured?.outcome === 'confirmed');
     expect(confirmed).toHaveLength(1); // one of the two signs, never both
-    await new Promise((res) => setTimeout(res, 300)); // anything sent by the loser would have landed by now
-    expect(await delivered(key)).toBe(AMOUNT);
+    expect(await delivered(key)).toBe(sent);
     expect(cluster.localnet.stats().sends).toBeGreaterThan(0);
 
     const entries = await cluster.entries(key);
@@ -70,66 +98,78 @@ describe('a key lock lost in the middle of a sign (two replicas, one cap)', () =
     expect(intents).toHaveLength(1); // the loser wrote no intent: nothing of it could have been sent
     const [view] = (await r(1).tool('key_show', { key })).structured!.keys as { spent_or_reserved_24h: number }[];
     expect(view!.spent_or_reserved_24h).toBeLessThanOrEqual(CAP);
-    expect(view!.spent_or_reserved_24h).toBe(AMOUNT + LAMPORTS_PER_SIGNATURE);
+    expect(view!.spent_or_reserved_24h).toBe(sent + LAMPORTS_PER_SIGNATURE);
 
     const verify = await cluster.cli(['audit', 'verify']);
     expect(verify.stdout.trim()).toMatch(/^ok: \d+ entries$/);
     expect(verify.code).toBe(0);
   }
 
-  it('lost while the holder waits for approval (usage already read), both approved at once', async () => {
-    const key = 'during_approval';
-    const first = r(0).sign(key, cluster.transfer(key, AMOUNT, 'first'));
-    await waitFor(async () => (await pendingApprovals(key)) === 1, 20_000, "replica 1's approval request");
-    const second = r(1).sign(key, cluster.transfer(key, AMOUNT, 'second'));
-    expect(await stillPending(second, 200)).toBe(true); // queued on replica 1's lock
-    expect(await terminateLockHolders(cluster.db, key)).toBe(1);
-    await waitFor(async () => (await pendingApprovals(key)) === 2, 20_000, "replica 2's approval request");
-    await approveAllAtOnce(key);
-    const replies = await Promise.all([first, second]);
-    // The loser either noticed its lost lock at its intent, or (when the winner's intent was already durable by
-    // then) was refused by the cap: never both sent.
-    // A refusal is an error result too (isError is false only for ok, confirmed and signed): tell them apart by the
-    // report, which only the refusal has.
-    const lost = replies.find((x) => x.structured?.outcome !== 'confirmed')!;
-    if (lost.structured === null) expect(lost.text).toMatch(/lock on key during_approval was lost/);
-    else expect(McpHttpClient.report(lost)).toMatchObject({ outcome: 'refused', failed_check: 'limits' });
-    await expectCapHeldAndTruthfulAudit(key, replies);
+  it('lost at the cap gate, after the usage read and before the intent: the holder writes and sends nothing', async () => {
+    const key = 'at_gate';
+    const head = await holdChainHead();
+    let replies: ToolReply[];
+    try {
+      const first = r(0).sign(key, cluster.transfer(key, AMOUNT, 'first'));
+      await waitFor(async () => (await appendsWaiting()) === 1, 20_000, "replica 1's intent waiting at the gate");
+      expect(await lockHolders(cluster.db, key)).toHaveLength(1);
+      const second = r(1).sign(key, cluster.transfer(key, AMOUNT + 1, 'second'));
+      await waitFor(async () => (await advisoryWaiters()).length === 1, 20_000, "replica 2's wait for the lock");
+      expect(await terminateLockHolders(cluster.db, key)).toBe(1);
+      // Replica 2 now holds the lock, has read a usage without replica 1's reservation, and waits at its append.
+      await waitFor(async () => (await lockHolders(cluster.db, key)).length === 1, 20_000, "replica 2's lock");
+      await waitFor(async () => (await appendsWaiting()) === 1, 20_000, "replica 2's intent waiting at the gate");
+      await head.release();
+      replies = await Promise.all([first, second]);
+    } finally {
+      await head.release();
+    }
+    expect(replies[0]!.structured).toBeNull();
+    expect(replies[0]!.text).toMatch(/lock on key at_gate was lost/);
+    expect(McpHttpClient.report(replies[1]!).outcome).toBe('confirmed');
+    await expectCapHeldAndTruthfulAudit(key, replies, AMOUNT + 1);
   }, 60_000);
 
   it("lost by the waiting replica's backend: the waiter queues again and the cap still holds", async () => {
     const key = 'while_waiting';
-    const first = r(0).sign(key, cluster.transfer(key, AMOUNT, 'first'));
-    await waitFor(async () => (await pendingApprovals(key)) === 1, 20_000, "replica 1's approval request");
-    const holder = (await lockHolders(cluster.db, key))[0];
-    const second = r(1).sign(key, cluster.transfer(key, AMOUNT, 'second'));
-    // The waiter's backend is the one in the database waiting on the same advisory lock.
-    let waiter: number | undefined;
-    await waitFor(
-      async () => {
-        waiter = await db(async (c) => {
-          const res = await c.query(
-            "SELECT pid FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock' AND wait_event = 'advisory'",
-            [cluster.db],
-          );
-          return (res.rows[0] as { pid: number } | undefined)?.pid;
-        });
-        return waiter !== undefined && waiter !== holder;
-      },
-      10_000,
-      "replica 2's wait for the lock",
-    );
-    await db((c) => c.query('SELECT pg_terminate_backend($1)', [waiter]));
-    expect(await stillPending(second, 200)).toBe(true); // it still waits: replica 1 still holds the key
-    await approveAllAtOnce(key);
-    const replies = await Promise.all([first, second]);
-    // The cap is checked before an operator is asked: replica 2 is refused without a request of its own.
-    expect(McpHttpClient.report(replies[1])).toMatchObject({ outcome: 'refused', failed_check: 'limits' });
-    expect(await pendingApprovals(key)).toBe(0);
-    await expectCapHeldAndTruthfulAudit(key, replies);
+    const head = await holdChainHead();
+    let replies: ToolReply[];
+    try {
+      const first = r(0).sign(key, cluster.transfer(key, AMOUNT, 'first'));
+      await waitFor(async () => (await appendsWaiting()) === 1, 20_000, "replica 1's intent waiting at the gate");
+      const holder = (await lockHolders(cluster.db, key))[0];
+      const second = r(1).sign(key, cluster.transfer(key, AMOUNT + 1, 'second'));
+      let waiter: number | undefined;
+      await waitFor(
+        async () => {
+          waiter = (await advisoryWaiters())[0];
+          return waiter !== undefined && waiter !== holder;
+        },
+        20_000,
+        "replica 2's wait for the lock",
+      );
+      await db((c) => c.query('SELECT pg_terminate_backend($1)', [waiter]));
+      // It queues again on a fresh connection: replica 1 still holds the key.
+      await waitFor(
+        async () => {
+          const again = await advisoryWaiters();
+          return again.length === 1 && again[0] !== waiter;
+        },
+        20_000,
+        "replica 2's second wait for the lock",
+      );
+      await head.release();
+      replies = await Promise.all([first, second]);
+    } finally {
+      await head.release();
+    }
+    expect(McpHttpClient.report(replies[0]!).outcome).toBe('confirmed');
+    // Replica 2 read the usage under the lock after replica 1's intent: refused by the cap, nothing written.
+    expect(McpHttpClient.report(replies[1]!)).toMatchObject({ outcome: 'refused', failed_check: 'limits' });
+    await expectCapHeldAndTruthfulAudit(key, replies, AMOUNT);
   }, 60_000);
 
-  it('lost after the intent, while the holder waits for confirmation: the other replica counts the reservation', async () => {
+  it('after the intent no lock is held: while the first waits for confirmation the other replica is refused by its reservation at once', async () => {
     const key = 'during_confirm';
     cluster.localnet.faults.stallConfirmations(true);
     let replies: ToolReply[];
@@ -140,34 +180,38 @@ describe('a key lock lost in the middle of a sign (two replicas, one cap)', () =
         20_000,
         "replica 1's intent",
       );
-      const second = r(1).sign(key, cluster.transfer(key, AMOUNT, 'second'));
-      expect(await terminateLockHolders(cluster.db, key)).toBe(1);
-      const refused = McpHttpClient.report(await second);
+      expect(await lockHolders(cluster.db, key)).toEqual([]);
+      const refused = McpHttpClient.report(await r(1).sign(key, cluster.transfer(key, AMOUNT + 1, 'second')));
       expect(refused).toMatchObject({ outcome: 'refused', failed_check: 'limits' });
       cluster.localnet.faults.stallConfirmations(false);
-      replies = [await first, await second];
+      replies = [await first];
     } finally {
       cluster.localnet.faults.stallConfirmations(false);
     }
-    await expectCapHeldAndTruthfulAudit(key, replies);
+    await expectCapHeldAndTruthfulAudit(key, replies, AMOUNT);
   }, 60_000);
 
   it('the operator CLI lists the lock a replica holds, and an audit export verifies against the head it printed', async () => {
     const key = 'operator_view';
-    cluster.localnet.faults.stallConfirmations(true);
+    const headRow = await holdChainHead();
     try {
       const signing = r(0).sign(key, cluster.transfer(key, AMOUNT, 'held'));
       await waitFor(async () => (await lockHolders(cluster.db, key)).length === 1, 20_000, 'the key lock');
-      const listed = await cluster.cli(['locks', 'list']);
+      await waitFor(async () => (await appendsWaiting()) === 1, 20_000, 'the intent waiting at the gate');
+      // Both at once: the held append waits at most the replica's statement timeout, and a CLI start is slow on a
+      // loaded machine.
+      const [listed, refused] = await Promise.all([
+        cluster.cli(['locks', 'list']),
+        cluster.cli(['locks', 'clear', key]),
+      ]);
       expect(listed.code).toBe(0);
       expect(listed.stdout).toMatch(new RegExp(`^${key}\\s+held\\s+sa-forge-signer@\\S+ \\(backend \\d+\\)`, 'm'));
-      const refused = await cluster.cli(['locks', 'clear', key]);
       expect(refused.code).toBe(1);
       expect(refused.stderr).toMatch(/live holder/);
-      cluster.localnet.faults.stallConfirmations(false);
+      await headRow.release();
       expect(McpHttpClient.report(await signing).outcome).toBe('confirmed');
     } finally {
-      cluster.localnet.faults.stallConfirmations(false);
+      await headRow.release();
     }
     expect((await cluster.cli(['locks', 'list'])).stdout).not.toMatch(new RegExp(`^${key}\\b`, 'm'));
 

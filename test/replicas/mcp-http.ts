@@ -9,6 +9,7 @@ export const PROTOCOL_VERSION = '2026-07-28';
 /** The report fields these tests read (signer://docs/outcomes); the service sends more. */
 export interface ReportView {
   outcome: 'ok' | 'refused' | 'simulation_failed' | 'confirmed' | 'failed' | 'unknown';
+  summary: string;
   key: string | null;
   signature: string | null;
   detail: string | null;

@@ -23,3 +23,19 @@ export function approvalId(events: readonly SignProgress[]): Promise<string> {
     }, 5);
   });
 }
+
+/**
+ * Resolves once `condition` holds (a ledger row written, a count reached), checking it again after each check
+ * settles; rejects naming `what` if it has not held within `timeoutMs` (a bound for a broken run, not a timing).
+ */
+export async function until(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what} after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

@@ -68,6 +68,8 @@ export interface WorldOptions {
   keys?: Record<string, Partial<KeyConfig>>;
   timings?: Partial<Timings>;
   blockIntervalMs?: number;
+  /** Blocks after landing until `confirmed` (the localnet's default 1; a real cluster about 2). */
+  confirmAfterBlocks?: number;
   fundLamports?: number;
   gamePrograms?: string[];
   /** Put the engine on another RPC URL (e.g. a proxy in front of the localnet). */
@@ -103,6 +105,7 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
   const localnet = await startLocalnet({
     port: 0,
     blockIntervalMs: opts.blockIntervalMs ?? 20,
+    confirmAfterBlocks: opts.confirmAfterBlocks,
     fund: Object.values(keys).map((k) => ({ address: k.pubkey, lamports: fundLamports })),
   });
   const games = (opts.gamePrograms ?? []).map((address, i) => ({ label: `game-${i}`, address }));

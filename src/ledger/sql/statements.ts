@@ -27,6 +27,8 @@ export interface Statements {
   signEntriesForKey: string;
   /** $1 key, $2 rate window start, $3 spend window start, $4 daily cap → rate, finals, orphans. */
   usage: string;
+  /** $1 key, $2 signature → in_flight: 1 when an intent has that signature and no final entry has it yet, else 0. */
+  signatureInFlight: string;
   /** $1 after seq, $2 last seq, $3 limit. */
   page: string;
   /** $1 limit; newest first. */
@@ -60,6 +62,8 @@ export function statements(d: Dialect): Statements {
     signEntriesForKey: `SELECT ${ENTRY_COLUMNS} FROM entries
       WHERE key = $1 AND command IN ('sign', 'sign-intent', 'sign-message') AND ts >= $2 ORDER BY seq`,
     usage: usageSql(d),
+    signatureInFlight: `SELECT CASE WHEN EXISTS (SELECT 1 FROM entries WHERE key = $1 AND signature = $2 AND command = 'sign-intent')
+        AND NOT EXISTS (SELECT 1 FROM entries WHERE key = $1 AND signature = $2 AND command = 'sign') THEN 1 ELSE 0 END AS in_flight`,
     page: `SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
     tail: `SELECT ${ENTRY_COLUMNS} FROM entries ORDER BY seq DESC LIMIT $1`,
     getHalt: `SELECT ${HALT_COLUMNS} FROM halts WHERE key = $1`,

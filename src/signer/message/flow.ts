@@ -3,8 +3,9 @@
  * signed, never sent. The order:
  *
  *   key (token, `signer`) → the key's `sign_messages` switch → approval deny → the message check (no transaction
- *   in disguise, the off-chain format's rules) → halted → rate limit → [sign: key lock, operator approval for a
- *   `confirm` key, halt and rate again, then sign, write the `sign-message` entry, return the signature]
+ *   in disguise, the off-chain format's rules) → halted → rate limit → [sign: operator approval for a `confirm`
+ *   key, then under the key's lock: rate and halt again, sign, write the `sign-message` entry; unlock and return
+ *   the signature]
  *
  * A `confirm` key asks its operator for every message, whatever `approve_above_lamports` says: a message moves no
  * lamports, yet its signature can log in or authorise anything that trusts the key. Signed messages count
@@ -129,8 +130,8 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
     return report;
   }
 
-  /** Under the key's lock, so two signs never pass the rate limit on the same count. */
-  async function signLocked(
+  /** Halt and rate, then the operator's approval for a `confirm` key, holding no lock while the operator decides. */
+  async function signMessage(
     input: SignInput,
     payload: MessagePayload,
     begun: Extract<Begun, { ok: true }>,
@@ -152,12 +153,30 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
         messageDescription: view.describe,
       });
       if (!approved.ok) return approved.report;
-      // The operator took time: the minute may have filled meanwhile.
-      const rate = rateRefusal(key, await keyUsage(ledger, key));
-      if (rate) return refuse(report, rate);
     }
     report.checks.push('approval');
-    // A halt pulled while the operator decided still stops the signature.
+    input.onProgress?.({ stage: 'lock' });
+    const lock = await ledger.lockKey(key.name, input.signal);
+    try {
+      return await signLocked(input, payload, begun);
+    } finally {
+      await lock
+        .release()
+        .catch((e: unknown) => log.error({ key: key.name, err: errorMessage(e) }, 'releasing a key lock failed'));
+    }
+  }
+
+  /** Under the key's lock, so two signs never pass the rate limit on the same count. */
+  async function signLocked(
+    input: SignInput,
+    payload: MessagePayload,
+    begun: Extract<Begun, { ok: true }>,
+  ): Promise<Report> {
+    const { key, report, view } = begun;
+    // Other signs of the key may have filled the minute since the first look (or while the operator decided).
+    const rate = rateRefusal(key, await keyUsage(ledger, key));
+    if (rate) return refuse(report, rate);
+    // A halt pulled meanwhile still stops the signature.
     const halt = await halts.current(key.name);
     if (halt) return refuse(report, haltRefusal(halt));
     if (input.signal?.aborted)
@@ -182,20 +201,11 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
         await ledger.append(messageEntry({ key: begun.key, payload, intent, view: null, report: begun.report }));
       return begun.report;
     }
-    const { key } = begun;
-    input.onProgress?.({ stage: 'lock' });
-    const lock = await ledger.lockKey(key.name, input.signal);
-    try {
-      const report = await signLocked(input, payload, begun);
-      if (report.outcome !== 'signed') {
-        await ledger.append(messageEntry({ key, payload, intent, view: begun.view, report }));
-      }
-      return report;
-    } finally {
-      await lock
-        .release()
-        .catch((e: unknown) => log.error({ key: key.name, err: errorMessage(e) }, 'releasing a key lock failed'));
+    const report = await signMessage(input, payload, begun);
+    if (report.outcome !== 'signed') {
+      await ledger.append(messageEntry({ key: begun.key, payload, intent, view: begun.view, report }));
     }
+    return report;
   }
 
   return { check, sign };

@@ -1,0 +1,155 @@
+/**
+ * Per-key benchmark (issue: a key signs many transactions at once): one key, 32 signs in flight, the chain at a
+ * real cluster's pace (a block every 400 ms, `confirmed` two blocks after landing; the embedded chain in its own
+ * process, `sa-forge-signer localnet --block-ms 400 --confirm-blocks 2`), SQLite ledger fsync'd.
+ *
+ * Two designs in the same run, on the same chain and key:
+ * - today's: the key's lock covers only the cap gate (usage, cap, halt, durable intent), so signs overlap;
+ * - the earlier one, the key held from the first check through confirmation. The engine no longer has that mode;
+ *   this benchmark reproduces it by running each sign of the key under a FIFO mutex of its own around the whole
+ *   engine.sign call (bench-only, in this file), which serialises the signs of the key exactly as that lock did
+ *   within one process.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { localCluster } from '../src/config/clusters';
+import { DEFAULT_TIMINGS, type KeyConfig, type SignerConfig } from '../src/config/types';
+import { KeyedMutex } from '../src/ledger/mutex';
+import { openLedger } from '../src/ledger/open';
+import type { KeyLock, Ledger } from '../src/ledger/types';
+import { openEngine } from '../src/signer';
+import type { Report } from '../src/signer/report';
+import type { SignerEngine } from '../src/signer/types';
+import { transferPayload } from '../src/signer/transfer';
+import { BENCH_SERVE, makeBenchKeys, timed } from './engine';
+import { startChainProcess } from './service-fixture';
+import { percentile, type BenchLine } from './stats';
+
+const BLOCK_MS = 400;
+const CONFIRM_BLOCKS = 2;
+const IN_FLIGHT = 32;
+/** How often a sign asks for its status: below the default 1 s, so the figure shows the lock, not the poll. */
+const POLL_MS = 200;
+const operator = { kind: 'operator' } as const;
+
+/**
+ * The ledger with every key lock's hold timed (from taken to released): at the cap gate that is the usage read,
+ * the cap decision, the halt look-up and the fsync'd intent, the part of a sign one key cannot overlap.
+ */
+function timingLocks(ledger: Ledger, holds: number[]): Ledger {
+  return new Proxy(ledger, {
+    get(target, prop) {
+      if (prop === 'lockKey') {
+        return async (key: string, signal?: AbortSignal): Promise<KeyLock> => {
+          const lock = await target.lockKey(key, signal);
+          const taken = performance.now();
+          return {
+            release: async () => {
+              holds.push(performance.now() - taken);
+              await lock.release();
+            },
+          };
+        };
+      }
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+async function openOnChain(holds: number[]): Promise<{ engine: SignerEngine; key: KeyConfig; close(): Promise<void> }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-per-key-'));
+  const [key] = makeBenchKeys(path.join(dir, 'keys'), 1);
+  const chain = await startChainProcess(
+    [{ address: key!.pubkey, lamports: 1_000_000_000_000 }],
+    BLOCK_MS,
+    CONFIRM_BLOCKS,
+  );
+  const config: SignerConfig = {
+    source: null,
+    cluster: localCluster({ rpc_url: chain.url, game_programs: [], player_profile: null }),
+    key_dir: path.join(dir, 'keys'),
+    state_dir: path.join(dir, 'state'),
+    keys: [key!],
+    ledger: { store: 'sqlite', path: path.join(dir, 'state', 'ledger.sqlite') },
+    timings: { ...DEFAULT_TIMINGS, poll_interval_ms: POLL_MS },
+    serve: BENCH_SERVE,
+    localnet: null,
+    log_level: 'silent',
+  };
+  const engine = await openEngine(config, { ledger: timingLocks(await openLedger(config.ledger), holds) });
+  return {
+    engine,
+    key: key!,
+    async close() {
+      await engine.close();
+      await chain.stop();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function measure(
+  design: string,
+  seconds: number,
+  sign: (engine: SignerEngine, key: KeyConfig, n: number) => Promise<Report>,
+): Promise<BenchLine[]> {
+  const holds: number[] = [];
+  const s = await openOnChain(holds);
+  try {
+    // Amounts differ per sign: the same transfer on the same blockhash would be the same transaction.
+    let n = 0;
+    await sign(s.engine, s.key, n++); // warm-up
+    holds.length = 0;
+    const run = await timed(seconds * 1000, IN_FLIGHT, () => sign(s.engine, s.key, n++));
+    const notConfirmed = run.results.filter((r) => r.outcome !== 'confirmed').length;
+    const rate = run.count / run.seconds;
+    const today = design === 'lock at the cap gate';
+    return [
+      {
+        name: `per-key sign/s, one key, ${IN_FLIGHT} in flight, ${design}`,
+        value: rate,
+        unit: 'sign/s',
+        ...(today ? { target: '>= 20', ok: rate >= 20 && notConfirmed === 0 } : {}),
+        note: `${run.count} signs in ${run.seconds.toFixed(1)} s, ${notConfirmed} not confirmed`,
+      },
+      { name: `per-key sign latency p50, ${design}`, value: percentile(run.latencies, 50), unit: 'ms' },
+      { name: `per-key sign latency p99, ${design}`, value: percentile(run.latencies, 99), unit: 'ms' },
+      ...(today
+        ? [
+            {
+              name: 'per-key lock hold at the cap gate p50 (usage, cap, halt, intent)',
+              value: percentile(holds, 50),
+              unit: 'ms',
+              note: `p99 ${percentile(holds, 99).toFixed(2)} ms; one key's gates in a row allow about ${(1000 / (holds.reduce((a, b) => a + b, 0) / Math.max(1, holds.length))).toFixed(0)} sign/s`,
+            },
+          ]
+        : []),
+    ];
+  } finally {
+    await s.close();
+  }
+}
+
+export async function runPerKeyBench(seconds: number): Promise<BenchLine[]> {
+  const payload = (key: KeyConfig, n: number) =>
+    transferPayload({ from: key.pubkey, to: key.transfer_to[0]!, lamports: 1_000_000 + n, summary: 'bench' });
+  const lines = await measure('lock at the cap gate', seconds, (engine, key, n) =>
+    engine.sign({ payload: payload(key, n), principal: operator }),
+  );
+  const held = new KeyedMutex();
+  lines.push(
+    ...(await measure('lock held through confirmation (earlier design)', seconds, async (engine, key, n) => {
+      const release = await held.acquire(key.name);
+      try {
+        return await engine.sign({ payload: payload(key, n), principal: operator });
+      } finally {
+        release();
+      }
+    })),
+  );
+  const chainNote = `${BLOCK_MS} ms blocks, confirmed after ${CONFIRM_BLOCKS}, status polled every ${POLL_MS} ms`;
+  for (const l of lines) if (l.unit === 'sign/s') l.note = `${l.note ?? ''}; ${chainNote}`;
+  return lines;
+}
