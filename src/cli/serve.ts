@@ -128,7 +128,16 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       const { timedChain } = require('../http/timed-chain') as typeof import('../http/timed-chain');
       const rpc = chainClientFor(config.cluster, config.timings);
       const chain = config.serve.metrics ? timedChain(rpc, rpcObserver) : rpc;
-      const opened = await openEngine(config, { logger, chain, strictKeys: args.options.get('strict') === true });
+      const opened = await openEngine(config, {
+        logger,
+        chain,
+        strictKeys: args.options.get('strict') === true,
+        // Alerts and watcher costs reach the metrics when they are served.
+        observer: {
+          alert: (a) => metrics?.alert(a),
+          watchPoll: (cost) => metrics?.watchPoll(cost),
+        },
+      });
       engine = opened;
       return opened;
     })(),

@@ -6,18 +6,21 @@ import http from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { METHODS } from '../mcp/protocol';
 import type { McpObserver } from '../mcp/service';
+import type { EngineAlert, EngineObserver } from '../signer/engine-deps';
 import { errorMessage } from '../util/errors';
 
 /** Method labels kept as they are (anything else is `other`, so a client cannot grow the label set). */
 const KNOWN_METHODS = new Set<string>([...METHODS, 'initialize']);
 
-export class Metrics implements McpObserver {
+export class Metrics implements McpObserver, EngineObserver {
   readonly registry = new Registry();
   private readonly requests: Counter<'method' | 'status'>;
   private readonly toolResults: Counter<'tool' | 'outcome'>;
   private readonly failedChecks: Counter<'check'>;
   private readonly toolDuration: Histogram<'tool'>;
   private readonly rpcDuration: Histogram<'method' | 'ok'>;
+  private readonly alerts: Counter<'kind'>;
+  private readonly watchCalls: Histogram<'call'>;
 
   constructor(opts: { haltedKeys?: () => Promise<number>; inFlight?: () => number; defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -51,6 +54,19 @@ export class Metrics implements McpObserver {
       help: 'Latency of Solana JSON-RPC calls, seconds',
       labelNames: ['method', 'ok'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15],
+      registers,
+    });
+    this.alerts = new Counter({
+      name: 'signer_alerts_total',
+      help: 'Things an operator must look at, by kind (watch_unresolved, spend_over_reservation); each is also logged',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.watchCalls = new Histogram({
+      name: 'signer_watch_rpc_calls_per_poll',
+      help: "RPC calls one poll of the sign-only watcher made to read keys' histories, by call",
+      labelNames: ['call'],
+      buckets: [0, 1, 2, 4, 10, 25, 50, 100, 200],
       registers,
     });
     // Read at scrape time: the app's own count is the truth.
@@ -89,6 +105,15 @@ export class Metrics implements McpObserver {
   /** Hook for the chain client: one observation per JSON-RPC call. */
   rpc(method: string, durationMs: number, ok: boolean): void {
     this.rpcDuration.labels(method, ok ? 'true' : 'false').observe(durationMs / 1000);
+  }
+
+  alert(a: EngineAlert): void {
+    this.alerts.inc({ kind: a.kind });
+  }
+
+  watchPoll(cost: { listings: number; reads: number }): void {
+    this.watchCalls.observe({ call: 'getSignaturesForAddress' }, cost.listings);
+    this.watchCalls.observe({ call: 'getTransaction' }, cost.reads);
   }
 
   /**

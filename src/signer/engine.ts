@@ -61,7 +61,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   const approvalDeps = { ledger, timings: config.timings, log };
   const sendDeps = { chain, timings: config.timings };
   const messages = createMessageFlow({ access, keyFiles, halts, ledger, approval: approvalDeps, log });
-  const watcher = createSignedWatcher({ chain, ledger, timings: config.timings, log });
+  const watcher = createSignedWatcher({ chain, ledger, timings: config.timings, log, observer: deps.observer });
   const resumed = watcher
     .resume(config.keys)
     .then((n) => {

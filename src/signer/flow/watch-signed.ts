@@ -13,20 +13,29 @@
  * transaction's id and fee payer in its detail.
  */
 import { meetsCommitment } from '../../chain/commitment';
-import type { AddressSignature, ChainClient, SignatureStatus, TransactionMeta } from '../../chain/types';
+import type { ChainClient, SignatureStatus } from '../../chain/types';
 import type { KeyConfig, Timings } from '../../config/types';
 import { SPEND_WINDOW_S } from '../../ledger/limits';
 import type { AuditEntry, Ledger } from '../../ledger/types';
 import { errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';
-import type { EngineLogger } from '../engine-deps';
+import type { EngineLogger, EngineObserver } from '../engine-deps';
 import { signEntry, type SignRecord } from './audit';
+import {
+  createKeyHistoryScan,
+  SCAN_BUDGET_PER_POLL,
+  type Found,
+  type KeyHistoryScan,
+  type ScanBudget,
+  type ScanProgress,
+} from './key-history';
 
 export interface WatchDeps {
   chain: ChainClient;
   ledger: Ledger;
   timings: Timings;
   log: EngineLogger;
+  observer?: EngineObserver;
 }
 
 export interface WatchedSign {
@@ -68,18 +77,6 @@ const FINAL_LOCK_WAIT_MS = 2_000;
 /** Signature statuses asked for in one call (the RPC's limit). */
 const STATUSES_PER_CALL = 256;
 
-/** A key's transactions listed per getSignaturesForAddress call, and pages read per poll at most. */
-const HISTORY_PAGE = 100;
-const HISTORY_PAGES_PER_POLL = 10;
-/** Transactions remembered as already read; the oldest are forgotten first. */
-const EXAMINED_MAX = 10_000;
-
-/** Where a foreign-fee-payer transaction was found: its listing and its landed transaction. */
-interface Found {
-  listed: AddressSignature;
-  meta: TransactionMeta;
-}
-
 export interface SignedWatcher {
   watch(w: WatchedSign): void;
   /** Picks up every pending sign-only intent of these keys from the ledger (the last 24 h). */
@@ -95,11 +92,13 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
   let timer: NodeJS.Timeout | null = null;
   let tick: Promise<void> | null = null;
   let closed = false;
-  /**
-   * Signatures of the key's transactions already read (by transaction id), so each poll reads only what is new.
-   * Emptied whenever no foreign-fee-payer transaction is watched.
-   */
-  const examined = new Map<string, readonly string[]>();
+  /** Each key's history as examined so far; dropped once none of its foreign-fee-payer signs is watched. */
+  const histories = new Map<string, KeyHistoryScan>();
+  /** Foreign-fee-payer transactions found landed whose final entry is not written yet. */
+  const foundLanded = new Map<string, Found>();
+  /** When each watched transaction was first seen past its last valid height: poll number and time. */
+  const pastExpiry = new Map<string, { poll: number; at: number }>();
+  let polls = 0;
 
   const schedule = (): void => {
     if (closed || timer !== null || tick !== null || watched.size === 0) return;
@@ -115,18 +114,26 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
   };
 
   async function poll(): Promise<void> {
+    const pollNumber = ++polls;
     const everything = [...watched.values()];
     const all = everything.filter((w) => w.feePayer === null);
     const foreign = everything.filter((w) => w.feePayer !== null);
     // The height is read before any look-up: a transaction not found after it cannot land later if it is past.
     const height = await chain.getBlockHeight('finalized');
-    if (foreign.length === 0) examined.clear();
-    else {
-      // A node that cannot list the key's history fails only these: nothing is expired, the reservations stay.
-      await pollForeign(foreign, height).catch((e: unknown) =>
-        log.warn({ err: errorMessage(e) }, 'watching sign-only transactions paid by another account: a poll failed'),
-      );
+    for (const w of everything) {
+      if (height > w.lastValidBlockHeight && !pastExpiry.has(w.signature))
+        pastExpiry.set(w.signature, { poll: pollNumber, at: Date.now() });
     }
+    const budget: ScanBudget = { ...SCAN_BUDGET_PER_POLL };
+    // A node that cannot list the key's history fails only these: nothing is expired, the reservations stay.
+    await pollForeign(foreign, height, pollNumber, budget).catch((e: unknown) =>
+      log.warn({ err: errorMessage(e) }, 'watching sign-only transactions paid by another account: a poll failed'),
+    );
+    if (foreign.length > 0)
+      deps.observer?.watchPoll({
+        listings: SCAN_BUDGET_PER_POLL.listings - budget.listings,
+        reads: SCAN_BUDGET_PER_POLL.reads - budget.reads,
+      });
     for (let at = 0; at < all.length; at += STATUSES_PER_CALL) {
       const batch = all.slice(at, at + STATUSES_PER_CALL);
       const statuses = await chain.getSignatureStatuses(
@@ -137,7 +144,8 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
         if (closed) return;
         let status = statuses[i] ?? null;
         if (!landed(status) && height > w.lastValidBlockHeight) {
-          // Past its last valid height: only a landed status in history keeps it from having expired.
+          // Past its last valid height: the chain answers for the signature itself; only a landed status in
+          // history keeps it from having expired.
           const [history] = await chain.getSignatureStatuses([w.signature], { searchTransactionHistory: true });
           status = history ?? null;
           if (!landed(status)) {
@@ -155,77 +163,55 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
     }
   }
 
-  /** Finds each foreign-fee-payer transaction among its key's transactions, or expires it. */
-  async function pollForeign(foreign: WatchedSign[], height: number): Promise<void> {
+  /**
+   * Finds each foreign-fee-payer transaction among its key's transactions. One is expired only once a walk of the
+   * key's history that began after its blockhash had expired has examined every transaction down to its slot; one
+   * that stays undecided past the confirmation deadline ends `unknown`, keeping its reservation.
+   */
+  async function pollForeign(
+    foreign: WatchedSign[],
+    height: number,
+    pollNumber: number,
+    budget: ScanBudget,
+  ): Promise<void> {
     const byKey = new Map<string, WatchedSign[]>();
     for (const w of foreign) byKey.set(w.rec.key.pubkey, [...(byKey.get(w.rec.key.pubkey) ?? []), w]);
+    for (const keyPubkey of [...histories.keys()]) if (!byKey.has(keyPubkey)) histories.delete(keyPubkey);
     for (const [keyPubkey, ws] of byKey) {
+      let history = histories.get(keyPubkey);
+      if (!history) histories.set(keyPubkey, (history = createKeyHistoryScan(chain, keyPubkey)));
       // A simulation's slot is a bank the node had already frozen: the transaction signed after it lands later.
       const fromSlot = Math.min(...ws.map((w) => w.fromSlot));
-      const found = await findByKeySignature(keyPubkey, new Set(ws.map((w) => w.signature)), fromSlot);
+      const wanted = new Set(ws.filter((w) => !foundLanded.has(w.signature)).map((w) => w.signature));
+      let progress: ScanProgress | null = null;
+      let failure: string | null = null;
+      try {
+        progress = await history.advance(wanted, fromSlot, pollNumber, budget);
+        for (const [sig, hit] of progress.found) foundLanded.set(sig, hit);
+      } catch (e) {
+        failure = errorMessage(e);
+      }
       for (const w of ws) {
         if (closed) return;
-        const hit = found.get(w.signature);
+        const hit = foundLanded.get(w.signature);
+        const expiredAt = pastExpiry.get(w.signature);
         if (hit) await finish(w, foreignFinal(w, hit));
-        else if (height > w.lastValidBlockHeight) {
+        else if (expiredAt && progress && progress.completeSince >= expiredAt.poll) {
           await finish(w, {
             outcome: SIGNED_EXPIRED,
             slot: null,
             balance_change: null,
-            detail: expiredDetail(height, w),
+            detail: `${expiredDetail(height, w)}; every transaction of the key since slot ${w.fromSlot} was examined`,
           });
+        } else if (expiredAt && Date.now() - expiredAt.at > timings.confirm_deadline_ms) {
+          const why = failure ?? `${progress?.examined ?? 0} transactions of the key examined in the walk under way`;
+          await finish(w, unresolvedFinal(w, height, timings.confirm_deadline_ms, why));
         }
       }
+      if (failure !== null)
+        log.warn({ key: ws[0]?.rec.key.name, err: failure }, 'the key history could not be read this poll');
     }
   }
-
-  /**
-   * The key's landed transactions (newest first, at the client's commitment) whose signatures include one of
-   * `wanted`: each transaction read once, pages read until one already examined, one older than `fromSlot`, or
-   * the per-poll bound.
-   */
-  async function findByKeySignature(
-    keyPubkey: string,
-    wanted: ReadonlySet<string>,
-    fromSlot: number,
-  ): Promise<Map<string, Found>> {
-    const found = new Map<string, Found>();
-    let before: string | undefined;
-    for (let page = 0; page < HISTORY_PAGES_PER_POLL && found.size < wanted.size; page++) {
-      const listed = await chain.getSignaturesForAddress(keyPubkey, {
-        limit: HISTORY_PAGE,
-        ...(before === undefined ? {} : { before }),
-      });
-      let stop = false;
-      for (const entry of listed) {
-        if (entry.slot < fromSlot) {
-          stop = true; // older than every watched sign: nothing further back can hold its signature
-          break;
-        }
-        if (!landedListing(entry)) continue;
-        const seen = examined.get(entry.signature);
-        if (seen) {
-          stop = true;
-          continue;
-        }
-        const meta = await chain.getTransaction(entry.signature);
-        if (meta === null) continue; // not readable yet at this commitment: read again next poll
-        examined.set(entry.signature, meta.signatures);
-        if (examined.size > EXAMINED_MAX) {
-          const oldest = examined.keys().next();
-          if (oldest.done !== true) examined.delete(oldest.value);
-        }
-        for (const sig of meta.signatures) if (wanted.has(sig)) found.set(sig, { listed: entry, meta });
-      }
-      const last = listed[listed.length - 1];
-      if (stop || listed.length < HISTORY_PAGE || last === undefined) break;
-      before = last.signature;
-    }
-    return found;
-  }
-
-  const landedListing = (s: AddressSignature): boolean =>
-    s.confirmationStatus !== null && meetsCommitment(s.confirmationStatus, chain.commitment);
 
   const landed = (s: SignatureStatus | null): s is SignatureStatus =>
     s?.confirmationStatus != null && meetsCommitment(s.confirmationStatus, chain.commitment);
@@ -251,6 +237,10 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
    */
   async function finish(w: WatchedSign, f: Final): Promise<void> {
     watched.delete(w.signature);
+    const forget = (): void => {
+      foundLanded.delete(w.signature);
+      pastExpiry.delete(w.signature);
+    };
     const key = w.rec.key.name;
     try {
       const lock = await ledger.lockKey(key, AbortSignal.timeout(FINAL_LOCK_WAIT_MS));
@@ -262,9 +252,15 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
       } finally {
         await lock.release();
       }
+      forget();
+      if (f.outcome === 'unknown') {
+        log.error({ key, signature: w.signature, detail: f.detail }, 'sign-only transaction left unresolved');
+        deps.observer?.alert({ kind: 'watch_unresolved', key, signature: w.signature, detail: f.detail });
+      }
     } catch (e) {
       // The intent keeps the reservation charged; the signature is watched again (and resumed on the next start).
       if (!closed) watched.set(w.signature, w);
+      else forget();
       log.error({ key, signature: w.signature, err: errorMessage(e) }, 'sign-only final not written yet');
     }
   }
@@ -329,6 +325,19 @@ interface Final {
 
 function expiredDetail(height: number, w: WatchedSign): string {
   return `sign_only: the blockhash expired (finalized height ${height} is past ${w.lastValidBlockHeight}) and the signature never landed; its reservation is released`;
+}
+
+/**
+ * The final entry of a foreign-fee-payer transaction the watcher could not settle: past its blockhash, the key's
+ * history not examined completely in time. `unknown` keeps its reservation (ledger/limits.ts).
+ */
+function unresolvedFinal(w: WatchedSign, height: number, deadlineMs: number, why: string): Final {
+  return {
+    outcome: 'unknown',
+    slot: null,
+    balance_change: null,
+    detail: `sign_only: the blockhash expired (finalized height ${height} is past ${w.lastValidBlockHeight}) but the key's transactions since slot ${w.fromSlot} could not all be examined within ${Math.round(deadlineMs / 1000)} s (${why}); whether it landed is not proven, so its reservation stays: look up the key's transactions before signing again`,
+  };
 }
 
 /** Sign-only intents of one key with no final entry yet, as the watcher needs them. */
