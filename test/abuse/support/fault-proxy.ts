@@ -58,6 +58,11 @@ export class FaultProxy {
   readonly forwardedSends: string[] = [];
   /** Called for every JSON-RPC call before faults apply (to drive the chain's own fault controls). */
   onCall: ((method: string) => void) | null = null;
+  /**
+   * Awaited before the calls of one request are passed on to the node: lets a test change the chain between two
+   * calls of the signer (land a transaction between a simulation and the read that follows it).
+   */
+  beforeForward: ((calls: readonly { method: string; params: unknown[] }[]) => Promise<void>) | null = null;
   private rules: (FaultRule & { left: number })[] = [];
   private readonly open = new Set<http.ServerResponse>();
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
@@ -110,6 +115,7 @@ export class FaultProxy {
     this.forwardedSends.length = 0;
     for (const k of Object.keys(this.calls)) Reflect.deleteProperty(this.calls, k);
     this.onCall = null;
+    this.beforeForward = null;
   }
 
   async close(): Promise<void> {
@@ -197,6 +203,9 @@ export class FaultProxy {
     for (const c of forwarded) if (c?.method === 'sendTransaction') this.forwardedSends.push(String(c.params?.[0]));
     let replies: unknown[] = [];
     if (forwarded.length > 0) {
+      await this.beforeForward?.(
+        forwarded.map((c) => ({ method: typeof c?.method === 'string' ? c.method : '?', params: c?.params ?? [] })),
+      );
       const upstream = await this.forward(Buffer.from(JSON.stringify(batch ? forwarded : forwarded[0])));
       const value = JSON.parse(upstream) as unknown;
       replies = Array.isArray(value) ? value : [value];
