@@ -23,6 +23,7 @@ import { judgeTokens } from './flow/tokens';
 import { capReservation, needsApproval, passGate } from './flow/gate';
 import { keyUsage, preflight } from './flow/preflight';
 import { sendAndConfirm } from './flow/send-confirm';
+import { checkLanded } from './flow/tripwire';
 import { recordSimulation, simulate } from './flow/simulate';
 import { refuse, stop, type StepWith } from './flow/step';
 import { v1Source, type PreparedTransaction, type TransactionSource } from './flow/transaction';
@@ -61,7 +62,8 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   const approvalDeps = { ledger, timings: config.timings, log };
   const sendDeps = { chain, timings: config.timings };
   const messages = createMessageFlow({ access, keyFiles, halts, ledger, approval: approvalDeps, log });
-  const watcher = createSignedWatcher({ chain, ledger, timings: config.timings, log, observer: deps.observer });
+  const tripwireDeps = { halts, log, observer: deps.observer };
+  const watcher = createSignedWatcher({ chain, ledger, timings: config.timings, log, tripwire: tripwireDeps });
   const resumed = watcher
     .resume(config.keys)
     .then((n) => {
@@ -257,7 +259,14 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       return { report, sent: true, watched: true };
     }
     progress({ stage: 'sent', signature: built.signature });
-    await sendAndConfirm(sendDeps, built, report, progress);
+    const landed = await sendAndConfirm(sendDeps, built, report, progress);
+    await checkLanded(tripwireDeps, {
+      keyName: key.name,
+      keyPubkey: key.pubkey,
+      report,
+      reservation: gate.reservation,
+      meta: landed,
+    });
     return { report, sent: true, watched: false };
   }
 

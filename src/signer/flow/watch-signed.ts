@@ -13,13 +13,13 @@
  * transaction's id and fee payer in its detail.
  */
 import { meetsCommitment } from '../../chain/commitment';
-import type { ChainClient, SignatureStatus } from '../../chain/types';
+import type { ChainClient, SignatureStatus, TransactionMeta } from '../../chain/types';
 import type { KeyConfig, Timings } from '../../config/types';
-import { SPEND_WINDOW_S } from '../../ledger/limits';
-import type { AuditEntry, Ledger } from '../../ledger/types';
+import { SPEND_WINDOW_S, spendOf } from '../../ledger/limits';
+import type { AuditEntry, Ledger, TokenFigure } from '../../ledger/types';
 import { errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';
-import type { EngineLogger, EngineObserver } from '../engine-deps';
+import type { EngineLogger } from '../engine-deps';
 import { signEntry, type SignRecord } from './audit';
 import {
   createKeyHistoryScan,
@@ -29,13 +29,15 @@ import {
   type ScanBudget,
   type ScanProgress,
 } from './key-history';
+import { landedSpend, landedTokenFigures, overspend, trip, type TripwireDeps } from './tripwire';
 
 export interface WatchDeps {
   chain: ChainClient;
   ledger: Ledger;
   timings: Timings;
   log: EngineLogger;
-  observer?: EngineObserver;
+  /** Halts and alerts: what the watcher raises (an unresolved watch, a landed overspend). */
+  tripwire: TripwireDeps;
 }
 
 export interface WatchedSign {
@@ -130,7 +132,7 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
       log.warn({ err: errorMessage(e) }, 'watching sign-only transactions paid by another account: a poll failed'),
     );
     if (foreign.length > 0)
-      deps.observer?.watchPoll({
+      deps.tripwire.observer?.watchPoll({
         listings: SCAN_BUDGET_PER_POLL.listings - budget.listings,
         reads: SCAN_BUDGET_PER_POLL.reads - budget.reads,
       });
@@ -227,6 +229,7 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
       // Unknown stays null: the caps then keep counting the intent's reservation.
       balance_change: change,
       detail: failed ? `the caller sent it and it failed: ${JSON.stringify(s.err)}` : 'sign_only: landed',
+      meta,
     };
   }
 
@@ -242,20 +245,35 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
       pastExpiry.delete(w.signature);
     };
     const key = w.rec.key.name;
+    let over: string[] = [];
     try {
       const lock = await ledger.lockKey(key, AbortSignal.timeout(FINAL_LOCK_WAIT_MS));
       try {
         const entries = await ledger.signEntriesForKey(key, nowSeconds() - SPEND_WINDOW_S);
         const recorded = entries.some((e) => e.command === 'sign' && e.signature === w.signature);
-        const tokens = f.outcome === 'failed' && w.movedTokens ? [] : null;
-        if (!recorded) await ledger.append(signEntry(w.rec, { command: 'sign', signature: w.signature, ...f, tokens }));
+        let tokens: TokenFigure[] | null = f.outcome === 'failed' && w.movedTokens ? [] : null;
+        const { meta, ...final } = f;
+        const intent = entries.find((e) => e.command === 'sign-intent' && e.signature === w.signature);
+        if (!recorded && meta && intent && (f.outcome === 'confirmed' || f.outcome === 'failed')) {
+          // The tripwire: a landed spend larger than the reservation is recorded at its real size.
+          const landed = landedSpend(meta, w.rec.key.pubkey);
+          const reserved = { lamports: spendOf(intent.balance_change ?? 0), tokens: intent.tokens ?? null };
+          over = overspend(reserved, landed);
+          if (over.length > 0) {
+            tokens = landedTokenFigures(landed, reserved.tokens);
+            final.detail = `${final.detail}; tripwire: it spent more than its reservation (${over.join('; ')}), the key is halted`;
+          }
+        }
+        if (!recorded)
+          await ledger.append(signEntry(w.rec, { command: 'sign', signature: w.signature, ...final, tokens }));
       } finally {
         await lock.release();
       }
+      if (over.length > 0) await trip(deps.tripwire, { key, signature: w.signature, over });
       forget();
       if (f.outcome === 'unknown') {
         log.error({ key, signature: w.signature, detail: f.detail }, 'sign-only transaction left unresolved');
-        deps.observer?.alert({ kind: 'watch_unresolved', key, signature: w.signature, detail: f.detail });
+        deps.tripwire.observer?.alert({ kind: 'watch_unresolved', key, signature: w.signature, detail: f.detail });
       }
     } catch (e) {
       // The intent keeps the reservation charged; the signature is watched again (and resumed on the next start).
@@ -313,6 +331,7 @@ function foreignFinal(w: WatchedSign, { listed, meta }: Found): Final {
     slot: meta.slot,
     balance_change: change,
     detail: failed ? `sign_only: ${landedAs}; it failed: ${JSON.stringify(err)}` : `sign_only: ${landedAs}`,
+    meta,
   };
 }
 
@@ -321,6 +340,8 @@ interface Final {
   slot: number | null;
   balance_change: number | null;
   detail: string;
+  /** The landed transaction's metadata, for the tripwire; absent when it did not land or was not returned. */
+  meta?: TransactionMeta | null;
 }
 
 function expiredDetail(height: number, w: WatchedSign): string {

@@ -63,6 +63,8 @@ export class FaultProxy {
    * calls of the signer (land a transaction between a simulation and the read that follows it).
    */
   beforeForward: ((calls: readonly { method: string; params: unknown[] }[]) => Promise<void>) | null = null;
+  /** Rewrites the node's result of a call before the client gets it (a node that answers wrongly). */
+  rewrite: ((method: string, result: unknown) => unknown) | null = null;
   private rules: (FaultRule & { left: number })[] = [];
   private readonly open = new Set<http.ServerResponse>();
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
@@ -116,6 +118,7 @@ export class FaultProxy {
     for (const k of Object.keys(this.calls)) Reflect.deleteProperty(this.calls, k);
     this.onCall = null;
     this.beforeForward = null;
+    this.rewrite = null;
   }
 
   async close(): Promise<void> {
@@ -221,6 +224,7 @@ export class FaultProxy {
     calls.forEach((c, i) => {
       const r = out[i] as Record<string, unknown> | undefined;
       if (!r || !('result' in r)) return;
+      if (this.rewrite && typeof c?.method === 'string') r.result = this.rewrite(c.method, r.result);
       if (rule?.kind === 'wrongGenesis' && c?.method === 'getGenesisHash') r.result = OTHER_GENESIS;
       if (rule?.kind === 'wrongShape' && (rule.method === undefined || c?.method === rule.method))
         r.result = 'unexpected';
