@@ -113,7 +113,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
           : 0,
       inFlight: () => state.inFlight,
     });
-    metricsServer = await loaded.listen(config.serve.metrics.host, config.serve.metrics.port);
+    metricsServer = await loaded.listen(
+      config.serve.metrics.host,
+      config.serve.metrics.port,
+      config.serve.allowed_hosts,
+    );
     metrics = loaded;
     err(`metrics: http://${boundAddress(metricsServer)}/metrics`);
   }

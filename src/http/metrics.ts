@@ -8,6 +8,7 @@ import { METHODS } from '../mcp/protocol';
 import type { McpObserver } from '../mcp/service';
 import type { EngineAlert, EngineObserver } from '../signer/engine-deps';
 import { errorMessage } from '../util/errors';
+import { compileAllowList, guardRequest } from './host-origin';
 
 /** Method labels kept as they are (anything else is `other`, so a client cannot grow the label set). */
 const KNOWN_METHODS = new Set<string>([...METHODS, 'initialize']);
@@ -118,10 +119,17 @@ export class Metrics implements McpObserver, EngineObserver {
 
   /**
    * The /metrics listener; resolves once listening. A scraper needs no keep-alive and sends no body, so the
-   * listener holds few sockets and drops slow ones quickly.
+   * listener holds few sockets and drops slow ones quickly. Host and Origin must name an `allowed_hosts` entry, as
+   * on the MCP listener (the same guard), so a page in the operator's browser cannot read it by DNS rebinding.
    */
-  listen(host: string, port: number): Promise<http.Server> {
+  listen(host: string, port: number, allowedHosts: readonly string[]): Promise<http.Server> {
+    const allow = compileAllowList(allowedHosts);
     const server = http.createServer({ headersTimeout: 5000, requestTimeout: 10_000 }, (req, res) => {
+      const verdict = guardRequest(allow, req, false);
+      if (!verdict.ok) {
+        res.writeHead(403, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: verdict.error }));
+        return;
+      }
       if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
         res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
         return;
