@@ -30,6 +30,7 @@ import { v1Source, type PreparedTransaction, type TransactionSource } from './fl
 import { v2Source } from './flow/v2-source';
 import { createSignedWatcher, signOnlyIntentDetail } from './flow/watch-signed';
 import { createHaltBook } from './halts';
+import { heldHaltsFile } from './held-halts-file';
 import { createKeyAccess } from './key-access';
 import { createKeyFiles } from './key-files';
 import { keyView } from './key-view';
@@ -57,7 +58,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   const log = deps.logger ?? silentLogger;
   const access = createKeyAccess(config.keys);
   const keyFiles = createKeyFiles(config.key_dir, config.keys);
-  const halts = createHaltBook({ ledger, log });
+  const halts = createHaltBook({ ledger, log, file: heldHaltsFile(config.state_dir) });
   const preflightDeps = { cluster: config.cluster, chain, ledger, halts };
   const approvalDeps = { ledger, timings: config.timings, log };
   const sendDeps = { chain, timings: config.timings };
