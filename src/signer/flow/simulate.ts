@@ -16,6 +16,7 @@ import type { Report } from '../report';
 import { tokenMovements, type TokenMovements } from '../tokens/movements';
 import { readMint, type MintState } from '../tokens/state';
 import { writableAccounts } from '../writable-accounts';
+import { feeBound } from './fee-bound';
 import { readIsSimulationBank } from './same-bank';
 import { stop, type Step } from './step';
 import type { BuiltTransaction } from './transaction';
@@ -89,7 +90,10 @@ export async function simulate(
   for (const [i, address] of accounts.entries()) {
     const post = sim.accounts[i] ?? null;
     const pre = before.accounts[i] ?? null;
-    const delta = (post?.lamports ?? 0) - (pre?.lamports ?? 0);
+    let delta = (post?.lamports ?? 0) - (pre?.lamports ?? 0);
+    // Another fee payer's balance has its own fee taken off: what it receives is counted beyond that, so the
+    // key cannot pay it up to its fee unseen (the fee the node quotes, else the message's upper bound).
+    if (address === built.prepared.foreignFeePayer) delta += fee ?? feeBound(built.prepared.msg).total;
     if (address === key.pubkey) balanceChange = delta;
     else if (delta > 0 && post) gains.push({ address, lamports: delta, created: pre === null, owner: post.owner });
   }
