@@ -179,7 +179,10 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
     const byKey = new Map<string, WatchedSign[]>();
     for (const w of foreign) byKey.set(w.rec.key.pubkey, [...(byKey.get(w.rec.key.pubkey) ?? []), w]);
     for (const keyPubkey of [...histories.keys()]) if (!byKey.has(keyPubkey)) histories.delete(keyPubkey);
-    for (const [keyPubkey, ws] of byKey) {
+    // The budget is shared: each poll starts with the next key, so a flood naming one key cannot starve the others.
+    const keys = [...byKey];
+    const first = keys.length === 0 ? 0 : pollNumber % keys.length;
+    for (const [keyPubkey, ws] of [...keys.slice(first), ...keys.slice(0, first)]) {
       let history = histories.get(keyPubkey);
       if (!history) histories.set(keyPubkey, (history = createKeyHistoryScan(chain, keyPubkey)));
       // A simulation's slot is a bank the node had already frozen: the transaction signed after it lands later.
