@@ -195,7 +195,8 @@ export class JsonRpcTransport {
       // The request never reached the server, so one retry is safe (also for sendTransaction: the same
       // bytes carry the same signature).
       if (!(e instanceof StaleSocketError)) throw e;
-      return this.post(method, body, deadline);
+      // On a connection of its own: a second pooled socket may be just as stale, and that must not end the call.
+      return this.post(method, body, deadline, this.freshAgent);
     }
   }
 

@@ -13,6 +13,7 @@ import type {
   AccountsAtSlot,
   SignatureStatus,
   SimulationResult,
+  TokenBalance,
   TransactionMeta,
 } from './types';
 
@@ -108,7 +109,36 @@ export function readSimulation(r: unknown, requested: number): SimulationResult 
     // A node leaves accounts out (null) when the simulation did not run; [] then says "not reported".
     accounts:
       accounts === undefined || accounts === null ? [] : accountsWithData(accounts, requested, 'result.value.accounts'),
+    preBalances: optionalBalances(v['preBalances'], 'result.value.preBalances'),
+    preTokenBalances:
+      v['preTokenBalances'] === undefined || v['preTokenBalances'] === null
+        ? null
+        : tokenBalances(v['preTokenBalances'], 'result.value.preTokenBalances'),
   };
+}
+
+function optionalBalances(v: unknown, path: string): number[] | null {
+  if (v === undefined || v === null) return null;
+  return array(v, path).map((b, i) => wholeNumber(b, `${path}[${i}]`));
+}
+
+/** preTokenBalances/postTokenBalances: each entry's account index, mint, owner and exact amount in base units. */
+function tokenBalances(v: unknown, path: string): TokenBalance[] {
+  return array(v, path).map((e, i) => {
+    const at = `${path}[${i}]`;
+    const o = object(e, at);
+    const ui = object(o['uiTokenAmount'], `${at}.uiTokenAmount`);
+    const amount = ui['amount'];
+    if (typeof amount !== 'string' || !/^\d{1,20}$/.test(amount))
+      throw new ShapeProblem(`${at}.uiTokenAmount.amount is not a whole number`);
+    const owner = o['owner'];
+    return {
+      accountIndex: wholeNumber(o['accountIndex'], `${at}.accountIndex`),
+      mint: hash32(o['mint'], `${at}.mint`),
+      owner: owner === undefined || owner === null ? null : hash32(owner, `${at}.owner`),
+      amount: BigInt(amount),
+    };
+  });
 }
 
 export const readSignature = (r: unknown): string => signature64(r, 'result');
@@ -150,7 +180,8 @@ export function readTransactionMeta(r: unknown): TransactionMeta | null {
   const metaRaw = o['meta'];
   if (metaRaw === null || metaRaw === undefined) {
     const none = { err: null, fee: null, preBalance0: null, postBalance0: null, logs: [] };
-    return { slot, ...none, signatures, accountKeys, preBalances: [], postBalances: [] };
+    const balances = { preBalances: [], postBalances: [], preTokenBalances: [], postTokenBalances: [] };
+    return { slot, ...none, signatures, accountKeys, ...balances, loadedAddresses: [] };
   }
   const meta = object(metaRaw, 'result.meta');
   const pre = array(meta['preBalances'], 'result.meta.preBalances').map((b, i) =>
@@ -170,7 +201,23 @@ export function readTransactionMeta(r: unknown): TransactionMeta | null {
     accountKeys,
     preBalances: pre,
     postBalances: post,
+    preTokenBalances: listOrNone(meta['preTokenBalances'], (v) => tokenBalances(v, 'result.meta.preTokenBalances')),
+    postTokenBalances: listOrNone(meta['postTokenBalances'], (v) => tokenBalances(v, 'result.meta.postTokenBalances')),
+    loadedAddresses: loaded(meta['loadedAddresses']),
   };
+}
+
+const listOrNone = <T>(v: unknown, read: (v: unknown) => T[]): T[] => (v === undefined || v === null ? [] : read(v));
+
+/** meta.loadedAddresses: writable then read-only, as they follow the static keys in the full account list. */
+function loaded(v: unknown): string[] {
+  if (v === undefined || v === null) return [];
+  const o = object(v, 'result.meta.loadedAddresses');
+  const list = (k: string): string[] =>
+    listOrNone(o[k], (x) =>
+      array(x, `result.meta.loadedAddresses.${k}`).map((a, i) => hash32(a, `result.meta.loadedAddresses.${k}[${i}]`)),
+    );
+  return [...list('writable'), ...list('readonly')];
 }
 
 /** The `json` encoding's signatures and static account keys; an absent transaction (a trimmed answer) gives none. */

@@ -25,6 +25,24 @@ export interface SimulationResult {
   slot: number;
   /** Post-simulation state of the accounts asked for, in order; null for an account that does not exist. */
   accounts: (AccountData | null)[];
+  /**
+   * Lamports of every account of the transaction (static keys, then loaded writable, then loaded readonly) in the
+   * bank the simulation ran on, before it ran; null where the node does not report them (older nodes).
+   */
+  preBalances: number[] | null;
+  /** The token accounts among them, in that same bank before the simulation ran; null where not reported. */
+  preTokenBalances: TokenBalance[] | null;
+}
+
+/** A token account's balance as a node reports it around a transaction (preTokenBalances/postTokenBalances). */
+export interface TokenBalance {
+  /** Index in the transaction's full account list. */
+  accountIndex: number;
+  mint: string;
+  /** The token account's owner; null where the node leaves it out. */
+  owner: string | null;
+  /** Base units, exact. */
+  amount: bigint;
 }
 
 export interface SignatureStatus {
@@ -47,6 +65,11 @@ export interface TransactionMeta {
   /** Lamports before and after, by index in the full account list; empty when the node gave no meta. */
   preBalances: number[];
   postBalances: number[];
+  /** Token balances before and after, by index in the full account list; empty when the node gave none. */
+  preTokenBalances: TokenBalance[];
+  postTokenBalances: TokenBalance[];
+  /** The addresses loaded from lookup tables (writable, then read-only): the rest of the full account list. */
+  loadedAddresses: string[];
 }
 
 /** One transaction that touched an address, as getSignaturesForAddress lists it (newest first). */

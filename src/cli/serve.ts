@@ -113,7 +113,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
           : 0,
       inFlight: () => state.inFlight,
     });
-    metricsServer = await loaded.listen(config.serve.metrics.host, config.serve.metrics.port);
+    metricsServer = await loaded.listen(
+      config.serve.metrics.host,
+      config.serve.metrics.port,
+      config.serve.allowed_hosts,
+    );
     metrics = loaded;
     err(`metrics: http://${boundAddress(metricsServer)}/metrics`);
   }
@@ -128,7 +132,16 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       const { timedChain } = require('../http/timed-chain') as typeof import('../http/timed-chain');
       const rpc = chainClientFor(config.cluster, config.timings);
       const chain = config.serve.metrics ? timedChain(rpc, rpcObserver) : rpc;
-      const opened = await openEngine(config, { logger, chain, strictKeys: args.options.get('strict') === true });
+      const opened = await openEngine(config, {
+        logger,
+        chain,
+        strictKeys: args.options.get('strict') === true,
+        // Alerts and watcher costs reach the metrics when they are served.
+        observer: {
+          alert: (a) => metrics?.alert(a),
+          watchPoll: (cost) => metrics?.watchPoll(cost),
+        },
+      });
       engine = opened;
       return opened;
     })(),

@@ -94,3 +94,19 @@ export function checkHostOrigin(
   }
   return { ok: true };
 }
+
+/** What the guard reads of a request: Node's raw header list and the parsed Host and Origin. */
+export interface GuardedRequest {
+  rawHeaders: readonly string[];
+  headers: { host?: string | undefined; origin?: string | undefined };
+}
+
+/**
+ * The whole guard for one request, for every listener that answers browsers' requests (the MCP app, /metrics): a
+ * repeated Host or Origin is refused, then both are checked against the allow-list.
+ */
+export function guardRequest(list: AllowList, req: GuardedRequest, probe: boolean): HostOriginVerdict {
+  const repeated = repeatedGuardHeader(req.rawHeaders);
+  if (repeated !== null) return { ok: false, error: `several ${repeated} headers: the request is ambiguous` };
+  return checkHostOrigin(list, req.headers.host, req.headers.origin, probe);
+}

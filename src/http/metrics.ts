@@ -6,18 +6,22 @@ import http from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { METHODS } from '../mcp/protocol';
 import type { McpObserver } from '../mcp/service';
+import type { EngineAlert, EngineObserver } from '../signer/engine-deps';
 import { errorMessage } from '../util/errors';
+import { compileAllowList, guardRequest } from './host-origin';
 
 /** Method labels kept as they are (anything else is `other`, so a client cannot grow the label set). */
 const KNOWN_METHODS = new Set<string>([...METHODS, 'initialize']);
 
-export class Metrics implements McpObserver {
+export class Metrics implements McpObserver, EngineObserver {
   readonly registry = new Registry();
   private readonly requests: Counter<'method' | 'status'>;
   private readonly toolResults: Counter<'tool' | 'outcome'>;
   private readonly failedChecks: Counter<'check'>;
   private readonly toolDuration: Histogram<'tool'>;
   private readonly rpcDuration: Histogram<'method' | 'ok'>;
+  private readonly alerts: Counter<'kind'>;
+  private readonly watchCalls: Histogram<'call'>;
 
   constructor(opts: { haltedKeys?: () => Promise<number>; inFlight?: () => number; defaultMetrics?: boolean } = {}) {
     const registers = [this.registry];
@@ -51,6 +55,19 @@ export class Metrics implements McpObserver {
       help: 'Latency of Solana JSON-RPC calls, seconds',
       labelNames: ['method', 'ok'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 15],
+      registers,
+    });
+    this.alerts = new Counter({
+      name: 'signer_alerts_total',
+      help: 'Things an operator must look at, by kind (watch_unresolved, spend_over_reservation); each is also logged',
+      labelNames: ['kind'],
+      registers,
+    });
+    this.watchCalls = new Histogram({
+      name: 'signer_watch_rpc_calls_per_poll',
+      help: "RPC calls one poll of the sign-only watcher made to read keys' histories, by call",
+      labelNames: ['call'],
+      buckets: [0, 1, 2, 4, 10, 25, 50, 100, 200],
       registers,
     });
     // Read at scrape time: the app's own count is the truth.
@@ -91,12 +108,28 @@ export class Metrics implements McpObserver {
     this.rpcDuration.labels(method, ok ? 'true' : 'false').observe(durationMs / 1000);
   }
 
+  alert(a: EngineAlert): void {
+    this.alerts.inc({ kind: a.kind });
+  }
+
+  watchPoll(cost: { listings: number; reads: number }): void {
+    this.watchCalls.observe({ call: 'getSignaturesForAddress' }, cost.listings);
+    this.watchCalls.observe({ call: 'getTransaction' }, cost.reads);
+  }
+
   /**
    * The /metrics listener; resolves once listening. A scraper needs no keep-alive and sends no body, so the
-   * listener holds few sockets and drops slow ones quickly.
+   * listener holds few sockets and drops slow ones quickly. Host and Origin must name an `allowed_hosts` entry, as
+   * on the MCP listener (the same guard), so a page in the operator's browser cannot read it by DNS rebinding.
    */
-  listen(host: string, port: number): Promise<http.Server> {
+  listen(host: string, port: number, allowedHosts: readonly string[]): Promise<http.Server> {
+    const allow = compileAllowList(allowedHosts);
     const server = http.createServer({ headersTimeout: 5000, requestTimeout: 10_000 }, (req, res) => {
+      const verdict = guardRequest(allow, req, false);
+      if (!verdict.ok) {
+        res.writeHead(403, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: verdict.error }));
+        return;
+      }
       if (req.method !== 'GET' || (req.url ?? '').split('?')[0] !== '/metrics') {
         res.writeHead(404, { 'Content-Type': 'text/plain' }).end('not found\n');
         return;

@@ -91,6 +91,9 @@ export interface SimulationOutcome {
   innerInstructions: InnerInstructionGroup[];
   /** Every account of the transaction, static then loaded: what inner instruction indices refer to. */
   accountKeys: string[];
+  /** Lamports of every account in `accountKeys` before and after (empty after when it did not run). */
+  preBalances: number[];
+  postBalances: number[];
   preTokenBalances: TokenBalance[];
   postTokenBalances: TokenBalance[];
 }
@@ -330,6 +333,8 @@ export class LocalChain {
       accountKeys.map((a) => this.account(a)),
       (m) => this.mint(m),
     );
+    // Read from the same state the simulation runs on, as a node reports them.
+    const preBalances = accountKeys.map((a) => this.balance(a));
     const result = this.execute(tx, opts.sigVerify);
     const signatureFailure = result instanceof FailedTransactionMetadata && Number(result.err()) === SIGNATURE_FAILURE;
     // A node verifies signatures (when asked) before anything else, then refuses an unknown blockhash
@@ -345,6 +350,8 @@ export class LocalChain {
         replacementBlockhash,
         innerInstructions: [],
         accountKeys,
+        preBalances,
+        postBalances: [],
         preTokenBalances,
         postTokenBalances: [],
       };
@@ -362,6 +369,8 @@ export class LocalChain {
         replacementBlockhash,
         innerInstructions: innerInstructionGroups(meta),
         accountKeys,
+        preBalances,
+        postBalances: [],
         preTokenBalances,
         postTokenBalances: [],
       };
@@ -387,6 +396,8 @@ export class LocalChain {
       replacementBlockhash,
       innerInstructions: innerInstructionGroups(meta),
       accountKeys,
+      preBalances,
+      postBalances: accountKeys.map((a) => after(a)?.lamports ?? 0),
       preTokenBalances,
       postTokenBalances: tokenBalances(
         accountKeys.map((a) => after(a)),

@@ -137,6 +137,8 @@ export class LocalnetRpc {
           innerInstructions: wantInner ? partiallyDecodedInner(sim.innerInstructions, sim.accountKeys) : null,
           replacementBlockhash: sim.replacementBlockhash,
           fee: sim.fee,
+          preBalances: sim.preBalances,
+          postBalances: sim.err === null ? sim.postBalances : null,
           preTokenBalances: sim.preTokenBalances,
           postTokenBalances: sim.postTokenBalances,
         });

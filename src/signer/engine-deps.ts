@@ -12,6 +12,20 @@ export interface EngineLogger {
 
 export const silentLogger: EngineLogger = { info() {}, warn() {}, error() {} };
 
+/** Something an operator must look at: logged by the engine, counted by the metrics (signer_alerts_total). */
+export interface EngineAlert {
+  kind: 'watch_unresolved' | 'spend_over_reservation';
+  key: string;
+  signature: string | null;
+  detail: string;
+}
+
+/** Hooks for metrics: alerts, and what each poll of the sign-only watcher cost in RPC calls. */
+export interface EngineObserver {
+  alert(a: EngineAlert): void;
+  watchPoll(cost: { listings: number; reads: number }): void;
+}
+
 export interface EngineDeps {
   config: SignerConfig;
   chain: ChainClient;
@@ -19,4 +33,5 @@ export interface EngineDeps {
   logger?: EngineLogger;
   /** Observes every finished check/sign (metrics). */
   onReport?: (tool: 'check' | 'sign', report: Report, durationMs: number) => void;
+  observer?: EngineObserver;
 }

@@ -23,12 +23,14 @@ import { judgeTokens } from './flow/tokens';
 import { capReservation, needsApproval, passGate } from './flow/gate';
 import { preflight } from './flow/preflight';
 import { sendAndConfirm } from './flow/send-confirm';
+import { checkLanded } from './flow/tripwire';
 import { recordSimulation, simulate } from './flow/simulate';
 import { refuse, stop, type StepWith } from './flow/step';
 import { v1Source, type PreparedTransaction, type TransactionSource } from './flow/transaction';
 import { v2Source } from './flow/v2-source';
 import { createSignedWatcher, signOnlyIntentDetail } from './flow/watch-signed';
 import { createHaltBook } from './halts';
+import { heldHaltsFile } from './held-halts-file';
 import { createKeyAccess } from './key-access';
 import { createKeyFiles } from './key-files';
 import { keyView } from './key-view';
@@ -56,12 +58,13 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   const log = deps.logger ?? silentLogger;
   const access = createKeyAccess(config.keys);
   const keyFiles = createKeyFiles(config.key_dir, config.keys);
-  const halts = createHaltBook({ ledger, log });
+  const halts = createHaltBook({ ledger, log, file: heldHaltsFile(config.state_dir) });
   const preflightDeps = { cluster: config.cluster, chain, ledger, halts };
   const approvalDeps = { ledger, timings: config.timings, log };
   const sendDeps = { chain, timings: config.timings };
   const messages = createMessageFlow({ access, keyFiles, halts, ledger, approval: approvalDeps, log });
-  const watcher = createSignedWatcher({ chain, ledger, timings: config.timings, log });
+  const tripwireDeps = { halts, log, observer: deps.observer };
+  const watcher = createSignedWatcher({ chain, ledger, timings: config.timings, log, tripwire: tripwireDeps });
   const resumed = watcher
     .resume(config.keys)
     .then((n) => {
@@ -258,7 +261,14 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       return { report, sent: true, watched: true };
     }
     progress({ stage: 'sent', signature: built.signature });
-    await sendAndConfirm(sendDeps, built, report, progress);
+    const landed = await sendAndConfirm(sendDeps, built, report, progress);
+    await checkLanded(tripwireDeps, {
+      keyName: key.name,
+      keyPubkey: key.pubkey,
+      report,
+      reservation: gate.reservation,
+      meta: landed,
+    });
     return { report, sent: true, watched: false };
   }
 

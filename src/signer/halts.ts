@@ -4,11 +4,16 @@
  * holds the halt itself: it refuses signs for that key and keeps trying to write the halt, on every look-up and
  * on a timer, until the ledger takes it. From then on the ledger's record is the only one, so a resume from any
  * process lifts it. A resume here first writes a held halt, then lifts it, so the audit log shows both.
+ *
+ * A held halt is also kept in a file of the state directory (held-halts-file.ts) until the ledger takes it, so a
+ * restart while the ledger still refuses it does not lose it: the next start holds it again from the file, refuses
+ * the key, and writes it to the ledger as soon as it can.
  */
 import type { HaltRecord, Ledger } from '../ledger/types';
 import { SignerError, errorMessage } from '../util/errors';
 import { nowSeconds } from '../util/time';
 import type { EngineLogger } from './engine-deps';
+import type { HeldHaltsFile } from './held-halts-file';
 
 export type HaltWrite = { recorded: true; stored: HaltRecord } | { recorded: false; error: string };
 
@@ -28,9 +33,23 @@ export interface HaltBook {
 /** How often a held halt is offered to the ledger again when nothing else touches the key. */
 export const HELD_HALT_RETRY_MS = 1_000;
 
-export function createHaltBook(deps: { ledger: Ledger; log: EngineLogger; retryMs?: number }): HaltBook {
-  const { ledger, log } = deps;
+export function createHaltBook(deps: {
+  ledger: Ledger;
+  log: EngineLogger;
+  retryMs?: number;
+  /** Where held halts outlive this process; none in tests that do not need it. */
+  file?: HeldHaltsFile;
+}): HaltBook {
+  const { ledger, log, file } = deps;
   const held = new Map<string, HaltRecord>();
+  /** The held halts to the file; a file that cannot be written is logged (the halt still holds in this process). */
+  const persist = (): void => {
+    try {
+      file?.save([...held.values()]);
+    } catch (e) {
+      log.error({ err: errorMessage(e) }, 'held halts could not be written to the state directory');
+    }
+  };
   const writing = new Map<string, Promise<HaltWrite>>();
   let timer: NodeJS.Timeout | null = null;
 
@@ -40,7 +59,10 @@ export function createHaltBook(deps: { ledger: Ledger; log: EngineLogger; retryM
     if (running) return running;
     const attempt = ledger.halt(record).then(
       (stored): HaltWrite => {
-        if (held.get(record.key) === record) held.delete(record.key);
+        if (held.get(record.key) === record) {
+          held.delete(record.key);
+          persist();
+        }
         return { recorded: true, stored };
       },
       (e: unknown): HaltWrite => ({ recorded: false, error: errorMessage(e) }),
@@ -72,6 +94,20 @@ export function createHaltBook(deps: { ledger: Ledger; log: EngineLogger; retryM
     timer = null;
   };
 
+  // Halts an earlier run held and could not record: held again, and offered to the ledger from now on.
+  let loaded: HaltRecord[] = [];
+  try {
+    loaded = file?.load() ?? [];
+  } catch (e) {
+    log.error({ err: errorMessage(e) }, 'held halts could not be read from the state directory');
+  }
+  for (const record of loaded) held.set(record.key, record);
+  if (held.size > 0) {
+    log.warn({ keys: [...held.keys()] }, 'halts held by an earlier run are held again until the ledger records them');
+    startTimer();
+    retryAll();
+  }
+
   return {
     async current(key) {
       const pending = await writeHeld(key);
@@ -87,6 +123,7 @@ export function createHaltBook(deps: { ledger: Ledger; log: EngineLogger; retryM
       if (!already) held.set(record.key, record);
       const result = await write(already ?? record);
       if (!result.recorded) {
+        persist();
         startTimer();
         log.error(
           { key: record.key, err: result.error },

@@ -11,6 +11,7 @@ import type { SignerEngine } from './types';
 export interface OpenEngineOptions {
   logger?: EngineLogger;
   onReport?: EngineDeps['onReport'];
+  observer?: EngineDeps['observer'];
   /** Parts already opened by the caller (tests, the CLI reusing a ledger). */
   chain?: ChainClient;
   ledger?: Ledger;
@@ -26,7 +27,14 @@ export async function openEngine(config: SignerConfig, opts: OpenEngineOptions =
     resolved = { ...config, cluster: { ...config.cluster, genesis_hash: await chain.getGenesisHash() } };
   }
   const ledger = opts.ledger ?? (await openLedger(config.ledger));
-  const engine = createEngine({ config: resolved, chain, ledger, logger: opts.logger, onReport: opts.onReport });
+  const engine = createEngine({
+    config: resolved,
+    chain,
+    ledger,
+    logger: opts.logger,
+    onReport: opts.onReport,
+    ...(opts.observer === undefined ? {} : { observer: opts.observer }),
+  });
   const problems = engine.verifyKeys();
   for (const p of problems) opts.logger?.error({ key: p.key, err: p.message }, `key "${p.key}" cannot sign`);
   if (opts.strictKeys === true && problems.length > 0) {

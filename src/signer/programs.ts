@@ -16,6 +16,19 @@ export const ALWAYS_ALLOWED_PROGRAMS: readonly string[] = [
   MEMO_V1_PROGRAM,
 ];
 
+/**
+ * The signature-verification precompiles. The runtime charges the base fee for every signature their instructions
+ * verify (the count is the instruction data's first byte), as for the transaction's own signatures.
+ */
+export const ED25519_PROGRAM = 'Ed25519SigVerify111111111111111111111111111';
+export const SECP256K1_PROGRAM = 'KeccakSecp256k11111111111111111111111111111';
+export const SECP256R1_PROGRAM = 'Secp256r1SigVerify1111111111111111111111111';
+export const PRECOMPILE_PROGRAMS: ReadonlySet<string> = new Set([
+  ED25519_PROGRAM,
+  SECP256K1_PROGRAM,
+  SECP256R1_PROGRAM,
+]);
+
 export const SYSTEM_TRANSFER_TAG = 2;
 /** Anchor discriminator of Player Profile's drain_sol_vault: sha256("global:drain_sol_vault")[0..8]. */
 export const DRAIN_SOL_VAULT_DISCRIMINATOR = Uint8Array.from([30, 107, 197, 95, 79, 153, 194, 32]);

@@ -191,4 +191,34 @@ describe('Host and Origin: the DNS-rebinding guard', () => {
     expect(res!.status).toBe(403);
     expect(header(res!, 'content-type')).toMatch(/^application\/json/);
   });
+
+  it('/metrics applies the same guard: every bypass attempt is 403, the allowed Host is served', async () => {
+    const metricsPort = svc.metricsPort;
+    const scrape = (hosts: string[], origins: string[] = []) =>
+      rawExchange(
+        metricsPort,
+        requestBytes({
+          method: 'GET',
+          target: '/metrics',
+          headers: [...hosts.map((h): RawHeader => ['Host', h]), ...origins.map((o): RawHeader => ['Origin', o])],
+        }),
+      );
+    const allowed = await scrape([`127.0.0.1:${metricsPort}`]);
+    expect(allowed!.status).toBe(200);
+    expect(allowed!.body.toString('utf8')).toContain('signer_http_requests_total');
+    const attempts = ATTEMPTS(metricsPort);
+    const passed: string[] = [];
+    for (const a of attempts) {
+      // A GET with each attempt's Host and Origin (the MCP body does not matter here).
+      const r = await scrape(a.host ?? [`127.0.0.1:${metricsPort}`], a.origin ?? []);
+      if (r!.status !== 403) passed.push(`${a.name}: HTTP ${r!.status}`);
+    }
+    const rebinding = await scrape(['evil.example'], []);
+    expect(rebinding!.status).toBe(403);
+    recordFigures(SUITE, {
+      metrics_attempts: attempts.length + 1,
+      metrics_refused: attempts.length + 1 - passed.length,
+    });
+    expect(passed).toEqual([]);
+  });
 });

@@ -139,6 +139,23 @@ const SCENARIOS: Scenario[] = [
     timings: { rpc_timeout_ms: 1_500 },
     expect: { outcome: 'confirmed', landed: true },
   },
+  // A read held past the per-call timeout is retried like any other transient failure when retries are on (the
+  // service's default): the sign goes on and lands.
+  {
+    name: 'simulateTransaction is held past the per-call timeout once (retries on): retried, confirmed',
+    kinds: ['timeout'],
+    rules: [{ kind: 'timeout', method: 'simulateTransaction', times: 1 }],
+    timings: { rpc_retries: 3 },
+    expect: { outcome: 'confirmed', landed: true },
+    also: (_r, p) => expect(p.calls.simulateTransaction).toBeGreaterThanOrEqual(2),
+  },
+  {
+    name: 'the pinned balance read is held past the per-call timeout once (retries on): retried, confirmed',
+    kinds: ['timeout'],
+    rules: [{ kind: 'timeout', method: 'getMultipleAccounts', times: 1 }],
+    timings: { rpc_retries: 3 },
+    expect: { outcome: 'confirmed', landed: true },
+  },
   {
     name: 'the first send is lost; a rebroadcast lands',
     kinds: ['loseSend'],

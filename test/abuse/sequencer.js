@@ -7,6 +7,7 @@ const ORDER = [
   'protocol-fuzz',
   'payload-fuzz',
   'rpc-faults',
+  'cap-holes',
   'crash',
   'load',
   'event-loop',

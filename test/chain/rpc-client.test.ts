@@ -461,6 +461,9 @@ test('getTransaction without meta keeps the slot and reports unknown figures as 
       accountKeys: [],
       preBalances: [],
       postBalances: [],
+      preTokenBalances: [],
+      postTokenBalances: [],
+      loadedAddresses: [],
     });
   } finally {
     client.close();

@@ -23,6 +23,8 @@ import type { Report } from '../../src/signer/report';
 import type { SignerEngine } from '../../src/signer/types';
 import { decodeAddress } from '../../src/util/base58';
 import { randomAddress } from '../support/payloads';
+import { setMint, setTokenAccount } from '../support/tokens';
+import { SPL_TOKEN_PROGRAM } from '../../src/signer/programs';
 import { balanceOf, makeWorld, type World } from '../support/world';
 import { fundedSigner, latestLifetime, transfer, waitConfirmed, wireTransaction, type Rpc } from './kit-transactions';
 
@@ -121,6 +123,34 @@ describe('signing', () => {
       new RegExp(`; fee payer ${facilitator.address} signs and sends it after slot \\d+$`),
     );
     await facilitatorSends(report.signed_transaction!);
+  });
+
+  it('what the fee payer receives from the key counts beyond nothing, even less than its own fee', async () => {
+    // An empty token account of the key holding 3 000 lamports, closed to the facilitator: its balance still falls
+    // (it pays a 5 000 lamport fee), yet it gains the 3 000.
+    const mint = randomAddress();
+    setMint(w.localnet, mint, { decimals: 6 });
+    const account = setTokenAccount(w.localnet, { mint, owner: key.pubkey, amount: 0n });
+    const info = await rpc.getAccountInfo(address(account), { encoding: 'base64' }).send();
+    const data = Buffer.from(info.value!.data[0], 'base64');
+    w.localnet.setAccount(account, { lamports: 3000, owner: SPL_TOKEN_PROGRAM, data: new Uint8Array(data) });
+    const close: Instruction = {
+      programAddress: address(SPL_TOKEN_PROGRAM),
+      accounts: [
+        { address: address(account), role: AccountRole.WRITABLE },
+        { address: facilitator.address, role: AccountRole.WRITABLE },
+        { address: address(key.pubkey), role: AccountRole.READONLY_SIGNER },
+      ],
+      data: new Uint8Array([9]),
+    };
+    const tx = await wireTransaction(facilitator.address, [close], { lifetime: await latestLifetime(rpc) });
+    for (const r of [
+      await w.engine.check({ payload: v2(tx), key: 'alpha', principal: w.operator }),
+      await signOnly(tx),
+    ]) {
+      expect(r).toMatchObject({ outcome: 'refused', failed_check: 'destinations' });
+      expect(r.detail).toContain(`moves 3000 lamports to ${facilitator.address}`);
+    }
   });
 
   it('the key pays the fee in the ordinary case: the report names the key as fee payer', async () => {

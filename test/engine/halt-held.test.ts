@@ -3,11 +3,14 @@
  * halt reaches the ledger as soon as it is writable again, so `key show`, `resume` and other processes see it.
  * "Cannot record" is real: another connection holds SQLite's write lock while the engine's ledger waits 20 ms.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import Database from 'better-sqlite3';
 import { RpcChainClient } from '../../src/chain/rpc-client';
 import { openLedger } from '../../src/ledger/open';
 import type { Ledger } from '../../src/ledger/types';
 import { createEngine } from '../../src/signer/engine';
+import { HELD_HALTS_FILE } from '../../src/signer/held-halts-file';
 import type { SignerEngine } from '../../src/signer/types';
 import { makeWorld, type World } from '../support/world';
 
@@ -93,6 +96,24 @@ describe('a halt the ledger could not record', () => {
     expect(await commands()).toEqual(['halt:halted', 'resume:resumed']);
     expect(await w.ledger.getHalt('alpha')).toBeNull();
     expect((await engine.check({ payload: w.transfer('alpha', 1_000_000), principal: w.operator })).outcome).toBe('ok');
+  });
+
+  it('survives a restart: stopped before the ledger took it, the next start holds it and writes it', async () => {
+    holdWriteLock();
+    expect((await engine.halt({ key: 'alpha', reason: 'runaway agent', principal: token })).not_recorded).toHaveLength(
+      1,
+    );
+    // The service stops while another process still holds the write lock; the lock is released; it starts again.
+    await engine.close();
+    releaseWriteLock();
+    expect(await w.ledger.getHalt('alpha')).toBeNull();
+    ledger = await openLedger(w.config.ledger, { sqlite: { busyTimeoutMs: 20 } });
+    engine = createEngine({ config: w.config, chain: new RpcChainClient(w.localnet.url, { timeoutMs: 2000 }), ledger });
+    const refused = await engine.check({ payload: w.transfer('alpha', 1_000_000), principal: token });
+    expect(refused).toMatchObject({ outcome: 'refused', failed_check: 'halted' });
+    expect(await w.ledger.getHalt('alpha')).toMatchObject({ key: 'alpha', reason: 'runaway agent', by: 'token:agent' });
+    expect(await commands()).toEqual(['halt:halted']);
+    expect(fs.existsSync(path.join(w.config.state_dir, HELD_HALTS_FILE))).toBe(false);
   });
 
   it('refuses a sign for the held key even before the ledger is back', async () => {

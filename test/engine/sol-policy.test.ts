@@ -5,7 +5,7 @@
  */
 import { getAddressEncoder, getProgramDerivedAddress, getU64Encoder, address } from '@solana/kit';
 import type { KeyConfig } from '../../src/config/types';
-import { COMPUTE_BUDGET_PROGRAM, SYSTEM_PROGRAM } from '../../src/signer/programs';
+import { COMPUTE_BUDGET_PROGRAM, ED25519_PROGRAM, SYSTEM_PROGRAM } from '../../src/signer/programs';
 import type { Report } from '../../src/signer/report';
 import { payload, randomAddress, transferInstruction, type PayloadInstruction } from '../support/payloads';
 import { makeWorld, type World } from '../support/world';
@@ -19,6 +19,7 @@ const keys: Record<string, Partial<KeyConfig>> = {
   ledger: {},
   pertx: { per_tx_lamports: 1_000_000 + FEE },
   feecap: { max_fee_lamports: 10_000 },
+  precompile: { max_fee_lamports: 10_000, extra_programs: [ED25519_PROGRAM] },
   gated: { approval: 'confirm', approve_above_lamports: 1_000_000 + FEE },
   agree: {
     per_tx_lamports: 2_000_000 + FEE,
@@ -134,6 +135,18 @@ describe('fee cap', () => {
     const r = await w.engine.sign({ payload: modest, principal: w.operator });
     expect(r.outcome).toBe('confirmed');
     expect(r.balance_change).toBe(-(1_000_000 + FEE + 1_000));
+  });
+
+  it('counts the signatures a precompile instruction verifies: each is charged the base fee', async () => {
+    const k = w.keys.precompile!;
+    // An Ed25519 instruction declaring 2 signatures: the runtime charges 3 × 5 000 lamports, over the 10 000 cap.
+    const verify: PayloadInstruction = { program_id: ED25519_PROGRAM, accounts: [], data: [2, 0] };
+    const r = await w.engine.check({
+      payload: payload(k.pubkey, [verify, transferInstruction(k.pubkey, k.destination, 1_000)]),
+      principal: w.operator,
+    });
+    expect(r).toMatchObject({ outcome: 'refused', failed_check: 'limits', compute_units: null });
+    expect(r.detail).toMatch(/^limits: fee cap: this transaction may pay 15000 lamports in fees \(15000 base \+ 0/);
   });
 
   it('bounds a transaction without a unit limit by the default allowance per instruction', async () => {

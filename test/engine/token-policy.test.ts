@@ -14,6 +14,8 @@ import { makeWorld, type World } from '../support/world';
 const USDC = randomAddress();
 const OTHER_MINT = randomAddress();
 const HOOKED = randomAddress();
+const SCALED = randomAddress();
+const INTEREST = randomAddress();
 const merchant = randomAddress();
 const stranger = randomAddress();
 const M = 1_000_000n; // one USDC in base units
@@ -38,6 +40,12 @@ const keys: Record<string, Partial<KeyConfig>> = {
   hooked: {
     tokens: [{ ...usdc({}), mint: HOOKED, program: 'token-2022' }],
   },
+  scaled: {
+    tokens: [
+      { ...usdc({ per_tx: 5n * M }), mint: SCALED, program: 'token-2022' },
+      { ...usdc({}), mint: INTEREST, program: 'token-2022' },
+    ],
+  },
 };
 
 let w: World;
@@ -52,11 +60,21 @@ beforeAll(async () => {
   setMint(w.localnet, OTHER_MINT, { decimals: 6 });
   // A Token-2022 transfer hook with no program set: transfers still run, but the signer cannot vouch for the mint.
   setMint(w.localnet, HOOKED, { program: 'token-2022', decimals: 6, extensions: [[14, new Uint8Array(64)]] });
+  // Scaled UI amount (25: authority, multiplier, timestamp, new multiplier) and interest-bearing (10) mints.
+  setMint(w.localnet, SCALED, { program: 'token-2022', decimals: 6, extensions: [[25, new Uint8Array(56)]] });
+  setMint(w.localnet, INTEREST, { program: 'token-2022', decimals: 6, extensions: [[10, new Uint8Array(52)]] });
   for (const [name, k] of Object.entries(w.keys)) {
     accounts[name] = {
       [USDC]: setTokenAccount(w.localnet, { mint: USDC, owner: k.pubkey, amount: 100n * M }),
       [OTHER_MINT]: setTokenAccount(w.localnet, { mint: OTHER_MINT, owner: k.pubkey, amount: 100n * M }),
       [HOOKED]: setTokenAccount(w.localnet, { mint: HOOKED, owner: k.pubkey, amount: 100n * M, program: 'token-2022' }),
+      [SCALED]: setTokenAccount(w.localnet, { mint: SCALED, owner: k.pubkey, amount: 100n * M, program: 'token-2022' }),
+      [INTEREST]: setTokenAccount(w.localnet, {
+        mint: INTEREST,
+        owner: k.pubkey,
+        amount: 100n * M,
+        program: 'token-2022',
+      }),
     };
   }
   merchantUsdc = setTokenAccount(w.localnet, { mint: USDC, owner: merchant, amount: 0n });
@@ -68,7 +86,7 @@ afterAll(() => w.close());
 function pay(name: string, to: string, amount: bigint, mint = USDC): Record<string, unknown> {
   const k = w.keys[name]!;
   const source = accounts[name]![mint]!;
-  const program = mint === HOOKED ? 'token-2022' : 'spl-token';
+  const program = mint === HOOKED || mint === SCALED || mint === INTEREST ? 'token-2022' : 'spl-token';
   return payload(k.pubkey, [transferChecked({ program, source, mint, destination: to, owner: k.pubkey }, amount, 6)], {
     summary: `pay ${amount} of ${mint}`,
   });
@@ -257,5 +275,28 @@ describe('the ledger', () => {
 
   it('still verifies with token figures in its entries', async () => {
     expect(await w.ledger.verify()).toMatchObject({ ok: true });
+  });
+});
+
+describe('mints whose UI amount is not base units shifted by the decimals', () => {
+  it.each([
+    ['scaled UI amount', SCALED],
+    ['interest-bearing', INTEREST],
+  ])('%s: amounts are shown in base units only, with a warning, never as a wrong UI figure', async (name, mint) => {
+    const to = setTokenAccount(w.localnet, { mint, owner: merchant, amount: 0n, program: 'token-2022' });
+    const r = await check(pay('scaled', to, 2n * M, mint));
+    expect(r.outcome).toBe('ok');
+    expect(r.token_changes).toEqual([
+      { mint, decimals: null, change: '-2000000', ui_change: null, credits: [{ owner: merchant, amount: '2000000' }] },
+    ]);
+    expect(r.warnings.join(' ')).toContain(`mint ${mint} is ${name}: its UI amount is not base units`);
+  });
+
+  it('a refusal names the amount in base units only', async () => {
+    const to = setTokenAccount(w.localnet, { mint: SCALED, owner: merchant, amount: 0n, program: 'token-2022' });
+    const r = await check(pay('scaled', to, 6n * M, SCALED));
+    expect(r).toMatchObject({ outcome: 'refused', failed_check: 'limits' });
+    expect(r.detail).toContain('this transaction spends 6000000, more than per_tx 5000000');
+    expect(r.detail).not.toContain('UI');
   });
 });

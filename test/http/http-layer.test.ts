@@ -150,7 +150,7 @@ test('metrics count requests by MCP method and status on their own listener', as
     .post('/mcp')
     .set(headersFor(rpc('ping')))
     .send(rpc('ping'));
-  const server = await metrics.listen('127.0.0.1', 0);
+  const server = await metrics.listen('127.0.0.1', 0, ['127.0.0.1', 'localhost']);
   try {
     const text = (await request(server).get('/metrics')).text;
     expect(text).toContain('signer_http_requests_total{method="tools/list",status="200"} 1');
@@ -176,7 +176,7 @@ test('the in-flight gauge reads the requests being answered when /metrics is scr
   const app = makeApp({ engine, metrics, state });
   const server = http.createServer(app).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
-  const metricsServer = await metrics.listen('127.0.0.1', 0);
+  const metricsServer = await metrics.listen('127.0.0.1', 0, ['127.0.0.1', 'localhost']);
   try {
     const slowBody = rpc('tools/call', { name: 'key_show', arguments: {} });
     const slow = request(server)

@@ -109,6 +109,9 @@ test('a signed System transfer simulates, lands, and moves processed → confirm
     accountKeys: [from.pubkey, to, '11111111111111111111111111111111'],
     preBalances: [2 * SOL, 0, 1],
     postBalances: [2 * SOL - amount - FEE, amount, 1],
+    preTokenBalances: [],
+    postTokenBalances: [],
+    loadedAddresses: [],
   });
 });
 

@@ -3,19 +3,14 @@
  * asked for under any Host (Kubernetes probes by pod IP) but never with an Origin (the rules: ../host-origin.ts).
  */
 import type { RequestHandler } from 'express';
-import { checkHostOrigin, compileAllowList, repeatedGuardHeader } from '../host-origin';
+import { compileAllowList, guardRequest } from '../host-origin';
 import { sendError } from '../send';
 
 export function hostOrigin(allowedHosts: readonly string[]): RequestHandler {
   const allow = compileAllowList(allowedHosts);
   return function hostOriginGuard(req, res, next) {
-    const repeated = repeatedGuardHeader(req.rawHeaders);
-    if (repeated !== null) {
-      sendError(res, 403, `several ${repeated} headers: the request is ambiguous`);
-      return;
-    }
     const probe = req.method === 'GET' && (req.path === '/health' || req.path === '/ready');
-    const verdict = checkHostOrigin(allow, req.headers.host, req.headers.origin, probe);
+    const verdict = guardRequest(allow, req, probe);
     if (!verdict.ok) {
       sendError(res, 403, verdict.error);
       return;

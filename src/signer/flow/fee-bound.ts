@@ -1,11 +1,11 @@
 /**
  * The most a transaction can pay in fees, read from the message alone (before any simulation): the base fee per
- * signature plus the priority fee its ComputeBudget instructions set (price × unit limit). Without a unit limit
+ * signature (the transaction's own, and every one its precompile instructions verify) plus the priority fee its ComputeBudget instructions set (price × unit limit). Without a unit limit
  * the runtime's default allowance is assumed for every other instruction, which bounds the fee from above.
  */
 import { getU32Decoder, getU64Decoder } from '@solana/kit';
 import type { CompiledMessage } from '../compile';
-import { COMPUTE_BUDGET_PROGRAM } from '../programs';
+import { COMPUTE_BUDGET_PROGRAM, PRECOMPILE_PROGRAMS } from '../programs';
 
 export const LAMPORTS_PER_SIGNATURE = 5_000;
 const SET_COMPUTE_UNIT_LIMIT = 2;
@@ -24,8 +24,12 @@ export function feeBound(msg: CompiledMessage): FeeBound {
   let limit: number | null = null;
   let price = 0n;
   let others = 0;
+  let verified = 0;
   for (const ix of msg.instructions) {
-    if (msg.accountKeys[ix.programIdIndex] !== COMPUTE_BUDGET_PROGRAM) {
+    const program = msg.accountKeys[ix.programIdIndex] ?? '';
+    // The count a precompile instruction declares is what the fee charges, whether or not it verifies.
+    if (PRECOMPILE_PROGRAMS.has(program)) verified += ix.data[0] ?? 0;
+    if (program !== COMPUTE_BUDGET_PROGRAM) {
       others += 1;
       continue;
     }
@@ -41,6 +45,6 @@ export function feeBound(msg: CompiledMessage): FeeBound {
   const micro = price * BigInt(units);
   const priorityBig = (micro + MICRO_LAMPORTS_PER_LAMPORT - 1n) / MICRO_LAMPORTS_PER_LAMPORT;
   const priority = priorityBig > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : Number(priorityBig);
-  const base = msg.numRequiredSignatures * LAMPORTS_PER_SIGNATURE;
+  const base = (msg.numRequiredSignatures + verified) * LAMPORTS_PER_SIGNATURE;
   return { base, priority, total: Math.min(base + priority, Number.MAX_SAFE_INTEGER) };
 }

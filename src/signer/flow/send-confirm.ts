@@ -2,11 +2,12 @@
  * Sending and confirming: the transaction is sent once, then its status and the finalized block height are
  * polled together until it lands, its blockhash has expired with no landed status, the RPC failed too many times
  * in a row, or the deadline passes. It is re-sent every few polls (the same signed bytes, so at most one lands).
- * An outcome that is not proven is `unknown`, with what to check before retrying.
+ * An outcome that is not proven is `unknown`, with what to check before retrying. Resolves to the landed
+ * transaction's metadata when the node returned it (what the tripwire compares with the reservation).
  */
 import { meetsCommitment } from '../../chain/commitment';
 import { failureStreak } from '../../chain/failure-streak';
-import type { ChainClient } from '../../chain/types';
+import type { ChainClient, TransactionMeta } from '../../chain/types';
 import type { Timings } from '../../config/types';
 import { errorMessage } from '../../util/errors';
 import { sleep } from '../../util/time';
@@ -30,7 +31,7 @@ export async function sendAndConfirm(
   built: SignedTransaction,
   report: Report,
   progress: (p: SignProgress) => void,
-): Promise<void> {
+): Promise<TransactionMeta | null> {
   const { chain, timings: t } = deps;
   const { signature } = built;
   const lastValid = built.prepared.lifetime.lastValidBlockHeight;
@@ -93,13 +94,13 @@ export async function sendAndConfirm(
   if (!outcome.landed) {
     report.outcome = 'unknown';
     report.detail = outcome.detail;
-    return;
+    return null;
   }
   report.slot = outcome.slot;
   report.outcome = outcome.err === null || outcome.err === undefined ? 'confirmed' : 'failed';
   report.error = report.outcome === 'failed' ? outcome.err : null;
   if (report.outcome === 'confirmed') report.detail = null;
-  await fetchMetadata(deps, signature, report, started);
+  return fetchMetadata(deps, signature, report, started);
 }
 
 /** Past the blockhash's last valid height: a landed status in history, or `unknown` (expiry proves nothing). */
@@ -121,11 +122,16 @@ async function afterExpiry(
 }
 
 /** The landed transaction's actual fee, balance change and logs, within what is left of the deadline. */
-async function fetchMetadata(deps: SendDeps, signature: string, report: Report, sendStarted: number): Promise<void> {
+async function fetchMetadata(
+  deps: SendDeps,
+  signature: string,
+  report: Report,
+  sendStarted: number,
+): Promise<TransactionMeta | null> {
   const t = deps.timings;
   for (let attempt = 0; attempt < t.metadata_attempts; attempt++) {
     if (attempt > 0) {
-      if (Date.now() - sendStarted + t.poll_interval_ms > t.confirm_deadline_ms) return;
+      if (Date.now() - sendStarted + t.poll_interval_ms > t.confirm_deadline_ms) return null;
       await sleep(t.poll_interval_ms);
     }
     const meta = await deps.chain
@@ -140,6 +146,7 @@ async function fetchMetadata(deps: SendDeps, signature: string, report: Report, 
       report.program_error = programError(meta.logs);
       if (report.program_error) report.detail = report.program_error;
     }
-    return;
+    return meta;
   }
+  return null;
 }

@@ -6,6 +6,7 @@ import type { KeyConfig } from '../../config/types';
 import type { Refusal } from '../checks';
 import type { Report } from '../report';
 import { uiAmount } from '../tokens/amounts';
+import { uiScaling } from '../tokens/extensions';
 import { tokenFigures, tokenPolicyRefusal } from '../tokens/policy';
 import type { Figures } from './simulate';
 
@@ -16,5 +17,13 @@ export function judgeTokens(key: KeyConfig, report: Report, figures: TokenFigure
     ...f,
     ui_change: f.decimals === null ? null : uiAmount(BigInt(f.change), f.decimals),
   }));
+  for (const [mint, state] of figures.mints) {
+    const scaling = uiScaling(state);
+    if (scaling !== null) {
+      report.warnings.push(
+        `mint ${mint} is ${scaling}: its UI amount is not base units ÷ 10^decimals, so amounts are shown in base units only`,
+      );
+    }
+  }
   return tokenPolicyRefusal(key, figures.tokens, figures.mints);
 }

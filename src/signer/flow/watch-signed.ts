@@ -13,20 +13,31 @@
  * transaction's id and fee payer in its detail.
  */
 import { meetsCommitment } from '../../chain/commitment';
-import type { AddressSignature, ChainClient, SignatureStatus, TransactionMeta } from '../../chain/types';
+import type { ChainClient, SignatureStatus, TransactionMeta } from '../../chain/types';
 import type { KeyConfig, Timings } from '../../config/types';
-import { SPEND_WINDOW_S } from '../../ledger/limits';
-import type { AuditEntry, Ledger } from '../../ledger/types';
+import { SPEND_WINDOW_S, spendOf } from '../../ledger/limits';
+import type { AuditEntry, Ledger, TokenFigure } from '../../ledger/types';
 import { errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';
 import type { EngineLogger } from '../engine-deps';
 import { signEntry, type SignRecord } from './audit';
+import {
+  createKeyHistoryScan,
+  SCAN_BUDGET_PER_POLL,
+  type Found,
+  type KeyHistoryScan,
+  type ScanBudget,
+  type ScanProgress,
+} from './key-history';
+import { landedSpend, landedTokenFigures, overspend, trip, type TripwireDeps } from './tripwire';
 
 export interface WatchDeps {
   chain: ChainClient;
   ledger: Ledger;
   timings: Timings;
   log: EngineLogger;
+  /** Halts and alerts: what the watcher raises (an unresolved watch, a landed overspend). */
+  tripwire: TripwireDeps;
 }
 
 export interface WatchedSign {
@@ -68,18 +79,6 @@ const FINAL_LOCK_WAIT_MS = 2_000;
 /** Signature statuses asked for in one call (the RPC's limit). */
 const STATUSES_PER_CALL = 256;
 
-/** A key's transactions listed per getSignaturesForAddress call, and pages read per poll at most. */
-const HISTORY_PAGE = 100;
-const HISTORY_PAGES_PER_POLL = 10;
-/** Transactions remembered as already read; the oldest are forgotten first. */
-const EXAMINED_MAX = 10_000;
-
-/** Where a foreign-fee-payer transaction was found: its listing and its landed transaction. */
-interface Found {
-  listed: AddressSignature;
-  meta: TransactionMeta;
-}
-
 export interface SignedWatcher {
   watch(w: WatchedSign): void;
   /** Picks up every pending sign-only intent of these keys from the ledger (the last 24 h). */
@@ -95,11 +94,13 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
   let timer: NodeJS.Timeout | null = null;
   let tick: Promise<void> | null = null;
   let closed = false;
-  /**
-   * Signatures of the key's transactions already read (by transaction id), so each poll reads only what is new.
-   * Emptied whenever no foreign-fee-payer transaction is watched.
-   */
-  const examined = new Map<string, readonly string[]>();
+  /** Each key's history as examined so far; dropped once none of its foreign-fee-payer signs is watched. */
+  const histories = new Map<string, KeyHistoryScan>();
+  /** Foreign-fee-payer transactions found landed whose final entry is not written yet. */
+  const foundLanded = new Map<string, Found>();
+  /** When each watched transaction was first seen past its last valid height: poll number and time. */
+  const pastExpiry = new Map<string, { poll: number; at: number }>();
+  let polls = 0;
 
   const schedule = (): void => {
     if (closed || timer !== null || tick !== null || watched.size === 0) return;
@@ -115,18 +116,26 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
   };
 
   async function poll(): Promise<void> {
+    const pollNumber = ++polls;
     const everything = [...watched.values()];
     const all = everything.filter((w) => w.feePayer === null);
     const foreign = everything.filter((w) => w.feePayer !== null);
     // The height is read before any look-up: a transaction not found after it cannot land later if it is past.
     const height = await chain.getBlockHeight('finalized');
-    if (foreign.length === 0) examined.clear();
-    else {
-      // A node that cannot list the key's history fails only these: nothing is expired, the reservations stay.
-      await pollForeign(foreign, height).catch((e: unknown) =>
-        log.warn({ err: errorMessage(e) }, 'watching sign-only transactions paid by another account: a poll failed'),
-      );
+    for (const w of everything) {
+      if (height > w.lastValidBlockHeight && !pastExpiry.has(w.signature))
+        pastExpiry.set(w.signature, { poll: pollNumber, at: Date.now() });
     }
+    const budget: ScanBudget = { ...SCAN_BUDGET_PER_POLL };
+    // A node that cannot list the key's history fails only these: nothing is expired, the reservations stay.
+    await pollForeign(foreign, height, pollNumber, budget).catch((e: unknown) =>
+      log.warn({ err: errorMessage(e) }, 'watching sign-only transactions paid by another account: a poll failed'),
+    );
+    if (foreign.length > 0)
+      deps.tripwire.observer?.watchPoll({
+        listings: SCAN_BUDGET_PER_POLL.listings - budget.listings,
+        reads: SCAN_BUDGET_PER_POLL.reads - budget.reads,
+      });
     for (let at = 0; at < all.length; at += STATUSES_PER_CALL) {
       const batch = all.slice(at, at + STATUSES_PER_CALL);
       const statuses = await chain.getSignatureStatuses(
@@ -137,7 +146,8 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
         if (closed) return;
         let status = statuses[i] ?? null;
         if (!landed(status) && height > w.lastValidBlockHeight) {
-          // Past its last valid height: only a landed status in history keeps it from having expired.
+          // Past its last valid height: the chain answers for the signature itself; only a landed status in
+          // history keeps it from having expired.
           const [history] = await chain.getSignatureStatuses([w.signature], { searchTransactionHistory: true });
           status = history ?? null;
           if (!landed(status)) {
@@ -155,77 +165,58 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
     }
   }
 
-  /** Finds each foreign-fee-payer transaction among its key's transactions, or expires it. */
-  async function pollForeign(foreign: WatchedSign[], height: number): Promise<void> {
+  /**
+   * Finds each foreign-fee-payer transaction among its key's transactions. One is expired only once a walk of the
+   * key's history that began after its blockhash had expired has examined every transaction down to its slot; one
+   * that stays undecided past the confirmation deadline ends `unknown`, keeping its reservation.
+   */
+  async function pollForeign(
+    foreign: WatchedSign[],
+    height: number,
+    pollNumber: number,
+    budget: ScanBudget,
+  ): Promise<void> {
     const byKey = new Map<string, WatchedSign[]>();
     for (const w of foreign) byKey.set(w.rec.key.pubkey, [...(byKey.get(w.rec.key.pubkey) ?? []), w]);
-    for (const [keyPubkey, ws] of byKey) {
+    for (const keyPubkey of [...histories.keys()]) if (!byKey.has(keyPubkey)) histories.delete(keyPubkey);
+    // The budget is shared: each poll starts with the next key, so a flood naming one key cannot starve the others.
+    const keys = [...byKey];
+    const first = keys.length === 0 ? 0 : pollNumber % keys.length;
+    for (const [keyPubkey, ws] of [...keys.slice(first), ...keys.slice(0, first)]) {
+      let history = histories.get(keyPubkey);
+      if (!history) histories.set(keyPubkey, (history = createKeyHistoryScan(chain, keyPubkey)));
       // A simulation's slot is a bank the node had already frozen: the transaction signed after it lands later.
       const fromSlot = Math.min(...ws.map((w) => w.fromSlot));
-      const found = await findByKeySignature(keyPubkey, new Set(ws.map((w) => w.signature)), fromSlot);
+      const wanted = new Set(ws.filter((w) => !foundLanded.has(w.signature)).map((w) => w.signature));
+      let progress: ScanProgress | null = null;
+      let failure: string | null = null;
+      try {
+        progress = await history.advance(wanted, fromSlot, pollNumber, budget);
+        for (const [sig, hit] of progress.found) foundLanded.set(sig, hit);
+      } catch (e) {
+        failure = errorMessage(e);
+      }
       for (const w of ws) {
         if (closed) return;
-        const hit = found.get(w.signature);
+        const hit = foundLanded.get(w.signature);
+        const expiredAt = pastExpiry.get(w.signature);
         if (hit) await finish(w, foreignFinal(w, hit));
-        else if (height > w.lastValidBlockHeight) {
+        else if (expiredAt && progress && progress.completeSince >= expiredAt.poll) {
           await finish(w, {
             outcome: SIGNED_EXPIRED,
             slot: null,
             balance_change: null,
-            detail: expiredDetail(height, w),
+            detail: `${expiredDetail(height, w)}; every transaction of the key since slot ${w.fromSlot} was examined`,
           });
+        } else if (expiredAt && Date.now() - expiredAt.at > timings.confirm_deadline_ms) {
+          const why = failure ?? `${progress?.examined ?? 0} transactions of the key examined in the walk under way`;
+          await finish(w, unresolvedFinal(w, height, timings.confirm_deadline_ms, why));
         }
       }
+      if (failure !== null)
+        log.warn({ key: ws[0]?.rec.key.name, err: failure }, 'the key history could not be read this poll');
     }
   }
-
-  /**
-   * The key's landed transactions (newest first, at the client's commitment) whose signatures include one of
-   * `wanted`: each transaction read once, pages read until one already examined, one older than `fromSlot`, or
-   * the per-poll bound.
-   */
-  async function findByKeySignature(
-    keyPubkey: string,
-    wanted: ReadonlySet<string>,
-    fromSlot: number,
-  ): Promise<Map<string, Found>> {
-    const found = new Map<string, Found>();
-    let before: string | undefined;
-    for (let page = 0; page < HISTORY_PAGES_PER_POLL && found.size < wanted.size; page++) {
-      const listed = await chain.getSignaturesForAddress(keyPubkey, {
-        limit: HISTORY_PAGE,
-        ...(before === undefined ? {} : { before }),
-      });
-      let stop = false;
-      for (const entry of listed) {
-        if (entry.slot < fromSlot) {
-          stop = true; // older than every watched sign: nothing further back can hold its signature
-          break;
-        }
-        if (!landedListing(entry)) continue;
-        const seen = examined.get(entry.signature);
-        if (seen) {
-          stop = true;
-          continue;
-        }
-        const meta = await chain.getTransaction(entry.signature);
-        if (meta === null) continue; // not readable yet at this commitment: read again next poll
-        examined.set(entry.signature, meta.signatures);
-        if (examined.size > EXAMINED_MAX) {
-          const oldest = examined.keys().next();
-          if (oldest.done !== true) examined.delete(oldest.value);
-        }
-        for (const sig of meta.signatures) if (wanted.has(sig)) found.set(sig, { listed: entry, meta });
-      }
-      const last = listed[listed.length - 1];
-      if (stop || listed.length < HISTORY_PAGE || last === undefined) break;
-      before = last.signature;
-    }
-    return found;
-  }
-
-  const landedListing = (s: AddressSignature): boolean =>
-    s.confirmationStatus !== null && meetsCommitment(s.confirmationStatus, chain.commitment);
 
   const landed = (s: SignatureStatus | null): s is SignatureStatus =>
     s?.confirmationStatus != null && meetsCommitment(s.confirmationStatus, chain.commitment);
@@ -241,6 +232,7 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
       // Unknown stays null: the caps then keep counting the intent's reservation.
       balance_change: change,
       detail: failed ? `the caller sent it and it failed: ${JSON.stringify(s.err)}` : 'sign_only: landed',
+      meta,
     };
   }
 
@@ -251,20 +243,45 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
    */
   async function finish(w: WatchedSign, f: Final): Promise<void> {
     watched.delete(w.signature);
+    const forget = (): void => {
+      foundLanded.delete(w.signature);
+      pastExpiry.delete(w.signature);
+    };
     const key = w.rec.key.name;
+    let over: string[] = [];
     try {
       const lock = await ledger.lockKey(key, AbortSignal.timeout(FINAL_LOCK_WAIT_MS));
       try {
         const entries = await ledger.signEntriesForKey(key, nowSeconds() - SPEND_WINDOW_S);
         const recorded = entries.some((e) => e.command === 'sign' && e.signature === w.signature);
-        const tokens = f.outcome === 'failed' && w.movedTokens ? [] : null;
-        if (!recorded) await ledger.append(signEntry(w.rec, { command: 'sign', signature: w.signature, ...f, tokens }));
+        let tokens: TokenFigure[] | null = f.outcome === 'failed' && w.movedTokens ? [] : null;
+        const { meta, ...final } = f;
+        const intent = entries.find((e) => e.command === 'sign-intent' && e.signature === w.signature);
+        if (!recorded && meta && intent && (f.outcome === 'confirmed' || f.outcome === 'failed')) {
+          // The tripwire: a landed spend larger than the reservation is recorded at its real size.
+          const landed = landedSpend(meta, w.rec.key.pubkey);
+          const reserved = { lamports: spendOf(intent.balance_change ?? 0), tokens: intent.tokens ?? null };
+          over = overspend(reserved, landed);
+          if (over.length > 0) {
+            tokens = landedTokenFigures(landed, reserved.tokens);
+            final.detail = `${final.detail}; tripwire: it spent more than its reservation (${over.join('; ')}), the key is halted`;
+          }
+        }
+        if (!recorded)
+          await ledger.append(signEntry(w.rec, { command: 'sign', signature: w.signature, ...final, tokens }));
       } finally {
         await lock.release();
+      }
+      if (over.length > 0) await trip(deps.tripwire, { key, signature: w.signature, over });
+      forget();
+      if (f.outcome === 'unknown') {
+        log.error({ key, signature: w.signature, detail: f.detail }, 'sign-only transaction left unresolved');
+        deps.tripwire.observer?.alert({ kind: 'watch_unresolved', key, signature: w.signature, detail: f.detail });
       }
     } catch (e) {
       // The intent keeps the reservation charged; the signature is watched again (and resumed on the next start).
       if (!closed) watched.set(w.signature, w);
+      else forget();
       log.error({ key, signature: w.signature, err: errorMessage(e) }, 'sign-only final not written yet');
     }
   }
@@ -317,6 +334,7 @@ function foreignFinal(w: WatchedSign, { listed, meta }: Found): Final {
     slot: meta.slot,
     balance_change: change,
     detail: failed ? `sign_only: ${landedAs}; it failed: ${JSON.stringify(err)}` : `sign_only: ${landedAs}`,
+    meta,
   };
 }
 
@@ -325,10 +343,25 @@ interface Final {
   slot: number | null;
   balance_change: number | null;
   detail: string;
+  /** The landed transaction's metadata, for the tripwire; absent when it did not land or was not returned. */
+  meta?: TransactionMeta | null;
 }
 
 function expiredDetail(height: number, w: WatchedSign): string {
   return `sign_only: the blockhash expired (finalized height ${height} is past ${w.lastValidBlockHeight}) and the signature never landed; its reservation is released`;
+}
+
+/**
+ * The final entry of a foreign-fee-payer transaction the watcher could not settle: past its blockhash, the key's
+ * history not examined completely in time. `unknown` keeps its reservation (ledger/limits.ts).
+ */
+function unresolvedFinal(w: WatchedSign, height: number, deadlineMs: number, why: string): Final {
+  return {
+    outcome: 'unknown',
+    slot: null,
+    balance_change: null,
+    detail: `sign_only: the blockhash expired (finalized height ${height} is past ${w.lastValidBlockHeight}) but the key's transactions since slot ${w.fromSlot} could not all be examined within ${Math.round(deadlineMs / 1000)} s (${why}); whether it landed is not proven, so its reservation stays: look up the key's transactions before signing again`,
+  };
 }
 
 /** Sign-only intents of one key with no final entry yet, as the watcher needs them. */

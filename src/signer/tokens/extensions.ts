@@ -38,20 +38,57 @@ const REFUSED: ReadonlyMap<number, string> = new Map([
   [24, 'confidential mint and burn (amounts are encrypted, so no cap can count them)'],
 ]);
 
-/** Why the signer will not move this mint's tokens, or null when it can account for every extension. */
-export function unaccountedExtension(mint: MintState): string | null {
-  if (mint.program !== 'token-2022') return null;
+/** The extension types a Token-2022 mint carries, in order (none for SPL Token). */
+function extensionTypes(mint: MintState): number[] {
+  if (mint.program !== 'token-2022') return [];
   const data = mint.data;
+  const types: number[] = [];
   let at = TLV_START;
   while (at + 4 <= data.length) {
     const type = (data[at] ?? 0) | ((data[at + 1] ?? 0) << 8);
     const length = (data[at + 2] ?? 0) | ((data[at + 3] ?? 0) << 8);
     if (type === 0) break; // uninitialised padding ends the list
+    types.push(type);
+    at += 4 + length;
+  }
+  return types;
+}
+
+/** Why the signer will not move this mint's tokens, or null when it can account for every extension. */
+export function unaccountedExtension(mint: MintState): string | null {
+  for (const type of extensionTypes(mint)) {
     const refused = REFUSED.get(type);
     if (refused !== undefined) return `the mint has ${refused}`;
     if (!ACCOUNTED.has(type))
       return `the mint has Token-2022 extension type ${type}, which the signer cannot account for`;
-    at += 4 + length;
   }
   return null;
+}
+
+/**
+ * Extensions whose UI amount is not the base amount shifted by the decimals: a wallet shows it scaled by a
+ * multiplier or grown by interest over time. The caps work in base units either way; only what people read differs.
+ */
+const UI_SCALED: ReadonlyMap<number, string> = new Map([
+  [10, 'interest-bearing'],
+  [25, 'scaled UI amount'],
+]);
+
+/** The extension that makes the mint's UI amount differ from base units ÷ 10^decimals, or null. */
+export function uiScaling(mint: MintState | null): string | null {
+  if (mint === null) return null;
+  for (const type of extensionTypes(mint)) {
+    const name = UI_SCALED.get(type);
+    if (name !== undefined) return name;
+  }
+  return null;
+}
+
+/**
+ * The decimals UI amounts of this mint are shown with, or null when they cannot be shown exactly from the decimals
+ * (a scaled or interest-bearing mint): amounts are then shown in base units only, never as a wrong UI figure.
+ */
+export function uiDecimals(mint: MintState | null | undefined): number | null {
+  if (mint === null || mint === undefined) return null;
+  return uiScaling(mint) === null ? mint.decimals : null;
 }

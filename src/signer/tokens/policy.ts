@@ -8,7 +8,7 @@ import type { TokenUsage } from '../../ledger/token-usage';
 import type { TokenFigure } from '../../ledger/types';
 import type { Refusal } from '../checks';
 import { showAmount } from './amounts';
-import { unaccountedExtension } from './extensions';
+import { uiDecimals, unaccountedExtension } from './extensions';
 import type { MintMovement, TokenMovements } from './movements';
 import type { MintState } from './state';
 
@@ -25,7 +25,7 @@ const policyFor = (key: KeyConfig, mint: string): TokenPolicy | undefined =>
 const spends = (movements: TokenMovements, mints: ReadonlyMap<string, MintState | null>): Spend[] =>
   movements.mints
     .filter((m) => m.keyChange < 0n)
-    .map((m) => ({ movement: m, amount: -m.keyChange, decimals: mints.get(m.mint)?.decimals ?? null }));
+    .map((m) => ({ movement: m, amount: -m.keyChange, decimals: uiDecimals(mints.get(m.mint)) }));
 
 /** Authority operations, unlisted mints, mints the signer cannot account for, and destinations. */
 export function tokenPolicyRefusal(
@@ -145,7 +145,7 @@ export function dailyLeft(policy: TokenPolicy, usage: TokenUsage, spend: bigint)
 export function tokenFigures(movements: TokenMovements, mints: ReadonlyMap<string, MintState | null>): TokenFigure[] {
   return movements.mints.map((m) => ({
     mint: m.mint,
-    decimals: mints.get(m.mint)?.decimals ?? null,
+    decimals: uiDecimals(mints.get(m.mint)),
     change: m.keyChange.toString(),
     credits: [...m.credits].map(([owner, amount]) => ({ owner, amount: amount.toString() })),
   }));

@@ -58,6 +58,13 @@ export class FaultProxy {
   readonly forwardedSends: string[] = [];
   /** Called for every JSON-RPC call before faults apply (to drive the chain's own fault controls). */
   onCall: ((method: string) => void) | null = null;
+  /**
+   * Awaited before the calls of one request are passed on to the node: lets a test change the chain between two
+   * calls of the signer (land a transaction between a simulation and the read that follows it).
+   */
+  beforeForward: ((calls: readonly { method: string; params: unknown[] }[]) => Promise<void>) | null = null;
+  /** Rewrites the node's result of a call before the client gets it (a node that answers wrongly). */
+  rewrite: ((method: string, result: unknown) => unknown) | null = null;
   private rules: (FaultRule & { left: number })[] = [];
   private readonly open = new Set<http.ServerResponse>();
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
@@ -110,6 +117,8 @@ export class FaultProxy {
     this.forwardedSends.length = 0;
     for (const k of Object.keys(this.calls)) Reflect.deleteProperty(this.calls, k);
     this.onCall = null;
+    this.beforeForward = null;
+    this.rewrite = null;
   }
 
   async close(): Promise<void> {
@@ -197,6 +206,9 @@ export class FaultProxy {
     for (const c of forwarded) if (c?.method === 'sendTransaction') this.forwardedSends.push(String(c.params?.[0]));
     let replies: unknown[] = [];
     if (forwarded.length > 0) {
+      await this.beforeForward?.(
+        forwarded.map((c) => ({ method: typeof c?.method === 'string' ? c.method : '?', params: c?.params ?? [] })),
+      );
       const upstream = await this.forward(Buffer.from(JSON.stringify(batch ? forwarded : forwarded[0])));
       const value = JSON.parse(upstream) as unknown;
       replies = Array.isArray(value) ? value : [value];
@@ -212,6 +224,7 @@ export class FaultProxy {
     calls.forEach((c, i) => {
       const r = out[i] as Record<string, unknown> | undefined;
       if (!r || !('result' in r)) return;
+      if (this.rewrite && typeof c?.method === 'string') r.result = this.rewrite(c.method, r.result);
       if (rule?.kind === 'wrongGenesis' && c?.method === 'getGenesisHash') r.result = OTHER_GENESIS;
       if (rule?.kind === 'wrongShape' && (rule.method === undefined || c?.method === rule.method))
         r.result = 'unexpected';

@@ -47,6 +47,8 @@ export function issueTokens(
 export interface InProcessService {
   url: string;
   port: number;
+  /** The /metrics listener's port. */
+  metricsPort: number;
   app: Express;
   state: ServiceState;
   server: http.Server;
@@ -94,7 +96,7 @@ export async function serveInProcess(opts: {
   });
   const server = await listen(app, config, '127.0.0.1', 0);
   const tally = tallyClass(opts.suite, server, config, opts.engine);
-  const metricsServer = await metrics.listen('127.0.0.1', 0);
+  const metricsServer = await metrics.listen('127.0.0.1', 0, config.serve.allowed_hosts);
   const port = (server.address() as AddressInfo).port;
   const metricsUrl = `http://127.0.0.1:${(metricsServer.address() as AddressInfo).port}/metrics`;
   const scrapeMetrics = async (): Promise<string> => {
@@ -105,6 +107,7 @@ export async function serveInProcess(opts: {
   return {
     url: `http://127.0.0.1:${port}`,
     port,
+    metricsPort: (metricsServer.address() as AddressInfo).port,
     app,
     state,
     server,
