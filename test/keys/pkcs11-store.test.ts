@@ -10,6 +10,7 @@ import { generateKeypairBytes, verifySignature } from '../../src/keys/keypair';
 import { createPkcs11Store } from '../../src/keys/pkcs11-store';
 import type { KeyStore } from '../../src/keys/store';
 import { decodeBase58, encodeBase58 } from '../../src/util/base58';
+import { firstAnswer } from '../support/async';
 import { makeSoftHsmToken, SOFTHSM_MODULE, type SoftHsmToken } from '../support/softhsm';
 
 const keyConfig = (name: string, pubkey: string): KeyConfig => ({
@@ -124,11 +125,10 @@ describe('pkcs11 store on SoftHSM2', () => {
       token.restore();
     }
     // Back: the next probe reconnects (reconnect_ms is 50 here), then the same key signs.
-    let health = await store.health();
-    while (health !== 'ok') {
-      await new Promise((r) => setTimeout(r, 60));
-      health = await store.health();
-    }
+    await firstAnswer(
+      () => store.health(),
+      (h) => h === 'ok',
+    );
     const message = Buffer.from('after');
     expect(verifySignature(decodeBase58(pubkey)!, message, await signer.sign(message))).toBe(true);
   });

@@ -23,3 +23,16 @@ export function approvalId(events: readonly SignProgress[]): Promise<string> {
     }, 5);
   });
 }
+
+/**
+ * Resolves with the first answer of `ask` that `done` accepts, asking again right after each answer (a state that
+ * changes outside the test, such as a token coming back, has no event of its own to wait for). The test's own
+ * timeout bounds it.
+ */
+export async function firstAnswer<T>(ask: () => Promise<T>, done: (answer: T) => boolean): Promise<T> {
+  for (;;) {
+    const answer = await ask();
+    if (done(answer)) return answer;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
