@@ -47,17 +47,15 @@ export function createEncryptedStore(settings: EncryptedStoreConfig, env: NodeJS
       try {
         data = readPrivateFile(dir, file, key.name);
       } catch (e) {
-        throw new SignerError('key_store', `key "${key.name}": ${(e as Error).message}`);
+        throw new SignerError('key_store', (e as Error).message);
       }
-      const keypair = await openSealedKeypair(data, passphrase(), where).catch((e: unknown) => {
-        throw new SignerError('key_store', `key "${key.name}": ${(e as Error).message}`);
-      });
+      const keypair = await openSealedKeypair(data, passphrase(), where);
       try {
         const signer = signerFromKeypairBytes(keypair);
         if (!signer || signer.pubkey !== key.pubkey)
           throw new SignerError(
             'key_store',
-            `key "${key.name}": ${file} holds pubkey ${signer?.pubkey ?? '?'}, but the config says ${key.pubkey}`,
+            `${file} holds pubkey ${signer?.pubkey ?? '?'}, but the config says ${key.pubkey}`,
           );
         return inProcessSigner(signer);
       } finally {

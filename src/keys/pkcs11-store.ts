@@ -66,11 +66,7 @@ export function createPkcs11Store(settings: Pkcs11StoreConfig, env: NodeJS.Proce
     kind: 'pkcs11',
     async open(key: KeyConfig) {
       const t = connected();
-      try {
-        await t.key(key.name, key.pubkey);
-      } catch (e) {
-        throw new SignerError('key_store', `key "${key.name}": ${(e as Error).message}`);
-      }
+      await t.key(key.name, key.pubkey);
       return { pubkey: key.pubkey, sign: (message) => t.sign(key.name, message) };
     },
     async create(name) {

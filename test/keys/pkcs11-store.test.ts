@@ -103,7 +103,7 @@ describe('pkcs11 store on SoftHSM2', () => {
     await expect(store.open(keyConfig('made', other))).rejects.toMatchObject({
       code: 'key_store',
       message: expect.stringMatching(
-        /^key "made": .* holds pubkey \S+ under label "made", but the config says/,
+        /^the PKCS#11 token "t-\w+" holds pubkey \S+ under label "made", but the config says/,
       ) as unknown,
     });
   });
