@@ -11,6 +11,7 @@ function sections(): Section[] {
   /* eslint-disable @typescript-eslint/no-require-imports -- the lazy load above is the point */
   return [
     { name: 'engine', run: (s) => (require('./engine') as typeof import('./engine')).runEngineBench(s) },
+    { name: 'stores', run: (s) => (require('./stores') as typeof import('./stores')).runStoresBench(s) },
     { name: 'http', run: (s) => (require('./http') as typeof import('./http')).runHttpBench(s) },
     { name: 'replicas', run: (s) => (require('./replicas') as typeof import('./replicas')).runReplicasBench(s) },
   ];
