@@ -35,7 +35,8 @@ interface Connection {
   slot: Handle;
   sessions: Handle[];
   free: Handle[];
-  waiting: ((session: Handle) => void)[];
+  /** Signs waiting for a free session; told to give up when the connection is dropped. */
+  waiting: { take: (session: Handle) => void; drop: (why: SignerError) => void }[];
   keys: Map<string, TokenKey>;
 }
 
@@ -92,7 +93,9 @@ export function openPkcs11Token(settings: Pkcs11StoreConfig, env: NodeJS.Process
   const tokenName = `PKCS#11 token "${label}"`;
 
   const finalize = (): void => {
+    const old = conn;
     conn = null;
+    for (const w of old?.waiting.splice(0) ?? []) w.drop(unavailable());
     try {
       p11.C_Finalize();
     } catch {
@@ -200,24 +203,25 @@ export function openPkcs11Token(settings: Pkcs11StoreConfig, env: NodeJS.Process
   const unavailable = (): SignerError =>
     new SignerError('key_store', `${down ?? `the ${tokenName} is not connected`}; nothing was signed`);
 
-  const markDown = (e: unknown): void => {
-    if (down !== null) return;
+  /** A failure on connection `c`; one on a connection already replaced says nothing about the current one. */
+  const markDown = (e: unknown, c: Connection): void => {
+    if (c !== conn || down !== null) return;
     down = `the ${tokenName} failed (${describe(e)})`;
     lastAttempt = 0; // the first try to come back may run straight away
   };
 
   const withSession = async <T>(fn: (c: Connection, session: Handle) => Promise<T>): Promise<T> => {
     const c = await live();
-    const session = c.free.pop() ?? (await new Promise<Handle>((resolve) => c.waiting.push(resolve)));
+    const session = c.free.pop() ?? (await new Promise<Handle>((take, drop) => c.waiting.push({ take, drop })));
     const run = (async () => {
       try {
         return await fn(c, session);
       } catch (e) {
-        if (!(e instanceof SignerError)) markDown(e);
+        if (!(e instanceof SignerError)) markDown(e, c);
         throw e;
       } finally {
         const next = c.waiting.shift();
-        if (next) next(session);
+        if (next) next.take(session);
         else c.free.push(session);
       }
     })();

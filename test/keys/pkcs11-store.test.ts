@@ -83,6 +83,14 @@ describe('pkcs11 store on SoftHSM2', () => {
     expect(verifySignature(keypair.subarray(32), message, await signer.sign(message))).toBe(true);
   });
 
+  it("signs many messages at once on the pooled sessions, each signature the key's own", async () => {
+    const pubkey = await store.create('busy');
+    const signer = await store.open(keyConfig('busy', pubkey));
+    const messages = Array.from({ length: 32 }, (_, i) => Buffer.from(`message ${i}`));
+    const signatures = await Promise.all(messages.map((m) => signer.sign(m)));
+    signatures.forEach((sig, i) => expect(verifySignature(decodeBase58(pubkey)!, messages[i]!, sig)).toBe(true));
+  });
+
   it('keeps the private key object sensitive and never extractable, and refuses to read its value', async () => {
     await store.close(); // one user of the module at a time in this process
     for (const label of ['made', 'imported']) {

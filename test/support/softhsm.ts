@@ -42,11 +42,15 @@ export function makeSoftHsmToken(): SoftHsmToken {
     ['--init-token', '--free', '--label', label, '--pin', pin, '--so-pin', crypto.randomBytes(8).toString('hex')],
     { env: process.env, stdio: 'pipe' },
   );
-  const made = fs.readdirSync(root).filter((d) => !before.has(d));
-  if (made.length !== 1) throw new Error(`softhsm2-util made ${made.length} token directories`);
-  const dir = path.join(root, made[0] ?? '');
+  // Other test files may make tokens at the same moment: ours is the new directory whose token object has our label.
+  const made = fs
+    .readdirSync(root)
+    .filter((d) => !before.has(d))
+    .find((d) => fs.readFileSync(path.join(root, d, 'token.object')).includes(Buffer.from(label)));
+  if (made === undefined) throw new Error(`softhsm2-util made no token directory labelled ${label}`);
+  const dir = path.join(root, made);
   // Outside the token directory: SoftHSM2 takes every directory in it for a token.
-  const away = path.join(root, '..', `${made[0] ?? ''}.removed`);
+  const away = path.join(root, '..', `${made}.removed`);
   return {
     label,
     pin,
