@@ -103,7 +103,7 @@ for (const [variant, file] of [
     () =>
       pod.volumes.find((v) => v.name === 'keys')?.emptyDir?.medium === 'Memory' || 'keys volume is not emptyDir Memory',
   );
-  t('the key stores\' passphrase and PIN come from a Secret mounted read-only, never from the config', () => {
+  t("the key stores' passphrase and PIN come from a Secret mounted read-only, never from the config", () => {
     const v = pod.volumes.find((x) => x.secret?.secretName === 'sa-forge-signer-key-stores');
     const m = signer.volumeMounts.find((x) => x.name === v?.name);
     return (v !== undefined && m?.readOnly === true) || 'no read-only mount of Secret sa-forge-signer-key-stores';
