@@ -89,6 +89,8 @@ export function openPkcs11Token(settings: Pkcs11StoreConfig, env: NodeJS.Process
   let connecting: Promise<void> | null = null;
   const inFlight = new Set<Promise<unknown>>();
   let closed = false;
+  /** A PIN the token refused: never tried again by this process, since HSMs lock a PIN after a few failures. */
+  let pinRefused = false;
 
   const tokenName = `PKCS#11 token "${label}"`;
 
@@ -183,6 +185,7 @@ export function openPkcs11Token(settings: Pkcs11StoreConfig, env: NodeJS.Process
   /** The live connection, connecting first when down (throttled); throws why the token cannot be used. */
   const live = async (): Promise<Connection> => {
     if (closed) throw new SignerError('key_store', `the ${tokenName} is closed`);
+    if (pinRefused) throw unavailable();
     if (conn !== null && down === null) return conn;
     if (connecting === null) {
       if (Date.now() - lastAttempt < settings.reconnect_ms && lastAttempt !== 0) throw unavailable();
@@ -190,6 +193,10 @@ export function openPkcs11Token(settings: Pkcs11StoreConfig, env: NodeJS.Process
         .catch((e: unknown) => {
           finalize();
           down = e instanceof SignerError ? e.message : `the ${tokenName} cannot be used: ${describe(e)}`;
+          if (isPkcs11Error(e) && [pkcs11js.CKR_PIN_INCORRECT, pkcs11js.CKR_PIN_LOCKED].includes(e.code)) {
+            pinRefused = true;
+            down += ' (the PIN is not tried again until a restart, so the token does not lock it)';
+          }
         })
         .finally(() => {
           connecting = null;

@@ -141,6 +141,24 @@ describe('pkcs11 store on SoftHSM2', () => {
     expect(verifySignature(decodeBase58(pubkey)!, message, await signer.sign(message))).toBe(true);
   });
 
+  it('refuses a wrong PIN and a token label that is not present, naming them', async () => {
+    await store.close(); // one user of the module at a time in this process
+    const pubkey = encodeBase58(generateKeypairBytes().subarray(32));
+    const wrongPin = createPkcs11Store(token.settings({ env: 'HSM_PIN' }), { HSM_PIN: 'not-the-pin' });
+    await expect(wrongPin.open(keyConfig('made', pubkey))).rejects.toMatchObject({
+      code: 'key_store',
+      message: expect.stringMatching(
+        /PKCS#11 token "t-\w+" cannot be used: C_Login: CKR_PIN_INCORRECT \(the PIN is not tried again until a restart, so the token does not lock it\); nothing was signed/,
+      ) as unknown,
+    });
+    await wrongPin.close();
+    const elsewhere = createPkcs11Store({ ...token.settings({ env: 'HSM_PIN' }), token_label: 'absent' }, env);
+    await expect(elsewhere.open(keyConfig('made', pubkey))).rejects.toThrow(
+      /the PKCS#11 token "absent" is not present \(module .*libsofthsm2\.so\)/,
+    );
+    await elsewhere.close();
+  });
+
   it('destroys the key objects in the token', async () => {
     await store.destroy('made');
     await expect(store.open(keyConfig('made', 'x'))).rejects.toThrow(
