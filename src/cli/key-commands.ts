@@ -10,6 +10,7 @@ import { decodeAddress } from '../util/base58';
 import { SignerError, errorMessage } from '../util/errors';
 import { showUntrusted } from '../util/untrusted';
 import { flag, option, requireOption, requirePositional, type ParsedArgs } from './args';
+import { COMMANDS } from './commands';
 import { chainHint, config, configPath, err, keyOf, out, outJson, readLine, rpcFor, withLedger } from './context';
 import { keyShowJson, lamportsAndSol, renderKeyList, renderKeyShow, type KeyShowView } from './render';
 
@@ -47,7 +48,7 @@ async function withStores<T>(cfg: Pick<SignerConfig, 'key_dir' | 'key_stores'>, 
  */
 async function keyNew(args: ParsedArgs, name: string, sub: 'new' | 'import'): Promise<number> {
   assertKeyName(name);
-  const usage = COMMANDS_USAGE[sub];
+  const usage = COMMANDS.find((c) => c.name === `key ${sub}`)?.usage ?? `key ${sub}`;
   const cls = requireOption(args, 'class', usage);
   if (cls !== 'session' && cls !== 'wallet')
     throw new SignerError('request_invalid', '--class must be session or wallet');
@@ -78,11 +79,6 @@ async function keyNew(args: ParsedArgs, name: string, sub: 'new' | 'import'): Pr
     );
   return 0;
 }
-
-const COMMANDS_USAGE = {
-  new: 'key new NAME --class session|wallet [--store file|encrypted|pkcs11]',
-  import: 'key import NAME --from KEYPAIR.json --class session|wallet [--store file|encrypted|pkcs11]',
-};
 
 /** A Solana keypair file (a JSON array of 64 bytes), checked; the caller wipes the bytes. */
 function readKeypairFile(file: string): Uint8Array {
