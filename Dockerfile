@@ -1,13 +1,13 @@
 # syntax=docker/dockerfile:1
 # sa-forge-signer: the MCP signing service. Three stages:
-#   deps    production node_modules only (better-sqlite3 compiled here; no LiteSVM, no dev dependencies)
+#   deps    production node_modules only (better-sqlite3 and pkcs11js compiled here; no LiteSVM, no dev dependencies)
 #   build   every dependency + TypeScript -> dist/, the service's entrypoint bundled (esbuild) with its V8 code cache
 #   runtime node + production node_modules + dist, uid 10001, read-only root filesystem friendly
 # Both FROM lines pin node:20-bookworm-slim by digest; bump it deliberately (see docs/running.md).
 # `npm ci` is not used: the lockfile lacks LiteSVM's other-platform binaries, which `npm ci` insists on.
 
 FROM node:20-bookworm-slim@sha256:2cf067cfed83d5ea958367df9f966191a942351a2df77d6f0193e162b5febfc0 AS toolchain
-# better-sqlite3 builds from source when its prebuilt binary cannot be fetched
+# better-sqlite3 builds from source when its prebuilt binary cannot be fetched; pkcs11js always does
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
@@ -24,7 +24,8 @@ RUN --mount=type=cache,target=/root/.npm \
  && rm -rf node_modules/typescript node_modules/.bin/tsc node_modules/.bin/tsserver \
  && rm -rf node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \
            node_modules/better-sqlite3/build/Release/obj* node_modules/better-sqlite3/build/Release/.deps \
-           node_modules/better-sqlite3/build/Release/test_extension.node
+           node_modules/better-sqlite3/build/Release/test_extension.node \
+ && rm -rf node_modules/pkcs11js/src node_modules/pkcs11js/build/Release/obj.target node_modules/pkcs11js/build/Release/.deps
 
 FROM toolchain AS build
 # dev dependencies are needed only to compile; install scripts are skipped (nothing here runs the code)
@@ -66,6 +67,11 @@ RUN set -eu; \
     mkdir -p /etc/sa-forge-signer /var/lib/sa-forge-signer; \
     chown 10001:10001 /var/lib/sa-forge-signer; \
     chmod 0700 /var/lib/sa-forge-signer
+# pkcs11 keys (docs/keys.md): mount the HSM vendor's PKCS#11 module read-only, e.g. at /opt/pkcs11, and set
+# key_stores.pkcs11.module to the .so in it. The module must be built for glibc (Debian bookworm) on the image's
+# architecture; the variables it reads for its own config (YUBIHSM_PKCS11_CONF, ChrystokiConfigurationPath, …) are
+# passed like any other environment variable.
+RUN mkdir -p /opt/pkcs11
 USER 10001:10001
 EXPOSE 8790 9791
 STOPSIGNAL SIGTERM
@@ -73,3 +79,4 @@ STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "const p=(process.env.SIGNER_LISTEN||'').split(':').pop()||'8790';fetch('http://127.0.0.1:'+p+'/health',{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 CMD ["sa-forge-signer-serve", "--config", "/etc/sa-forge-signer/config.yaml"]
+

@@ -26,7 +26,7 @@ import type { ChainClient } from '../src/chain/types';
  * Counts the process CPU spent while at least one RPC call is outstanding (request encoding, socket I/O,
  * response parsing): with one sign at a time, that is the RPC share of a sign; the rest is the engine's own.
  */
-class CpuAccountedChain implements ChainClient {
+export class CpuAccountedChain implements ChainClient {
   cpuMicros = 0;
   calls = 0;
   private outstanding = 0;
@@ -194,7 +194,7 @@ export async function timed<T>(
   return { count: latencies.length, seconds: (performance.now() - started) / 1000, latencies, results };
 }
 
-function rawSignatureMicros(): number {
+export function rawSignatureMicros(): number {
   const seed = crypto.randomBytes(32);
   const key = crypto.createPrivateKey({
     key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]),

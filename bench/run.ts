@@ -12,6 +12,7 @@ function sections(): Section[] {
   return [
     { name: 'engine', run: (s) => (require('./engine') as typeof import('./engine')).runEngineBench(s) },
     { name: 'per-key', run: (s) => (require('./per-key') as typeof import('./per-key')).runPerKeyBench(s) },
+    { name: 'stores', run: (s) => (require('./stores') as typeof import('./stores')).runStoresBench(s) },
     { name: 'http', run: (s) => (require('./http') as typeof import('./http')).runHttpBench(s) },
     { name: 'replicas', run: (s) => (require('./replicas') as typeof import('./replicas')).runReplicasBench(s) },
   ];

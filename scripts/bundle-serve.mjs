@@ -26,12 +26,15 @@ await build({
   platform: 'node',
   format: 'cjs',
   target: 'node20',
-  // better-sqlite3: a native addon; litesvm: a development dependency (--local only); pino-pretty and pg-native:
+  // better-sqlite3 and pkcs11js: native addons; age-encryption: ES modules only, require()d by Node on first use of
+  // an encrypted key (src/keys/age-file.ts); litesvm: a development dependency (--local only); pino-pretty and pg-native:
   // optional, loaded only when present and asked for; @solana/*, @solana-program/* (kit's program clients), pg and
   // prom-client: loaded with the engine and the metrics, after the first answer (a whole package stays outside, so
   // each still exists once).
   external: [
     'better-sqlite3',
+    'pkcs11js',
+    'age-encryption',
     'litesvm',
     'pino-pretty',
     'pg-native',

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Makes a fresh Debian machine able to run the suite: a C++ toolchain for better-sqlite3's native build and a
-# PostgreSQL server on 127.0.0.1:5432 that trusts local connections as user postgres (the replica and ledger
-# tests create and drop their own databases there). Idempotent: it only installs and starts what is missing.
+# Makes a fresh Debian machine able to run the suite: a C++ toolchain for better-sqlite3's and pkcs11js's native
+# builds, SoftHSM2 and age for the key stores' tests, and a PostgreSQL server on 127.0.0.1:5432 that trusts local
+# connections as user postgres (the replica and ledger tests create and drop their own databases there). Idempotent: it only installs and starts what is missing.
 set -euo pipefail
 
 say() { printf 'setup: %s\n' "$*" >&2; }
@@ -17,6 +17,13 @@ apt_install() {
 missing=()
 for tool in python3 make g++; do command -v "$tool" >/dev/null || missing+=("$tool"); done
 [ ${#missing[@]} -eq 0 ] || apt_install python3 make g++
+
+# The key stores' tests: SoftHSM2 is a real PKCS#11 module (the pkcs11 store), `age` opens the encrypted store's
+# files as an operator would.
+missing=()
+[ -e /usr/lib/softhsm/libsofthsm2.so ] && command -v softhsm2-util >/dev/null || missing+=(softhsm2)
+command -v age >/dev/null || missing+=(age)
+[ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
 
 pg_ready() { command -v pg_isready >/dev/null && pg_isready -q -h 127.0.0.1 -p 5432; }
 

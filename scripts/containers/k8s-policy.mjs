@@ -103,10 +103,16 @@ for (const [variant, file] of [
     () =>
       pod.volumes.find((v) => v.name === 'keys')?.emptyDir?.medium === 'Memory' || 'keys volume is not emptyDir Memory',
   );
+  t("the key stores' passphrase and PIN come from a Secret mounted read-only, never from the config", () => {
+    const v = pod.volumes.find((x) => x.secret?.secretName === 'sa-forge-signer-key-stores');
+    const m = signer.volumeMounts.find((x) => x.name === v?.name);
+    return (v !== undefined && m?.readOnly === true) || 'no read-only mount of Secret sa-forge-signer-key-stores';
+  });
   t('every ConfigMap, Secret and PVC a pod uses is rendered or has a template', () => {
     const templates = [
       'sa-forge-signer-keys',
       'sa-forge-signer-tokens',
+      'sa-forge-signer-key-stores',
       'sa-forge-signer-ledger',
       'sa-forge-signer-postgres',
     ];

@@ -97,11 +97,11 @@ TOOLS_NOTE=$(ensure_tools 2>&1); TOOLS_OK=$?
 [ -n "$TOOLS_NOTE" ] && note "$TOOLS_NOTE"
 
 if command -v docker-compose >/dev/null 2>&1; then
-  step "compose.yaml valid (docker-compose config -q, default, replicas profile, CI override)" \
-    bash -c 'docker-compose -f compose.yaml config -q && docker-compose -f compose.yaml --profile replicas --profile relay config -q &&
+  step "compose.yaml valid (docker-compose config -q, default, replicas and hsm profiles, CI override)" \
+    bash -c 'docker-compose -f compose.yaml config -q && docker-compose -f compose.yaml --profile replicas --profile relay --profile hsm config -q &&
              docker-compose -f compose.yaml -f scripts/containers/compose.ci.yaml config -q'
   step "compose.yaml policy (127.0.0.1 only, read-only, uid 10001, caps, 230 s grace, secrets, replicas)" \
-    bash -c 'docker-compose -f compose.yaml --profile replicas --profile relay config | node scripts/containers/compose-policy.mjs'
+    bash -c 'docker-compose -f compose.yaml --profile replicas --profile relay --profile hsm config | node scripts/containers/compose-policy.mjs'
 else
   skip "compose.yaml checks" "docker-compose is not installed and could not be installed"
 fi
@@ -295,12 +295,12 @@ k8s_key_install() {
   "${CLI[@]}" "${state[@]}" -v "$WORK/world/config.yaml:/etc/sa-forge-signer/config.yaml:ro" -v "$k/emptydir/keys:/run/keys:ro" \
     -v "$WORK/world/secrets/tokens.yaml:/run/secrets/signer_tokens:ro" \
     "$IMAGE" sa-forge-signer --config /etc/sa-forge-signer/config.yaml key show agent >"$WORK/k8s-keyshow.txt" 2>&1
-  cat "$WORK/k8s-keyshow.txt"; grep -qx 'key file: ok' "$WORK/k8s-keyshow.txt" || return 1
+  cat "$WORK/k8s-keyshow.txt"; grep -qx 'key: ok' "$WORK/k8s-keyshow.txt" || return 1
   # why the init container exists: the Secret volume itself, mounted at /run/keys, is refused by the loader
   "${CLI[@]}" "${state[@]}" -v "$WORK/world/config.yaml:/etc/sa-forge-signer/config.yaml:ro" -v "$k/secret:/run/keys:ro" \
     -v "$WORK/world/secrets/tokens.yaml:/run/secrets/signer_tokens:ro" \
-    "$IMAGE" sa-forge-signer --config /etc/sa-forge-signer/config.yaml key show agent 2>&1 | grep '^key file:' | tee "$WORK/k8s-keyshow-direct.txt"
-  grep -q '^key file: unavailable' "$WORK/k8s-keyshow-direct.txt"
+    "$IMAGE" sa-forge-signer --config /etc/sa-forge-signer/config.yaml key show agent 2>&1 | grep '^key:' | tee "$WORK/k8s-keyshow-direct.txt"
+  grep -q '^key: unavailable' "$WORK/k8s-keyshow-direct.txt"
 }
 if [ -f "$WORK/base.yaml" ]; then
   step "k8s install-keys init container: Secret-shaped volume -> 0700/0600 keys the loader accepts (refuses the raw Secret)" k8s_key_install

@@ -19,7 +19,18 @@ const GLOBAL_FLAGS = ['help', 'version'];
 
 /** Every command, by its words. `--json` is accepted by every read command. */
 export const COMMANDS: readonly CommandSpec[] = [
-  { name: 'key new', values: ['class'], flags: [], usage: 'key new NAME --class session|wallet' },
+  {
+    name: 'key new',
+    values: ['class', 'store'],
+    flags: [],
+    usage: 'key new NAME --class session|wallet [--store file|encrypted|pkcs11]',
+  },
+  {
+    name: 'key import',
+    values: ['class', 'store', 'from'],
+    flags: [],
+    usage: 'key import NAME --from KEYPAIR.json --class session|wallet [--store file|encrypted|pkcs11]',
+  },
   { name: 'key list', values: [], flags: ['json'], usage: 'key list [--json]' },
   { name: 'key show', values: [], flags: ['json'], usage: 'key show NAME [--json]' },
   {

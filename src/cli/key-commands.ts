@@ -1,21 +1,23 @@
-/** `sa-forge-signer key new|list|show|fund|destroy`. */
+/** `sa-forge-signer key new|import|list|show|fund|destroy`: keys in any store (docs/keys.md). */
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../config/load';
-import type { KeyConfig, SignerConfig } from '../config/types';
-import { assertKeyName, createKeyFile, destroyKeyFile, loadKeyFile } from '../keys/keyfile';
+import { KEY_STORE_KINDS, type KeyConfig, type KeyStoreKind, type SignerConfig } from '../config/types';
+import { assertKeyName, keypairBytesFromJson } from '../keys/keyfile';
+import { createKeyStores, type KeyStores } from '../keys/stores';
 import { parseZinkAmount, transferPayload } from '../signer/transfer';
 import { decodeAddress } from '../util/base58';
 import { SignerError, errorMessage } from '../util/errors';
 import { showUntrusted } from '../util/untrusted';
 import { flag, option, requireOption, requirePositional, type ParsedArgs } from './args';
+import { COMMANDS } from './commands';
 import { chainHint, config, configPath, err, keyOf, out, outJson, readLine, rpcFor, withLedger } from './context';
 import { keyShowJson, lamportsAndSol, renderKeyList, renderKeyShow, type KeyShowView } from './render';
 
 export async function keyCommand(sub: string, args: ParsedArgs): Promise<number> {
   if (sub === 'list') return keyList(args);
   const name = requirePositional(args, 2, 'a key name', `sa-forge-signer key ${sub} NAME`);
-  if (sub === 'new') return keyNew(args, name);
+  if (sub === 'new' || sub === 'import') return keyNew(args, name, sub);
   const cfg = config(args);
   const key = keyOf(cfg, name);
   if (sub === 'show') return keyShow(args, cfg, key);
@@ -23,18 +25,76 @@ export async function keyCommand(sub: string, args: ParsedArgs): Promise<number>
   return keyDestroy(args, cfg, key);
 }
 
-function keyNew(args: ParsedArgs, name: string): number {
+function storeOption(args: ParsedArgs): KeyStoreKind {
+  const store = option(args, 'store') ?? 'file';
+  const kind = KEY_STORE_KINDS.find((k) => k === store);
+  if (kind === undefined) throw new SignerError('request_invalid', `--store must be ${KEY_STORE_KINDS.join(', ')}`);
+  return kind;
+}
+
+/** Runs `fn` on the stores of the config, closing them (and so a token's sessions) afterwards. */
+async function withStores<T>(cfg: Pick<SignerConfig, 'key_dir' | 'key_stores'>, fn: (s: KeyStores) => Promise<T>) {
+  const stores = createKeyStores(cfg);
+  try {
+    return await fn(stores);
+  } finally {
+    await stores.close();
+  }
+}
+
+/**
+ * `key new` makes the key inside its store; `key import` moves a Solana keypair file into one. Either way only the
+ * store's own form reaches the disk (an age file, a token object), never a plaintext copy.
+ */
+async function keyNew(args: ParsedArgs, name: string, sub: 'new' | 'import'): Promise<number> {
   assertKeyName(name);
-  const cls = requireOption(args, 'class', 'key new NAME --class session|wallet');
+  const usage = COMMANDS.find((c) => c.name === `key ${sub}`)?.usage ?? `key ${sub}`;
+  const cls = requireOption(args, 'class', usage);
   if (cls !== 'session' && cls !== 'wallet')
     throw new SignerError('request_invalid', '--class must be session or wallet');
-  // The config may not exist yet: then the key goes to ./keys, as the config's default key_dir would say.
+  const store = storeOption(args);
+  // The config may not exist yet: then a file key goes to ./keys, as the config's default key_dir would say.
   const file = configPath(args);
-  const keyDir = file !== undefined ? loadConfig({ file, env: process.env }).key_dir : path.resolve('keys');
-  const pubkey = createKeyFile(keyDir, name);
+  const cfg = file !== undefined ? loadConfig({ file, env: process.env }) : { key_dir: path.resolve('keys') };
+  if (file === undefined && store !== 'file')
+    throw new SignerError('config_invalid', `--store ${store} reads key_stores from the config: pass --config FILE`);
+  let from: string | undefined;
+  const pubkey = await withStores(cfg, async (stores) => {
+    if (sub === 'new') return stores.store(store).create(name);
+    from = requireOption(args, 'from', usage);
+    const keypair = readKeypairFile(from);
+    try {
+      return await stores.store(store).importKeypair(name, keypair);
+    } finally {
+      keypair.fill(0);
+    }
+  });
   out(pubkey);
-  err(`Add to ${file ?? 'your config'}:\nkeys:\n  ${name}:\n    class: ${cls}\n    pubkey: ${pubkey}`);
+  err(
+    `Add to ${file ?? 'your config'}:\nkeys:\n  ${name}:\n    class: ${cls}\n    store: ${store}\n    pubkey: ${pubkey}`,
+  );
+  if (from !== undefined && store !== 'file')
+    err(
+      `${from} still holds the key in plaintext: keep an offline backup if you need one, then delete it (shred -u ${from}).`,
+    );
   return 0;
+}
+
+/** A Solana keypair file (a JSON array of 64 bytes), checked; the caller wipes the bytes. */
+function readKeypairFile(file: string): Uint8Array {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new SignerError('request_invalid', `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+  }
+  const bytes = keypairBytesFromJson(text);
+  if (!bytes)
+    throw new SignerError(
+      'request_invalid',
+      `${file} is not a Solana keypair file (a JSON array of 64 bytes whose second half is the public key)`,
+    );
+  return bytes;
 }
 
 async function keyList(args: ParsedArgs): Promise<number> {
@@ -44,6 +104,7 @@ async function keyList(args: ParsedArgs): Promise<number> {
     outJson(
       cfg.keys.map((k) => ({
         name: k.name,
+        store: k.store ?? 'file',
         pubkey: k.pubkey,
         class: k.class,
         approval: k.approval,
@@ -59,15 +120,19 @@ async function keyList(args: ParsedArgs): Promise<number> {
 }
 
 async function keyShow(args: ParsedArgs, cfg: SignerConfig, key: KeyConfig): Promise<number> {
-  let keyFile: string;
-  try {
-    loadKeyFile(cfg.key_dir, key.name, key.pubkey);
-    keyFile = 'ok';
-  } catch (e) {
-    const m = errorMessage(e);
-    const held = /has pubkey (\S+),/.exec(m);
-    keyFile = held ? `MISMATCH: file holds ${held[1] ?? '?'}` : `unavailable: ${m}`;
-  }
+  // The key opened as the service opens it (file mode, passphrase, token object and probe), and its store's health.
+  const { keyFile, storeHealth } = await withStores(cfg, async (stores) => {
+    const store = stores.storeOf(key);
+    const opened = await store.open(key).then(
+      () => 'ok',
+      (e: unknown) => {
+        const m = errorMessage(e);
+        const held = /(?:has|holds) pubkey (\S+)/.exec(m);
+        return held ? `MISMATCH: the store holds ${held[1] ?? '?'}` : `unavailable: ${m}`;
+      },
+    );
+    return { keyFile: opened, storeHealth: await store.health() };
+  });
   const balance = await rpcFor(cfg)
     .getBalance(key.pubkey)
     .then(
@@ -80,7 +145,7 @@ async function keyShow(args: ParsedArgs, cfg: SignerConfig, key: KeyConfig): Pro
     (record): KeyShowView['halt'] => ({ record }),
     (e: unknown): KeyShowView['halt'] => ({ error: errorMessage(e) }),
   );
-  const view: KeyShowView = { key, keyFile, balance, halt };
+  const view: KeyShowView = { key, keyFile, store: key.store ?? 'file', storeHealth, balance, halt };
   if (flag(args, 'json')) outJson(keyShowJson(view));
   else out(renderKeyShow(view));
   return 0;
@@ -163,7 +228,7 @@ async function keyDestroy(args: ParsedArgs, cfg: SignerConfig, key: KeyConfig): 
       const state = balance.known
         ? `still holds ${lamportsAndSol(balance.lamports)}`
         : `has a balance that cannot be read (${balance.why})`;
-      err(`${key.name} (${key.pubkey}) ${state}. Destroying its key file loses whatever it holds, for good.`);
+      err(`${key.name} (${key.pubkey}) ${state}. Destroying its key loses whatever it holds, for good.`);
       const typed = await readLine(`Type the key name (${key.name}) to destroy it anyway, or pass --force: `);
       err('');
       if (typed.trim() !== key.name) {
@@ -174,9 +239,12 @@ async function keyDestroy(args: ParsedArgs, cfg: SignerConfig, key: KeyConfig): 
       }
     }
   }
-  destroyKeyFile(cfg.key_dir, key.name);
+  const store = key.store ?? 'file';
+  await withStores(cfg, (stores) => stores.storeOf(key).destroy(key.name));
+  const what =
+    store === 'pkcs11' ? 'its objects in the PKCS#11 token' : store === 'encrypted' ? 'its age file' : 'its key file';
   err(
-    `destroyed the key file of ${key.name}. Remove the key from its player profile if it was added, and delete keys.${key.name} from the config.`,
+    `destroyed ${key.name} (${what}). Remove the key from its player profile if it was added, and delete keys.${key.name} from the config.`,
   );
   return 0;
 }

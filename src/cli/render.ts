@@ -3,7 +3,7 @@
  * who asked) goes through showUntrusted, so it can neither move the cursor nor start a line of its own; the
  * amounts an operator decides on are the signer's own figures, never the agent's words.
  */
-import type { KeyConfig } from '../config/types';
+import type { KeyConfig, KeyStoreKind } from '../config/types';
 import type { ApprovalRecord, AuditEntry, HaltRecord, TokenFigure } from '../ledger/types';
 import { showAmount } from '../signer/tokens/amounts';
 import { MAX_MESSAGE_BYTES } from '../signer/wire/sizes';
@@ -64,7 +64,11 @@ export function renderHalt(halt: HaltRecord | null): string {
 
 export interface KeyShowView {
   key: KeyConfig;
+  /** `ok`, or why the key's store cannot open it. */
   keyFile: string;
+  store: KeyStoreKind;
+  /** `ok`, or why the store cannot sign now (a token that went away). */
+  storeHealth: string;
   balance: { lamports: number } | { error: string };
   /** The key's halt, or why the ledger could not say (a read-only filesystem, a database that is down). */
   halt: { record: HaltRecord | null } | { error: string };
@@ -77,7 +81,8 @@ export function renderKeyShow(v: KeyShowView): string {
     `class: ${v.key.class}`,
     `approval: ${v.key.approval}`,
     `profile: ${v.key.profile ?? '-'}`,
-    `key file: ${v.keyFile}`,
+    `store: ${v.store} (${v.storeHealth})`,
+    `key: ${v.keyFile}`,
     `balance: ${'lamports' in v.balance ? lamportsAndSol(v.balance.lamports) : `unavailable: ${v.balance.error}`}`,
     `halted: ${'record' in v.halt ? renderHalt(v.halt.record) : `unknown: the ledger could not be read (${showUntrusted(v.halt.error, 200)})`}`,
     `signs messages: ${v.key.sign_messages === true ? 'yes (sign_messages: off-chain messages and sign-in texts)' : 'no'}`,
@@ -92,6 +97,8 @@ export function keyShowJson(v: KeyShowView): Record<string, unknown> {
     class: v.key.class,
     approval: v.key.approval,
     profile: v.key.profile,
+    store: v.store,
+    store_health: v.storeHealth,
     key_file: v.keyFile,
     balance_lamports: 'lamports' in v.balance ? v.balance.lamports : null,
     balance_error: 'error' in v.balance ? v.balance.error : null,
@@ -104,9 +111,9 @@ export function keyShowJson(v: KeyShowView): Record<string, unknown> {
 export function renderKeyList(keys: readonly KeyConfig[], halts: readonly HaltRecord[]): string {
   const rows = keys.map((k) => {
     const halted = halts.some((h) => h.key === k.name) ? 'halted' : '-';
-    return [k.name, k.class, k.approval, k.pubkey, halted];
+    return [k.name, k.store ?? 'file', k.class, k.approval, k.pubkey, halted];
   });
-  const header = ['NAME', 'CLASS', 'APPROVAL', 'PUBKEY', 'HALTED'];
+  const header = ['NAME', 'STORE', 'CLASS', 'APPROVAL', 'PUBKEY', 'HALTED'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   return [header, ...rows]
     .map((r) =>

@@ -30,13 +30,20 @@ const HELP = `sa-forge-signer ${VERSION}: the operator CLI of the sa-forge-signe
 
 usage: sa-forge-signer [--config FILE] COMMAND ...
 
-  key new NAME --class session|wallet   create a key file (0600); prints the pubkey, config snippet on stderr
-  key list [--json]                     every configured key: name, class, approval, pubkey, halted
-  key show NAME [--json]                name, pubkey, class, approval, profile, key file state, balance, halt
+  key new NAME --class session|wallet [--store file|encrypted|pkcs11]
+                                        create a key in its store (file: a 0600 keypair file; encrypted: an
+                                        age file; pkcs11: inside the HSM token); prints the pubkey, config
+                                        snippet on stderr (docs/keys.md)
+  key import NAME --from KEYPAIR.json --class session|wallet [--store file|encrypted|pkcs11]
+                                        move a Solana keypair file into a store; then delete the plaintext file
+  key list [--json]                     every configured key: name, store, class, approval, pubkey, halted
+  key show NAME [--json]                name, pubkey, class, approval, profile, store and its health, whether
+                                        the key opens, balance, halt
   key fund NAME --zink AMOUNT [--from KEY|ADDRESS] [--out FILE]
                                         on the embedded chain: airdrop AMOUNT now; elsewhere: build the
                                         unsigned transfer payload from --from that funds NAME
-  key destroy NAME [--force]            overwrite and delete a key file; unless its balance is known to be 0,
+  key destroy NAME [--force]            overwrite and delete a key file or age file, or destroy the key's
+                                        objects in the HSM token; unless its balance is known to be 0,
                                         asks you to type the key name (--force skips that)
   token new NAME --out FILE             create a bearer token in FILE (0600); prints its sha256
   check [--key KEY] FILE|-              run every check and a simulation; prints the JSON report

@@ -30,6 +30,8 @@ import type {
   ClusterProfile,
   KeyClass,
   KeyConfig,
+  KeyStoresConfig,
+  SecretRef,
   LedgerConfig,
   ProgramEntry,
   SignerConfig,
@@ -115,6 +117,22 @@ type TopLevel = {
   rpc_urls: string[];
   commitment: ClusterCommitment | null;
   key_dir: string;
+  key_stores: {
+    encrypted: {
+      dir: string | null;
+      passphrase_file: string | null;
+      passphrase_env: string | null;
+      scrypt_log_n: number;
+    };
+    pkcs11: {
+      module: string | null;
+      token_label: string | null;
+      pin_file: string | null;
+      pin_env: string | null;
+      sessions: number;
+      reconnect_ms: number;
+    };
+  };
   state_dir: string;
   log_level: SignerConfig['log_level'];
   keys: Record<string, unknown>;
@@ -318,6 +336,54 @@ function buildCluster(top: TopLevel): ClusterProfile {
   );
 }
 
+/** One of `<name>_file` and `<name>_env`, or null when neither is set; both is an error. */
+function secretRef(
+  file: string | null,
+  envName: string | null,
+  where: string,
+  resolve: (p: string) => string,
+): SecretRef | null {
+  if (file !== null && envName !== null) fail(`${where}: set ${where}_file or ${where}_env, not both`);
+  if (file !== null) return { file: resolve(file) };
+  return envName === null ? null : { env: envName };
+}
+
+/** The stores' settings; a key in a store that lacks what it needs to open is refused here, naming both. */
+function buildKeyStores(top: TopLevel, resolve: (p: string) => string, keys: KeyConfig[]): KeyStoresConfig {
+  const e = top.key_stores.encrypted;
+  const p = top.key_stores.pkcs11;
+  const stores: KeyStoresConfig = {
+    encrypted: {
+      dir: resolve(e.dir ?? top.key_dir),
+      passphrase: secretRef(e.passphrase_file, e.passphrase_env, 'key_stores.encrypted.passphrase', resolve),
+      scrypt_log_n: e.scrypt_log_n,
+    },
+    pkcs11: {
+      module: p.module === null ? null : resolve(p.module),
+      token_label: p.token_label,
+      pin: secretRef(p.pin_file, p.pin_env, 'key_stores.pkcs11.pin', resolve),
+      sessions: p.sessions,
+      reconnect_ms: p.reconnect_ms,
+    },
+  };
+  if (e.scrypt_log_n < 10 || e.scrypt_log_n > 22)
+    fail('key_stores.encrypted.scrypt_log_n: use 10 to 22 (the age tool opens at most 22)');
+  for (const key of keys) {
+    if (key.store === 'encrypted' && stores.encrypted.passphrase === null)
+      fail(`keys.${key.name}.store: an encrypted key needs key_stores.encrypted.passphrase_file or passphrase_env`);
+    if (key.store === 'pkcs11') {
+      const missing = [
+        p.module === null ? 'module' : null,
+        p.token_label === null ? 'token_label' : null,
+        stores.pkcs11.pin === null ? 'pin_file or pin_env' : null,
+      ].filter((m) => m !== null);
+      if (missing.length > 0)
+        fail(`keys.${key.name}.store: a pkcs11 key needs key_stores.pkcs11.${missing.join(', key_stores.pkcs11.')}`);
+    }
+  }
+  return stores;
+}
+
 function buildLedger(
   top: TopLevel,
   resolve: (p: string) => string,
@@ -373,7 +439,9 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
   const strays = unknownSignerVariables(
     env,
     schemaEnvNames(topLevelSchema),
-    top.ledger.url_env === null ? [] : [top.ledger.url_env],
+    [top.ledger.url_env, top.key_stores.encrypted.passphrase_env, top.key_stores.pkcs11.pin_env].filter(
+      (n) => n !== null,
+    ),
   );
   if (strays.length > 0) fail(`environment: ${strays.join('; ')}`);
 
@@ -417,6 +485,7 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
     source: file,
     cluster,
     key_dir: resolve(top.key_dir),
+    key_stores: buildKeyStores(top, resolve, keys),
     state_dir: stateDir,
     keys,
     ledger: buildLedger(top, resolve, env, stateDir),

@@ -10,6 +10,8 @@ import {
   type ApprovalMode,
   type ClusterCommitment,
   type KeyClass,
+  KEY_STORE_KINDS,
+  type KeyStoreKind,
   TOKEN_OPS,
   type TokenOp,
 } from './types';
@@ -48,6 +50,79 @@ export const topLevelSchema = {
     format: 'non-empty-string',
     default: 'keys',
     env: 'SIGNER_KEY_DIR',
+  },
+  key_stores: {
+    encrypted: {
+      dir: {
+        doc: "Directory of the encrypted keys' age files (NAME.age; 0700, files 0600); null: key_dir. Relative to the config file's folder.",
+        format: 'string-or-null',
+        default: null as string | null,
+        nullable: true,
+        env: 'SIGNER_ENCRYPTED_KEY_DIR',
+      },
+      passphrase_file: {
+        doc: 'File holding the passphrase of the encrypted keys (a mounted secret; one trailing newline is ignored). Never put the passphrase itself in the config.',
+        format: 'string-or-null',
+        default: null as string | null,
+        nullable: true,
+        env: 'SIGNER_KEY_PASSPHRASE_FILE',
+      },
+      passphrase_env: {
+        doc: 'Name of an environment variable holding the passphrase of the encrypted keys (instead of passphrase_file).',
+        format: 'string-or-null',
+        default: null as string | null,
+        nullable: true,
+        env: 'SIGNER_KEY_PASSPHRASE_ENV',
+      },
+      scrypt_log_n: {
+        doc: "scrypt work factor (log2 N) of the age files `key new`/`key import` write; 18 is the age tool's own. Opening a file reads its factor from the file.",
+        format: 'nat-strict',
+        default: 18,
+        env: 'SIGNER_KEY_SCRYPT_LOG_N',
+      },
+    },
+    pkcs11: {
+      module: {
+        doc: "The HSM vendor's PKCS#11 library (.so), e.g. /usr/lib/softhsm/libsofthsm2.so; null: no HSM.",
+        format: 'string-or-null',
+        default: null as string | null,
+        nullable: true,
+        env: 'SIGNER_PKCS11_MODULE',
+      },
+      token_label: {
+        doc: 'Label of the token (HSM partition) holding the pkcs11 keys; each key is found by its name as label.',
+        format: 'string-or-null',
+        default: null as string | null,
+        nullable: true,
+        env: 'SIGNER_PKCS11_TOKEN_LABEL',
+      },
+      pin_file: {
+        doc: "File holding the token's user PIN (a mounted secret; one trailing newline is ignored). Never put the PIN itself in the config.",
+        format: 'string-or-null',
+        default: null as string | null,
+        nullable: true,
+        env: 'SIGNER_PKCS11_PIN_FILE',
+      },
+      pin_env: {
+        doc: "Name of an environment variable holding the token's user PIN (instead of pin_file).",
+        format: 'string-or-null',
+        default: null as string | null,
+        nullable: true,
+        env: 'SIGNER_PKCS11_PIN_ENV',
+      },
+      sessions: {
+        doc: 'Sessions kept open with the token: this many signs run in it at once.',
+        format: 'nat-strict',
+        default: 4,
+        env: 'SIGNER_PKCS11_SESSIONS',
+      },
+      reconnect_ms: {
+        doc: 'After the token fails (unplugged, module error, login lost), signs refuse and it is looked for again at most this often (on a sign or a /ready probe).',
+        format: 'nat-strict',
+        default: 1000,
+        env: 'SIGNER_PKCS11_RECONNECT_MS',
+      },
+    },
   },
   state_dir: {
     doc: "Directory for state (the SQLite ledger by default). Relative to the config file's folder.",
@@ -326,8 +401,13 @@ export const keySchema = {
     format: ['session', 'wallet'],
     default: null as KeyClass | null,
   },
+  store: {
+    doc: 'Where the secret half is kept: `file` (a plaintext keypair file in key_dir), `encrypted` (an age file sealed with a passphrase) or `pkcs11` (inside an HSM token). docs/keys.md.',
+    format: [...KEY_STORE_KINDS],
+    default: 'file' as KeyStoreKind,
+  },
   pubkey: {
-    doc: "The key's public key (base58); the key file must hold it.",
+    doc: "The key's public key (base58); its store must hold it (checked at start).",
     format: 'address',
     default: null as string | null,
   },

@@ -35,6 +35,40 @@ export interface KeyConfig {
   writable_allow?: string[] | null;
   /** Token authority operations this key may perform; absent means none (docs/policy.md, "Token authority"). */
   allow_token_ops?: TokenOp[];
+  /** Where the key's secret half is kept (docs/keys.md); absent means `file`. */
+  store?: KeyStoreKind;
+}
+
+/** The key stores (docs/keys.md): a plaintext keypair file, an age-encrypted file, or an HSM over PKCS#11. */
+export const KEY_STORE_KINDS = ['file', 'encrypted', 'pkcs11'] as const;
+export type KeyStoreKind = (typeof KEY_STORE_KINDS)[number];
+
+/** Where a secret (a passphrase, a PIN) is read from: a file (a mounted secret) or an environment variable. */
+export type SecretRef = { file: string } | { env: string };
+
+export interface EncryptedStoreConfig {
+  /** Directory of the `NAME.age` files (0700, files 0600). */
+  dir: string;
+  /** Null when no passphrase source is configured: an `encrypted` key then cannot be opened. */
+  passphrase: SecretRef | null;
+  /** scrypt work factor (log2 N) for files this signer writes; opening reads the factor from the file. */
+  scrypt_log_n: number;
+}
+
+export interface Pkcs11StoreConfig {
+  /** The vendor's PKCS#11 library (.so); null when none is configured. */
+  module: string | null;
+  token_label: string | null;
+  pin: SecretRef | null;
+  /** Sessions kept open for signing: this many signs run at once in the token. */
+  sessions: number;
+  /** How often, at most, a lost token is looked for again (on a sign or a readiness probe). */
+  reconnect_ms: number;
+}
+
+export interface KeyStoresConfig {
+  encrypted: EncryptedStoreConfig;
+  pkcs11: Pkcs11StoreConfig;
 }
 
 /** Token operations that hand control of the key's tokens to someone else, refused unless a key allows them. */
@@ -133,6 +167,8 @@ export interface SignerConfig {
   key_dir: string;
   state_dir: string;
   keys: KeyConfig[]; // sorted by name
+  /** Settings of the `encrypted` and `pkcs11` stores; absent means every key is a `file` key. */
+  key_stores?: KeyStoresConfig;
   ledger: LedgerConfig;
   timings: Timings;
   serve: ServeConfig;

@@ -45,40 +45,55 @@ function ensureKeyDir(keyDir: string): void {
 
 /** Creates a new key file; never overwrites. Returns the pubkey. */
 export function createKeyFile(keyDir: string, name: string): string {
-  const file = keyFilePath(keyDir, name);
-  ensureKeyDir(keyDir);
   const bytes = generateKeypairBytes();
-  const pubkey = encodeBase58(bytes.subarray(32));
+  try {
+    return writeKeyFile(keyDir, name, bytes);
+  } finally {
+    bytes.fill(0);
+  }
+}
+
+/** Writes a Solana keypair (64 bytes, checked) as a new key file; never overwrites. Returns the pubkey. */
+export function writeKeyFile(keyDir: string, name: string, keypair: Uint8Array): string {
+  const signer = signerFromKeypairBytes(keypair);
+  if (!signer) throw new SignerError('key_file', "not a Solana keypair: its second half is not the seed's public key");
+  writePrivateFile(keyDir, keyFilePath(keyDir, name), JSON.stringify(Array.from(keypair)));
+  return encodeBase58(keypair.subarray(32));
+}
+
+/**
+ * Writes `data` to a new file (0600, created exclusively, synced) in a private directory (0700, created when
+ * missing). Shared by the file and encrypted stores: a key file is never overwritten.
+ */
+export function writePrivateFile(dir: string, file: string, data: string | Uint8Array): void {
+  ensureKeyDir(dir);
   let fd: number;
   try {
     fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, 0o600);
   } catch (e) {
-    bytes.fill(0);
     if ((e as NodeJS.ErrnoException).code === 'EEXIST')
       throw new SignerError('key_file', `${file} already exists; a key is never overwritten`);
     throw new SignerError('key_file', `cannot create ${file}: ${(e as Error).message}`);
   }
   try {
-    fs.writeSync(fd, JSON.stringify(Array.from(bytes)));
+    if (typeof data === 'string') fs.writeSync(fd, data);
+    else fs.writeSync(fd, data);
     fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
-    bytes.fill(0);
   }
-  syncDir(keyDir);
-  return pubkey;
+  syncDir(dir);
 }
 
-/** Loads a key file and checks its mode and (when given) that it holds the configured pubkey. */
-export function loadKeyFile(keyDir: string, name: string, expectedPubkey?: string): Signer {
-  const file = keyFilePath(keyDir, name);
+/** A key's file read after checking that neither it nor its directory is open to group or others. */
+export function readPrivateFile(dir: string, file: string, name: string): Buffer {
   let dirStat: fs.Stats;
   try {
-    dirStat = fs.statSync(keyDir);
+    dirStat = fs.statSync(dir);
   } catch {
-    throw new SignerError('key_file', `key directory ${keyDir} does not exist`);
+    throw new SignerError('key_file', `key directory ${dir} does not exist`);
   }
-  assertPrivateMode(keyDir, dirStat);
+  assertPrivateMode(dir, dirStat);
   let fileStat: fs.Stats;
   try {
     fileStat = fs.lstatSync(file);
@@ -87,7 +102,13 @@ export function loadKeyFile(keyDir: string, name: string, expectedPubkey?: strin
   }
   if (!fileStat.isFile()) throw new SignerError('key_file', `${file} is not a regular file`);
   assertPrivateMode(file, fileStat);
-  const signer = parseKeypairJson(fs.readFileSync(file, 'utf8'));
+  return fs.readFileSync(file);
+}
+
+/** Loads a key file and checks its mode and (when given) that it holds the configured pubkey. */
+export function loadKeyFile(keyDir: string, name: string, expectedPubkey?: string): Signer {
+  const file = keyFilePath(keyDir, name);
+  const signer = parseKeypairJson(readPrivateFile(keyDir, file, name).toString('utf8'));
   if (!signer)
     throw new SignerError(
       'key_file',
@@ -102,7 +123,8 @@ export function loadKeyFile(keyDir: string, name: string, expectedPubkey?: strin
   return signer;
 }
 
-function parseKeypairJson(text: string): Signer | null {
+/** The 64 bytes of a Solana keypair JSON text (checked: the second half is the seed's public key), or null. */
+export function keypairBytesFromJson(text: string): Uint8Array | null {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
@@ -112,6 +134,14 @@ function parseKeypairJson(text: string): Signer | null {
   if (!Array.isArray(parsed) || parsed.length !== 64) return null;
   if (!parsed.every((b) => Number.isInteger(b) && b >= 0 && b <= 255)) return null;
   const bytes = Uint8Array.from(parsed as number[]);
+  if (signerFromKeypairBytes(bytes)) return bytes;
+  bytes.fill(0);
+  return null;
+}
+
+export function parseKeypairJson(text: string): Signer | null {
+  const bytes = keypairBytesFromJson(text);
+  if (!bytes) return null;
   try {
     return signerFromKeypairBytes(bytes);
   } finally {
@@ -121,7 +151,11 @@ function parseKeypairJson(text: string): Signer | null {
 
 /** Overwrites the file with zeros of the same length, syncs and unlinks it (best effort on SSDs and backups). */
 export function destroyKeyFile(keyDir: string, name: string): void {
-  const file = keyFilePath(keyDir, name);
+  shredFile(keyDir, keyFilePath(keyDir, name), name);
+}
+
+/** Overwrites a key's file with zeros, syncs and unlinks it. */
+export function shredFile(keyDir: string, file: string, name: string): void {
   let size: number;
   try {
     size = fs.lstatSync(file).size;

@@ -11,6 +11,7 @@
  * checks, the report and the outcomes.
  */
 import type { KeyConfig } from '../config/types';
+import { createKeySet } from '../keys/key-set';
 import type { HaltRecord } from '../ledger/types';
 import { SignerError, errorMessage } from '../util/errors';
 import { nowSeconds } from '../util/time';
@@ -32,7 +33,6 @@ import { createSignedWatcher, signOnlyIntentDetail } from './flow/watch-signed';
 import { createHaltBook } from './halts';
 import { heldHaltsFile } from './held-halts-file';
 import { createKeyAccess } from './key-access';
-import { createKeyFiles } from './key-files';
 import { keyView } from './key-view';
 import { createMessageFlow } from './message/flow';
 import { parseRequestPayload } from './message/request';
@@ -57,12 +57,12 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   const { config, chain, ledger } = deps;
   const log = deps.logger ?? silentLogger;
   const access = createKeyAccess(config.keys);
-  const keyFiles = createKeyFiles(config.key_dir, config.keys);
+  const keys = createKeySet(config);
   const halts = createHaltBook({ ledger, log, file: heldHaltsFile(config.state_dir) });
   const preflightDeps = { cluster: config.cluster, chain, ledger, halts };
   const approvalDeps = { ledger, timings: config.timings, log };
   const sendDeps = { chain, timings: config.timings };
-  const messages = createMessageFlow({ access, keyFiles, halts, ledger, approval: approvalDeps, log });
+  const messages = createMessageFlow({ access, keys, halts, ledger, approval: approvalDeps, log });
   const tripwireDeps = { halts, log, observer: deps.observer };
   const watcher = createSignedWatcher({ chain, ledger, timings: config.timings, log, tripwire: tripwireDeps });
   const resumed = watcher
@@ -162,7 +162,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         }),
       );
     }
-    const signer = keyFiles.signerFor(key);
+    const signer = await keys.signerFor(key);
     /** Prepares again (a fresh blockhash where the source allows it) and re-resolves its lookup tables. */
     const rebuild = async (was: PreparedTransaction): Promise<StepWith<{ prepared: PreparedTransaction }>> => {
       const again = await source.prepare(source.refreshable ? await chain.getLatestBlockhash() : was.lifetime);
@@ -176,13 +176,13 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       return { ok: true, prepared: again.prepared };
     };
 
-    let built = source.signed(checked.prepared, signer);
+    let built = await source.signed(checked.prepared, signer);
     let figures = await simulate(chain, built, key, 'sign');
     if (figures.sim.err === 'BlockhashNotFound' && source.refreshable) {
       // The blockhash expired between fetch and simulation: rebuild and re-sign once.
       const again = await rebuild(built.prepared);
       if (!again.ok) return notSent(again.report);
-      built = source.signed(again.prepared, signer);
+      built = await source.signed(again.prepared, signer);
       figures = await simulate(chain, built, key, 'sign');
     }
     const simulated = recordSimulation(report, figures);
@@ -214,7 +214,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       // Approval can outlast the blockhash and a table can change meanwhile: send exactly what is simulated now.
       const again = await rebuild(built.prepared);
       if (!again.ok) return notSent(again.report);
-      built = source.signed(again.prepared, signer);
+      built = await source.signed(again.prepared, signer);
       const after = await simulate(chain, built, key, 'sign');
       const resimulated = recordSimulation(report, after, 'after approval');
       if (!resimulated.ok) return notSent(resimulated.report);
@@ -342,7 +342,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
 
     resume: (keyName) => halts.resume(access.byName(keyName).name, 'operator'),
 
-    verifyKeys: () => keyFiles.verify(),
+    verifyKeys: () => keys.verify(),
 
     async ready() {
       const detail: Record<string, string> = {};
@@ -352,7 +352,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       else if (config.cluster.genesis_hash !== null && genesis.value !== config.cluster.genesis_hash) {
         detail.chain = `RPC genesis hash ${genesis.value} is not ${config.cluster.name}`;
       } else detail.chain = 'ok';
-      const problems = keyFiles.verify();
+      const problems = await keys.health();
       detail.keys = problems.length === 0 ? 'ok' : problems.map((p) => `${p.key}: ${p.message}`).join('; ');
       return { ok: detail.ledger === 'ok' && detail.chain === 'ok' && detail.keys === 'ok', detail };
     },
@@ -364,6 +364,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       await watcher.close();
       halts.close();
       await ledger.close();
+      await keys.close();
     },
   };
 }

@@ -15,7 +15,10 @@ export interface OpenEngineOptions {
   /** Parts already opened by the caller (tests, the CLI reusing a ledger). */
   chain?: ChainClient;
   ledger?: Ledger;
-  /** Refuse to open when a key file cannot be used (the serve `--strict` flag); otherwise it is logged. */
+  /**
+   * Refuse to open when a key file cannot be used (the serve `--strict` flag); otherwise it is logged. An encrypted
+   * or pkcs11 key that cannot be opened always refuses the open.
+   */
   strictKeys?: boolean;
 }
 
@@ -35,8 +38,15 @@ export async function openEngine(config: SignerConfig, opts: OpenEngineOptions =
     onReport: opts.onReport,
     ...(opts.observer === undefined ? {} : { observer: opts.observer }),
   });
-  const problems = engine.verifyKeys();
+  const problems = await engine.verifyKeys();
   for (const p of problems) opts.logger?.error({ key: p.key, err: p.message }, `key "${p.key}" cannot sign`);
+  // A file key's problem is often a file not copied yet, so it is logged and /ready stays false; an encrypted or
+  // HSM key that does not open is a wrong passphrase, PIN, token or key, which no wait fixes: the start stops.
+  const fatal = problems.filter((p) => p.store !== 'file');
+  if (fatal.length > 0) {
+    await engine.close();
+    throw new SignerError('key_store', fatal.map((p) => `key "${p.key}" (${p.store} store): ${p.message}`).join('; '));
+  }
   if (opts.strictKeys === true && problems.length > 0) {
     await engine.close();
     throw new SignerError('key_file', `--strict: ${problems.map((p) => `key "${p.key}": ${p.message}`).join('; ')}`);
@@ -45,5 +55,5 @@ export async function openEngine(config: SignerConfig, opts: OpenEngineOptions =
 }
 
 export type { SignerEngine } from './types';
-export type { KeyProblem } from './key-files';
+export type { KeyProblem } from '../keys/key-set';
 export { createEngine } from './engine';

@@ -4,7 +4,7 @@
  * an unknown key) reject with a SignerError carrying a code and a user-actionable message.
  */
 import type { ApprovalMode, KeyClass } from '../config/types';
-import type { KeyProblem } from './key-files';
+import type { KeyProblem } from '../keys/key-set';
 import type { Report } from './report';
 
 /** Who asks: an MCP token (may touch only its keys) or the local operator (the CLI: every key). */
@@ -98,9 +98,9 @@ export interface SignerEngine {
   halt(input: { key?: string | null; reason: string; principal: Principal }): Promise<HaltResult>;
   /** Operator only (never over MCP). Lifts a halt held in this process too; false when the key was not halted. */
   resume(key: string): Promise<boolean>;
-  /** Every key whose file is missing, too open, or not the configured pubkey; empty when all can sign. */
-  verifyKeys(): KeyProblem[];
-  /** Readiness: the ledger answers, the RPC is on the cluster's genesis, and every key file can be used. */
+  /** Every key its store cannot open (a missing or loose file, a wrong passphrase, a token without it); empty when all can sign. */
+  verifyKeys(): Promise<KeyProblem[]>;
+  /** Readiness: the ledger answers, the RPC is on the cluster's genesis, and every key's store can sign with it. */
   ready(): Promise<{ ok: boolean; detail: Record<string, string> }>;
   /** Signs running now (for drain). */
   inFlight(): number;

@@ -8,6 +8,7 @@ export type ErrorCode =
   | 'key_not_authorized' // the token may not use this key
   | 'key_unknown' // no such key in the config
   | 'key_file' // the key file is missing, has loose permissions, or holds another pubkey
+  | 'key_store' // the key's store cannot open or sign with it now (passphrase, HSM token, PIN): nothing was signed
   | 'config_invalid'
   | 'rpc' // the chain's JSON-RPC endpoint failed (transport, node error, unexpected shape)
   | 'ledger' // the ledger store could not be read or written

@@ -406,3 +406,56 @@ describe('loadConfig refuses to start, naming the key', () => {
   test('the password of a postgres URL is never in an error', () =>
     refuses(`${BASE}ledger: {store: postgres, url: "mysql://u:hunter2@h/d"}\n`, /^(?!.*hunter2)/));
 });
+
+describe('key stores', () => {
+  const keyIn = (store: string) => `keys:\n  play:\n    class: session\n    pubkey: ${A}\n    store: ${store}\n`;
+
+  test('a key is a file key unless it names its store; an encrypted key reads its passphrase from a file', () => {
+    expect(loadConfig({ file: write('c.yaml', BASE), env: {} }).keys.map((k) => k.store)).toEqual(['file', 'file']);
+    const cfg = loadConfig({
+      file: write('e.yaml', `${keyIn('encrypted')}key_stores:\n  encrypted:\n    passphrase_file: secret/pass\n`),
+      env: {},
+    });
+    expect(cfg.keys[0]!.store).toBe('encrypted');
+    expect(cfg.key_stores!.encrypted).toEqual({
+      dir: path.join(dir, 'keys'),
+      passphrase: { file: path.join(dir, 'secret/pass') },
+      scrypt_log_n: 18,
+    });
+  });
+
+  test('refuses an encrypted key without a passphrase source, and both sources at once', () => {
+    expect(() => loadConfig({ file: write('c.yaml', keyIn('encrypted')), env: {} })).toThrow(
+      /keys\.play\.store: an encrypted key needs key_stores\.encrypted\.passphrase_file or passphrase_env/,
+    );
+    expect(() =>
+      loadConfig({
+        file: write(
+          'd.yaml',
+          `${keyIn('encrypted')}key_stores:\n  encrypted:\n    passphrase_file: p\n    passphrase_env: KEY_PASSPHRASE\n`,
+        ),
+        env: {},
+      }),
+    ).toThrow(/key_stores\.encrypted\.passphrase: set key_stores\.encrypted\.passphrase_file or .*_env, not both/);
+  });
+
+  test('a pkcs11 key needs the module, the token label and a PIN source; a PIN variable named SIGNER_… is known', () => {
+    expect(() => loadConfig({ file: write('c.yaml', keyIn('pkcs11')), env: {} })).toThrow(
+      /keys\.play\.store: a pkcs11 key needs key_stores\.pkcs11\.module, key_stores\.pkcs11\.token_label, key_stores\.pkcs11\.pin_file or pin_env/,
+    );
+    const cfg = loadConfig({
+      file: write(
+        'p.yaml',
+        `${keyIn('pkcs11')}key_stores:\n  pkcs11:\n    module: /usr/lib/softhsm/libsofthsm2.so\n    token_label: signer\n    pin_env: SIGNER_HSM_PIN\n`,
+      ),
+      env: { SIGNER_HSM_PIN: '1234' },
+    });
+    expect(cfg.key_stores!.pkcs11).toEqual({
+      module: '/usr/lib/softhsm/libsofthsm2.so',
+      token_label: 'signer',
+      pin: { env: 'SIGNER_HSM_PIN' },
+      sessions: 4,
+      reconnect_ms: 1000,
+    });
+  });
+});

@@ -84,6 +84,38 @@ describe('compose.yaml mounts what its configs name', () => {
   });
 });
 
+describe('deploy/compose/config.hsm.yaml (profile hsm)', () => {
+  it('loads for serve: a pkcs11 key and an encrypted key whose PIN and passphrase are secrets signer-hsm mounts', () => {
+    const { cfg, doc } = loadShipped('deploy/compose/config.hsm.yaml');
+    expect(cfg.keys.map((k) => [k.name, k.store])).toEqual([
+      ['agent', 'pkcs11'],
+      ['treasury', 'encrypted'],
+    ]);
+    const stores = cfg.key_stores!;
+    expect(stores.encrypted).toMatchObject({ dir: '/run/keys', passphrase: { file: '/run/secrets/key_passphrase' } });
+    expect(stores.pkcs11).toMatchObject({
+      module: '/usr/lib/softhsm/libsofthsm2.so',
+      token_label: 'signer',
+      pin: { file: '/run/secrets/hsm_pin' },
+    });
+    const compose = parse(fs.readFileSync(path.join(repo, 'compose.yaml'), 'utf8'), { merge: true }) as {
+      services: Record<string, { volumes?: string[]; secrets?: { source: string; target: string }[] }>;
+    };
+    const svc = compose.services['signer-hsm']!;
+    expect(svc.volumes).toEqual(
+      expect.arrayContaining([expect.stringMatching(/config\.hsm\.yaml}?:\/etc\/sa-forge-signer\/config\.yaml:ro$/)]),
+    );
+    expect((svc.secrets ?? []).map((s) => s.target)).toEqual(
+      expect.arrayContaining([
+        '/run/keys',
+        doc.serve.tokens_file,
+        '/run/secrets/key_passphrase',
+        '/run/secrets/hsm_pin',
+      ]),
+    );
+  });
+});
+
 /** The part of a rendered Kubernetes object these checks read. */
 interface RenderedObject {
   kind?: string;
@@ -120,5 +152,8 @@ describe('deploy/ mounts what its configs name', () => {
     expect(mounts).toContain('/run/keys');
     expect(mounts).toContain(path.dirname(doc.serve.tokens_file));
     if (doc.ledger.url_file) expect(mounts).toContain(path.dirname(doc.ledger.url_file));
+    const { cfg } = loadShipped(rel);
+    const secrets = [cfg.key_stores?.encrypted.passphrase, cfg.key_stores?.pkcs11.pin];
+    for (const ref of secrets) if (ref && 'file' in ref) expect(mounts).toContain(path.dirname(ref.file));
   });
 });

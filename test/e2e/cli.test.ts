@@ -152,7 +152,7 @@ describe('sa-forge-signer (operator CLI)', () => {
     expect(token.stdout + token.stderr).not.toContain(fs.readFileSync(tokenFile, 'utf8'));
     const show = await cli('key', 'show', 'alpha');
     expect(show.stdout).toMatch(
-      /^name: alpha\npubkey: \S+\nclass: session\napproval: auto\nprofile: -\nkey file: ok\nbalance: \d+ lamports/,
+      /^name: alpha\npubkey: \S+\nclass: session\napproval: auto\nprofile: -\nstore: file \(ok\)\nkey: ok\nbalance: \d+ lamports/,
     );
   });
 
@@ -190,7 +190,7 @@ describe('sa-forge-signer (operator CLI)', () => {
   it('lists keys, and every read command has a --json form', async () => {
     const list = await cli('key', 'list');
     expect(list.stdout).toMatch(
-      /^NAME\s+CLASS\s+APPROVAL\s+PUBKEY\s+HALTED\nalpha\s+session\s+auto\s+\S+\s+-\nwallet\s+wallet\s+confirm/,
+      /^NAME\s+STORE\s+CLASS\s+APPROVAL\s+PUBKEY\s+HALTED\nalpha\s+file\s+session\s+auto\s+\S+\s+-\nwallet\s+file\s+wallet\s+confirm/,
     );
     const json = JSON.parse((await cli('key', 'list', '--json')).stdout) as { name: string; halted: unknown }[];
     expect(json.map((k) => [k.name, k.halted])).toEqual([

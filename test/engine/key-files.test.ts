@@ -29,7 +29,7 @@ describe('key files at start', () => {
       chain: new RpcChainClient(w.localnet.url, { timeoutMs: 2000 }),
       ledger: w.ledger,
     });
-    const problems = engine.verifyKeys();
+    const problems = await engine.verifyKeys();
     expect(problems.map((p) => p.key)).toEqual(['gone', 'loose', 'other']);
     expect(problems[0]!.message).toMatch(/no key file for "gone"/);
     expect(problems[1]!.message).toMatch(/has mode 644.*chmod 600/);
@@ -42,7 +42,7 @@ describe('key files at start', () => {
     expect(ready.detail.keys).toMatch(/^gone: .*; loose: .*; other: .*/);
 
     fs.chmodSync(path.join(w.config.key_dir, 'loose.json'), 0o600);
-    expect(engine.verifyKeys().map((p) => p.key)).toEqual(['gone', 'other']);
+    expect((await engine.verifyKeys()).map((p) => p.key)).toEqual(['gone', 'other']);
     expect((await engine.ready()).detail.keys).toMatch(/^gone: .*; other: /);
   });
 
@@ -56,7 +56,7 @@ describe('key files at start', () => {
       'key "other" cannot sign',
     ]);
     expect(lines[0]!.obj).toMatchObject({ key: 'gone' });
-    expect(engine.verifyKeys()).toHaveLength(3);
+    expect(await engine.verifyKeys()).toHaveLength(3);
 
     const ledger = await openLedger(w.config.ledger); // closed by the refused open
     await expect(openEngine(w.config, { ledger, strictKeys: true })).rejects.toMatchObject({

@@ -39,3 +39,20 @@ export async function until(
     await new Promise((r) => setTimeout(r, 5));
   }
 }
+
+/**
+ * Resolves with the first answer of `ask` that `done` accepts, asking again right after each answer (a state that
+ * changes outside the test, such as a token coming back, has no event of its own to wait for).
+ */
+export async function firstAnswer<T>(
+  ask: () => Promise<T>,
+  done: (answer: T) => boolean,
+  what = 'an answer',
+): Promise<T> {
+  let answer: T | undefined;
+  await until(async () => {
+    answer = await ask();
+    return done(answer);
+  }, what);
+  return answer as T;
+}

@@ -7,9 +7,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { localCluster } from '../../src/config/clusters';
-import type { KeyConfig, SignerConfig, Timings } from '../../src/config/types';
+import type {
+  KeyConfig,
+  KeyStoreKind,
+  KeyStoresConfig,
+  SecretRef,
+  SignerConfig,
+  Timings,
+} from '../../src/config/types';
 import { DEFAULT_SOCKET_LIMITS, DEFAULT_TIMINGS } from '../../src/config/types';
-import { createKeyFile } from '../../src/keys/keyfile';
+import { createKeyStores, defaultKeyStores } from '../../src/keys/stores';
 import { openLedger } from '../../src/ledger/open';
 import type { Ledger } from '../../src/ledger/types';
 import { startLocalnet, type Localnet } from '../../src/localnet/server';
@@ -18,6 +25,7 @@ import type { Report } from '../../src/signer/report';
 import type { Principal, SignerEngine } from '../../src/signer/types';
 import { randomAddress, transferInstruction, payload } from './payloads';
 import { rpcResult } from './rpc';
+import { makeSoftHsmToken, type SoftHsmToken } from './softhsm';
 
 export const FAST_TIMINGS: Timings = {
   ...DEFAULT_TIMINGS,
@@ -59,6 +67,8 @@ export interface World {
   keys: Record<string, WorldKey>;
   reports: Report[];
   operator: Principal;
+  /** The SoftHSM2 token of a `pkcs11` world, null otherwise. */
+  token: SoftHsmToken | null;
   /** A payload moving `lamports` from a key to its allowed destination. */
   transfer(keyName: string, lamports: number, summary?: string): Record<string, unknown>;
   close(): Promise<void>;
@@ -74,6 +84,32 @@ export interface WorldOptions {
   gamePrograms?: string[];
   /** Put the engine on another RPC URL (e.g. a proxy in front of the localnet). */
   rpcUrl?: (localnetUrl: string) => string;
+  /**
+   * The store every key is created in (`file` by default): `encrypted` seals them with a passphrase from a file
+   * in the world's folder, `pkcs11` generates them in a fresh SoftHSM2 token with its PIN in such a file.
+   */
+  store?: KeyStoreKind;
+}
+
+/** Settings of the world's stores: a low scrypt factor keeps encrypted worlds quick (production uses 18). */
+function worldKeyStores(
+  dir: string,
+  keyDir: string,
+  store: KeyStoreKind,
+): { stores: KeyStoresConfig; token: SoftHsmToken | null } {
+  const stores = defaultKeyStores(keyDir);
+  let token: SoftHsmToken | null = null;
+  const secret = path.join(dir, 'secret');
+  if (store === 'encrypted') {
+    fs.writeFileSync(secret, 'correct horse battery staple\n', { mode: 0o600 });
+    stores.encrypted = { ...stores.encrypted, passphrase: { file: secret }, scrypt_log_n: 10 };
+  }
+  if (store === 'pkcs11') {
+    token = makeSoftHsmToken();
+    fs.writeFileSync(secret, `${token.pin}\n`, { mode: 0o600 });
+    stores.pkcs11 = token.settings({ file: secret });
+  }
+  return { stores, token };
 }
 
 export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
@@ -82,8 +118,12 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
   const specs = opts.keys ?? { alpha: {} };
   const keys: Record<string, WorldKey> = {};
   const keyConfigs: KeyConfig[] = [];
+  const store = opts.store ?? 'file';
+  const { stores: keyStores, token } = worldKeyStores(dir, keyDir, store);
+  // The keys are made through the store as `key new` makes them; closed before the engine opens its own.
+  const maker = createKeyStores({ key_dir: keyDir, key_stores: keyStores });
   for (const [name, over] of Object.entries(specs)) {
-    const pubkey = createKeyFile(keyDir, name);
+    const pubkey = await maker.store(store).create(name);
     const destination = randomAddress();
     const keyConfig: KeyConfig = {
       name,
@@ -96,11 +136,13 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
       rate_limit_per_minute: 1000,
       daily_lamport_cap: 10_000_000_000,
       allow_unattended: false,
+      store,
       ...over,
     };
     keyConfigs.push(keyConfig);
     keys[name] = { ...keyConfig, destination };
   }
+  await maker.close();
   const fundLamports = opts.fundLamports ?? 50_000_000_000;
   const localnet = await startLocalnet({
     port: 0,
@@ -120,6 +162,7 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
       genesis_hash: localnet.genesisHash,
     },
     key_dir: keyDir,
+    key_stores: keyStores,
     state_dir: path.join(dir, 'state'),
     keys: keyConfigs.sort((a, b) => a.name.localeCompare(b.name)),
     ledger: { store: 'sqlite', path: path.join(dir, 'state', 'ledger.sqlite') },
@@ -151,6 +194,7 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
     keys,
     reports,
     operator: { kind: 'operator' },
+    token,
     transfer(keyName, lamports, summary = 'test transfer') {
       const k = keys[keyName]!;
       return payload(k.pubkey, [transferInstruction(k.pubkey, k.destination, lamports)], { summary });
@@ -187,6 +231,7 @@ export function worldConfigDocument(world: World, extra: Record<string, unknown>
         k.name,
         {
           class: k.class,
+          store: k.store ?? 'file',
           pubkey: k.pubkey,
           approval: k.approval,
           transfer_to: k.transfer_to,
@@ -197,6 +242,25 @@ export function worldConfigDocument(world: World, extra: Record<string, unknown>
         },
       ]),
     ),
+    key_stores: keyStoresDocument(c.key_stores),
     ...extra,
+  };
+}
+
+/** `key_stores` as the config file spells it (a secret's source as `*_file` or `*_env`). */
+function keyStoresDocument(stores: KeyStoresConfig | undefined): Record<string, unknown> {
+  if (!stores) return {};
+  const { encrypted: e, pkcs11: p } = stores;
+  const source = (ref: SecretRef | null, name: string) =>
+    ref === null ? {} : 'file' in ref ? { [`${name}_file`]: ref.file } : { [`${name}_env`]: ref.env };
+  return {
+    encrypted: { dir: e.dir, scrypt_log_n: e.scrypt_log_n, ...source(e.passphrase, 'passphrase') },
+    pkcs11: {
+      module: p.module,
+      token_label: p.token_label,
+      sessions: p.sessions,
+      reconnect_ms: p.reconnect_ms,
+      ...source(p.pin, 'pin'),
+    },
   };
 }

@@ -6,7 +6,7 @@
  * compiles its instruction list into a legacy message here; a format that brings its own serialised message
  * (and lookup tables to resolve) is another source with the same shape.
  */
-import type { Signer } from '../../keys/keypair';
+import type { KeySigner } from '../../keys/key-signer';
 import type { Refusal } from '../checks';
 import { compileLegacyMessage, serializeTransaction, signatureToBase58 } from '../compile';
 import type { CompiledMessage } from '../compile';
@@ -69,8 +69,11 @@ export interface TransactionSource {
   prepare(lifetime: Lifetime): Promise<Prepared>;
   /** For check: nothing signed (the simulation replaces the blockhash and skips signature checks). */
   unsigned(prepared: PreparedTransaction): BuiltTransaction;
-  /** For sign: signed by the key, the fee payer, and by every partial signer the payload brings. */
-  signed(prepared: PreparedTransaction, key: Signer): SignedTransaction;
+  /**
+   * For sign: signed by the key, the fee payer, and by every partial signer the payload brings. Rejects when the
+   * key's store cannot sign (a `key_store` SignerError): nothing was signed, so nothing can be sent.
+   */
+  signed(prepared: PreparedTransaction, key: KeySigner): Promise<SignedTransaction>;
 }
 
 /** Payload v1: the signer compiles the instruction list itself into a legacy message. */
@@ -103,9 +106,9 @@ export function v1Source(payload: PayloadV1): TransactionSource {
       signature: null,
       complete: false,
     }),
-    signed(prepared, key) {
+    async signed(prepared, key) {
       const { msg } = prepared;
-      const own = key.sign(msg.bytes);
+      const own = await key.sign(msg.bytes);
       const signatures = new Map<string, Uint8Array>([[key.pubkey, own]]);
       for (const partial of payload.partialSigners) signatures.set(partial.pubkey, partial.sign(msg.bytes));
       return {

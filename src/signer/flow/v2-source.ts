@@ -8,7 +8,7 @@
  */
 import { getCompiledTransactionMessageEncoder, getU32Decoder, type Blockhash } from '@solana/kit';
 import type { ChainClient } from '../../chain/types';
-import type { Signer } from '../../keys/keypair';
+import type { KeySigner } from '../../keys/key-signer';
 import { serializeTransaction, signatureToBase58 } from '../compile';
 import type { Refusal } from '../checks';
 import type { PayloadV2 } from '../payload';
@@ -52,8 +52,8 @@ export function v2Source(payload: PayloadV2, chain: ChainClient, key: string): T
       signature: null,
       complete: false,
     }),
-    signed(prepared, signer: Signer) {
-      const own = signer.sign(prepared.msg.bytes);
+    async signed(prepared, signer: KeySigner) {
+      const own = await signer.sign(prepared.msg.bytes);
       const signatures = new Map(prepared.presentSignatures);
       signatures.set(signer.pubkey, own);
       return {

@@ -24,7 +24,7 @@ import { keyUsage } from '../flow/preflight';
 import { refuse, stop, type Step } from '../flow/step';
 import type { HaltBook } from '../halts';
 import type { KeyAccess } from '../key-access';
-import type { KeyFiles } from '../key-files';
+import type { KeySet } from '../../keys/key-set';
 import { emptyReport, type Report } from '../report';
 import type { CheckInput, SignInput } from '../types';
 import { messageEntry } from './audit-entry';
@@ -34,7 +34,7 @@ import type { MessagePayload } from './payload';
 
 export interface MessageFlowDeps {
   access: KeyAccess;
-  keyFiles: KeyFiles;
+  keys: KeySet;
   halts: HaltBook;
   ledger: Ledger;
   approval: ApprovalDeps;
@@ -57,7 +57,7 @@ function rateRefusal(key: KeyConfig, usage: KeyUsage): Refusal | null {
 }
 
 export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
-  const { access, keyFiles, halts, ledger, log } = deps;
+  const { access, keys, halts, ledger, log } = deps;
 
   const begin = (input: CheckInput, payload: MessagePayload): Begun => {
     if ((input.key ?? null) === null && payload.signer === null) {
@@ -182,7 +182,7 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
     if (input.signal?.aborted)
       throw new SignerError('cancelled', 'the request was cancelled before anything was signed');
 
-    const signature = keyFiles.signerFor(key).sign(payload.bytes);
+    const signature = await (await keys.signerFor(key)).sign(payload.bytes);
     report.outcome = 'signed';
     report.signature = encodeBase58(signature);
     if (payload.format === 'offchain') report.signed_message = signedEnvelope(payload.bytes, key.pubkey, signature);

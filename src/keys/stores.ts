@@ -1,0 +1,58 @@
+/**
+ * Picks each key's store from config. Stores are made on first use, so a signer with only file keys never loads
+ * the age or PKCS#11 code, and one token connection serves every pkcs11 key.
+ */
+import path from 'node:path';
+import type { KeyConfig, KeyStoreKind, KeyStoresConfig, SignerConfig } from '../config/types';
+import { createEncryptedStore } from './encrypted-store';
+import { createFileStore } from './file-store';
+import { createPkcs11Store } from './pkcs11-store';
+import type { KeyStore } from './store';
+
+export interface KeyStores {
+  /** The store of that kind (made once). */
+  store(kind: KeyStoreKind): KeyStore;
+  /** The store a configured key lives in. */
+  storeOf(key: KeyConfig): KeyStore;
+  /** Every store made so far. */
+  made(): KeyStore[];
+  close(): Promise<void>;
+}
+
+/** Settings when the config names no store other than `file`: encrypted files beside the key files, no HSM. */
+export function defaultKeyStores(keyDir: string): KeyStoresConfig {
+  return {
+    encrypted: { dir: path.resolve(keyDir), passphrase: null, scrypt_log_n: 18 },
+    pkcs11: { module: null, token_label: null, pin: null, sessions: 4, reconnect_ms: 1000 },
+  };
+}
+
+export function createKeyStores(
+  config: Pick<SignerConfig, 'key_dir' | 'key_stores'>,
+  env: NodeJS.ProcessEnv = process.env,
+): KeyStores {
+  const settings = config.key_stores ?? defaultKeyStores(config.key_dir);
+  const stores = new Map<KeyStoreKind, KeyStore>();
+  const make: Record<KeyStoreKind, () => KeyStore> = {
+    file: () => createFileStore(config.key_dir),
+    encrypted: () => createEncryptedStore(settings.encrypted, env),
+    pkcs11: () => createPkcs11Store(settings.pkcs11, env),
+  };
+  const store = (kind: KeyStoreKind): KeyStore => {
+    let s = stores.get(kind);
+    if (!s) {
+      s = make[kind]();
+      stores.set(kind, s);
+    }
+    return s;
+  };
+  return {
+    store,
+    storeOf: (key) => store(key.store ?? 'file'),
+    made: () => [...stores.values()],
+    async close() {
+      await Promise.all([...stores.values()].map((s) => s.close()));
+      stores.clear();
+    },
+  };
+}

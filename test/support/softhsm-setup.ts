@@ -1,0 +1,3 @@
+import { setUp } from './softhsm-global';
+
+export default setUp;

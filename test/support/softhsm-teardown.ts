@@ -1,0 +1,3 @@
+import { tearDown } from './softhsm-global';
+
+export default tearDown;
