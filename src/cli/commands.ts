@@ -47,7 +47,13 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'approvals reject', values: [], flags: [], usage: 'approvals reject ID' },
   { name: 'locks list', values: [], flags: ['json'], usage: 'locks list [--json]' },
   { name: 'locks clear', values: [], flags: ['force'], usage: 'locks clear KEY [--force]' },
-  { name: 'localnet', values: [], flags: [], usage: 'localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...]' },
+  { name: 'reload', values: [], flags: ['json'], usage: 'reload [--json]' },
+  {
+    name: 'localnet',
+    values: [],
+    flags: [],
+    usage: 'localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] | localnet mint [--key KEY] [--amount UNITS]',
+  },
   { name: 'help', values: [], flags: [], usage: 'help' },
 ];
 

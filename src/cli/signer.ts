@@ -23,7 +23,9 @@ import { flag, option, parseArgs, requireOption, requirePositional, type ParsedA
 import { ALL_OPTIONS, resolveCommand } from './commands';
 import { config, err, keyOf, out, outJson, rpcFor, withEngine, withLedger } from './context';
 import { keyCommand } from './key-commands';
+import { localnetMint } from './localnet-mint';
 import { runLocksCommand } from './locks';
+import { reloadCommand } from './reload-command';
 import { renderApproval, renderAuditEntry } from './render';
 
 const HELP = `sa-forge-signer ${VERSION}: the operator CLI of the sa-forge-signer transaction signer
@@ -53,8 +55,13 @@ usage: sa-forge-signer [--config FILE] COMMAND ...
   approvals approve ID | reject ID      decide one
   locks list [--json]                   per-key locks, their holders and leases
   locks clear KEY [--force]             free a stale key lock (--force: a live one)
+  reload [--json]                       the running service reads its config again: keys and caps change
+                                        without a restart, or nothing changes and it says why (exit 1)
   localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--controls]
                                         run the embedded LiteSVM chain as a JSON-RPC endpoint
+  localnet mint [--key KEY] [--decimals N] [--amount UNITS] [--per-tx UNITS] [--per-day UNITS]
+                                        on the running embedded chain: a test token for KEY (default demo);
+                                        prints the policy lines to add under keys.KEY, then reload
 
 The config is --config FILE, else $SIGNER_CONFIG, else ./var/local/config.yaml (written by \`npm start\`).
 check, sign and key show need the cluster's chain; with the embedded default that chain runs inside the
@@ -298,7 +305,10 @@ export async function main(argv: string[]): Promise<number> {
       };
       return withLedger(cfg, (l) => runLocksCommand(l, req, out));
     }
+    case 'reload':
+      return reloadCommand(config(args), flag(args, 'json'));
     case 'localnet': {
+      if (args.rest[0] === 'mint') return localnetMint(config(args), args.rest.slice(1));
       // Loaded lazily: litesvm is a development dependency the production image does not have.
       const { runLocalnet } = require('../localnet/main') as typeof import('../localnet/main'); // eslint-disable-line @typescript-eslint/no-require-imports -- litesvm must stay unloaded unless asked for
       await runLocalnet(args.rest);

@@ -29,8 +29,7 @@ import { v1Source, type PreparedTransaction, type TransactionSource } from './fl
 import { v2Source } from './flow/v2-source';
 import { createSignedWatcher, signOnlyIntentDetail } from './flow/watch-signed';
 import { createHaltBook } from './halts';
-import { createKeyAccess } from './key-access';
-import { createKeyFiles } from './key-files';
+import { fixedPolicy, liveAccess, liveKeyFiles, policyFor } from './policy';
 import { keyView } from './key-view';
 import { createMessageFlow } from './message/flow';
 import { parseRequestPayload } from './message/request';
@@ -54,8 +53,10 @@ const MAX_HALT_REASON = 1000;
 export function createEngine(deps: EngineDeps): SignerEngine {
   const { config, chain, ledger } = deps;
   const log = deps.logger ?? silentLogger;
-  const access = createKeyAccess(config.keys);
-  const keyFiles = createKeyFiles(config.key_dir, config.keys);
+  // The policy (keys, caps, tokens) is read through one indirection, so `reload` can replace it while signs run.
+  const policy = deps.policy ?? fixedPolicy(policyFor(config));
+  const access = liveAccess(policy);
+  const keyFiles = liveKeyFiles(policy);
   const halts = createHaltBook({ ledger, log });
   const preflightDeps = { cluster: config.cluster, chain, ledger, halts };
   const approvalDeps = { ledger, timings: config.timings, log };

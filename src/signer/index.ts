@@ -6,6 +6,8 @@ import { openLedger } from '../ledger/open';
 import type { Ledger } from '../ledger/types';
 import { SignerError } from '../util/errors';
 import { createEngine, type EngineDeps, type EngineLogger } from './engine';
+import { policyFor, type Policy } from './policy';
+import { mintProblems } from './policy-check';
 import type { SignerEngine } from './types';
 
 export interface OpenEngineOptions {
@@ -14,6 +16,10 @@ export interface OpenEngineOptions {
   /** Parts already opened by the caller (tests, the CLI reusing a ledger). */
   chain?: ChainClient;
   ledger?: Ledger;
+  /** The policy in force now, when a reload may replace it (the service); absent: the config's, fixed. */
+  policy?: () => Policy;
+  /** Check at open that every mint of the policy is on the chain (the service; a CLI command skips the read). */
+  checkMints?: boolean;
   /** Refuse to open when a key file cannot be used (the serve `--strict` flag); otherwise it is logged. */
   strictKeys?: boolean;
 }
@@ -26,8 +32,21 @@ export async function openEngine(config: SignerConfig, opts: OpenEngineOptions =
     resolved = { ...config, cluster: { ...config.cluster, genesis_hash: await chain.getGenesisHash() } };
   }
   const ledger = opts.ledger ?? (await openLedger(config.ledger));
-  const engine = createEngine({ config: resolved, chain, ledger, logger: opts.logger, onReport: opts.onReport });
-  const problems = engine.verifyKeys();
+  const engine = createEngine({
+    config: resolved,
+    chain,
+    ledger,
+    logger: opts.logger,
+    onReport: opts.onReport,
+    policy: opts.policy,
+  });
+  // The same checks a reload makes (signer/policy-check.ts); here a problem is logged unless --strict.
+  const problems = [
+    ...engine.verifyKeys(),
+    ...(opts.checkMints === true || opts.strictKeys === true
+      ? await mintProblems(opts.policy?.() ?? policyFor(config), chain)
+      : []),
+  ];
   for (const p of problems) opts.logger?.error({ key: p.key, err: p.message }, `key "${p.key}" cannot sign`);
   if (opts.strictKeys === true && problems.length > 0) {
     await engine.close();

@@ -1,0 +1,45 @@
+/**
+ * The checks a policy passes before it is used, at start and at every reload alike: each key's file loads and
+ * holds the configured pubkey, and each mint a key may spend is an account on the chain owned by the token program
+ * its policy names. A mint that is not there would refuse every payment in it with a message about the chain.
+ */
+import type { ChainClient } from '../chain/types';
+import { errorMessage } from '../util/errors';
+import type { KeyProblem } from './key-files';
+import type { Policy } from './policy';
+import { programId } from './tokens/state';
+
+export async function mintProblems(policy: Policy, chain: ChainClient): Promise<KeyProblem[]> {
+  const wanted = policy.keys.flatMap((k) =>
+    (k.tokens ?? []).map((t, i) => ({ key: k.name, where: `keys.${k.name}.tokens[${String(i)}].mint`, token: t })),
+  );
+  if (wanted.length === 0) return [];
+  let accounts: Awaited<ReturnType<ChainClient['getMultipleAccounts']>>;
+  try {
+    accounts = await chain.getMultipleAccounts(wanted.map((w) => w.token.mint));
+  } catch (e) {
+    return [{ key: wanted[0]?.key ?? '', message: `the mints could not be read from the chain: ${errorMessage(e)}` }];
+  }
+  const problems: KeyProblem[] = [];
+  wanted.forEach((w, i) => {
+    const account = accounts[i] ?? null;
+    const owner = programId(w.token.program);
+    if (account === null)
+      problems.push({
+        key: w.key,
+        message: `${w.where}: no account ${w.token.mint} on the chain (a typo, or another cluster's mint?)`,
+      });
+    else if (account.owner !== owner)
+      problems.push({
+        key: w.key,
+        message: `${w.where}: ${w.token.mint} is owned by ${account.owner}, not the ${w.token.program} program (${owner}): not a mint of that program`,
+      });
+  });
+  return problems;
+}
+
+/** Every reason the policy cannot be used as it is; empty when it can. */
+export async function policyProblems(policy: Policy, chain: ChainClient): Promise<KeyProblem[]> {
+  const files = policy.keyFiles.verify();
+  return [...files, ...(await mintProblems(policy, chain))];
+}
