@@ -4,7 +4,7 @@
  * unchanged, or refused with the reason; exit 0, 0 and 1.
  */
 import type { SignerConfig } from '../config/types';
-import { SignerError } from '../util/errors';
+import { SignerError, isSignerError } from '../util/errors';
 import { showUntrusted } from '../util/untrusted';
 import { err, out, outJson } from './context';
 import { requestReload } from './reload-files';
@@ -13,7 +13,19 @@ import { serviceHolder } from './service-lock';
 /** Long enough for the service to read every mint from a slow RPC endpoint (its own timeout is 15 s a call). */
 const ANSWER_TIMEOUT_MS = 60_000;
 
-export async function reloadCommand(cfg: SignerConfig, json: boolean): Promise<number> {
+export async function reloadCommand(load: () => SignerConfig, json: boolean): Promise<number> {
+  let cfg: SignerConfig;
+  try {
+    cfg = load();
+  } catch (e) {
+    // The config the service would read does not load here either: the service would refuse it the same way, and
+    // it cannot be asked without the state directory the config names.
+    if (!isSignerError(e) || e.code !== 'config_invalid') throw e;
+    const message = `reload refused, nothing changed: ${e.message}`;
+    if (json) outJson({ status: 'refused', message, old_hash: null, new_hash: null, changes: [], request: null });
+    else out(showUntrusted(message, 4000));
+    return 1;
+  }
   const holder = serviceHolder(cfg.state_dir);
   if (!holder.held)
     throw new SignerError(

@@ -306,7 +306,7 @@ export async function main(argv: string[]): Promise<number> {
       return withLedger(cfg, (l) => runLocksCommand(l, req, out));
     }
     case 'reload':
-      return reloadCommand(config(args), flag(args, 'json'));
+      return reloadCommand(() => config(args), flag(args, 'json'));
     case 'localnet': {
       if (args.rest[0] === 'mint') return localnetMint(config(args), args.rest.slice(1));
       // Loaded lazily: litesvm is a development dependency the production image does not have.
