@@ -263,3 +263,10 @@ test('a reload with a typo changes nothing and says why; a raised per_day lets a
   }
   expect(final!.outcome).toBe('signed_expired');
 }, 150_000);
+
+test('pay.mjs says what to set and exits 2 when MINT is missing', async () => {
+  const r = await run(PAY, [], { cwd: work, env: { ...env, SIGNER_URL: mcpUrl, MINT: '', MERCHANT: destination } });
+  expect(r.code).toBe(2);
+  expect(r.stderr).toContain('pay.mjs: set MINT: the mint `sa-forge-signer localnet mint --key demo` printed');
+  expect(r.stdout).toBe('');
+});
