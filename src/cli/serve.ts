@@ -46,6 +46,8 @@ Environment:
   SIGNER_…             every scalar config key (see config/example.yaml)
 
 Endpoints: POST /mcp (bearer token), GET /health, GET /ready; Prometheus /metrics on serve.metrics.
+SIGHUP (or \`sa-forge-signer reload\`) reads the config again and applies its keys in place, or changes nothing and
+says why. One service per state directory: a second one on the same state_dir refuses to start, naming the first.
 SIGTERM/SIGINT drain running signs for up to serve.drain_ms (220 s) before exiting; a second signal exits at
 once (a sign it cuts short is recorded in the ledger and resolved on the next start).
 Logs: JSON lines on stderr; SIGNER_LOG_PRETTY=1 (or a terminal) for readable ones, SIGNER_LOG_PRETTY=0 for JSON.
