@@ -48,6 +48,8 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'locks list', values: [], flags: ['json'], usage: 'locks list [--json]' },
   { name: 'locks clear', values: [], flags: ['force'], usage: 'locks clear KEY [--force]' },
   { name: 'reload', values: [], flags: ['json'], usage: 'reload [--json]' },
+  { name: 'policy test', values: [], flags: ['json'], usage: 'policy test CASES.yaml [--json]' },
+  { name: 'policy replay', values: ['since'], flags: ['json'], usage: 'policy replay [--since 7d] [--json]' },
   {
     name: 'localnet',
     values: [],

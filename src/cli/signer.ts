@@ -25,6 +25,7 @@ import { config, err, keyOf, out, outJson, rpcFor, withEngine, withLedger } from
 import { keyCommand } from './key-commands';
 import { localnetMint } from './localnet-mint';
 import { runLocksCommand } from './locks';
+import { policyReplay, policyTest } from './policy-commands';
 import { reloadCommand } from './reload-command';
 import { renderApproval, renderAuditEntry } from './render';
 
@@ -57,6 +58,10 @@ usage: sa-forge-signer [--config FILE] COMMAND ...
   locks clear KEY [--force]             free a stale key lock (--force: a live one)
   reload [--json]                       the running service reads its config again: keys and caps change
                                         without a restart, or nothing changes and it says why (exit 1)
+  policy test CASES.yaml [--json]       each case's payload checked against the chain under the config
+                                        (--config NEW.yaml to try one); a table, exit 1 when a case differs
+  policy replay [--since 7d] [--json]   the audit log's signs judged again under the config's caps,
+                                        destinations and programs, no new simulation; exit 1 if any refused
   localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--controls]
                                         run the embedded LiteSVM chain as a JSON-RPC endpoint
   localnet mint [--key KEY] [--decimals N] [--amount UNITS] [--per-tx UNITS] [--per-day UNITS]
@@ -305,6 +310,8 @@ export async function main(argv: string[]): Promise<number> {
       };
       return withLedger(cfg, (l) => runLocksCommand(l, req, out));
     }
+    case 'policy':
+      return sub === 'test' ? policyTest(args) : policyReplay(args);
     case 'reload':
       return reloadCommand(() => config(args), flag(args, 'json'));
     case 'localnet': {
