@@ -170,6 +170,12 @@ test('the README: mint, add the policy, reload, pay three times (200 each), the 
   const reloaded = await cli(['reload']);
   expect(reloaded.stdout).toContain(`applied: keys.demo.tokens +${mint}`);
   expect(reloaded.code).toBe(0);
+  // key show says which policy the running service runs: this config's, now.
+  const hash = /^policy (\w{64}) applied/.exec(reloaded.stdout)![1]!;
+  const shown = await cli(['key', 'show', 'demo']);
+  expect(shown.stdout).toContain(
+    `policy hash: ${hash} (this config); the service (pid ${String(service.pid)}) runs it`,
+  );
 
   // 4. Pay with the defaults.
   const keySol = await balanceOf(rpc, demoPubkey);
