@@ -271,7 +271,12 @@ async function listenNamed(
 let reloading: Promise<void> = Promise.resolve();
 function reloadOnce(stateDir: string, run: () => Promise<ReloadResult>): Promise<void> {
   reloading = reloading.then(async () => {
-    const request = takeRequest(stateDir);
+    let request: string | null = null;
+    try {
+      request = takeRequest(stateDir);
+    } catch (e) {
+      err(`reload: cannot read the request in ${stateDir}: ${errorMessage(e)}`);
+    }
     let result: ReloadResult;
     try {
       result = await run();
@@ -285,7 +290,12 @@ function reloadOnce(stateDir: string, run: () => Promise<ReloadResult>): Promise
       };
     }
     err(`reload: ${result.message}`);
-    writeAnswer(stateDir, request, result);
+    try {
+      writeAnswer(stateDir, request, result);
+    } catch (e) {
+      // The reload happened (or not) all the same; only the CLI waiting for the answer misses it.
+      err(`reload: cannot write the answer to ${stateDir}: ${errorMessage(e)}`);
+    }
   });
   return reloading;
 }

@@ -131,6 +131,24 @@ test('a second service on the same state directory refuses, names the first, and
   expect(await entries()).toBe(before);
 }, 60_000);
 
+test('a bare SIGHUP reloads: the answer is in the log and in the result file', async () => {
+  const file = path.join(varDir, 'config.yaml');
+  const doc = YAML.parse(fs.readFileSync(file, 'utf8')) as { keys: { demo: Record<string, unknown> } };
+  doc.keys.demo.daily_lamport_cap = 2_000_000_000;
+  fs.writeFileSync(file, YAML.stringify(doc), { mode: 0o600 });
+  const logged = waitForOutput(
+    first,
+    /reload: policy \w{64} applied: keys\.demo\.daily_lamport_cap 1000000000 → 2000000000/,
+  );
+  process.kill(first.pid!, 'SIGHUP');
+  await logged;
+  const answer = JSON.parse(fs.readFileSync(path.join(varDir, 'state', 'reload-result.json'), 'utf8')) as {
+    status: string;
+    request: string | null;
+  };
+  expect(answer).toMatchObject({ status: 'applied', request: null });
+}, 60_000);
+
 test('a halt through the CLI stops signs on the running service', async () => {
   const halted = await cli(['halt', 'demo', '--reason', 'state-dir test']);
   expect(halted.code).toBe(0);
