@@ -8,9 +8,12 @@
 // Run it against `npm start` (the embedded chain on 127.0.0.1:8899, the service on 127.0.0.1:8790):
 //   SIGNER_TOKEN_FILE=var/local/token DESTINATION=<an allowed destination of key "demo"> \
 //     node examples/kit-v0-transfer.mjs
-// It prints the transaction's signature once the signer has confirmed it.
+// It prints the transaction's signature once the signer has confirmed it. Exit status: 0 confirmed, 2 an input is
+// missing (stderr says what to set), 1 the transfer was not made (stderr says why: the signer's refusal, an
+// unreachable service or chain).
 import fs from 'node:fs';
 import {
+  isAddress,
   AccountRole,
   address,
   appendTransactionMessageInstructions,
@@ -38,9 +41,32 @@ import { createServiceSigner } from 'sa-forge-signer/kit';
 const SIGNER_URL = process.env.SIGNER_URL ?? 'http://127.0.0.1:8790/mcp';
 const RPC_URL = process.env.RPC_URL ?? 'http://127.0.0.1:8899';
 const KEY = process.env.SIGNER_KEY ?? 'demo';
-const TOKEN =
-  process.env.SIGNER_TOKEN ?? fs.readFileSync(process.env.SIGNER_TOKEN_FILE ?? 'var/local/token', 'utf8').trim();
-const DESTINATION = address(process.env.DESTINATION ?? '');
+/** Stops with what to set, before anything starts. */
+function missing(what) {
+  console.error(`kit-v0-transfer.mjs: ${what}`);
+  process.exit(2);
+}
+function readToken() {
+  if (process.env.SIGNER_TOKEN) return process.env.SIGNER_TOKEN;
+  const file = process.env.SIGNER_TOKEN_FILE ?? 'var/local/token';
+  try {
+    return fs.readFileSync(file, 'utf8').trim();
+  } catch (e) {
+    return missing(
+      `cannot read the bearer token from ${file} (${e.code ?? e.message}): run \`npm start\` once in this folder, or set SIGNER_TOKEN_FILE (or SIGNER_TOKEN)`,
+    );
+  }
+}
+const TOKEN = readToken();
+const destinationText = process.env.DESTINATION ?? '';
+if (!isAddress(destinationText))
+  missing(
+    destinationText === ''
+      ? `set DESTINATION to an allowed destination of key "${KEY}" (\`npm start\` prints it; \`sa-forge-signer key show ${KEY}\`)`
+      : `DESTINATION=${destinationText} is not a base58 address`,
+  );
+const DESTINATION = address(destinationText);
+if (!/^\d+$/.test(process.env.LAMPORTS ?? '1000000')) missing('LAMPORTS takes a whole number of lamports');
 const AMOUNT = lamports(BigInt(process.env.LAMPORTS ?? '1000000'));
 
 const rpc = createSolanaRpc(RPC_URL);
@@ -108,7 +134,25 @@ async function waitForConfirmation(signature) {
 }
 
 // --- The agent's transfer: fee payer and source are the service's key; kit hands it to the signer. ----------
-const signer = await createServiceSigner({ url: SIGNER_URL, token: TOKEN, key: KEY, summary: 'example: v0 transfer' });
+/** The transfer was not made: say why and what to look at, exit 1 (never a bare stack trace). */
+function failed(what, e) {
+  const parts = [];
+  for (let cur = e; cur instanceof Error && parts.length < 4; cur = cur.cause) parts.push(cur.message);
+  console.error(`kit-v0-transfer.mjs: ${what}: ${parts.join(': ') || String(e)}`);
+  process.exit(1);
+}
+
+const signer = await createServiceSigner({
+  url: SIGNER_URL,
+  token: TOKEN,
+  key: KEY,
+  summary: 'example: v0 transfer',
+}).catch((e) =>
+  failed(
+    `cannot reach the signer at ${SIGNER_URL} for key ${KEY} (is \`npm start\` running? set SIGNER_URL, SIGNER_TOKEN_FILE, SIGNER_KEY)`,
+    e,
+  ),
+);
 try {
   const table = await createLookupTable([DESTINATION]);
   const tables = await fetchAddressesForLookupTables([table], rpc);
@@ -126,8 +170,12 @@ try {
     ),
     tables,
   );
-  const signature = await signAndSendTransactionMessageWithSigners(message);
+  const signature = await signAndSendTransactionMessageWithSigners(message).catch((e) =>
+    failed('the signer did not send the transfer', e),
+  );
   console.log(JSON.stringify({ signature: getBase58Decoder().decode(signature), lookup_table: table }));
+} catch (e) {
+  failed(`the transfer could not be built on the chain at ${RPC_URL} (is \`npm start\` running? set RPC_URL)`, e);
 } finally {
   await signer.close();
 }

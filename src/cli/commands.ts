@@ -58,7 +58,15 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'approvals reject', values: [], flags: [], usage: 'approvals reject ID' },
   { name: 'locks list', values: [], flags: ['json'], usage: 'locks list [--json]' },
   { name: 'locks clear', values: [], flags: ['force'], usage: 'locks clear KEY [--force]' },
-  { name: 'localnet', values: [], flags: [], usage: 'localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...]' },
+  { name: 'reload', values: [], flags: ['json'], usage: 'reload [--json]' },
+  { name: 'policy test', values: [], flags: ['json'], usage: 'policy test CASES.yaml [--json]' },
+  { name: 'policy replay', values: ['since'], flags: ['json'], usage: 'policy replay [--since 7d] [--json]' },
+  {
+    name: 'localnet',
+    values: [],
+    flags: [],
+    usage: 'localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] | localnet mint [--key KEY] [--amount UNITS]',
+  },
   { name: 'help', values: [], flags: [], usage: 'help' },
 ];
 

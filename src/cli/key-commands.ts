@@ -12,6 +12,8 @@ import { showUntrusted } from '../util/untrusted';
 import { flag, option, requireOption, requirePositional, type ParsedArgs } from './args';
 import { COMMANDS } from './commands';
 import { chainHint, config, configPath, err, keyOf, out, outJson, readLine, rpcFor, withLedger } from './context';
+import { policyHash } from '../signer/policy';
+import { serviceHolder } from './service-lock';
 import { keyShowJson, lamportsAndSol, renderKeyList, renderKeyShow, type KeyShowView } from './render';
 
 export async function keyCommand(sub: string, args: ParsedArgs): Promise<number> {
@@ -145,7 +147,24 @@ async function keyShow(args: ParsedArgs, cfg: SignerConfig, key: KeyConfig): Pro
     (record): KeyShowView['halt'] => ({ record }),
     (e: unknown): KeyShowView['halt'] => ({ error: errorMessage(e) }),
   );
-  const view: KeyShowView = { key, keyFile, store: key.store ?? 'file', storeHealth, balance, halt };
+  // A state directory this user cannot read (another host's, a container's) only leaves the running hash unknown.
+  const holder = (() => {
+    try {
+      return serviceHolder(cfg.state_dir);
+    } catch {
+      return { held: false as const };
+    }
+  })();
+  const service = holder.held && holder.info !== null ? { pid: holder.info.pid, hash: holder.info.policy_hash } : null;
+  const view: KeyShowView = {
+    key,
+    keyFile,
+    store: key.store ?? 'file',
+    storeHealth,
+    balance,
+    halt,
+    policy: { config_hash: policyHash(cfg), service },
+  };
   if (flag(args, 'json')) outJson(keyShowJson(view));
   else out(renderKeyShow(view));
   return 0;

@@ -6,7 +6,8 @@
  * The embedded chain lives in memory and starts from genesis on every start, so a ledger kept from an earlier run
  * would describe a chain that no longer exists (spend charged against the daily cap, signatures nobody can look
  * up). Each start therefore begins a fresh ledger and moves the previous one to state/previous-runs/, see
- * docs/running.md "The embedded default".
+ * docs/running.md "The embedded default". A policy change needs no restart: `sa-forge-signer reload` applies it
+ * to the running service, whose chain keeps every account made meanwhile (docs/decisions.md, "Reload").
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -28,23 +29,22 @@ export const DEMO_KEY = 'demo';
 const DEMO_FUNDING = 100_000_000_000; // 100 tokens of 9 decimals: plenty for a day of experiments
 const DEMO_AMOUNT = 1_000_000;
 
-export interface LocalDefault {
-  config: SignerConfig;
-  configFile: string;
-  tokenFile: string;
-  /** True when this start created the key and token (first contact): the caller runs the demo. */
-  firstRun: boolean;
+export interface LocalDefault extends LocalFiles {
   /** Where the previous run's ledger was moved, or null when there was none. */
   archivedLedger: string | null;
   close(): Promise<void>;
 }
 
-/** Prepares var/local/ (idempotent) and starts the embedded chain where the config's rpc_url points. */
-export async function prepareLocalDefault(
-  varDir: string,
-  env: NodeJS.ProcessEnv = process.env,
-  log: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
-): Promise<LocalDefault> {
+export interface LocalFiles {
+  config: SignerConfig;
+  configFile: string;
+  tokenFile: string;
+  /** True when this start created the key and token (first contact): the caller runs the demo. */
+  firstRun: boolean;
+}
+
+/** Writes var/local/ on first contact (key, token, config) and loads its config; touches nothing else. */
+export function loadLocalDefault(varDir: string, env: NodeJS.ProcessEnv = process.env): LocalFiles {
   fs.mkdirSync(varDir, { recursive: true, mode: 0o700 });
   const configFile = path.join(varDir, 'config.yaml');
   const tokenFile = path.join(varDir, 'token');
@@ -57,13 +57,16 @@ export async function prepareLocalDefault(
     replaceToken(configFile, tokenFile);
     firstRun = true;
   }
-  const config = loadConfig({ file: configFile, env, forServe: true });
+  return { config: loadConfig({ file: configFile, env, forServe: true }), configFile, tokenFile, firstRun };
+}
+
+/** Starts the embedded chain where the config's rpc_url points; a busy address is named with the setting to change. */
+export async function startLocalChain(config: SignerConfig): Promise<{ close(): Promise<void> }> {
   const url = new URL(config.cluster.rpc_url);
   // Loaded lazily: litesvm is a development dependency the production image does not have.
   const { startLocalnet } = require('../localnet/server') as typeof import('../localnet/server'); // eslint-disable-line @typescript-eslint/no-require-imports -- litesvm must stay unloaded outside --local
-  let localnet: Awaited<ReturnType<typeof startLocalnet>>;
   try {
-    localnet = await startLocalnet({
+    return await startLocalnet({
       host: url.hostname,
       port: Number(url.port),
       fund: config.localnet?.fund ?? [],
@@ -77,11 +80,32 @@ export async function prepareLocalDefault(
         `cannot start the embedded chain on ${url.host} (${errorMessage(e)}); set SIGNER_RPC_URL to another loopback address`,
     );
   }
-  // Only once the chain is up: a second `npm start` fails on the chain's port above and never touches a live ledger.
-  const archivedLedger = config.ledger.store === 'sqlite' ? archiveLedger(config.ledger.path, config.state_dir) : null;
-  if (archivedLedger !== null)
-    log(`fresh embedded chain, so a fresh ledger: the previous run's ledger is now ${archivedLedger}`);
-  return { config, configFile, tokenFile, firstRun, archivedLedger, close: () => localnet.close() };
+}
+
+/**
+ * The fresh chain gets a fresh ledger: the previous run's moves to state/previous-runs/. Called only by the process
+ * that holds the state directory (cli/service-lock.ts) once every listener is open, so a start that fails, or a
+ * second service on the same directory, never moves a ledger.
+ */
+export function freshLedger(config: SignerConfig, log: (line: string) => void): string | null {
+  const archived = config.ledger.store === 'sqlite' ? archiveLedger(config.ledger.path, config.state_dir) : null;
+  if (archived !== null) log(`fresh embedded chain, so a fresh ledger: the previous run's ledger is now ${archived}`);
+  return archived;
+}
+
+/**
+ * Prepares var/local/ (idempotent), starts the embedded chain and begins a fresh ledger: the three steps in one,
+ * for callers that hold the state directory already (tests). The service runs them apart (cli/serve.ts).
+ */
+export async function prepareLocalDefault(
+  varDir: string,
+  env: NodeJS.ProcessEnv = process.env,
+  log: (line: string) => void = (l) => process.stderr.write(`${l}\n`),
+): Promise<LocalDefault> {
+  const files = loadLocalDefault(varDir, env);
+  const localnet = await startLocalChain(files.config);
+  const archivedLedger = freshLedger(files.config, log);
+  return { ...files, archivedLedger, close: () => localnet.close() };
 }
 
 function writeFirstConfig(varDir: string, configFile: string): void {
@@ -144,6 +168,36 @@ function replaceToken(configFile: string, tokenFile: string): void {
     .filter((l) => l.startsWith('#'))
     .join('\n');
   fs.writeFileSync(configFile, `${header}\n${YAML.stringify(doc)}`, { mode: 0o600 });
+}
+
+/**
+ * What `npm start` tells a newcomer: where the chain answers, what the demo key may do, and the commands worth
+ * knowing, spelled so they work from where `npm start` runs.
+ */
+export function localBanner(local: LocalFiles, address: string): string[] {
+  const cfg = local.config;
+  const atDefault = path.resolve('var/local/config.yaml') === path.resolve(local.configFile);
+  const cli = `npx sa-forge-signer${atDefault ? '' : ` --config ${local.configFile}`}`;
+  const demo = cfg.keys.find((k) => k.name === DEMO_KEY);
+  const lines = [
+    `token: ${local.tokenFile} (0600). Add the service to Claude Code with:`,
+    `  claude mcp add --transport http signer http://${address}/mcp --header "Authorization: Bearer $(cat ${local.tokenFile})"`,
+    `embedded chain (Solana JSON-RPC, starts from genesis on every start): ${cfg.cluster.rpc_url}`,
+  ];
+  if (demo)
+    lines.push(
+      `demo key "${demo.name}": ${demo.pubkey}; it may send to ${demo.transfer_to.join(', ') || '(no destination)'}`,
+    );
+  lines.push(
+    `config: ${local.configFile} (edit the keys, then reload: no restart, the chain keeps its accounts)`,
+    'operator commands (another terminal, same folder):',
+    `  ${cli} key show ${DEMO_KEY}                  the key, its policy, spend, balance, and the policy hash running`,
+    `  ${cli} localnet mint --key ${DEMO_KEY}       a test token for the key; prints the policy lines to add`,
+    `  ${cli} reload                         apply the edited config to this running service`,
+    `  ${cli} audit tail                     what was signed and reloaded`,
+    `  ${cli} halt ${DEMO_KEY} --reason TEXT       stop signing now (${cli} resume ${DEMO_KEY} releases)`,
+  );
+  return lines;
 }
 
 /** First contact: a real check and sign of a small transfer on the embedded chain, reports shown. */

@@ -72,6 +72,20 @@ export interface KeyShowView {
   balance: { lamports: number } | { error: string };
   /** The key's halt, or why the ledger could not say (a read-only filesystem, a database that is down). */
   halt: { record: HaltRecord | null } | { error: string };
+  /** The policy hash of the config read here, and the one the service on this state directory runs (if any). */
+  policy: { config_hash: string; service: { pid: number; hash: string | null } | null };
+}
+
+function renderPolicy(p: KeyShowView['policy']): string {
+  const running =
+    p.service === null
+      ? 'no service runs on this state directory'
+      : p.service.hash === null
+        ? `the service (pid ${String(p.service.pid)}) is still starting`
+        : p.service.hash === p.config_hash
+          ? `the service (pid ${String(p.service.pid)}) runs it`
+          : `the service (pid ${String(p.service.pid)}) runs ${p.service.hash}: sa-forge-signer reload applies this config`;
+  return `policy hash: ${p.config_hash} (this config); ${running}`;
 }
 
 export function renderKeyShow(v: KeyShowView): string {
@@ -86,6 +100,8 @@ export function renderKeyShow(v: KeyShowView): string {
     `balance: ${'lamports' in v.balance ? lamportsAndSol(v.balance.lamports) : `unavailable: ${v.balance.error}`}`,
     `halted: ${'record' in v.halt ? renderHalt(v.halt.record) : `unknown: the ledger could not be read (${showUntrusted(v.halt.error, 200)})`}`,
     `signs messages: ${v.key.sign_messages === true ? 'yes (sign_messages: off-chain messages and sign-in texts)' : 'no'}`,
+    `daily cap: ${lamportsAndSol(v.key.daily_lamport_cap)}; tokens: ${(v.key.tokens ?? []).map((t) => `${t.mint} (per_tx ${t.per_tx?.toString() ?? '-'}, per_day ${t.per_day.toString()})`).join(', ') || 'none'}`,
+    renderPolicy(v.policy),
   ].join('\n');
 }
 
@@ -105,6 +121,8 @@ export function keyShowJson(v: KeyShowView): Record<string, unknown> {
     halted: 'record' in v.halt ? v.halt.record : null,
     halt_error: 'error' in v.halt ? v.halt.error : null,
     sign_messages: v.key.sign_messages === true,
+    policy_hash: v.policy.config_hash,
+    service: v.policy.service === null ? null : { pid: v.policy.service.pid, policy_hash: v.policy.service.hash },
   };
 }
 

@@ -19,6 +19,11 @@ import { createLogger, flushLog } from '../http/logging';
 import type { Metrics } from '../http/metrics';
 import { boundAddress, drain, listen } from '../http/server';
 import { createServiceState } from '../http/service-state';
+import type { ReloadResult } from '../signer/reload';
+import type { LocalFiles } from './local-default';
+import { listenErrorMessage, type ListenerName } from './listen-error';
+import { takeRequest, writeAnswer } from './reload-files';
+import { acquireServiceLock } from './service-lock';
 
 /** How long the fresh listener serves alone before the remaining modules load (see main). */
 const START_GRACE_MS = 25;
@@ -41,6 +46,8 @@ Environment:
   SIGNER_…             every scalar config key (see config/example.yaml)
 
 Endpoints: POST /mcp (bearer token), GET /health, GET /ready; Prometheus /metrics on serve.metrics.
+SIGHUP (or \`sa-forge-signer reload\`) reads the config again and applies its keys in place, or changes nothing and
+says why. One service per state directory: a second one on the same state_dir refuses to start, naming the first.
 SIGTERM/SIGINT drain running signs for up to serve.drain_ms (220 s) before exiting; a second signal exits at
 once (a sign it cuts short is recorded in the ledger and resolved on the next start).
 Logs: JSON lines on stderr; SIGNER_LOG_PRETTY=1 (or a terminal) for readable ones, SIGNER_LOG_PRETTY=0 for JSON.
@@ -56,17 +63,15 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   if (args.options.get('version') === true) return void process.stdout.write(`${VERSION}\n`);
 
   let config: SignerConfig;
-  let local: { tokenFile: string; firstRun: boolean; close(): Promise<void> } | null = null;
-  let runDemo: ((engine: SignerEngine, config: SignerConfig) => Promise<void>) | null = null;
+  let localMod: typeof import('./local-default') | null = null;
+  let local: LocalFiles | null = null;
   if (args.options.get('local') === true) {
     // Loaded only here: the embedded chain needs litesvm, which the production image does not have.
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- litesvm is loaded for --local only
-    const mod = require('./local-default') as typeof import('./local-default');
+    localMod = require('./local-default') as typeof import('./local-default');
     const varDir = path.resolve(env.SIGNER_VAR_DIR ?? path.join(process.cwd(), 'var', 'local'));
-    const prepared = await mod.prepareLocalDefault(varDir, env);
-    config = prepared.config;
-    local = prepared;
-    runDemo = mod.runDemo;
+    local = localMod.loadLocalDefault(varDir, env);
+    config = local.config;
   } else {
     const file = option(args, 'config') ?? env.SIGNER_CONFIG;
     if (!file)
@@ -74,6 +79,24 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     config = loadConfig({ file, env, forServe: true });
   }
 
+  // One service per state directory, decided before anything is opened, moved or written (cli/service-lock.ts).
+  const lock = acquireServiceLock(config.state_dir, { listen: null, config: config.source, policy_hash: null });
+  // Until the engine is open a reload has nothing to replace; the handler is set now because Node's default for
+  // SIGHUP ends the process.
+  let reloadNow: () => Promise<ReloadResult> = () =>
+    Promise.resolve({
+      status: 'refused',
+      message: 'reload refused, nothing changed: the service is still starting; try again in a moment',
+      old_hash: '',
+      new_hash: null,
+      changes: [],
+    });
+  process.on('SIGHUP', () => {
+    void reloadOnce(lock.stateDir, () => reloadNow());
+  });
+  let localChain: { close(): Promise<void> } | null = null;
+  let server: http.Server;
+  let metricsServer: http.Server | null = null;
   const logger = createLogger(config.log_level);
   let engine: SignerEngine | null = null;
   // prom-client loads after the listener is up (it costs tens of milliseconds of start-up); until then nothing is
@@ -81,7 +104,6 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   let metrics: Metrics | null = null;
   const rpcObserver = (m: string, ms: number, ok: boolean): void => metrics?.rpc(m, ms, ok);
   const state = createServiceState();
-
   // Tool calls wait on `opening` from the first request on, including those that arrive before the engine starts
   // to open (below, after the listener's grace period).
   let startOpening!: (engine: Promise<SignerEngine>) => void;
@@ -95,14 +117,22 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     state,
     metrics: () => metrics,
   });
-  const server = await listen(app, config, config.serve.listen.host, config.serve.listen.port);
+  try {
+    if (localMod) localChain = await localMod.startLocalChain(config);
+    server = await listenNamed(app, config, 'mcp', config.serve.listen);
+  } catch (e) {
+    // A start that fails leaves everything where it was: no ledger moved, the state directory free again.
+    await localChain?.close();
+    lock.release();
+    throw e;
+  }
   const address = boundAddress(server);
+  lock.update({ listen: address });
   err(`sa-forge-signer ${VERSION} serving on ${address}`);
   err(`MCP endpoint: http://${address}/mcp`);
   // Answer whoever was waiting for the port (a probe, an agent) before loading the rest: prom-client and the
   // engine's chain and ledger modules take tens of milliseconds of synchronous loading, which would hold them.
   await new Promise((r) => setTimeout(r, START_GRACE_MS));
-  let metricsServer: http.Server | null = null;
   if (config.serve.metrics) {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
     const { Metrics } = require('../http/metrics') as typeof import('../http/metrics');
@@ -113,14 +143,22 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
           : 0,
       inFlight: () => state.inFlight,
     });
-    metricsServer = await loaded.listen(
-      config.serve.metrics.host,
-      config.serve.metrics.port,
-      config.serve.allowed_hosts,
-    );
+    const at = config.serve.metrics;
+    try {
+      metricsServer = await loaded.listen(at.host, at.port, config.serve.allowed_hosts);
+    } catch (e) {
+      server.close();
+      await localChain?.close();
+      lock.release();
+      throw new Error(listenErrorMessage(e, 'metrics', `${at.host}:${String(at.port)}`) ?? errorMessage(e), {
+        cause: e,
+      });
+    }
     metrics = loaded;
     err(`metrics: http://${boundAddress(metricsServer)}/metrics`);
   }
+  // Every listener is open and the state directory is ours: only now may the embedded default start a fresh ledger.
+  if (localMod) localMod.freshLedger(config, err);
   // The engine opens in the background, after the listener: tool calls wait for it, /ready says "starting".
   startOpening(
     (async () => {
@@ -130,11 +168,22 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       const { chainClientFor } = require('../chain/for-cluster') as typeof import('../chain/for-cluster');
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
       const { timedChain } = require('../http/timed-chain') as typeof import('../http/timed-chain');
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
+      const { openLedger } = require('../ledger/open') as typeof import('../ledger/open');
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
+      const policies = require('../signer/policy') as typeof import('../signer/policy');
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
+      const { reloadPolicy } = require('../signer/reload') as typeof import('../signer/reload');
       const rpc = chainClientFor(config.cluster, config.timings);
       const chain = config.serve.metrics ? timedChain(rpc, rpcObserver) : rpc;
+      const holder = policies.createPolicyHolder(policies.policyFor(config));
+      const ledger = await openLedger(config.ledger);
       const opened = await openEngine(config, {
         logger,
         chain,
+        ledger,
+        policy: () => holder.current(),
+        checkMints: true,
         strictKeys: args.options.get('strict') === true,
         // Alerts and watcher costs reach the metrics when they are served.
         observer: {
@@ -142,22 +191,34 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
           watchPoll: (cost) => metrics?.watchPoll(cost),
         },
       });
+      const file = config.source;
+      reloadNow = () =>
+        reloadPolicy({
+          load: () => loadConfig({ file: file ?? undefined, env, forServe: true }),
+          started: config,
+          holder,
+          chain,
+          ledger,
+          log: logger,
+        }).then((result) => {
+          lock.update({ policy_hash: holder.current().hash });
+          return result;
+        });
+      lock.update({ policy_hash: holder.current().hash });
       engine = opened;
       return opened;
     })(),
   );
   opening.catch((e: unknown) => {
     err(`error: cannot open the signer engine: ${errorMessage(e)}`);
+    lock.release();
     process.exit(1);
   });
 
-  if (local) {
-    err(`token: ${local.tokenFile} (0600). Add the service to Claude Code with:`);
-    err(
-      `  claude mcp add --transport http signer http://${address}/mcp --header "Authorization: Bearer $(cat ${local.tokenFile})"`,
-    );
-    if (local.firstRun && runDemo) {
-      const demo = runDemo;
+  if (local && localMod) {
+    const demo = localMod.runDemo;
+    for (const line of localMod.localBanner(local, address)) err(line);
+    if (local.firstRun) {
       void opening.then((e) => demo(e, config)).catch((e: unknown) => err(`demo: ${errorMessage(e)}`));
     }
   }
@@ -168,6 +229,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   let stopping = false;
   const exitNow = (signal: NodeJS.Signals): void => {
     err(`signal ${signal} again: exiting now; running signs are resolved from the ledger on the next start`);
+    lock.release();
     process.exit(130);
   };
   const stop = async (signal: NodeJS.Signals): Promise<void> => {
@@ -186,13 +248,61 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     if (remaining > 0)
       err(`stopping with ${remaining} request(s) still running; their callers must treat a sign as unknown`);
     metricsServer?.close();
-    await Promise.allSettled([engine?.close(), local?.close()]);
+    await Promise.allSettled([engine?.close(), localChain?.close()]);
     await flushLog(logger);
+    lock.release();
     err('stopped');
     process.exit(0);
   };
   process.on('SIGTERM', (s) => void stop(s));
   process.on('SIGINT', (s) => void stop(s));
+}
+
+/** Opens a listener, or fails with the address and the setting that moves it. */
+async function listenNamed(
+  app: http.RequestListener,
+  config: SignerConfig,
+  which: ListenerName,
+  at: { host: string; port: number },
+): Promise<http.Server> {
+  try {
+    return await listen(app, config, at.host, at.port);
+  } catch (e) {
+    throw new Error(listenErrorMessage(e, which, `${at.host}:${String(at.port)}`) ?? errorMessage(e), { cause: e });
+  }
+}
+
+/** Reloads run one at a time; each answers the request the CLI left (if any) in the result file and the log. */
+let reloading: Promise<void> = Promise.resolve();
+function reloadOnce(stateDir: string, run: () => Promise<ReloadResult>): Promise<void> {
+  reloading = reloading.then(async () => {
+    let request: string | null = null;
+    try {
+      request = takeRequest(stateDir);
+    } catch (e) {
+      err(`reload: cannot read the request in ${stateDir}: ${errorMessage(e)}`);
+    }
+    let result: ReloadResult;
+    try {
+      result = await run();
+    } catch (e) {
+      result = {
+        status: 'refused',
+        message: `reload refused, nothing changed: ${errorMessage(e)}`,
+        old_hash: '',
+        new_hash: null,
+        changes: [],
+      };
+    }
+    err(`reload: ${result.message}`);
+    try {
+      writeAnswer(stateDir, request, result);
+    } catch (e) {
+      // The reload happened (or not) all the same; only the CLI waiting for the answer misses it.
+      err(`reload: cannot write the answer to ${stateDir}: ${errorMessage(e)}`);
+    }
+  });
+  return reloading;
 }
 
 if (require.main === module) {

@@ -23,7 +23,10 @@ import { flag, option, parseArgs, requireOption, requirePositional, type ParsedA
 import { ALL_OPTIONS, resolveCommand } from './commands';
 import { config, err, keyOf, out, outJson, rpcFor, withEngine, withLedger } from './context';
 import { keyCommand } from './key-commands';
+import { localnetMint } from './localnet-mint';
 import { runLocksCommand } from './locks';
+import { policyReplay, policyTest } from './policy-commands';
+import { reloadCommand } from './reload-command';
 import { renderApproval, renderAuditEntry } from './render';
 
 const HELP = `sa-forge-signer ${VERSION}: the operator CLI of the sa-forge-signer transaction signer
@@ -60,8 +63,17 @@ usage: sa-forge-signer [--config FILE] COMMAND ...
   approvals approve ID | reject ID      decide one
   locks list [--json]                   per-key locks, their holders and leases
   locks clear KEY [--force]             free a stale key lock (--force: a live one)
+  reload [--json]                       the running service reads its config again: keys and caps change
+                                        without a restart, or nothing changes and it says why (exit 1)
+  policy test CASES.yaml [--json]       each case's payload checked against the chain under the config
+                                        (--config NEW.yaml to try one); a table, exit 1 when a case differs
+  policy replay [--since 7d] [--json]   the audit log's signs judged again under the config's caps,
+                                        destinations and programs, no new simulation; exit 1 if any refused
   localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--confirm-blocks N] [--controls]
                                         run the embedded LiteSVM chain as a JSON-RPC endpoint
+  localnet mint [--key KEY] [--decimals N] [--amount UNITS] [--per-tx UNITS] [--per-day UNITS]
+                                        on the running embedded chain: a test token for KEY (default demo);
+                                        prints the policy lines to add under keys.KEY, then reload
 
 The config is --config FILE, else $SIGNER_CONFIG, else ./var/local/config.yaml (written by \`npm start\`).
 check, sign and key show need the cluster's chain; with the embedded default that chain runs inside the
@@ -305,7 +317,12 @@ export async function main(argv: string[]): Promise<number> {
       };
       return withLedger(cfg, (l) => runLocksCommand(l, req, out));
     }
+    case 'policy':
+      return sub === 'test' ? policyTest(args) : policyReplay(args);
+    case 'reload':
+      return reloadCommand(() => config(args), flag(args, 'json'));
     case 'localnet': {
+      if (args.rest[0] === 'mint') return localnetMint(config(args), args.rest.slice(1));
       // Loaded lazily: litesvm is a development dependency the production image does not have.
       const { runLocalnet } = require('../localnet/main') as typeof import('../localnet/main'); // eslint-disable-line @typescript-eslint/no-require-imports -- litesvm must stay unloaded unless asked for
       await runLocalnet(args.rest);

@@ -125,7 +125,7 @@ export const topLevelSchema = {
     },
   },
   state_dir: {
-    doc: "Directory for state (the SQLite ledger by default). Relative to the config file's folder.",
+    doc: "Directory for state (the SQLite ledger by default, the service lock: one service per state_dir). Relative to the config file's folder.",
     format: 'non-empty-string',
     default: 'state',
     env: 'SIGNER_STATE_DIR',

@@ -7,7 +7,7 @@
 import type { KeyConfig, KeyStoreKind, SignerConfig } from '../config/types';
 import { errorMessage } from '../util/errors';
 import type { KeySigner } from './key-signer';
-import { createKeyStores } from './stores';
+import { createKeyStores, type KeyStores } from './stores';
 
 export interface KeyProblem {
   key: string;
@@ -28,8 +28,8 @@ export interface KeySet {
 export function createKeySet(
   config: Pick<SignerConfig, 'key_dir' | 'key_stores' | 'keys'>,
   env: NodeJS.ProcessEnv = process.env,
+  stores: KeyStores = createKeyStores(config, env),
 ): KeySet {
-  const stores = createKeyStores(config, env);
   const opened = new Map<string, Promise<KeySigner>>();
   const signerFor = (key: KeyConfig): Promise<KeySigner> => {
     let signer = opened.get(key.name);

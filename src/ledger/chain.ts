@@ -18,7 +18,7 @@ import type { AuditCommand, AuditEntry, AuditEntryInput, ChainHead, TokenFigure,
 /** `prev` of the first entry. */
 export const GENESIS_PREV = '0'.repeat(64);
 
-const COMMANDS: readonly AuditCommand[] = ['sign', 'sign-intent', 'sign-message', 'halt', 'resume'];
+const COMMANDS: readonly AuditCommand[] = ['sign', 'sign-intent', 'sign-message', 'halt', 'resume', 'reload'];
 const HEX64 = /^[0-9a-f]{64}$/;
 
 /** Compact JSON of an entry in the fixed field order. Built field by field so the order never depends on the input. */

@@ -9,8 +9,9 @@ import type { KeyUsage } from './limits';
 /**
  * Audit entry fields in their serialisation order (docs/operations.md, "Audit log"). Options are null, never omitted.
  * `sign-message`: one entry per off-chain message or sign-in text a key was asked to sign (docs/payloads.md).
+ * `reload`: a policy a running service took over (key `*`, the policy hashes in detail; docs/policy.md, "Reload").
  */
-export type AuditCommand = 'sign' | 'sign-intent' | 'sign-message' | 'halt' | 'resume';
+export type AuditCommand = 'sign' | 'sign-intent' | 'sign-message' | 'halt' | 'resume' | 'reload';
 
 export interface AuditEntryInput {
   ts: number; // unix seconds

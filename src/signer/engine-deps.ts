@@ -2,6 +2,7 @@
 import type { ChainClient } from '../chain/types';
 import type { SignerConfig } from '../config/types';
 import type { Ledger } from '../ledger/types';
+import type { Policy } from './policy';
 import type { Report } from './report';
 
 export interface EngineLogger {
@@ -31,6 +32,8 @@ export interface EngineDeps {
   chain: ChainClient;
   ledger: Ledger;
   logger?: EngineLogger;
+  /** The policy in force now (a reload replaces it); absent: the config's keys and tokens, fixed. */
+  policy?: () => Policy;
   /** Observes every finished check/sign (metrics). */
   onReport?: (tool: 'check' | 'sign', report: Report, durationMs: number) => void;
   observer?: EngineObserver;

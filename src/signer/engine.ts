@@ -11,7 +11,6 @@
  * checks, the report and the outcomes.
  */
 import type { KeyConfig } from '../config/types';
-import { createKeySet } from '../keys/key-set';
 import type { HaltRecord } from '../ledger/types';
 import { SignerError, errorMessage } from '../util/errors';
 import { nowSeconds } from '../util/time';
@@ -32,7 +31,7 @@ import { v2Source } from './flow/v2-source';
 import { createSignedWatcher, signOnlyIntentDetail } from './flow/watch-signed';
 import { createHaltBook } from './halts';
 import { heldHaltsFile } from './held-halts-file';
-import { createKeyAccess } from './key-access';
+import { fixedPolicy, liveAccess, liveKeySet, policyFor } from './policy';
 import { keyView } from './key-view';
 import { createMessageFlow } from './message/flow';
 import { parseRequestPayload } from './message/request';
@@ -56,8 +55,10 @@ const MAX_HALT_REASON = 1000;
 export function createEngine(deps: EngineDeps): SignerEngine {
   const { config, chain, ledger } = deps;
   const log = deps.logger ?? silentLogger;
-  const access = createKeyAccess(config.keys);
-  const keys = createKeySet(config);
+  // The policy (keys, caps, tokens) is read through one indirection, so `reload` can replace it while signs run.
+  const policy = deps.policy ?? fixedPolicy(policyFor(config));
+  const access = liveAccess(policy);
+  const keys = liveKeySet(policy);
   const halts = createHaltBook({ ledger, log, file: heldHaltsFile(config.state_dir) });
   const preflightDeps = { cluster: config.cluster, chain, ledger, halts };
   const approvalDeps = { ledger, timings: config.timings, log };

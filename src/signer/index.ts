@@ -6,6 +6,8 @@ import { openLedger } from '../ledger/open';
 import type { Ledger } from '../ledger/types';
 import { SignerError } from '../util/errors';
 import { createEngine, type EngineDeps, type EngineLogger } from './engine';
+import { policyFor, type Policy } from './policy';
+import { mintProblems } from './policy-check';
 import type { SignerEngine } from './types';
 
 export interface OpenEngineOptions {
@@ -15,9 +17,13 @@ export interface OpenEngineOptions {
   /** Parts already opened by the caller (tests, the CLI reusing a ledger). */
   chain?: ChainClient;
   ledger?: Ledger;
+  /** The policy in force now, when a reload may replace it (the service); absent: the config's, fixed. */
+  policy?: () => Policy;
+  /** Check at open that every mint of the policy is on the chain (the service; a CLI command skips the read). */
+  checkMints?: boolean;
   /**
-   * Refuse to open when a key file cannot be used (the serve `--strict` flag); otherwise it is logged. An encrypted
-   * or pkcs11 key that cannot be opened always refuses the open.
+   * Refuse to open when a key file cannot be used or a mint is not on the chain (the serve `--strict` flag);
+   * otherwise it is logged. An encrypted or pkcs11 key that cannot be opened always refuses the open.
    */
   strictKeys?: boolean;
 }
@@ -36,13 +42,21 @@ export async function openEngine(config: SignerConfig, opts: OpenEngineOptions =
     ledger,
     logger: opts.logger,
     onReport: opts.onReport,
+    policy: opts.policy,
     ...(opts.observer === undefined ? {} : { observer: opts.observer }),
   });
-  const problems = await engine.verifyKeys();
+  const keyProblems = await engine.verifyKeys();
+  // The same checks a reload makes (signer/policy-check.ts); here a problem is logged unless --strict.
+  const problems = [
+    ...keyProblems,
+    ...(opts.checkMints === true || opts.strictKeys === true
+      ? await mintProblems(opts.policy?.() ?? policyFor(config), chain)
+      : []),
+  ];
   for (const p of problems) opts.logger?.error({ key: p.key, err: p.message }, `key "${p.key}" cannot sign`);
   // A file key's problem is often a file not copied yet, so it is logged and /ready stays false; an encrypted or
   // HSM key that does not open is a wrong passphrase, PIN, token or key, which no wait fixes: the start stops.
-  const fatal = problems.filter((p) => p.store !== 'file');
+  const fatal = keyProblems.filter((p) => p.store !== 'file');
   if (fatal.length > 0) {
     await engine.close();
     throw new SignerError('key_store', fatal.map((p) => `key "${p.key}" (${p.store} store): ${p.message}`).join('; '));

@@ -53,3 +53,27 @@ test('the kit example sends a v0 transfer through a lookup table and it is confi
     .send();
   expect(landed?.meta?.loadedAddresses).toEqual({ writable: [destination], readonly: [] });
 });
+
+test('the kit example says what to set and exits 2 when an input is missing', async () => {
+  const r = await run(EXAMPLE, [], {
+    env: { SIGNER_URL: service.url, SIGNER_TOKEN_FILE: service.tokenFile, RPC_URL: service.localnet.url },
+  });
+  expect(r.code).toBe(2);
+  expect(r.stderr).toMatch(/^kit-v0-transfer\.mjs: set DESTINATION to an allowed destination of key "demo"/);
+  expect(r.stdout).toBe('');
+});
+
+test('the kit example exits 1 with the signer’s reason when the transfer is refused', async () => {
+  const r = await run(EXAMPLE, [], {
+    env: {
+      SIGNER_URL: service.url,
+      SIGNER_TOKEN_FILE: service.tokenFile,
+      RPC_URL: service.localnet.url,
+      // Not among the key's transfer_to: the signer refuses it.
+      DESTINATION: '11111111111111111111111111111112',
+    },
+  });
+  expect(r.code).toBe(1);
+  expect(r.stderr).toMatch(/^kit-v0-transfer\.mjs: the signer did not send the transfer: .*destination/i);
+  expect(r.stdout).toBe('');
+});

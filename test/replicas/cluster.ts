@@ -154,6 +154,8 @@ export class ReplicaCluster {
   async spawnReplica(index: number): Promise<Replica> {
     const child = spawn(process.execPath, [BIN.serve, '--config', this.configFile], {
       cwd: ROOT,
+      // One state directory per replica, as each container has its own: a service holds its state directory.
+      env: { ...process.env, SIGNER_STATE_DIR: path.join(this.dir, `state-${String(index)}`) },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     killOnExit(child);

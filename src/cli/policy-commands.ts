@@ -1,0 +1,162 @@
+/**
+ * `sa-forge-signer policy test CASES.yaml` and `policy replay --since 7d`, both under the config given with
+ * `--config NEW.yaml` (else the usual one): what a policy does before it goes live (docs/policy.md, "Before it goes
+ * live"). Both print a table and exit 1 when a case differs or a recorded sign would be refused.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { readDocument } from '../config/load';
+import type { SignerConfig } from '../config/types';
+import type { AuditEntry } from '../ledger/types';
+import { SPEND_WINDOW_S } from '../ledger/limits';
+import { parseSince, replaySigns, type ReplayRow } from '../signer/replay';
+import { SignerError, errorMessage } from '../util/errors';
+import { isRecord } from '../util/is-record';
+import { nowSeconds } from '../util/time';
+import { showUntrusted } from '../util/untrusted';
+import { option } from './args';
+import type { ParsedArgs } from './args';
+import { config, outJson, out, withEngine, withLedger } from './context';
+
+export const POLICY_TEST_USAGE = 'sa-forge-signer [--config NEW.yaml] policy test CASES.yaml [--json]';
+export const POLICY_REPLAY_USAGE = 'sa-forge-signer [--config NEW.yaml] policy replay [--since 7d] [--json]';
+
+const OUTCOMES = ['ok', 'refused', 'simulation_failed'] as const;
+
+export interface PolicyCase {
+  name: string;
+  key: string | null;
+  payload: unknown;
+  expect: (typeof OUTCOMES)[number];
+  failed_check: string | null;
+}
+
+function fail(message: string): never {
+  throw new SignerError('request_invalid', message);
+}
+
+/**
+ * CASES.yaml: `cases:` a list of { name, key?, payload (inline) | payload_file (JSON, relative to CASES.yaml; a
+ * kit-built transaction's v2 payload too), expect: ok|refused|simulation_failed, failed_check? }.
+ */
+export function readCases(file: string): PolicyCase[] {
+  const doc = readDocument(file);
+  const list = isRecord(doc) ? doc.cases : undefined;
+  if (!Array.isArray(list) || list.length === 0) fail(`${file}: needs a non-empty list under cases:`);
+  return list.map((raw, i): PolicyCase => {
+    const where = `${file}: cases[${String(i)}]`;
+    if (!isRecord(raw)) fail(`${where}: must be a mapping`);
+    const name = typeof raw.name === 'string' && raw.name !== '' ? raw.name : fail(`${where}.name: required`);
+    if (!OUTCOMES.includes(raw.expect as PolicyCase['expect'])) fail(`${where}.expect: one of ${OUTCOMES.join(', ')}`);
+    let payload: unknown = raw.payload;
+    if (typeof raw.payload_file === 'string') {
+      const at = path.resolve(path.dirname(file), raw.payload_file);
+      try {
+        payload = JSON.parse(fs.readFileSync(at, 'utf8')) as unknown;
+      } catch (e) {
+        fail(`${where}.payload_file: cannot read ${at}: ${errorMessage(e)}`);
+      }
+    }
+    if (payload === undefined) fail(`${where}: needs payload or payload_file`);
+    const failedCheck = raw.failed_check;
+    if (failedCheck !== undefined && failedCheck !== null && typeof failedCheck !== 'string')
+      fail(`${where}.failed_check: a check name`);
+    return {
+      name,
+      key: typeof raw.key === 'string' ? raw.key : null,
+      payload,
+      expect: raw.expect as PolicyCase['expect'],
+      failed_check: failedCheck ?? null,
+    };
+  });
+}
+
+function table(rows: string[][]): string {
+  const widths = rows.reduce<number[]>((w, r) => r.map((c, i) => Math.max(w[i] ?? 0, c.length)), []);
+  return rows
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i] ?? 0))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+const shown = (outcome: string, check: string | null): string => (check === null ? outcome : `${outcome} (${check})`);
+
+export async function policyTest(args: ParsedArgs): Promise<number> {
+  const file = args.positional[2] ?? fail(POLICY_TEST_USAGE);
+  const cases = readCases(file);
+  const cfg = config(args);
+  const results = await withEngine(cfg, async (engine) => {
+    const done = [];
+    for (const c of cases) {
+      const report = await engine.check({ payload: c.payload, key: c.key, principal: { kind: 'operator' } });
+      const got = { outcome: report.outcome, failed_check: report.failed_check };
+      const same = got.outcome === c.expect && (c.failed_check === null || got.failed_check === c.failed_check);
+      done.push({ case: c, got, same, detail: report.detail });
+    }
+    return done;
+  });
+  const differ = results.filter((r) => !r.same).length;
+  if (args.options.get('json') === true)
+    outJson(
+      results.map((r) => ({
+        name: r.case.name,
+        key: r.case.key,
+        expected: { outcome: r.case.expect, failed_check: r.case.failed_check },
+        got: r.got,
+        same: r.same,
+        detail: r.detail,
+      })),
+    );
+  else {
+    out(
+      table([
+        ['CASE', 'KEY', 'EXPECTED', 'GOT', 'RESULT'],
+        ...results.map((r) => [
+          showUntrusted(r.case.name, 60),
+          r.case.key ?? '-',
+          shown(r.case.expect, r.case.failed_check),
+          shown(r.got.outcome, r.got.failed_check),
+          r.same ? 'same' : `DIFFERS: ${showUntrusted(r.detail ?? '', 200)}`,
+        ]),
+      ]),
+    );
+    out(`${String(results.length)} cases under ${cfg.source ?? 'the config'}: ${String(differ)} differ`);
+  }
+  return differ > 0 ? 1 : 0;
+}
+
+export async function policyReplay(args: ParsedArgs, now = nowSeconds()): Promise<number> {
+  const sinceText = option(args, 'since') ?? '7d';
+  const since = parseSince(sinceText, now) ?? fail(`--since takes 7d, 24h, 30m or a date, not ${sinceText}`);
+  const cfg: SignerConfig = config(args);
+  const entries = await withLedger(cfg, async (ledger) => {
+    const kept: AuditEntry[] = [];
+    for await (const e of ledger.entries()) if (e.ts >= since - SPEND_WINDOW_S && e.command === 'sign') kept.push(e);
+    return kept;
+  });
+  const rows = replaySigns(entries, cfg.keys, cfg.cluster, since);
+  const refused = rows.filter((r) => r.refusal !== null);
+  if (args.options.get('json') === true) outJson(rows);
+  else {
+    out(
+      table([
+        ['TIME', 'KEY', 'SIGNATURE', 'WAS', 'UNDER THE NEW POLICY'],
+        ...rows.map((r: ReplayRow) => [
+          new Date(r.ts * 1000).toISOString(),
+          showUntrusted(r.key, 64),
+          r.signature ?? '-',
+          r.was,
+          r.refusal === null ? 'allowed' : `REFUSED ${r.refusal.check}: ${r.refusal.message}`,
+        ]),
+      ]),
+    );
+    out(
+      `${String(rows.length)} signs since ${new Date(since * 1000).toISOString()} judged under ${cfg.source ?? 'the config'} (no new simulation; SOL destinations are not in the ledger): ${String(refused.length)} would be refused`,
+    );
+  }
+  return refused.length > 0 ? 1 : 0;
+}

@@ -1,0 +1,74 @@
+/**
+ * What a reload would change, in two parts: the settings only a restart may change (compared on the config as
+ * loaded, everything but `keys` and `source`), and a short account of the policy's change (keys added or removed,
+ * caps and other fields changed, per key and per mint) for the reload's audit entry and answer.
+ */
+import type { KeyConfig, SignerConfig, TokenPolicy } from '../config/types';
+import { canonicalJson } from './canonical-json';
+
+const json = (v: unknown): string =>
+  canonicalJson(JSON.parse(JSON.stringify(v ?? null, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x))));
+
+/** The settings, as config paths, whose value differs and which only a restart may change. */
+export function restartOnlyChanges(running: SignerConfig, next: SignerConfig): string[] {
+  const changed: string[] = [];
+  const fields = new Set([...Object.keys(running), ...Object.keys(next)]);
+  for (const field of [...fields].sort()) {
+    if (field === 'keys' || field === 'source') continue;
+    const a = (running as unknown as Record<string, unknown>)[field];
+    const b = (next as unknown as Record<string, unknown>)[field];
+    if (json(a) === json(b)) continue;
+    if (isPlainObject(a) && isPlainObject(b)) {
+      // One level down, so the answer names `serve.listen` rather than all of `serve`.
+      for (const sub of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+        if (json(a[sub]) !== json(b[sub])) changed.push(`${field}.${sub}`);
+      }
+    } else changed.push(field);
+  }
+  return changed;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+const scalar = (v: unknown): string => (v === undefined || v === null ? 'none' : json(v).replace(/^"|"$/g, ''));
+
+function fieldChanges(where: string, a: object, b: object, skip: readonly string[]): string[] {
+  const out: string[] = [];
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  for (const f of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+    if (skip.includes(f) || json(ra[f]) === json(rb[f])) continue;
+    const x = ra[f];
+    const y = rb[f];
+    const simple = (v: unknown) => v === undefined || v === null || typeof v !== 'object';
+    out.push(simple(x) && simple(y) ? `${where}.${f} ${scalar(x)} → ${scalar(y)}` : `${where}.${f} changed`);
+  }
+  return out;
+}
+
+function tokenChanges(key: string, a: readonly TokenPolicy[], b: readonly TokenPolicy[]): string[] {
+  const out: string[] = [];
+  for (const t of b) if (!a.some((o) => o.mint === t.mint)) out.push(`keys.${key}.tokens +${t.mint}`);
+  for (const t of a) if (!b.some((n) => n.mint === t.mint)) out.push(`keys.${key}.tokens -${t.mint}`);
+  for (const t of b) {
+    const old = a.find((o) => o.mint === t.mint);
+    if (old) out.push(...fieldChanges(`keys.${key}.tokens[${t.mint}]`, old, t, ['mint']));
+  }
+  return out;
+}
+
+/** One line per change: `+key`, `-key`, `keys.k.daily_lamport_cap 1000 → 500`, `keys.k.tokens +MINT`. */
+export function policyChanges(a: readonly KeyConfig[], b: readonly KeyConfig[]): string[] {
+  const out: string[] = [];
+  for (const k of b) if (!a.some((o) => o.name === k.name)) out.push(`+key ${k.name}`);
+  for (const k of a) if (!b.some((n) => n.name === k.name)) out.push(`-key ${k.name}`);
+  for (const k of b) {
+    const old = a.find((o) => o.name === k.name);
+    if (!old) continue;
+    out.push(...fieldChanges(`keys.${k.name}`, old, k, ['name', 'tokens']));
+    out.push(...tokenChanges(k.name, old.tokens ?? [], k.tokens ?? []));
+  }
+  return out;
+}

@@ -1,0 +1,99 @@
+/**
+ * The policy a service runs: the keys with their caps, destinations and programs, and the tokens that may use
+ * them. It is the part of the config `reload` may replace while the service runs (docs/policy.md, "Reload").
+ *
+ * The engine reads it through a holder: each sign takes the key's policy when it begins and is judged by that one
+ * to its end (checks, approval, cap gate), so a reload changes the judgement of every sign that begins after it
+ * and of none already under way (docs/decisions.md, "Reload").
+ */
+import { createHash } from 'node:crypto';
+import type { KeyConfig, SignerConfig } from '../config/types';
+import { canonicalJson } from './canonical-json';
+import { createKeySet, type KeySet } from '../keys/key-set';
+import { createKeyStores, type KeyStores } from '../keys/stores';
+import { createKeyAccess, type KeyAccess } from './key-access';
+
+export interface Policy {
+  /** sha256 hex of the policy's canonical JSON: two replicas with the same keys and tokens show the same hash. */
+  readonly hash: string;
+  readonly keys: readonly KeyConfig[];
+  readonly access: KeyAccess;
+  /** This policy's keys, opened from stores every policy of the service shares (one HSM connection, say). */
+  readonly keySet: KeySet;
+  readonly keyStores: KeyStores;
+}
+
+export interface PolicyHolder {
+  current(): Policy;
+  replace(next: Policy): void;
+}
+
+/** The policy fields of a config as plain JSON (token amounts are bigint: written as decimal strings). */
+export function policyDocument(config: Pick<SignerConfig, 'keys' | 'serve'>): unknown {
+  return JSON.parse(
+    JSON.stringify({ keys: config.keys, tokens: config.serve.tokens }, (_k, v: unknown) =>
+      typeof v === 'bigint' ? v.toString() : v,
+    ),
+  );
+}
+
+export function policyHash(config: Pick<SignerConfig, 'keys' | 'serve'>): string {
+  return createHash('sha256')
+    .update(canonicalJson(policyDocument(config)))
+    .digest('hex');
+}
+
+/**
+ * The policy of a config. The key stores are made once per service and handed on from policy to policy (a reload
+ * cannot change them: key_dir and key_stores need a restart), so a token is never connected to twice.
+ */
+export function policyFor(
+  config: Pick<SignerConfig, 'keys' | 'serve' | 'key_dir' | 'key_stores'>,
+  stores: KeyStores = createKeyStores(config),
+): Policy {
+  return {
+    hash: policyHash(config),
+    keys: config.keys,
+    access: createKeyAccess(config.keys),
+    keySet: createKeySet(config, process.env, stores),
+    keyStores: stores,
+  };
+}
+
+/** A policy no reload replaces (the CLI's own engine, tests). */
+export const fixedPolicy =
+  (policy: Policy): (() => Policy) =>
+  () =>
+    policy;
+
+export function createPolicyHolder(first: Policy): PolicyHolder {
+  let policy = first;
+  return {
+    current: () => policy,
+    replace(next) {
+      policy = next;
+    },
+  };
+}
+
+/** Key access that always asks the current policy: the engine's one indirection. */
+export function liveAccess(current: () => Policy): KeyAccess {
+  return {
+    get all() {
+      return current().access.all;
+    },
+    forPayload: (principal, named, feePayer) => current().access.forPayload(principal, named, feePayer),
+    select: (principal, named) => current().access.select(principal, named),
+    byName: (name) => current().access.byName(name),
+  };
+}
+
+/** Keys of the current policy (a reload opens and verifies the new policy's before it takes over). */
+export function liveKeySet(current: () => Policy): KeySet {
+  return {
+    signerFor: (key) => current().keySet.signerFor(key),
+    verify: () => current().keySet.verify(),
+    health: () => current().keySet.health(),
+    close: () => current().keySet.close(),
+  };
+}

@@ -1,0 +1,95 @@
+/**
+ * replaySigns on recorded token figures: a mint the new policy does not list, per_tx, per_day counted over the
+ * replayed signs (a refused one adds nothing), destinations and per_destination_per_day.
+ */
+import { localCluster } from '../../src/config/clusters';
+import type { KeyConfig, TokenPolicy } from '../../src/config/types';
+import type { AuditEntry } from '../../src/ledger/types';
+import { parseSince, replaySigns } from '../../src/signer/replay';
+import { randomAddress } from '../support/payloads';
+
+const MINT = randomAddress();
+const MERCHANT = randomAddress();
+const OTHER = randomAddress();
+const cluster = localCluster({ rpc_url: 'http://127.0.0.1:1', game_programs: [], player_profile: null });
+
+function key(tokens: Partial<TokenPolicy>[]): KeyConfig {
+  return {
+    name: 'agent',
+    class: 'session',
+    pubkey: randomAddress(),
+    profile: null,
+    approval: 'auto',
+    transfer_to: [],
+    extra_programs: [],
+    rate_limit_per_minute: 100,
+    daily_lamport_cap: 1_000_000,
+    allow_unattended: false,
+    tokens: tokens.map((t) => ({
+      mint: MINT,
+      program: 'spl-token',
+      per_tx: null,
+      per_day: 1_000_000n,
+      destinations: null,
+      per_destination_per_day: null,
+      approve_above: null,
+      ...t,
+    })),
+  };
+}
+
+function payment(ts: number, amount: number, to = MERCHANT): AuditEntry {
+  return {
+    ts,
+    key: 'agent',
+    command: 'sign',
+    payload_hash: 'h',
+    programs: ['TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA'],
+    summary: 'pay',
+    intent: null,
+    outcome: 'confirmed',
+    detail: null,
+    signature: `sig${String(ts)}`,
+    slot: 1,
+    balance_change: 0,
+    tokens: [{ mint: MINT, decimals: 6, change: String(-amount), credits: [{ owner: to, amount: String(amount) }] }],
+    prev: '',
+    hash: '',
+  };
+}
+
+const checks = (rows: ReturnType<typeof replaySigns>) => rows.map((r) => r.refusal?.check ?? 'allowed');
+
+test('a mint the new policy does not list refuses every payment in it', () => {
+  const rows = replaySigns([payment(100, 10)], [key([])], cluster, 0);
+  expect(rows[0]!.refusal?.message).toMatch(/does not list/);
+  expect(checks(rows)).toEqual(['tokens']);
+});
+
+test('per_tx and per_day, counted over what the new policy would have allowed', () => {
+  const entries = [payment(100, 40), payment(200, 70), payment(300, 40), payment(400, 30)];
+  // per_tx 60 refuses the 70; per_day 100 then sees 40 + 40 = 80, and refuses the 30 (110).
+  const rows = replaySigns(entries, [key([{ per_tx: 60n, per_day: 100n }])], cluster, 0);
+  expect(checks(rows)).toEqual(['allowed', 'limits', 'allowed', 'limits']);
+  expect(rows[3]!.refusal?.message).toBe(`80 of ${MINT} in the 24 h before plus 30 exceeds per_day 100`);
+});
+
+test('destinations and per_destination_per_day', () => {
+  const entries = [payment(100, 10, OTHER), payment(200, 50), payment(300, 60)];
+  const rows = replaySigns(entries, [key([{ destinations: [MERCHANT], per_destination_per_day: 100n }])], cluster, 0);
+  expect(checks(rows)).toEqual(['destinations', 'allowed', 'limits']);
+});
+
+test('only signs at or after --since are listed; the day before still counts', () => {
+  const rows = replaySigns([payment(100, 90), payment(200, 20)], [key([{ per_day: 100n }])], cluster, 150);
+  expect(rows).toHaveLength(1);
+  expect(checks(rows)).toEqual(['limits']);
+});
+
+test('--since reads 7d, 24h, 30m and dates', () => {
+  expect(parseSince('7d', 1_000_000)).toBe(1_000_000 - 7 * 86_400);
+  expect(parseSince('24h', 100_000)).toBe(100_000 - 86_400);
+  expect(parseSince('30m', 10_000)).toBe(10_000 - 1_800);
+  expect(parseSince('2026-12-01T00:00:00Z', 0)).toBe(Date.parse('2026-12-01T00:00:00Z') / 1000);
+  expect(parseSince('soon', 0)).toBeNull();
+});
