@@ -25,7 +25,7 @@ await build({
   bundle: true,
   platform: 'node',
   format: 'cjs',
-  target: 'node20',
+  target: 'node24',
   // better-sqlite3: a native addon; litesvm: a development dependency (--local only); pino-pretty and pg-native:
   // optional, loaded only when present and asked for; @solana/*, @solana-program/* (kit's program clients), pg and
   // prom-client: loaded with the engine and the metrics, after the first answer (a whole package stays outside, so
