@@ -1,13 +1,14 @@
 # syntax=docker/dockerfile:1
 # sa-forge-signer: the MCP signing service. Three stages:
-#   deps    production node_modules only (better-sqlite3 and pkcs11js compiled here; no LiteSVM, no dev dependencies)
+#   deps    production node_modules only, exactly as the lockfile says (pkcs11js compiled here; no LiteSVM, no dev
+#           dependencies)
 #   build   every dependency + TypeScript -> dist/, the service's entrypoint bundled (esbuild) with its V8 code cache
 #   runtime node + production node_modules + dist, uid 10001, read-only root filesystem friendly
-# Both FROM lines pin node:20-bookworm-slim by digest; bump it deliberately (see docs/running.md).
-# `npm ci` is not used: the lockfile lacks LiteSVM's other-platform binaries, which `npm ci` insists on.
+# Both FROM lines pin node:24-bookworm-slim (Node 24.18.0, an LTS line) by digest; bump it deliberately (see
+# docs/running.md).
 
-FROM node:20-bookworm-slim@sha256:2cf067cfed83d5ea958367df9f966191a942351a2df77d6f0193e162b5febfc0 AS toolchain
-# better-sqlite3 builds from source when its prebuilt binary cannot be fetched; pkcs11js always does
+FROM node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d AS toolchain
+# pkcs11js builds from source (it ships no prebuilt binary), as would any native module without one for this platform
 RUN apt-get update \
  && apt-get install -y --no-install-recommends python3 make g++ \
  && rm -rf /var/lib/apt/lists/*
@@ -17,20 +18,19 @@ COPY package.json package-lock.json ./
 
 FROM toolchain AS deps
 RUN --mount=type=cache,target=/root/.npm \
-    npm install --omit=dev \
- && npm ls --omit=dev --depth=0 >/dev/null \
+    npm ci --omit=dev \
  # @solana/kit names TypeScript as an optional peer (for its type definitions only); npm installs it because the
  # lockfile has it, but nothing loads it at run time
  && rm -rf node_modules/typescript node_modules/.bin/tsc node_modules/.bin/tsserver \
+ # better-sqlite3 ships its sources and a prebuilt binary for every platform: keep this platform's binary only
  && rm -rf node_modules/better-sqlite3/deps node_modules/better-sqlite3/src \
-           node_modules/better-sqlite3/build/Release/obj* node_modules/better-sqlite3/build/Release/.deps \
-           node_modules/better-sqlite3/build/Release/test_extension.node \
+ && find node_modules/better-sqlite3/prebuilds -name '*.node' ! -name "linux-$(node -p process.arch).node" -delete \
  && rm -rf node_modules/pkcs11js/src node_modules/pkcs11js/build/Release/obj.target node_modules/pkcs11js/build/Release/.deps
 
 FROM toolchain AS build
 # dev dependencies are needed only to compile; install scripts are skipped (nothing here runs the code)
 RUN --mount=type=cache,target=/root/.npm \
-    npm install --ignore-scripts
+    npm ci --ignore-scripts
 COPY tsconfig.json ./
 COPY src ./src
 COPY scripts/bundle-serve.mjs ./scripts/
@@ -38,7 +38,7 @@ COPY scripts/bundle-serve.mjs ./scripts/
 # runtime's (same base image), under the flags of serve.js's #! line (faster start; docs/performance.md, "Start-up")
 RUN npx tsc -p tsconfig.json && node scripts/bundle-serve.mjs
 
-FROM node:20-bookworm-slim@sha256:2cf067cfed83d5ea958367df9f966191a942351a2df77d6f0193e162b5febfc0 AS runtime
+FROM node:24-bookworm-slim@sha256:6f7b03f7c2c8e2e784dcf9295400527b9b1270fd37b7e9a7285cf83b6951452d AS runtime
 ARG VERSION=0.1.0
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="sa-forge-signer" \
@@ -46,7 +46,7 @@ LABEL org.opencontainers.image.title="sa-forge-signer" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
-      org.opencontainers.image.base.name="docker.io/library/node:20-bookworm-slim"
+      org.opencontainers.image.base.name="docker.io/library/node:24-bookworm-slim"
 ENV NODE_ENV=production \
     SIGNER_LISTEN=0.0.0.0:8790
 WORKDIR /app

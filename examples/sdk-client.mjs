@@ -30,8 +30,8 @@ if (file) {
   const checked = await client.callTool({ name: 'check', arguments: { payload } });
   console.log(`check: ${checked.structuredContent.outcome}`);
   if (checked.structuredContent.outcome === 'ok') {
-    // A sign of a `confirm` key waits for an operator (120 s by default), longer than the SDK's default
-    // request timeout of 60 s: give sign more time, or the client gives up while the operator decides.
+    // A sign of a `confirm` key waits for an operator (50 s by default), and confirmation can take longer still:
+    // the SDK's default request timeout is 60 s, so give sign more time, or the client gives up before it ends.
     const signed = await client.callTool(
       { name: 'sign', arguments: { payload, intent: 'example: pay for a test' } },
       { timeout: 300_000 },

@@ -25,7 +25,7 @@ await build({
   bundle: true,
   platform: 'node',
   format: 'cjs',
-  target: 'node20',
+  target: 'node24',
   // better-sqlite3 and pkcs11js: native addons; age-encryption: ES modules only, require()d by Node on first use of
   // an encrypted key (src/keys/age-file.ts); litesvm: a development dependency (--local only); pino-pretty and pg-native:
   // optional, loaded only when present and asked for; @solana/*, @solana-program/* (kit's program clients), pg and

@@ -4,6 +4,8 @@
 # "N passed, N failed"; the last line here is the total across all of them.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+# Node 26, the newest LTS, when the machine's own node is older than the supported 24
+. scripts/use-node.sh
 mkdir -p .tmp/results
 rm -f .tmp/results/*
 

@@ -11,11 +11,11 @@ OUT=${OUT:-$ROOT/.tmp/conformance}
 rm -rf "$OUT"; mkdir -p "$OUT"
 BASELINE=$HERE/expected-failures.yml
 
-if [ ! -x "$HERE/node_modules/.bin/node" ]; then
+if [ ! -f "$HERE/node_modules/@modelcontextprotocol/conformance/dist/index.js" ]; then
   (cd "$HERE" && npm ci --no-audit --no-fund --loglevel=error) || { echo "conformance: 0 passed, 1 failed"; exit 1; }
 fi
-NODE22="$HERE/node_modules/.bin/node"
-CONF="$NODE22 $HERE/node_modules/@modelcontextprotocol/conformance/dist/index.js"
+# The harness needs Node 22 or later, which the project's own supported Node (24 or 26) is.
+CONF="node $HERE/node_modules/@modelcontextprotocol/conformance/dist/index.js"
 
 free_port() { node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"; }
 CHAIN_PORT=$(free_port); SERVER_PORT=$(free_port); PROXY_PORT=$(free_port)
@@ -46,7 +46,7 @@ YAML
 for _ in $(seq 1 50); do curl -s -o /dev/null "http://127.0.0.1:$CHAIN_PORT" -d '{}' && break; sleep 0.1; done
 node "$ROOT/dist/src/cli/serve.js" --config "$OUT/config.yaml" > "$OUT/server.log" 2>&1 &
 SERVER_PID=$!
-PROXY_PORT=$PROXY_PORT UPSTREAM="http://127.0.0.1:$SERVER_PORT" MCP_TOKEN=$TOKEN "$NODE22" "$HERE/auth-proxy.mjs" > "$OUT/proxy.log" 2>&1 &
+PROXY_PORT=$PROXY_PORT UPSTREAM="http://127.0.0.1:$SERVER_PORT" MCP_TOKEN=$TOKEN node "$HERE/auth-proxy.mjs" > "$OUT/proxy.log" 2>&1 &
 PROXY_PID=$!
 trap 'kill $PROXY_PID $SERVER_PID $CHAIN_PID 2>/dev/null; wait $PROXY_PID $SERVER_PID $CHAIN_PID 2>/dev/null' EXIT
 
@@ -69,7 +69,7 @@ done
 echo "results: $OUT (harness exit: requirements=$rc_req headers=$rc_hdr)"
 sed 's/\x1b\[[0-9;]*m//g' "$OUT/requirements.log" | sed -n '/^Expected failures/,$p' | grep -v '^  ~ '
 rc=$(( rc_req || rc_hdr ))
-"$NODE22" "$HERE/summarize.mjs" "$OUT/results" --baseline "$BASELINE" \
+node "$HERE/summarize.mjs" "$OUT/results" --baseline "$BASELINE" \
   --scored "$HERE/node_modules/@modelcontextprotocol/conformance/requirements/2026-07-28.yaml" \
   --extra http-header-validation,http-custom-header-server-validation --harness-rc $rc
 exit $rc

@@ -20,7 +20,9 @@ HERE=$REPO/scripts/containers
 WORK=$REPO/.tmp/containers
 CACHE=${SFS_CONTAINERS_CACHE:-/var/tmp/sa-forge-signer-containers}
 IMAGE=localhost/sa-forge-signer:ci
-BASE_TAG=docker.io/library/node:20-bookworm-slim
+BASE_TAG=docker.io/library/node:24-bookworm-slim
+# the Node release inside the digest the Dockerfile pins; the stand-in carries that release from the npm registry
+BASE_NODE_VERSION=24.18.0
 SIGNER_CTR=sfs-ci-signer
 PROJECT=sfsci
 export CONTAINERS_CONF=$HERE/containers.conf
@@ -138,11 +140,11 @@ fi
 podman rm -f -t 2 "$SIGNER_CTR" >/dev/null 2>&1 || true
 base_image() {
   if podman image exists "$BASE_TAG"; then echo "cached: $BASE_TAG"; return 0; fi
-  mkdir -p "$CACHE"; TAG=$BASE_TAG "$HERE/make-base-image.sh" "$CACHE/rootfs"
+  mkdir -p "$CACHE"; TAG=$BASE_TAG NODE_VERSION=$BASE_NODE_VERSION "$HERE/make-base-image.sh" "$CACHE/rootfs"
 }
-step "base image stand-in for node:20-bookworm-slim (Debian bookworm + this machine's node)" base_image || true
+step "base image stand-in for node:24-bookworm-slim (Debian bookworm + Node $BASE_NODE_VERSION)" base_image || true
 
-PINNED=$(grep -m1 -oE '^FROM node:20-bookworm-slim@sha256:[0-9a-f]{64}' Dockerfile | cut -d' ' -f2)
+PINNED=$(grep -m1 -oE '^FROM node:24-bookworm-slim@sha256:[0-9a-f]{64}' Dockerfile | cut -d' ' -f2)
 CONTEXT=.
 if [ "${SFS_CONTAINERS_FROM:-}" = head ]; then
   CONTEXT=$WORK/context; rm -rf "$CONTEXT"; mkdir -p "$CONTEXT"

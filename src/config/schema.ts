@@ -2,7 +2,8 @@
  * The config schema. Every key carries doc, format and default; every scalar also an env var `SIGNER_…`
  * (env beats the file). Entries of the `keys`, `clusters`, `serve.tokens` and `localnet.*` collections have
  * their own schemas below, validated strictly per entry so an error names e.g. `keys.alice.class`.
- * `config/example.yaml` documents the same keys for people; a test keeps the two in step.
+ * `config/example.yaml` documents the same keys for people, and docs/configuration.md is generated from this file
+ * (src/config/reference.ts); test/config/reference.test.ts keeps all three in step.
  */
 import {
   DEFAULT_SOCKET_LIMITS,

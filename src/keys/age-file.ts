@@ -10,7 +10,7 @@ type Age = typeof import('age-encryption');
 let age: Age | undefined;
 
 /**
- * age-encryption ships only ES modules: Node 20.19+ loads them with require(), and it is loaded on first use
+ * age-encryption ships only ES modules: Node (24 and later) loads them with require(), and it is loaded on first use
  * because its post-quantum dependencies take ~150 ms to load, which a signer without encrypted keys never needs.
  */
 function loadAge(): Age {

@@ -37,8 +37,10 @@ describe('the built service (bundle and code cache)', () => {
     expect(await cacheRejected(SERVE_NODE_FLAGS)).toBe('false');
   });
 
-  it('under other flags V8 rejects it, and the service starts all the same', async () => {
-    expect(await cacheRejected([])).toBe('true');
+  it('under flags V8 hashes differently it rejects the cache, and the service starts all the same', async () => {
+    // --stack-size is part of V8's flag hash on every Node the project supports; whether the young-generation
+    // flags are depends on the V8 version (Node 26 leaves them out), so they cannot stand for "other flags" here.
+    expect(await cacheRejected(['--stack-size=2000'])).toBe('true');
     const r = await run(BIN.serve, ['--help']);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('sa-forge-signer-serve');
