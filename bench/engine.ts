@@ -77,7 +77,7 @@ export class CpuAccountedChain implements ChainClient {
 }
 
 const KEYS = 16;
-const BLOCK_MS = 20; // a fast local cluster: confirmation costs one block plus a poll
+export const BLOCK_MS = 20; // a fast local cluster: confirmation costs one block plus a poll
 const POLL_MS = 10;
 
 interface Setup {
@@ -122,24 +122,30 @@ export function makeBenchKeys(keyDir: string, count: number): KeyConfig[] {
   });
 }
 
-async function setup(rpc: 'in-process' | 'child-process', keyCount: number): Promise<Setup> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-engine-'));
-  const keyDir = path.join(dir, 'keys');
-  const keys = makeBenchKeys(keyDir, keyCount);
+/**
+ * The embedded chain with every key funded: in this process (the engine's load shares its CPU) or in a child
+ * process (so the engine's own CPU can be measured apart from the chain's).
+ */
+export async function startBenchChain(
+  rpc: 'in-process' | 'child-process',
+  keys: readonly KeyConfig[],
+): Promise<{ url: string; stop: () => Promise<void> }> {
   const fund = keys.map((k) => ({ address: k.pubkey, lamports: 1_000_000_000_000 }));
-  let url: string;
-  let stopChain: () => Promise<void>;
   if (rpc === 'in-process') {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only for this mode, so the other mode never loads LiteSVM
     const { startLocalnet } = require('../src/localnet/server') as typeof import('../src/localnet/server');
     const localnet = await startLocalnet({ port: 0, blockIntervalMs: BLOCK_MS, fund });
-    url = localnet.url;
-    stopChain = () => localnet.close();
-  } else {
-    const chain = await startChainProcess(fund, BLOCK_MS);
-    url = chain.url;
-    stopChain = () => chain.stop();
+    return { url: localnet.url, stop: () => localnet.close() };
   }
+  const chain = await startChainProcess(fund, BLOCK_MS);
+  return { url: chain.url, stop: () => chain.stop() };
+}
+
+async function setup(rpc: 'in-process' | 'child-process', keyCount: number): Promise<Setup> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-engine-'));
+  const keyDir = path.join(dir, 'keys');
+  const keys = makeBenchKeys(keyDir, keyCount);
+  const { url, stop: stopChain } = await startBenchChain(rpc, keys);
   const config: SignerConfig = {
     source: null,
     cluster: localCluster({ rpc_url: url, game_programs: [], player_profile: null }),

@@ -17,12 +17,11 @@ import { createKeyStores, defaultKeyStores } from '../src/keys/stores';
 import { openEngine } from '../src/signer';
 import { transferPayload } from '../src/signer/transfer';
 import { encodeBase58 } from '../src/util/base58';
-import { BENCH_SERVE, CpuAccountedChain, timed } from './engine';
-import { startChainProcess } from './service-fixture';
+import { BENCH_SERVE, BLOCK_MS, CpuAccountedChain, startBenchChain, timed } from './engine';
 import type { BenchLine } from './stats';
 
 const KEYS = 16;
-const BLOCK_MS = 20;
+
 const SOFTHSM_MODULE = '/usr/lib/softhsm/libsofthsm2.so';
 const STORES: readonly KeyStoreKind[] = ['file', 'encrypted', 'pkcs11'];
 const operator = { kind: 'operator' } as const;
@@ -75,20 +74,7 @@ async function setup(store: KeyStoreKind, rpc: 'in-process' | 'child-process', k
     });
   }
   await maker.close();
-  const fund = keys.map((k) => ({ address: k.pubkey, lamports: 1_000_000_000_000 }));
-  let url: string;
-  let stopChain: () => Promise<void>;
-  if (rpc === 'in-process') {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- only this mode loads LiteSVM
-    const { startLocalnet } = require('../src/localnet/server') as typeof import('../src/localnet/server');
-    const localnet = await startLocalnet({ port: 0, blockIntervalMs: BLOCK_MS, fund });
-    url = localnet.url;
-    stopChain = () => localnet.close();
-  } else {
-    const chain = await startChainProcess(fund, BLOCK_MS);
-    url = chain.url;
-    stopChain = () => chain.stop();
-  }
+  const { url, stop: stopChain } = await startBenchChain(rpc, keys);
   const config: SignerConfig = {
     source: null,
     cluster: localCluster({ rpc_url: url, game_programs: [], player_profile: null }),
