@@ -403,7 +403,7 @@ replicas() {
   grep -q 'store: postgres' "$WORK/world/config.replicas.yaml" || return 1
   for i in 0 1; do
     ports[$i]=$(free_port)
-    podman rm -f -t 2 "${REPLICAS[$i]}" >/dev/null 2>&1
+    podman rm -f -t 2 "${REPLICAS[$i]}" >/dev/null 2>&1; podman volume rm -f "${REPLICAS[$i]}-state" >/dev/null 2>&1
     podman run -d --name "${REPLICAS[$i]}" --read-only --read-only-tmpfs=false --tmpfs /tmp:rw,size=16m,mode=1777 \
       --user 10001:10001 --cap-drop ALL --security-opt no-new-privileges \
       --network slirp4netns:allow_host_loopback=true -p "127.0.0.1:${ports[$i]}:8790" \
@@ -411,6 +411,7 @@ replicas() {
       -v "$WORK/world/secrets/keys:/run/keys:ro" \
       -v "$WORK/world/secrets/tokens.yaml:/run/secrets/signer_tokens:ro" \
       -v "$WORK/world/secrets/ledger_url:/run/secrets/ledger_url:ro" \
+      -v "${REPLICAS[$i]}-state:/var/lib/sa-forge-signer" \
       "$IMAGE" >/dev/null || return 1
   done
   for i in 0 1; do
@@ -432,6 +433,7 @@ replicas() {
 }
 replicas_cleanup() {
   podman rm -f -t 5 "${REPLICAS[@]}" >/dev/null 2>&1
+  for r in "${REPLICAS[@]}"; do podman volume rm -f "$r-state" >/dev/null 2>&1; done
   psql -h 127.0.0.1 -U postgres -d postgres -qc "drop database if exists $PG_DB" >/dev/null 2>&1
 }
 if ! command -v psql >/dev/null 2>&1 || ! pg_isready -q -h 127.0.0.1 -p 5432 2>/dev/null; then
