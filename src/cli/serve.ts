@@ -294,13 +294,14 @@ function reloadOnce(stateDir: string, run: () => Promise<ReloadResult>): Promise
         changes: [],
       };
     }
-    err(`reload: ${result.message}`);
+    // The answer file first: once the log line is out, the answer can be read.
     try {
       writeAnswer(stateDir, request, result);
     } catch (e) {
       // The reload happened (or not) all the same; only the CLI waiting for the answer misses it.
       err(`reload: cannot write the answer to ${stateDir}: ${errorMessage(e)}`);
     }
+    err(`reload: ${result.message}`);
   });
   return reloading;
 }

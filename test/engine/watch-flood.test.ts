@@ -24,6 +24,7 @@ import type { EngineAlert } from '../../src/signer/engine-deps';
 import { SCAN_BUDGET_PER_POLL } from '../../src/signer/flow/key-history';
 import type { Report } from '../../src/signer/report';
 import type { SignerEngine } from '../../src/signer/types';
+import { until } from '../support/async';
 import { randomAddress } from '../support/payloads';
 import { makeWorld, type World } from '../support/world';
 import { fundedSigner, latestLifetime, transfer, wireTransaction, type Rpc } from './kit-transactions';
@@ -153,6 +154,8 @@ describe('a payment hidden under a flood of transactions naming the key', () => 
     } finally {
       w.localnet.faults.freezeHeight(false);
     }
+    // The block holding them is confirmed some time after the chain moves again: wait for it, then count.
+    await until(async () => (await keyHistoryLength()) > FLOOD, 'the flood in the key history at confirmed');
     expect(await keyHistoryLength()).toBeGreaterThan(FLOOD);
 
     const final = await finalOf(report.signature!);
