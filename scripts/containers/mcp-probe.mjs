@@ -211,7 +211,9 @@ async function race(tokenFile, key, from, to, lamports, n, k, cap, urls) {
       const replica = i % urls.length;
       const r = await toolCall(urls[replica], token, 'sign', {
         key,
-        payload: transferPayload(from, to, lamports, `compose replicas race ${i}`),
+        // Each its own amount: identical transfers in one block are one transaction, which the signer refuses to
+        // sign twice while the first has no outcome. A few lamports more stay well inside the cap's half-sign margin.
+        payload: transferPayload(from, to, lamports + i, `compose replicas race ${i}`),
       });
       return { replica, status: r.status, rep: r.msg?.result?.structuredContent, text: r.text };
     }),
