@@ -545,14 +545,17 @@ compose_replicas() {
   echo "signer-a and signer-b ready on 127.0.0.1:$SFS_REPLICA_A_PORT and :$SFS_REPLICA_B_PORT"
   node "$HERE/mcp-probe.mjs" race "$w/secrets/agent.token" agent "$PUBKEY" "$dest" "$RACE_AMOUNT" "$RACE_N" "$RACE_K" "$cap" \
     "http://127.0.0.1:$SFS_REPLICA_A_PORT/mcp" "http://127.0.0.1:$SFS_REPLICA_B_PORT/mcp" || return 1
-  # the ledger and the chain agree: RACE_K intents, RACE_K transfers landed
-  local intents balance
+  # the ledger and the chain agree: RACE_K intents, RACE_K transfers landed, and what the intents reserved is what
+  # the destination received plus each sign's fee (5000 lamports: one signature; each sign sends its own amount)
+  local intents reserved balance
   intents=$(podman exec "$pg" psql -U signer -d signer -Atc "select count(*) from entries where key = 'agent' and command = 'sign-intent'")
+  reserved=$(podman exec "$pg" psql -U signer -d signer -Atc "select -sum(balance_change) from entries where key = 'agent' and command = 'sign-intent'")
   balance=$(curl -fsS -m 5 -H 'Content-Type: application/json' \
     -d "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"getBalance\",\"params\":[\"$dest\"]}" "http://127.0.0.1:$CHAIN_PORT" |
     node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).result.value))')
-  echo "ledger: $intents sign intents; chain: destination holds $balance lamports"
-  [ "$intents" = "$RACE_K" ] && [ "$balance" = $((RACE_K * RACE_AMOUNT)) ] || return 1
+  echo "ledger: $intents sign intents reserving $reserved lamports; chain: destination holds $balance lamports"
+  [ "$intents" = "$RACE_K" ] && [ "$balance" -ge $((RACE_K * RACE_AMOUNT)) ] \
+    && [ $((reserved - balance)) = $((RACE_K * 5000)) ] || return 1
   # the audit hash chain both replicas appended to verifies (the operator CLI inside replica B)
   podman exec "$b" sa-forge-signer --config /etc/sa-forge-signer/config.yaml audit verify | tee "$WORK/compose-audit.txt"
   grep -qE '^ok: [0-9]+ entries$' "$WORK/compose-audit.txt" || return 1
