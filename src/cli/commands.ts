@@ -65,7 +65,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: 'localnet',
     values: [],
     flags: [],
-    usage: 'localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] | localnet mint [--key KEY] [--amount UNITS]',
+    usage:
+      'localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--confirm-blocks N] | localnet mint [--key KEY] [--amount UNITS]',
   },
   { name: 'help', values: [], flags: [], usage: 'help' },
 ];
