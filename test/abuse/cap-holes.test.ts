@@ -19,7 +19,7 @@ import {
   type Instruction,
   type KeyPairSigner,
 } from '@solana/kit';
-import type { AuditEntry } from '../../src/ledger/types';
+import { finalEntry } from '../support/async';
 import { randomAddress } from '../support/payloads';
 import { rpcResult } from '../support/rpc';
 import { keyDirSecrets } from '../support/secrets';
@@ -84,14 +84,7 @@ async function sign(args: Record<string, unknown>): Promise<Record<string, unkno
   return structured;
 }
 
-async function finalOf(signature: string, timeoutMs = 60_000): Promise<AuditEntry> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    for await (const e of w.ledger.entries()) if (e.signature === signature && e.command === 'sign') return e;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`no final entry for ${signature}`);
-}
+const finalOf = (signature: string, timeoutMs = 60_000) => finalEntry(w.ledger, signature, timeoutMs);
 
 const v2 = (transaction: string) => ({ version: 2, transaction, summary: 'an x402 payment', warnings: [] });
 

@@ -22,6 +22,7 @@ import type { AuditEntry } from '../../src/ledger/types';
 import type { Report } from '../../src/signer/report';
 import type { SignerEngine } from '../../src/signer/types';
 import { decodeAddress } from '../../src/util/base58';
+import { finalEntry } from '../support/async';
 import { randomAddress } from '../support/payloads';
 import { setMint, setTokenAccount } from '../support/tokens';
 import { SPL_TOKEN_PROGRAM } from '../../src/signer/programs';
@@ -82,15 +83,7 @@ async function entriesFor(signature: string): Promise<AuditEntry[]> {
   return out;
 }
 
-async function finalOf(signature: string, timeoutMs = 10_000): Promise<AuditEntry> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    const final = (await entriesFor(signature)).find((e) => e.command === 'sign');
-    if (final) return final;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`no final entry for ${signature}`);
-}
+const finalOf = (signature: string, timeoutMs = 10_000) => finalEntry(w.ledger, signature, timeoutMs);
 
 async function spent(engine: SignerEngine = w.engine): Promise<number> {
   const [view] = await engine.keyShow({ key: 'alpha', principal: w.operator });

@@ -16,6 +16,7 @@ import { getAdvanceNonceAccountInstruction } from '@solana-program/system';
 import { verifySignature } from '../../src/keys/keypair';
 import type { AuditEntry } from '../../src/ledger/types';
 import { decodeAddress } from '../../src/util/base58';
+import { finalEntry } from '../support/async';
 import { randomAddress } from '../support/payloads';
 import { balanceOf, makeWorld, type World } from '../support/world';
 import {
@@ -65,15 +66,7 @@ async function entriesFor(signature: string): Promise<AuditEntry[]> {
   return out;
 }
 
-async function finalOf(signature: string, timeoutMs = 10_000): Promise<AuditEntry> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    const final = (await entriesFor(signature)).find((e) => e.command === 'sign');
-    if (final) return final;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`no final entry for ${signature}`);
-}
+const finalOf = (signature: string, timeoutMs = 10_000) => finalEntry(w.ledger, signature, timeoutMs);
 
 async function spent(): Promise<number> {
   const [view] = await w.engine.keyShow({ key: 'alpha', principal: w.operator });

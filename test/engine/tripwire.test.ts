@@ -11,6 +11,7 @@ import type { EngineAlert } from '../../src/signer/engine-deps';
 import type { SignerEngine } from '../../src/signer/types';
 import type { AuditEntry } from '../../src/ledger/types';
 import { FaultProxy } from '../abuse/support/fault-proxy';
+import { finalEntry } from '../support/async';
 import { rpcResult } from '../support/rpc';
 import { makeWorld, type World } from '../support/world';
 
@@ -60,14 +61,7 @@ function understateNextSimulation(): void {
   };
 }
 
-async function finalOf(signature: string, timeoutMs = 10_000): Promise<AuditEntry> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    for await (const e of w.ledger.entries()) if (e.signature === signature && e.command === 'sign') return e;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`no final entry for ${signature}`);
-}
+const finalOf = (signature: string, timeoutMs = 10_000) => finalEntry(w.ledger, signature, timeoutMs);
 
 async function intentOf(signature: string): Promise<AuditEntry | undefined> {
   for await (const e of w.ledger.entries()) if (e.signature === signature && e.command === 'sign-intent') return e;

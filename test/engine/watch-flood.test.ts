@@ -18,13 +18,12 @@ import {
   type KeyPairSigner,
   type Transaction,
 } from '@solana/kit';
-import type { AuditEntry } from '../../src/ledger/types';
 import { openEngine } from '../../src/signer';
 import type { EngineAlert } from '../../src/signer/engine-deps';
 import { SCAN_BUDGET_PER_POLL } from '../../src/signer/flow/key-history';
 import type { Report } from '../../src/signer/report';
 import type { SignerEngine } from '../../src/signer/types';
-import { until } from '../support/async';
+import { finalEntry, until } from '../support/async';
 import { randomAddress } from '../support/payloads';
 import { makeWorld, type World } from '../support/world';
 import { fundedSigner, latestLifetime, transfer, wireTransaction, type Rpc } from './kit-transactions';
@@ -107,14 +106,7 @@ async function flood(n: number): Promise<void> {
   }
 }
 
-async function finalOf(signature: string, timeoutMs = 30_000): Promise<AuditEntry> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    for await (const e of w.ledger.entries()) if (e.signature === signature && e.command === 'sign') return e;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`no final entry for ${signature}`);
-}
+const finalOf = (signature: string, timeoutMs = 30_000) => finalEntry(w.ledger, signature, timeoutMs);
 
 async function spent(): Promise<number> {
   const [view] = await engine.keyShow({ key: 'alpha', principal: w.operator });

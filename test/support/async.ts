@@ -1,3 +1,4 @@
+import type { AuditEntry, Ledger } from '../../src/ledger/types';
 import type { SignProgress } from '../../src/signer/types';
 
 /** True if `p` is still pending after `ms` (a lock still waited for, a sign still held). */
@@ -55,4 +56,22 @@ export async function firstAnswer<T>(
     return done(answer);
   }, what);
   return answer as T;
+}
+
+/** The final `sign` entry of a signature, once the flow or the watcher has written it (`timeoutMs` bounds a broken run). */
+export async function finalEntry(
+  ledger: Pick<Ledger, 'entries'>,
+  signature: string,
+  timeoutMs = 30_000,
+): Promise<AuditEntry> {
+  let final: AuditEntry | undefined;
+  await until(
+    async () => {
+      for await (const e of ledger.entries()) if (e.signature === signature && e.command === 'sign') final = e;
+      return final !== undefined;
+    },
+    `the final entry of ${signature}`,
+    timeoutMs,
+  );
+  return final as AuditEntry;
 }
