@@ -31,6 +31,17 @@ async function reservationOf(w: World, key: string, lamports: number): Promise<n
   return -probe.balance_change!;
 }
 
+/** A `confirm` wallet key whose daily cap admits one sign of AMOUNT and half of another (measured, not assumed). */
+async function confirmKeyCappedAtOneAndAHalfSigns(): Promise<World> {
+  const probe = await makeWorld({ keys: { probe: {} }, ...MAINNET_PACE });
+  const reservation = await reservationOf(probe, 'probe', AMOUNT);
+  await probe.close();
+  return makeWorld({
+    keys: { wallet: { class: 'wallet', approval: 'confirm', daily_lamport_cap: reservation + reservation / 2 } },
+    ...MAINNET_PACE,
+  });
+}
+
 describe('one key, 32 signs in flight, at mainnet pace (SQLite)', () => {
   let w: World;
   afterEach(() => w.close());
@@ -155,13 +166,7 @@ describe('approvals do not block the key (mainnet pace, SQLite)', () => {
   }, 120_000);
 
   it('two pending approvals whose sum passes the cap, both approved: the first confirms, the second is refused by the cap', async () => {
-    w = await makeWorld({ keys: { probe: {} }, ...MAINNET_PACE });
-    const reservation = await reservationOf(w, 'probe', AMOUNT);
-    await w.close();
-    w = await makeWorld({
-      keys: { wallet: { class: 'wallet', approval: 'confirm', daily_lamport_cap: reservation + reservation / 2 } },
-      ...MAINNET_PACE,
-    });
+    w = await confirmKeyCappedAtOneAndAHalfSigns();
     // Different amounts: the same transfer on the same blockhash would be the same transaction.
     const first = start('wallet', AMOUNT, 'first');
     const second = start('wallet', AMOUNT + 1, 'second');
@@ -181,13 +186,7 @@ describe('approvals do not block the key (mainnet pace, SQLite)', () => {
   }, 120_000);
 
   it('approved at the same instant: exactly one of the two passes the cap gate', async () => {
-    w = await makeWorld({ keys: { probe: {} }, ...MAINNET_PACE });
-    const reservation = await reservationOf(w, 'probe', AMOUNT);
-    await w.close();
-    w = await makeWorld({
-      keys: { wallet: { class: 'wallet', approval: 'confirm', daily_lamport_cap: reservation + reservation / 2 } },
-      ...MAINNET_PACE,
-    });
+    w = await confirmKeyCappedAtOneAndAHalfSigns();
     const signs = [start('wallet', AMOUNT, 'one'), start('wallet', AMOUNT + 1, 'two')];
     const ids = await Promise.all(signs.map((s) => approvalId(s.events)));
     await Promise.all(ids.map((id) => w.ledger.decideApproval(id, 'approved', 'operator', now())));
