@@ -11,7 +11,7 @@ import path from 'node:path';
 import YAML from 'yaml';
 import { openLedger } from '../../src/ledger/open';
 import { transferPayload } from '../../src/signer/transfer';
-import { killOnExit } from '../support/children';
+import { killOnExit, stopChild } from '../support/children';
 import { BIN, assertBuilt, run, spawnBin, waitForOutput } from '../support/cli';
 
 function freePort(): Promise<number> {
@@ -109,11 +109,7 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  if (first.exitCode === null && first.signalCode === null) {
-    const exited = new Promise((r) => first.once('exit', r));
-    first.kill('SIGKILL');
-    await exited;
-  }
+  await stopChild(first, 'SIGKILL');
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -158,9 +154,7 @@ test('a halt through the CLI stops signs on the running service', async () => {
 }, 60_000);
 
 test('a start on a busy port changes nothing on disk and names the setting to change', async () => {
-  const exited = new Promise((r) => first.once('exit', r));
-  first.kill('SIGTERM');
-  await exited;
+  await stopChild(first, 'SIGTERM');
   const before = await entries();
   const size = fs.statSync(ledgerFile()).size;
   const busy = net.createServer();

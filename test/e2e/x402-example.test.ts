@@ -16,7 +16,7 @@ import path from 'node:path';
 import { address, createSolanaRpc, getAddressEncoder, getProgramDerivedAddress } from '@solana/kit';
 import YAML from 'yaml';
 import { openLedger } from '../../src/ledger/open';
-import { killOnExit } from '../support/children';
+import { killOnExit, stopChild } from '../support/children';
 import { BIN, ROOT, assertBuilt, run, waitForOutput, type RunResult } from '../support/cli';
 import { waitFor } from '../relay/live-service';
 import { balanceOf } from './kit-balance';
@@ -147,11 +147,7 @@ beforeAll(async () => {
 }, 90_000);
 
 afterAll(async () => {
-  if (service.exitCode === null && service.signalCode === null) {
-    const exited = new Promise((r) => service.once('exit', r));
-    service.kill('SIGTERM');
-    await exited;
-  }
+  await stopChild(service, 'SIGTERM');
   fs.rmSync(work, { recursive: true, force: true });
 });
 
