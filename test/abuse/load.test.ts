@@ -79,13 +79,17 @@ function fds(pid: number): { total: number; sockets: number; files: string[]; so
  * The process's TCP sockets by what they are, from /proc/PID/net/tcp: connections the service accepted (its
  * port), connections its RPC client keeps to the chain (the chain's port), and the rest.
  */
-function socketKinds(
-  pid: number,
-  servicePort: number,
-  chainPort: number,
-): { served: number; rpc: number; other: number } {
+interface SocketKinds {
+  served: number;
+  rpc: number;
+  other: number;
+  /** The other TCP sockets as `local remote state` (hex, as the kernel writes them), to tell what a leak is. */
+  otherTcp: string[];
+}
+
+function socketKinds(pid: number, servicePort: number, chainPort: number): SocketKinds {
   const own = new Set(fds(pid).socketInodes);
-  const out = { served: 0, rpc: 0, other: 0 };
+  const out: SocketKinds = { served: 0, rpc: 0, other: 0, otherTcp: [] };
   const seen = new Set<string>();
   for (const table of ['tcp', 'tcp6']) {
     let text: string;
@@ -101,7 +105,10 @@ function socketKinds(
       const port = (addr: string) => parseInt(addr.split(':')[1]!, 16);
       if (port(f[1]!) === servicePort) out.served++;
       else if (port(f[2]!) === chainPort) out.rpc++;
-      else out.other++;
+      else {
+        out.other++;
+        out.otherTcp.push(`${f[1]} ${f[2]} ${f[3]}`);
+      }
     }
   }
   out.other += own.size - seen.size; // unix sockets and the like
@@ -221,9 +228,12 @@ describe('the service under load', () => {
       } finally {
         clearInterval(sampler);
       }
-      // Closed by the client, released by the server: wait a little for the last closes to be processed.
+      // Closed by the client, released by the server: the last closes are processed after autocannon returns, and
+      // on a busy machine that takes a while. Wait (up to 30 s) until the served and the other sockets are back to
+      // what they were; a real leak stays and fails below.
       let socketsAfter = socketKinds(svc.pid, servicePort, chainPort);
-      for (let i = 0; i < 50 && socketsAfter.served > socketsBefore.served; i++) {
+      const settled = (s: SocketKinds) => s.served <= socketsBefore.served && s.other <= socketsBefore.other;
+      for (let i = 0; i < 300 && !settled(socketsAfter); i++) {
         await new Promise((r) => setTimeout(r, 100));
         socketsAfter = socketKinds(svc.pid, servicePort, chainPort);
       }
@@ -249,6 +259,7 @@ describe('the service under load', () => {
         fd_after: fdAfter.total,
         sockets_before: `served ${socketsBefore.served}, rpc ${socketsBefore.rpc}, other ${socketsBefore.other}`,
         sockets_after: `served ${socketsAfter.served}, rpc ${socketsAfter.rpc}, other ${socketsAfter.other}`,
+        other_tcp_after: socketsAfter.otherTcp.join('; '),
         unexpected_answers: unexpected.count,
       };
       recordFigures(SUITE, figures);
