@@ -8,7 +8,7 @@ import path from 'node:path';
 import { readDocument } from '../config/load';
 import type { SignerConfig } from '../config/types';
 import type { AuditEntry } from '../ledger/types';
-import { SPEND_WINDOW_S } from '../ledger/limits';
+import { SPEND_WINDOW_S } from '../ledger/usage-book';
 import { parseSince, replaySigns, type ReplayRow } from '../signer/replay';
 import { SignerError, errorMessage } from '../util/errors';
 import { isRecord } from '../util/is-record';

@@ -22,7 +22,6 @@ import { verifyAgainstHead } from './audit-check';
 import { boundSummary, sealEntry, validateEntryInput } from './chain';
 import { newApprovalId, normaliseApprovalId } from './ids';
 import { KeyedMutex, cancelledError } from './mutex';
-import { RATE_WINDOW_S, SPEND_WINDOW_S, type KeyUsage } from './limits';
 import { decisionOutcome, haltEntry, resumeEntry } from './records';
 import { postgresDialect } from './sql/dialect';
 import { POSTGRES_MIGRATIONS, schemaTooNew } from './sql/migrations';
@@ -34,10 +33,11 @@ import {
   rowToEntry,
   rowToHalt,
   rowToHead,
-  rowToUsage,
   type Row,
 } from './sql/rows';
 import { statements } from './sql/statements';
+import { UsageBooks } from './usage-books';
+import { nowSeconds } from '../util/time';
 import type {
   ApprovalDecision,
   ApprovalRecord,
@@ -51,6 +51,7 @@ import type {
   KeyLock,
   KeyLockInfo,
   Ledger,
+  Usage,
   VerifyResult,
 } from './types';
 
@@ -122,6 +123,21 @@ export class PostgresLedger implements Ledger {
   /** The lock this handle holds per key (the local mutex allows one), for fenced appends. */
   private readonly heldByKey = new Map<string, HeldLock>();
   private closed = false;
+  private readonly usageBooks = new UsageBooks({
+    headSeq: async () =>
+      rowToHead((await this.query('cannot read the head record', SQL.readHead, [], { read: true }))[0] ?? {}).seq,
+    signEntriesAfter: async (after, limit) =>
+      (await this.query('cannot read audit entries', SQL.signEntriesAfter, [after, limit], { read: true })).map(
+        (r) => ({
+          seq: Number(r.seq),
+          entry: rowToEntry(r),
+        }),
+      ),
+    keySignEntries: async (key, since, through) =>
+      (await this.query('cannot read audit entries', SQL.keySignEntries, [key, since, through], { read: true })).map(
+        rowToEntry,
+      ),
+  });
 
   private constructor(url: string, opts: PostgresLedgerOptions) {
     const statementTimeout = opts.statementTimeoutMs ?? 15_000;
@@ -326,19 +342,12 @@ export class PostgresLedger implements Ledger {
     }
   }
 
-  async keyUsage(key: string, now: number, dailyCap: number): Promise<KeyUsage> {
-    const rows = await this.query(
-      "cannot read the key's usage",
-      SQL.usage,
-      [key, now - RATE_WINDOW_S, now - SPEND_WINDOW_S, dailyCap],
-      { read: true },
-    );
-    return rowToUsage(rows[0] ?? {});
+  async keyUsage(key: string, now: number, dailyCap: number): Promise<Usage> {
+    return await this.usageBooks.usage(key, now, dailyCap);
   }
 
   async signatureInFlight(key: string, signature: string): Promise<boolean> {
-    const rows = await this.query('cannot read audit entries', SQL.signatureInFlight, [key, signature], { read: true });
-    return Number(rows[0]?.in_flight) === 1;
+    return await this.usageBooks.inFlight(key, signature, nowSeconds());
   }
 
   async signEntriesForKey(key: string, since: number): Promise<AuditEntry[]> {

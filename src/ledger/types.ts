@@ -4,8 +4,6 @@
  * test suite runs against both. Every write resolves only once it is durable.
  */
 
-import type { KeyUsage } from './limits';
-
 /**
  * Audit entry fields in their serialisation order (docs/operations.md, "Audit log"). Options are null, never omitted.
  * `sign-message`: one entry per off-chain message or sign-in text a key was asked to sign (docs/payloads.md).
@@ -40,6 +38,27 @@ export interface TokenFigure {
   /** The key's balance change of this mint, all its accounts together: negative is a spend. */
   change: string;
   credits: { owner: string; amount: string }[];
+}
+
+/** Signs in the last minute and lamports spent or reserved in the last 24 h (how entries count: usage-book.ts). */
+export interface KeyUsage {
+  signsLastMinute: number;
+  spent24h: number;
+}
+
+/** What a key spent or reserved of one mint in 24 h, and what each other owner received or will receive of it. */
+export interface MintUsage {
+  /** Base units of the mint the key spent or reserved. */
+  spent: bigint;
+  /** Base units each other owner received or has reserved to receive. */
+  received: Map<string, bigint>;
+}
+
+export type TokenUsage = Map<string, MintUsage>;
+
+/** A key's whole usage for its caps: the rate, lamports and each mint. */
+export interface Usage extends KeyUsage {
+  tokens: TokenUsage;
 }
 
 export interface AuditEntry extends AuditEntryInput {
@@ -128,10 +147,11 @@ export interface Ledger {
   /** This key's sign, sign-intent and sign-message entries with ts >= since, in chain order (for limits). */
   signEntriesForKey(key: string, since: number): Promise<AuditEntry[]>;
   /**
-   * The key's usage at `now` for the limits: the same figures as computeUsage(signEntriesForKey(key, now − 24 h))
-   * (limits.ts), computed by the store without reading every entry.
+   * The key's usage at `now` for its caps, as usageOf (usage-book.ts) would count its entries. Each store keeps
+   * the usage of the keys it was asked about in memory and reads only the entries written since its last read
+   * (by any process or replica), so the cost does not grow with the key's day of entries.
    */
-  keyUsage(key: string, now: number, dailyCap: number): Promise<KeyUsage>;
+  keyUsage(key: string, now: number, dailyCap: number): Promise<Usage>;
   /**
    * Whether the key has an intent with this signature and no final entry for it yet: the same transaction is
    * signed and in flight (or watched). Read under the key's lock at the cap gate.

@@ -9,8 +9,7 @@ import { GENESIS_PREV, MAX_STORED_SUMMARY, exportJsonl, hashEntry, verifyJsonlFi
 import type { AuditEntry, Ledger } from '../../src/ledger/types';
 import { SignerError } from '../../src/util/errors';
 import { intentInput, signInput, matching } from './helpers';
-import { computeUsage } from '../../src/ledger/limits';
-import { computeTokenUsage } from '../../src/ledger/token-usage';
+import { USAGE_HORIZON_S, usageOf } from '../../src/ledger/usage-book';
 
 export interface StoreUnderTest {
   ledger: Ledger;
@@ -108,7 +107,7 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         ]);
       });
 
-      it('computes key usage in the store exactly as computeUsage does over the entries', async () => {
+      it('computes key usage in the store exactly as usageOf does over the entries, at any time asked', async () => {
         const { ledger } = s;
         // A day of mixed history for one key, deterministic but irregular: confirmed and failed finals with and
         // without figures, unknowns, refusals, orphans, intents without figures or signatures, another key.
@@ -143,8 +142,46 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         }
         for (const now of [NOW, NOW - 40_000, NOW + 50_000, NOW - 86_000]) {
           for (const cap of [1_000_000, 50_000_000]) {
-            const expected = computeUsage(await ledger.signEntriesForKey('game', now - 86_400), now, cap);
+            const expected = usageOf(await ledger.signEntriesForKey('game', now - USAGE_HORIZON_S), now, cap);
             expect(await ledger.keyUsage('game', now, cap)).toEqual(expected);
+          }
+        }
+      });
+
+      it('keeps key usage current as entries arrive and the window moves, as a fresh count over the entries', async () => {
+        const { ledger } = s;
+        let seed = 11;
+        const rnd = (n: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+        const CAP = 5_000_000;
+        const token = (change: number) => [
+          { mint: 'USDC', decimals: 6, change: String(change), credits: [{ owner: 'M', amount: String(-change) }] },
+        ];
+        let now = 1_000_000;
+        const open: string[] = [];
+        for (let i = 0; i < 160; i++) {
+          // Time runs on irregularly, sometimes by most of a day, so entries leave the window between reads.
+          now += rnd(5) === 0 ? 20_000 + rnd(40_000) : rnd(30);
+          if (open.length > 0 && rnd(2) === 0) {
+            const sig = open.splice(rnd(open.length), 1)[0]!;
+            const outcome = ['confirmed', 'failed', 'unknown', 'refused'][rnd(4)]!;
+            const tokens = rnd(3) === 0 ? token(-(1 + rnd(90))) : null;
+            await ledger.append(
+              signInput({ ts: now, key: 'game', signature: sig, outcome, balance_change: -rnd(9_000), tokens }),
+            );
+          } else {
+            const sig = rnd(12) === 0 ? null : `s${i}`;
+            const reservation = rnd(8) === 0 ? null : -(1 + rnd(10_000));
+            const tokens = rnd(3) === 0 ? token(-(1 + rnd(90))) : null;
+            await ledger.append(
+              intentInput({ ts: now, key: 'game', signature: sig, balance_change: reservation, tokens }),
+            );
+            if (sig !== null) open.push(sig);
+          }
+          if (rnd(3) === 0) {
+            const fresh = usageOf(await ledger.signEntriesForKey('game', now - USAGE_HORIZON_S), now, CAP);
+            expect(await ledger.keyUsage('game', now, CAP)).toEqual(fresh);
+            const probe = open[0];
+            if (probe !== undefined) expect(await ledger.signatureInFlight('game', probe)).toBe(true);
           }
         }
       });
@@ -196,7 +233,7 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         await ledger.append(signInput({ ts: NOW - 3, signature: 'd', outcome: 'signed_expired' }));
         await ledger.append(intentInput({ ts: NOW - 2, signature: 'e', tokens: fig('-50', 'N') })); // still pending
         await ledger.append(intentInput({ ts: NOW - 90_000, signature: 'old', tokens: fig('-7') })); // out of window
-        const usage = computeTokenUsage(await ledger.signEntriesForKey('game', NOW - 86_400), NOW);
+        const { tokens: usage } = await ledger.keyUsage('game', NOW, 1_000_000);
         expect(usage.get('USDC')?.spent).toBe(153n);
         expect(Object.fromEntries(usage.get('USDC')?.received ?? [])).toEqual({ M: 103n, N: 50n });
       });

@@ -10,7 +10,7 @@ import { GENESIS_PREV } from '../chain';
 /** What a message sign's approval says the message is (format, application domain, signatories). */
 const MESSAGE_DESCRIPTION_COLUMN = 'ALTER TABLE approvals ADD COLUMN message_description TEXT';
 
-/** Indexes the usage statement relies on. */
+/** Indexes for a key's sign entries by command and time, and for entries by signature. */
 const USAGE_INDEXES = [
   'CREATE INDEX entries_key_command_ts ON entries (key, command, ts)',
   'CREATE INDEX entries_signature ON entries (signature, command)',

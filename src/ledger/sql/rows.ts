@@ -140,8 +140,3 @@ export function approvalRowValues(id: string, req: ApprovalRequest): unknown[] {
 export function rowToHead(r: Row): { seq: number; hash: string } {
   return { seq: num(r.seq), hash: str(r.hash) };
 }
-
-/** The usage statement's single row: counts and sums arrive as numbers (SQLite) or numeric strings (pg). */
-export function rowToUsage(r: Row): { signsLastMinute: number; spent24h: number } {
-  return { signsLastMinute: num(r.rate), spent24h: num(r.finals) + num(r.orphans) };
-}

@@ -10,6 +10,8 @@ const ENTRY_PARAMS = Array.from({ length: 16 }, (_, i) => `$${i + 1}`).join(', '
 const APPROVAL_COLUMNS =
   'id, key, summary, payload_hash, balance_change, fee, compute_units, requested_by, ts, expires_at, status, decided_by, decided_at, tokens, message, message_description';
 const HALT_COLUMNS = 'key, reason, by, ts';
+/** The entries a key's usage is counted from. */
+const SIGN_COMMANDS = "'sign', 'sign-intent', 'sign-message'";
 
 export interface Statements {
   /**
@@ -25,10 +27,10 @@ export interface Statements {
   insertEntry: string;
   /** $1 key, $2 since. */
   signEntriesForKey: string;
-  /** $1 key, $2 rate window start, $3 spend window start, $4 daily cap → rate, finals, orphans. */
-  usage: string;
-  /** $1 key, $2 signature → in_flight: 1 when an intent has that signature and no final entry has it yet, else 0. */
-  signatureInFlight: string;
+  /** $1 after seq, $2 limit: every key's sign entries after a sequence number, for the usage books. */
+  signEntriesAfter: string;
+  /** $1 key, $2 since, $3 through seq: one key's sign entries, to load its usage book. */
+  keySignEntries: string;
   /** $1 after seq, $2 last seq, $3 limit. */
   page: string;
   /** $1 limit; newest first. */
@@ -60,10 +62,11 @@ export function statements(d: Dialect): Statements {
     moveHead: 'UPDATE chain_head SET seq = $1, hash = $2 WHERE id = 1',
     insertEntry: `INSERT INTO entries (${ENTRY_COLUMNS}) VALUES (${ENTRY_PARAMS})`,
     signEntriesForKey: `SELECT ${ENTRY_COLUMNS} FROM entries
-      WHERE key = $1 AND command IN ('sign', 'sign-intent', 'sign-message') AND ts >= $2 ORDER BY seq`,
-    usage: usageSql(d),
-    signatureInFlight: `SELECT CASE WHEN EXISTS (SELECT 1 FROM entries WHERE key = $1 AND signature = $2 AND command = 'sign-intent')
-        AND NOT EXISTS (SELECT 1 FROM entries WHERE key = $1 AND signature = $2 AND command = 'sign') THEN 1 ELSE 0 END AS in_flight`,
+      WHERE key = $1 AND command IN (${SIGN_COMMANDS}) AND ts >= $2 ORDER BY seq`,
+    signEntriesAfter: `SELECT ${ENTRY_COLUMNS} FROM entries
+      WHERE seq > $1 AND command IN (${SIGN_COMMANDS}) ORDER BY seq LIMIT $2`,
+    keySignEntries: `SELECT ${ENTRY_COLUMNS} FROM entries
+      WHERE key = $1 AND command IN (${SIGN_COMMANDS}) AND ts >= $2 AND seq <= $3 ORDER BY seq`,
     page: `SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
     tail: `SELECT ${ENTRY_COLUMNS} FROM entries ORDER BY seq DESC LIMIT $1`,
     getHalt: `SELECT ${HALT_COLUMNS} FROM halts WHERE key = $1`,
@@ -79,39 +82,4 @@ export function statements(d: Dialect): Statements {
     listApprovalsByStatus: `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE status = $1 ORDER BY ts, id`,
     decideApproval: 'UPDATE approvals SET status = $1, decided_by = $2, decided_at = $3 WHERE id = $4',
   };
-}
-
-/**
- * A key's usage (limits.ts's computeUsage) as one statement, so a sign does not read the key's whole day of
- * entries into JS: the database scans its indexes instead. The contract suite pins it to computeUsage.
- * The look-ups from a final to its intent (and back) go by signature.
- */
-function usageSql(d: Dialect): string {
-  const bySignature = d.indexedBy('entries_signature');
-  const key = 'CAST($1 AS text)';
-  const rateSince = 'CAST($2 AS bigint)';
-  const since = 'CAST($3 AS bigint)';
-  const cap = 'CAST($4 AS bigint)';
-  const spend = (col: string) => `${d.greatest}(-(${col}), 0)`;
-  return `SELECT
-  (SELECT count(*) FROM entries WHERE key = ${key} AND ts >= ${rateSince}
-      AND (command = 'sign-intent' OR (command = 'sign-message' AND outcome = 'signed'))) AS rate,
-  (SELECT coalesce(sum(CASE
-       WHEN f.outcome IN ('confirmed', 'failed') AND f.balance_change IS NOT NULL THEN ${spend('f.balance_change')}
-       ELSE coalesce(
-         (SELECT CASE WHEN i.balance_change IS NULL THEN ${cap} ELSE ${spend('i.balance_change')} END
-            FROM entries i ${bySignature}
-           WHERE i.key = ${key} AND i.command = 'sign-intent' AND i.ts >= ${since} AND i.signature = f.signature
-           ORDER BY i.seq DESC LIMIT 1),
-         ${cap})
-     END), 0)
-     FROM entries f
-    WHERE f.key = ${key} AND f.command = 'sign' AND f.ts >= ${since}
-      AND f.outcome IN ('confirmed', 'failed', 'unknown', 'expired')) AS finals,
-  (SELECT coalesce(sum(CASE WHEN e.balance_change IS NULL THEN ${cap} ELSE ${spend('e.balance_change')} END), 0)
-     FROM entries e
-    WHERE e.key = ${key} AND e.command = 'sign-intent' AND e.ts >= ${since}
-      AND (e.signature IS NULL OR NOT EXISTS (
-            SELECT 1 FROM entries g ${bySignature}
-             WHERE g.key = ${key} AND g.command = 'sign' AND g.ts >= ${since} AND g.signature = e.signature))) AS orphans`;
 }

@@ -9,7 +9,7 @@
  * How the reservation is counted is in docs/policy.md.
  */
 import type { KeyConfig } from '../../config/types';
-import { spendOf } from '../../ledger/limits';
+import { spendOf } from '../../ledger/usage-book';
 import type { Ledger } from '../../ledger/types';
 import { SignerError, errorMessage } from '../../util/errors';
 import type { EngineLogger } from '../engine-deps';
@@ -21,7 +21,8 @@ import { haltRefusal } from './halted';
 import { limitsRefusal, remainingDaily } from './limits';
 import { stop, type StepWith } from './step';
 import type { BuiltTransaction } from './transaction';
-import { keyUsage, type Usage } from './preflight';
+import { keyUsage } from './preflight';
+import type { Usage } from '../../ledger/types';
 import type { TokenFigures } from './tokens';
 import { remainingTokens, tokenCapRefusal, tokenFigures, tokensNeedApproval } from '../tokens/policy';
 

@@ -3,7 +3,7 @@
  * transaction's reservation: what the simulation says the key loses, fee included).
  */
 import type { KeyConfig } from '../../config/types';
-import type { KeyUsage } from '../../ledger/limits';
+import type { KeyUsage } from '../../ledger/types';
 import type { Refusal } from '../checks';
 import type { CompiledMessage } from '../compile';
 import { feeBound } from './fee-bound';

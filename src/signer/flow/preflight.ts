@@ -6,9 +6,7 @@
  */
 import type { ChainClient } from '../../chain/types';
 import type { ClusterProfile, KeyConfig } from '../../config/types';
-import { SPEND_WINDOW_S, type KeyUsage } from '../../ledger/limits';
-import { computeTokenUsage, type TokenUsage } from '../../ledger/token-usage';
-import type { HaltRecord, Ledger } from '../../ledger/types';
+import type { HaltRecord, Ledger, Usage } from '../../ledger/types';
 import { SignerError, errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';
 import { ataOwnerRefusal, ataOwnersToVerify, structuralRefusal, STRUCTURAL_CHECKS, type CheckSubject } from '../checks';
@@ -43,20 +41,9 @@ export interface Preflighted {
   prepared: PreparedTransaction;
 }
 
-/** A key's usage: lamports and rate from the store's own statement, and per mint for a key that has token caps. */
-export interface Usage extends KeyUsage {
-  tokens: TokenUsage;
-}
-
+/** The key's usage now, for its caps. */
 export async function keyUsage(ledger: Ledger, key: KeyConfig): Promise<Usage> {
-  const now = nowSeconds();
-  const [usage, tokens] = await Promise.all([
-    ledger.keyUsage(key.name, now, key.daily_lamport_cap),
-    (key.tokens ?? []).length === 0
-      ? new Map()
-      : ledger.signEntriesForKey(key.name, now - SPEND_WINDOW_S).then((e) => computeTokenUsage(e, now)),
-  ]);
-  return { ...usage, tokens };
+  return await ledger.keyUsage(key.name, nowSeconds(), key.daily_lamport_cap);
 }
 
 export async function preflight(deps: PreflightDeps, input: PreflightInput): Promise<StepWith<Preflighted>> {

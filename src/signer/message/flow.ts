@@ -12,7 +12,7 @@
  * against `rate_limit_per_minute` like transactions; they spend nothing, so the daily cap does not apply.
  */
 import type { KeyConfig } from '../../config/types';
-import type { KeyUsage } from '../../ledger/limits';
+import type { KeyUsage } from '../../ledger/types';
 import type { HaltRecord, Ledger } from '../../ledger/types';
 import { encodeBase58 } from '../../util/base58';
 import { SignerError, errorMessage } from '../../util/errors';

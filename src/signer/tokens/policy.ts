@@ -4,7 +4,7 @@
  * per-transaction, daily and per-destination caps. docs/policy.md, "Tokens", describes each rule.
  */
 import type { KeyConfig, TokenPolicy } from '../../config/types';
-import type { TokenUsage } from '../../ledger/token-usage';
+import type { TokenUsage } from '../../ledger/types';
 import type { TokenFigure } from '../../ledger/types';
 import type { Refusal } from '../checks';
 import { showAmount } from './amounts';
