@@ -7,8 +7,9 @@
  * write is on disk before it resolves); only the wait moved off the event loop and is shared.
  *
  * An fsync of any descriptor of the file flushes all of the file's written pages, so a descriptor of our own is
- * as good as SQLite's. It is opened for each fsync: SQLite may remove the log when the last connection of any
- * process closes, and a descriptor kept open would then point at a file no longer in use.
+ * as good as SQLite's. It is opened at the first fsync (the log exists once something was written) and kept: SQLite
+ * removes the log only when the last connection to the database closes, and the ledger's own stays open until
+ * close() closes this too.
  */
 import fs from 'node:fs/promises';
 
@@ -20,6 +21,7 @@ interface Waiter {
 export class WalSync {
   private waiting: Waiter[] = [];
   private running = false;
+  private handle: fs.FileHandle | null = null;
   /** How many fsyncs ran: fewer than the writes they made durable under load. */
   syncs = 0;
 
@@ -42,7 +44,7 @@ export class WalSync {
         this.waiting = [];
         try {
           this.syncs++;
-          await fsyncFile(this.walPath);
+          await this.fsync();
           for (const w of batch) w.resolve();
         } catch (e) {
           for (const w of batch) w.reject(e);
@@ -52,20 +54,24 @@ export class WalSync {
       this.running = false;
     }
   }
-}
 
-async function fsyncFile(file: string): Promise<void> {
-  let handle: fs.FileHandle;
-  try {
-    handle = await fs.open(file, 'r');
-  } catch (e) {
-    // No log file: nothing was written since the last checkpoint removed it, and a checkpoint syncs what it moves.
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw e;
+  private async fsync(): Promise<void> {
+    if (this.handle === null) {
+      try {
+        this.handle = await fs.open(this.walPath, 'r');
+      } catch (e) {
+        // No log yet: nothing was written through it.
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+        throw e;
+      }
+    }
+    await this.handle.sync();
   }
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
+
+  /** Closes the descriptor once the fsyncs under way are done. */
+  async close(): Promise<void> {
+    await this.durable().catch(() => undefined);
+    await this.handle?.close();
+    this.handle = null;
   }
 }

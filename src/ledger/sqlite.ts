@@ -423,7 +423,7 @@ export class SqliteLedger implements Ledger {
       this.heldRows.clear();
       this.lockDb.close();
       this.db.close();
-      return Promise.resolve();
+      return this.walSync.close().catch((e: unknown) => Promise.reject(ledgerError('cannot close', e)));
     } catch (e) {
       return Promise.reject(ledgerError('cannot close', e));
     }

@@ -1,6 +1,6 @@
 /**
  * Group commit's fsync scheduling (src/ledger/sqlite-wal-sync.ts): a write that finds no fsync running starts one,
- * those that arrive while it runs share the next, and a missing log file is nothing to sync.
+ * those that arrive while it runs share the next, and a log file not yet written is nothing to sync.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -25,10 +25,12 @@ describe('WalSync', () => {
     expect(sync.syncs).toBe(2);
     await sync.durable();
     expect(sync.syncs).toBe(3);
+    await sync.close();
   });
 
-  it('resolves when there is no log file (a checkpoint removed it and synced what it moved)', async () => {
+  it('resolves when there is no log file yet (nothing was written through it)', async () => {
     const sync = new WalSync(path.join(dir, 'absent-wal'));
     await expect(sync.durable()).resolves.toBeUndefined();
+    await sync.close();
   });
 });
