@@ -5,7 +5,7 @@
  */
 import type { KeyConfig, KeyStoreKind } from '../config/types';
 import type { ApprovalRecord, AuditEntry, HaltRecord, TokenFigure } from '../ledger/types';
-import { showAmount } from '../signer/tokens/amounts';
+import { showAmount } from '../util/token-amounts';
 import { MAX_MESSAGE_BYTES } from '../signer/wire/sizes';
 import { showUntrusted } from '../util/untrusted';
 

@@ -38,7 +38,7 @@ import type {
   TokenConfig,
 } from './types';
 import { isRecord } from '../util/is-record';
-import { parseBaseUnits } from '../signer/tokens/amounts';
+import { parseBaseUnits } from '../util/token-amounts';
 import { schemaEnvNames, unknownSignerVariables } from './unknown-env';
 
 export interface LoadConfigOptions {

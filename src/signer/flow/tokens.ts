@@ -5,7 +5,7 @@
 import type { KeyConfig } from '../../config/types';
 import type { Refusal } from '../checks';
 import type { Report } from '../report';
-import { uiAmount } from '../tokens/amounts';
+import { uiAmount } from '../../util/token-amounts';
 import { uiScaling } from '../tokens/extensions';
 import { tokenFigures, tokenPolicyRefusal } from '../tokens/policy';
 import type { Figures } from './simulate';

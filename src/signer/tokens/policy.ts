@@ -7,7 +7,7 @@ import type { KeyConfig, TokenPolicy } from '../../config/types';
 import type { TokenUsage } from '../../ledger/types';
 import type { TokenFigure } from '../../ledger/types';
 import type { Refusal } from '../checks';
-import { showAmount } from './amounts';
+import { showAmount } from '../../util/token-amounts';
 import { uiDecimals, unaccountedExtension } from './extensions';
 import type { MintMovement, TokenMovements } from './movements';
 import type { MintState } from './state';
