@@ -308,13 +308,14 @@ describe('SQLite: waiting for another process to release the file never blocks t
   afterEach(() => s.dispose());
 
   /**
-   * The bound on a timer's lateness while a ledger call waits: 50 ms, or, on a machine so loaded that timers run
-   * late with nothing but a sleep in flight, that lateness plus 25 ms (a call that blocked for the busy timeout
-   * would be late by the whole wait, hundreds of ms).
+   * The bound on a timer's lateness while a ledger call waits `ms` for another connection: half the wait. A call
+   * that blocked the event loop while it waited would hold every timer for the whole wait; one that waits off it
+   * lets them run, late by at most what the machine's load adds, which half the wait leaves room for even on a
+   * busy machine (and more, if timers run that late with nothing but a sleep in flight).
    */
   async function lateBound(ms: number): Promise<number> {
     const idle = await maxTimerDelay(() => new Promise((r) => setTimeout(r, ms)));
-    return Math.max(50, idle.maxDelay + 25);
+    return Math.max(ms / 2, idle.maxDelay + 25);
   }
 
   /** Largest gap between ticks of a 5 ms interval while `start()` runs (started after the timer). */
