@@ -13,6 +13,8 @@ import {
   type KeyClass,
   KEY_STORE_KINDS,
   type KeyStoreKind,
+  OPERATOR_ROLES,
+  type OperatorRole,
   TOKEN_OPS,
   type TokenOp,
 } from './types';
@@ -136,6 +138,11 @@ export const topLevelSchema = {
     format: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'],
     default: 'info' as 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent',
     env: 'SIGNER_LOG_LEVEL',
+  },
+  operators: {
+    doc: "Named operators who vote on approvals, a list of {name, role} (role `approver` or `admin`); each key's `approvals` names whose votes it counts. []: the host's operator decides alone (`approvals approve ID`).",
+    format: 'object-list',
+    default: [] as unknown[],
   },
   keys: {
     doc: 'Signing keys by name ([a-z0-9_-]{1,64}); each entry follows the key schema (class, pubkey, approval, limits...).',
@@ -424,6 +431,18 @@ export const keySchema = {
     default: null as ApprovalMode | null,
     nullable: true,
   },
+  approvals: {
+    required: {
+      doc: 'With approval `confirm`: how many distinct approvers must approve a sign (any one of them rejecting refuses it); 1 to the number of approvers.',
+      format: 'positive-int',
+      default: 1,
+    },
+    approvers: {
+      doc: 'With approval `confirm`: the operators (names under `operators`) whose votes count; []: every configured operator.',
+      format: 'string-list',
+      default: [] as string[],
+    },
+  },
   transfer_to: {
     doc: 'Allowed System Transfer destinations (also trusted token-account owners).',
     format: 'address-list',
@@ -488,6 +507,20 @@ export const keySchema = {
     doc: `Token authority operations this key may perform: any of ${TOKEN_OPS.join(', ')} (docs/policy.md, "Token authority").`,
     format: 'token-ops',
     default: [] as TokenOp[],
+  },
+};
+
+/** One entry of `operators:`. */
+export const operatorSchema = {
+  name: {
+    doc: "The operator's name ([a-z0-9_-]{1,32}), unique: what votes, `approvals approve --as` and the audit show.",
+    format: 'non-empty-string',
+    default: null as string | null,
+  },
+  role: {
+    doc: '`approver` (votes on approvals) or `admin` (also resumes halts from the console).',
+    format: [...OPERATOR_ROLES],
+    default: 'approver' as OperatorRole,
   },
 };
 
