@@ -496,11 +496,14 @@ export class PostgresLedger implements Ledger {
       await c.query('SELECT pg_advisory_xact_lock($1::bigint)', [
         advisoryLockId(`approval:${req.key}:${req.payload_hash}`),
       ]);
-      const row = (await c.query<Row>(SQL.pendingForPayload, [req.key, req.payload_hash, req.ts])).rows[0];
+      const row = (await c.query<Row>(SQL.openForPayload, [req.key, req.payload_hash, req.ts])).rows[0];
       if (!row) return { record: await this.insertApprovalIn(c, bounded), joined: false };
       const found = rowToApproval(row);
-      await c.query(SQL.setWaiter, [req.waiter, found.id]);
-      return { record: { ...found, waiter: req.waiter }, joined: true };
+      await c.query(SQL.reopenFor, [req.waiter, found.id]);
+      return {
+        record: { ...found, waiter: req.waiter, status: 'pending', decided_by: null, decided_at: null },
+        joined: true,
+      };
     });
   }
 

@@ -351,11 +351,14 @@ export class SqliteLedger implements Ledger {
   ): Promise<{ record: ApprovalRecord; joined: boolean }> {
     const bounded = { ...req, summary: boundSummary(req.summary) };
     return await this.write('cannot record the approval request', () => {
-      const row = this.q.get(SQL.pendingForPayload, [req.key, req.payload_hash, req.ts]);
+      const row = this.q.get(SQL.openForPayload, [req.key, req.payload_hash, req.ts]);
       if (!row) return { record: this.insertApprovalInTx(bounded), joined: false };
       const found = rowToApproval(row);
-      this.q.run(SQL.setWaiter, [req.waiter, found.id]);
-      return { record: { ...found, waiter: req.waiter }, joined: true };
+      this.q.run(SQL.reopenFor, [req.waiter, found.id]);
+      return {
+        record: { ...found, waiter: req.waiter, status: 'pending', decided_by: null, decided_at: null },
+        joined: true,
+      };
     });
   }
 

@@ -75,7 +75,8 @@ export interface HaltRecord {
 
 /**
  * `approved`: `required` distinct allowed approvers approved; `rejected`: one of them rejected; `abandoned`: the sign
- * waiting on it went away before a decision (its caller disconnected); nothing was sent.
+ * waiting on it went away before a decision (its caller disconnected); nothing was sent, and votes are refused until
+ * a sign of the same payload asks again before the deadline, which reopens it (pending, its votes kept).
  */
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'abandoned';
 export type ApprovalDecision = Exclude<ApprovalStatus, 'pending'>;
@@ -196,10 +197,11 @@ export interface Ledger {
   /** Records a new pending request (always a new one; a sign asks through requestApproval). */
   createApproval(req: ApprovalRequest): Promise<ApprovalRecord>;
   /**
-   * A sign's request for approval: when a pending, unexpired request for the same key and payload hash exists (the
-   * same payload signed again), that one is returned with `req.waiter` as its waiter and `joined` true; otherwise a
-   * new one is recorded. One write transaction, serialised per key and payload hash across replicas, so two signs
-   * of one payload never open two requests.
+   * A sign's request for approval. When an unexpired request for the same key and payload hash is pending, or was
+   * abandoned by the sign that waited on it (its caller gave up), the same payload is being signed again: that
+   * request is returned, pending, with its votes, `req.waiter` as its waiter and `joined` true. Otherwise a new one
+   * is recorded. One write transaction, serialised per key and payload hash across replicas, so two signs of one
+   * payload never open two requests.
    */
   requestApproval(req: ApprovalRequest & { waiter: string }): Promise<{ record: ApprovalRecord; joined: boolean }>;
   getApproval(id: string): Promise<ApprovalRecord | null>;

@@ -129,6 +129,48 @@ describe('approvals by quorum (2 of alice, bob, carol)', () => {
   });
 });
 
+describe('an agent whose call gave up while the operators decide', () => {
+  it('signs the same payload again and gets the same approval back, with the votes already cast; it confirms once', async () => {
+    const w = await makeWorld({
+      keys: {
+        vault: { class: 'wallet', approval: 'confirm', approvals: { required: 2, approvers: ['alice', 'bob'] } },
+      },
+      timings: { approval_timeout_ms: 60_000 },
+    });
+    try {
+      const payload = w.transfer('vault', 5_000_000);
+      const firstEvents: SignProgress[] = [];
+      const caller = new AbortController();
+      const first = w.engine.sign({
+        payload,
+        principal: w.operator,
+        signal: caller.signal,
+        onProgress: (e) => firstEvents.push(e),
+      });
+      const id = await approvalId(firstEvents);
+      await w.ledger.decideApproval(id, 'approved', 'alice', now());
+      // The client's request timed out: it closed its connection, and with it the sign.
+      caller.abort();
+      expect((await first).detail).toBe(
+        `approval: not approved: request ${id}: the request that asked for it is gone (its caller disconnected or gave up); nothing was sent`,
+      );
+      expect((await w.ledger.getApproval(id))!.status).toBe('abandoned');
+
+      const againEvents: SignProgress[] = [];
+      const again = w.engine.sign({ payload, principal: w.operator, onProgress: (e) => againEvents.push(e) });
+      expect(await approvalId(againEvents)).toBe(id);
+      expect(againEvents.find((e) => e.stage === 'approval')).toMatchObject({ joined: true });
+      expect(await w.ledger.getApproval(id)).toMatchObject({ status: 'pending', votes: [{ operator: 'alice' }] });
+      expect((await w.ledger.decideApproval(id, 'approved', 'bob', now())).status).toBe('approved');
+      expect((await again).outcome).toBe('confirmed');
+      expect(await balanceOf(w, w.keys.vault!.destination)).toBe(5_000_000);
+      expect(await w.ledger.listApprovals()).toHaveLength(1);
+    } finally {
+      await w.close();
+    }
+  });
+});
+
 describe('a quorum not reached in time', () => {
   it('is refused when the approval times out, saying how many approved', async () => {
     const w = await makeWorld({

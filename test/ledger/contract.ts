@@ -663,6 +663,30 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
           });
         });
 
+        it('a sign of the same payload asking again before the deadline reopens an abandoned request, its votes kept', async () => {
+          const first = await ask(s.ledger, 'w1');
+          await s.ledger.decideApproval(first.record.id, 'approved', 'alice', 105);
+          await s.ledger.leaveApproval(first.record.id, 'w1', 106);
+          const again = await ask(s.ledger, 'w2', { ts: 150 });
+          expect(again.joined).toBe(true);
+          expect(again.record).toMatchObject({
+            id: first.record.id,
+            status: 'pending',
+            decided_by: null,
+            decided_at: null,
+            waiter: 'w2',
+          });
+          expect(await s.ledger.getApproval(first.record.id)).toEqual(again.record);
+          const approved = await s.ledger.decideApproval(first.record.id, 'approved', 'bob', 151);
+          expect(approved).toMatchObject({ status: 'approved', decided_by: 'alice, bob' });
+          // Past its deadline an abandoned request stays closed: the same payload opens a new one.
+          const other = await ask(s.ledger, 'w3', { payload_hash: 'ef'.repeat(32) });
+          await s.ledger.leaveApproval(other.record.id, 'w3', 107);
+          const late = await ask(s.ledger, 'w4', { payload_hash: 'ef'.repeat(32), ts: 221, expires_at: 341 });
+          expect(late.joined).toBe(false);
+          expect(late.record.id).not.toBe(other.record.id);
+        });
+
         it('two handles asking at once for one payload open one request between them', async () => {
           const other = await reopen();
           for (let round = 0; round < 5; round++) {

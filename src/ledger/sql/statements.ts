@@ -57,12 +57,12 @@ export interface Statements {
   /** $1 status, $2 decided_by, $3 decided_at, $4 votes (JSON), $5 id (rows.ts decisionRowValues). */
   decideApproval: string;
   /**
-   * $1 key, $2 payload hash, $3 now: the newest pending, unexpired request for that payload, row-locked until the
-   * transaction ends (for a sign that asks again).
+   * $1 key, $2 payload hash, $3 now: the newest unexpired request for that payload that is still open to a sign
+   * asking again (pending, or abandoned by the sign that waited on it), row-locked until the transaction ends.
    */
-  pendingForPayload: string;
-  /** $1 waiter, $2 id. */
-  setWaiter: string;
+  openForPayload: string;
+  /** $1 waiter, $2 id: a sign waits on the request (again): pending, undecided. */
+  reopenFor: string;
 }
 
 export function statements(d: Dialect): Statements {
@@ -91,9 +91,10 @@ export function statements(d: Dialect): Statements {
     listApprovals: `SELECT ${APPROVAL_COLUMNS} FROM approvals ORDER BY ts, id`,
     listApprovalsByStatus: `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE status = $1 ORDER BY ts, id`,
     decideApproval: 'UPDATE approvals SET status = $1, decided_by = $2, decided_at = $3, votes = $4 WHERE id = $5',
-    pendingForPayload: `SELECT ${APPROVAL_COLUMNS} FROM approvals
-      WHERE key = $1 AND payload_hash = $2 AND status = 'pending' AND expires_at >= $3
+    openForPayload: `SELECT ${APPROVAL_COLUMNS} FROM approvals
+      WHERE key = $1 AND payload_hash = $2 AND status IN ('pending', 'abandoned') AND expires_at >= $3
       ORDER BY ts DESC, id LIMIT 1 ${d.forUpdate}`,
-    setWaiter: 'UPDATE approvals SET waiter = $1 WHERE id = $2',
+    reopenFor:
+      "UPDATE approvals SET waiter = $1, status = 'pending', decided_by = NULL, decided_at = NULL WHERE id = $2",
   };
 }

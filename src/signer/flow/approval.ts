@@ -7,9 +7,10 @@
  * A sign of the same payload (same key, same payload hash) while a request for it is pending gets that request,
  * not a new one: an agent whose call ran out before the operators decided signs again and waits on the votes already
  * cast. The request then belongs to the newest sign: an earlier one still waiting stops (nothing sent, refused as
- * superseded), so one approval never sends twice. If the sign waiting on it goes away (its caller disconnected),
- * the request is marked `abandoned`: nothing is sent, the sign's final audit entry says why, and a later approve is
- * refused with the same explanation.
+ * superseded), so one approval never sends twice. If the sign waiting on it goes away (its caller disconnected,
+ * as a client whose request timed out does), the request is marked `abandoned`: nothing is sent, the sign's final
+ * audit entry says why, and a later approve is refused with the same explanation, until the agent signs the same
+ * payload again before the deadline: that reopens the request, with the votes already cast.
  */
 import { randomUUID } from 'node:crypto';
 import type { KeyConfig, Timings } from '../../config/types';
