@@ -235,7 +235,7 @@ export const topLevelSchema = {
       env: 'SIGNER_METADATA_ATTEMPTS',
     },
     approval_timeout_ms: {
-      doc: "How long a `confirm` key's sign waits for `sa-forge-signer approvals approve`; then it is refused (`approval`). Keep it under the MCP client's request timeout (60 s by default in the official SDK), or raise that as well.",
+      doc: "How long a `confirm` key's sign waits for its operators' approval (`sa-forge-signer approvals approve`); then it is refused (`approval`). It may be longer than an MCP client's request timeout (60 s by default in the official SDK): an agent whose call timed out signs the same payload again and waits on the same approval (docs/policy.md, \"Approvals by quorum\").",
       format: 'positive-int',
       default: DEFAULT_TIMINGS.approval_timeout_ms,
       env: 'SIGNER_APPROVAL_TIMEOUT_MS',
