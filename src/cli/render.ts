@@ -59,9 +59,9 @@ export function renderApproval(a: ApprovalRecord): string {
 function quorumLines(a: ApprovalRecord): string[] {
   if (a.approvers === null && a.required === 1 && a.votes.length === 0) return [];
   const rejected = a.votes.filter((v) => v.decision === 'rejected').map((v) => v.operator);
-  return [
-    `    approvals: ${votesSoFar(a)}${rejected.length > 0 ? `; rejected by ${rejected.join(', ')}` : ''}  (approvers: ${a.approvers === null ? 'any operator' : a.approvers.join(', ')})`,
-  ];
+  const line = `${votesSoFar(a)}${rejected.length > 0 ? `; rejected by ${rejected.join(', ')}` : ''}  (approvers: ${a.approvers === null ? 'any operator' : a.approvers.join(', ')})`;
+  // Names come from the config or the console, not from agents; escaped anyway, as everything the ledger returns.
+  return [`    approvals: ${showUntrusted(line, 2000)}`];
 }
 
 /** A mint's movement in an approval: the key's change and each receiving owner, in base and UI units. */

@@ -73,6 +73,7 @@ export function applyDecision(
   credential: string | null,
 ): { record: ApprovalRecord; changed: boolean } {
   const vote = decision === 'approved' || decision === 'rejected';
+  if (vote) checkVoter(by, credential);
   if (vote && rec.approvers !== null && !rec.approvers.includes(by)) {
     throw new SignerError(
       'request_invalid',
@@ -93,6 +94,18 @@ export function applyDecision(
   const approvers = approvedBy(votes);
   if (approvers.length >= rec.required) return close('approved', approvers.join(', '), votes);
   return { record: { ...rec, votes }, changed: true };
+}
+
+/** Longest operator name (config names are at most 32) and credential id (WebAuthn's are at most 1023 bytes) a vote may carry. */
+const MAX_VOTER = 64;
+const MAX_CREDENTIAL = 1400;
+
+/** A vote's names are stored in the request and the audit log: bounded, so no caller can bloat either. */
+function checkVoter(by: string, credential: string | null): void {
+  if (by.length === 0 || by.length > MAX_VOTER)
+    throw new SignerError('request_invalid', `an operator name is 1 to ${MAX_VOTER} characters`);
+  if (credential !== null && (credential.length === 0 || credential.length > MAX_CREDENTIAL))
+    throw new SignerError('request_invalid', `a credential id is 1 to ${MAX_CREDENTIAL} characters`);
 }
 
 /** The distinct operators who approved, in the order they voted. */

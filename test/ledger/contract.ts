@@ -593,6 +593,21 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
           expect(await s.ledger.getApproval(rec.id)).toEqual(rec);
         });
 
+        it('refuses a vote whose operator name or credential id is empty or oversized', async () => {
+          const rec = await s.ledger.createApproval(quorum({ approvers: null }));
+          for (const [by, credential] of [
+            ['', null],
+            ['x'.repeat(65), null],
+            ['alice', ''],
+            ['alice', 'c'.repeat(1401)],
+          ] as const) {
+            await expect(s.ledger.decideApproval(rec.id, 'approved', by, 110, credential)).rejects.toMatchObject({
+              code: 'request_invalid',
+            });
+          }
+          expect((await s.ledger.getApproval(rec.id))?.votes).toEqual([]);
+        });
+
         it('a vote after the deadline expires it and is not recorded', async () => {
           const rec = await s.ledger.createApproval(quorum());
           await s.ledger.decideApproval(rec.id, 'approved', 'alice', 200);
