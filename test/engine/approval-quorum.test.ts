@@ -37,6 +37,14 @@ describe('approvals by quorum (2 of alice, bob, carol)', () => {
     return { done, events, state };
   }
 
+  it('check says how many operators must approve, never who', async () => {
+    const checked = await w.engine.check({ payload: w.transfer('vault', 1_000_000), principal: w.operator });
+    expect(checked).toMatchObject({ outcome: 'ok', would_need_approval: true });
+    expect(checked.detail).toBe(
+      'key "vault" needs the approval of 2 of its operators to sign this (sa-forge-signer approvals approve ID)',
+    );
+  });
+
   it('the first approval leaves the sign waiting; the second sends it, it confirms, and the audit names both approvers', async () => {
     const sign = start(w.transfer('vault', 1_000_000));
     const id = await approvalId(sign.events);

@@ -52,6 +52,12 @@ export function approvalClosedMessage(record: ApprovalRecord, wanted: 'approved'
   return `approval ${record.id} is ${record.status}; it can no longer be ${wanted}`;
 }
 
+/** What a key's sign waits for, for `check`'s answer: the count, never the operators' names (an agent reads it). */
+export function approvalNeeded(key: KeyConfig): string {
+  const required = key.approvals?.required ?? 1;
+  return required === 1 ? "an operator's approval" : `the approval of ${required} of its operators`;
+}
+
 /** `1 of 2: alice`: the approvals counted so far against the quorum. */
 export function votesSoFar(record: ApprovalRecord): string {
   const names = approvedBy(record.votes);
