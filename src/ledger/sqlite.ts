@@ -20,11 +20,12 @@ import { boundSummary, sealEntry, validateEntryInput } from './chain';
 import { newApprovalId, normaliseApprovalId } from './ids';
 import { selfIdentity } from './liveness';
 import { KeyedMutex } from './mutex';
-import { decisionOutcome, haltEntry, resumeEntry } from './records';
+import { applyDecision, haltEntry, resumeEntry } from './records';
 import { sqliteDialect } from './sql/dialect';
 import { SQLITE_MIGRATIONS, schemaTooNew } from './sql/migrations';
 import {
   approvalRowValues,
+  decisionRowValues,
   entryRowValues,
   haltRowValues,
   rowToApproval,
@@ -331,13 +332,33 @@ export class SqliteLedger implements Ledger {
 
   async createApproval(req: ApprovalRequest): Promise<ApprovalRecord> {
     const bounded = { ...req, summary: boundSummary(req.summary) };
+    return await this.write('cannot record the approval request', () => this.insertApprovalInTx(bounded));
+  }
+
+  /** Inside a write transaction: a new request under a fresh id. */
+  private insertApprovalInTx(req: ApprovalRequest): ApprovalRecord {
+    // 40 random bits: a collision is rare; draw again a few times.
+    for (let attempt = 0; attempt < 6; attempt++) {
+      const row = this.q.get(SQL.insertApproval, approvalRowValues(newApprovalId(), req));
+      if (row) return rowToApproval(row);
+    }
+    throw new SignerError('ledger', 'SQLite ledger: could not draw a free approval id');
+  }
+
+  /** BEGIN IMMEDIATE holds the file, so two processes asking for one payload never both find none and insert. */
+  async requestApproval(
+    req: ApprovalRequest & { waiter: string },
+  ): Promise<{ record: ApprovalRecord; joined: boolean }> {
+    const bounded = { ...req, summary: boundSummary(req.summary) };
     return await this.write('cannot record the approval request', () => {
-      // 40 random bits: a collision is rare; draw again a few times.
-      for (let attempt = 0; attempt < 6; attempt++) {
-        const row = this.q.get(SQL.insertApproval, approvalRowValues(newApprovalId(), bounded));
-        if (row) return rowToApproval(row);
-      }
-      throw new SignerError('ledger', 'SQLite ledger: could not draw a free approval id');
+      const row = this.q.get(SQL.openForPayload, [req.key, req.payload_hash, req.ts]);
+      if (!row) return { record: this.insertApprovalInTx(bounded), joined: false };
+      const found = rowToApproval(row);
+      this.q.run(SQL.reopenFor, [req.waiter, found.id]);
+      return {
+        record: { ...found, waiter: req.waiter, status: 'pending', decided_by: null, decided_at: null },
+        joined: true,
+      };
     });
   }
 
@@ -356,17 +377,38 @@ export class SqliteLedger implements Ledger {
     );
   }
 
-  async decideApproval(id: string, decision: ApprovalDecision, by: string, ts: number): Promise<ApprovalRecord> {
-    const wanted = normaliseApprovalId(id);
-    return await this.write('cannot record the decision', (): ApprovalRecord => {
-      const row = this.q.get(SQL.getApprovalForDecision, [wanted]);
-      if (!row) throw new SignerError('request_invalid', `no approval request with id ${id}`);
-      const rec = rowToApproval(row);
-      if (rec.status !== 'pending') return rec;
-      const { status, decidedBy } = decisionOutcome(rec, decision, by, ts);
-      this.q.run(SQL.decideApproval, [status, decidedBy, ts, wanted]);
-      return { ...rec, status, decided_by: decidedBy, decided_at: ts };
-    });
+  async decideApproval(
+    id: string,
+    decision: ApprovalDecision,
+    by: string,
+    ts: number,
+    credential: string | null = null,
+  ): Promise<ApprovalRecord> {
+    return await this.write('cannot record the decision', () =>
+      this.decideInTx(id, (rec) => applyDecision(rec, decision, by, ts, credential)),
+    );
+  }
+
+  async leaveApproval(id: string, waiter: string, ts: number): Promise<ApprovalRecord> {
+    return await this.write('cannot record the decision', () =>
+      this.decideInTx(id, (rec) =>
+        rec.waiter === null || rec.waiter === waiter
+          ? applyDecision(rec, 'abandoned', 'signer', ts, null)
+          : { record: rec, changed: false },
+      ),
+    );
+  }
+
+  /** Inside a write transaction: reads the request, decides on it, writes it back if it changed. */
+  private decideInTx(
+    id: string,
+    decide: (rec: ApprovalRecord) => { record: ApprovalRecord; changed: boolean },
+  ): ApprovalRecord {
+    const row = this.q.get(SQL.getApprovalForDecision, [normaliseApprovalId(id)]);
+    if (!row) throw new SignerError('request_invalid', `no approval request with id ${id}`);
+    const { record, changed } = decide(rowToApproval(row));
+    if (changed) this.q.run(SQL.decideApproval, decisionRowValues(record));
+    return record;
   }
 
   async verify(): Promise<VerifyResult> {

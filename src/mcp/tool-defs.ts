@@ -321,6 +321,7 @@ export function toolDefinitions(paramHeaders: boolean): ToolDef[] {
         'A message payload (off-chain message or sign-in text, on a key with sign_messages on) is signed, never sent: outcome "signed" with signature, and signed_message for the off-chain format. ' +
         ON_REFUSAL +
         ' A key that needs approval and was rejected or not approved in time is refused with failed_check "approval": ask the operator. ' +
+        'Operators may take longer than your request timeout: if your call times out while they decide, sign the exact same payload again (same key): it waits on the same pending approval, with the votes already cast, until that approval expires; a changed payload asks for a new one. ' +
         'Only outcomes confirmed, failed, refused and simulation_failed are final: after "unknown" the transaction may still land, so look up the signature before building a new one (signer://docs/outcomes).',
       inputSchema: {
         type: 'object',

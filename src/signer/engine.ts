@@ -15,7 +15,7 @@ import type { HaltRecord } from '../ledger/types';
 import { SignerError, errorMessage } from '../util/errors';
 import { nowSeconds } from '../util/time';
 import { silentLogger, type EngineDeps } from './engine-deps';
-import { awaitApproval } from './flow/approval';
+import { approvalNeeded, approvalNote, awaitApproval } from './flow/approval';
 import type { SignRecord } from './flow/audit';
 import { writeFinal } from './flow/audit';
 import { destinationRefusal } from './flow/destinations';
@@ -124,7 +124,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       report.checks.push('cap');
     }
     if (report.would_need_approval) {
-      report.detail = `key "${key.name}" needs an operator's approval to sign this (sa-forge-signer approvals approve ID)`;
+      report.detail = `key "${key.name}" needs ${approvalNeeded(key)} to sign this (sa-forge-signer approvals approve ID)`;
     }
     return done('check', report, started);
   }
@@ -212,6 +212,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         signal: input.signal,
       });
       if (!approved.ok) return notSent(approved.report);
+      rec.approval = approvalNote(approved.approval);
       // Approval can outlast the blockhash and a table can change meanwhile: send exactly what is simulated now.
       const again = await rebuild(built.prepared);
       if (!again.ok) return notSent(again.report);

@@ -59,7 +59,7 @@ describe('SQLite store specifics', () => {
     expect(statSync(s.file).mode & 0o777).toBe(0o600);
     const db = new Database(s.file, { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 5 }); // 1: tables, 2: usage indexes, 3: head record and lock leases, 4: token figures and approval messages, 5: approval message descriptions
+    expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 6 }); // 1: tables, 2: usage indexes, 3: head record and lock leases, 4: token figures and approval messages, 5: approval message descriptions, 6: approvals by quorum
     db.close();
   });
 
@@ -202,12 +202,14 @@ describe('SQLite: a ledger written by schema version 2 (before the head record a
       expect(await ledger.getHalt('game')).toMatchObject({ reason: 'agent looping', by: 'token:bot' });
       const [pending] = await ledger.listApprovals({ status: 'pending' });
       expect(pending?.message).toBeNull(); // a transaction's request, from before the column
+      // From before quorums: one vote of anyone decides it, as it did.
+      expect(pending).toMatchObject({ required: 1, approvers: null, votes: [], waiter: null });
       const next = await ledger.append(signInput({ ts: 1_700_000_010 }));
       expect(next.prev).toBe(before[4]!.hash);
       expect(await ledger.head()).toEqual({ seq: 6, hash: next.hash });
       expect(await ledger.verify()).toEqual({ ok: true, entries: 6 });
       const db = new Database(file, { readonly: true });
-      expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 5 });
+      expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 6 });
       db.close();
     } finally {
       await ledger.close();

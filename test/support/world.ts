@@ -239,6 +239,7 @@ export function worldConfigDocument(world: World, extra: Record<string, unknown>
           rate_limit_per_minute: k.rate_limit_per_minute,
           daily_lamport_cap: k.daily_lamport_cap,
           allow_unattended: k.allow_unattended,
+          ...(k.approvals ? { approvals: k.approvals } : {}),
         },
       ]),
     ),

@@ -26,6 +26,19 @@ const TOKEN_AND_MESSAGE_COLUMNS = [
   'ALTER TABLE approvals ADD COLUMN message TEXT',
 ].join(';\n');
 
+/**
+ * Approvals by quorum: how many distinct approvers it takes (1 for every request before), who may vote (JSON list;
+ * NULL: anyone, as before), the votes cast (JSON list), and which sign waits on it (a later sign of the same payload
+ * takes the request over). The index finds a pending request for the same key and payload.
+ */
+const QUORUM_COLUMNS = [
+  'ALTER TABLE approvals ADD COLUMN required INTEGER NOT NULL DEFAULT 1',
+  'ALTER TABLE approvals ADD COLUMN approvers TEXT',
+  "ALTER TABLE approvals ADD COLUMN votes TEXT NOT NULL DEFAULT '[]'",
+  'ALTER TABLE approvals ADD COLUMN waiter TEXT',
+  'CREATE INDEX approvals_key_payload ON approvals (key, payload_hash, status)',
+].join(';\n');
+
 export const SQLITE_MIGRATIONS: readonly string[] = [
   `CREATE TABLE entries (
      seq INTEGER PRIMARY KEY,
@@ -81,6 +94,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
    ALTER TABLE key_locks ADD COLUMN lease_until_ms INTEGER;`,
   TOKEN_AND_MESSAGE_COLUMNS,
   MESSAGE_DESCRIPTION_COLUMN,
+  QUORUM_COLUMNS,
 ];
 
 export const POSTGRES_MIGRATIONS: readonly string[] = [
@@ -124,6 +138,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   USAGE_INDEXES,
   TOKEN_AND_MESSAGE_COLUMNS,
   MESSAGE_DESCRIPTION_COLUMN,
+  QUORUM_COLUMNS,
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */

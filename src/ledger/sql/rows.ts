@@ -6,6 +6,7 @@ import type {
   ApprovalRecord,
   ApprovalRequest,
   ApprovalStatus,
+  ApprovalVote,
   AuditCommand,
   AuditEntry,
   HaltRecord,
@@ -40,6 +41,27 @@ function tokensOf(v: unknown): TokenFigure[] | null {
     return Array.isArray(t) ? (t as TokenFigure[]) : null;
   } catch {
     return null;
+  }
+}
+
+/** `approvers` is JSON text or NULL (anyone may vote). */
+function approversOf(v: unknown): string[] | null {
+  if (v === null || v === undefined) return null;
+  try {
+    const a: unknown = JSON.parse(str(v));
+    return Array.isArray(a) ? a.map((x) => str(x)) : [];
+  } catch {
+    return []; // unreadable: nobody's vote counts, rather than anybody's
+  }
+}
+
+/** `votes` is JSON text, written only by the stores from ApprovalVote values. */
+function votesOf(v: unknown): ApprovalVote[] {
+  try {
+    const a: unknown = JSON.parse(str(v));
+    return Array.isArray(a) ? (a as ApprovalVote[]) : [];
+  } catch {
+    return [];
   }
 }
 
@@ -114,6 +136,10 @@ export function rowToApproval(r: Row): ApprovalRecord {
     decided_at: numOrNull(r.decided_at),
     message: strOrNull(r.message),
     message_description: strOrNull(r.message_description),
+    required: num(r.required),
+    approvers: approversOf(r.approvers),
+    waiter: strOrNull(r.waiter),
+    votes: votesOf(r.votes),
   };
 }
 
@@ -133,7 +159,15 @@ export function approvalRowValues(id: string, req: ApprovalRequest): unknown[] {
     req.tokens ? JSON.stringify(req.tokens) : null,
     req.message ?? null,
     req.message_description ?? null,
+    req.required ?? 1,
+    req.approvers ? JSON.stringify(req.approvers) : null,
+    req.waiter ?? null,
   ];
+}
+
+/** A decision's values for decideApproval: status, decided_by, decided_at, votes, then the id. */
+export function decisionRowValues(rec: ApprovalRecord): unknown[] {
+  return [rec.status, rec.decided_by, rec.decided_at, JSON.stringify(rec.votes), rec.id];
 }
 
 /** The head record as stored. */

@@ -8,7 +8,7 @@ export const ENTRY_COLUMNS =
   'seq, ts, key, command, payload_hash, programs, summary, intent, outcome, detail, signature, slot, balance_change, prev, hash, tokens';
 const ENTRY_PARAMS = Array.from({ length: 16 }, (_, i) => `$${i + 1}`).join(', ');
 const APPROVAL_COLUMNS =
-  'id, key, summary, payload_hash, balance_change, fee, compute_units, requested_by, ts, expires_at, status, decided_by, decided_at, tokens, message, message_description';
+  'id, key, summary, payload_hash, balance_change, fee, compute_units, requested_by, ts, expires_at, status, decided_by, decided_at, tokens, message, message_description, required, approvers, votes, waiter';
 const HALT_COLUMNS = 'key, reason, by, ts';
 /** The entries a key's usage is counted from. */
 const SIGN_COMMANDS = "'sign', 'sign-intent', 'sign-message'";
@@ -42,7 +42,10 @@ export interface Statements {
   insertHalt: string;
   /** $1 key; returns the lifted halt. */
   deleteHalt: string;
-  /** APPROVAL_COLUMNS order without status and decision; returns the row, or nothing when the id is taken. */
+  /**
+   * APPROVAL_COLUMNS order without status, decision and votes (rows.ts approvalRowValues); returns the row, or
+   * nothing when the id is taken.
+   */
   insertApproval: string;
   /** $1 id. */
   getApproval: string;
@@ -51,8 +54,15 @@ export interface Statements {
   listApprovals: string;
   /** $1 status. */
   listApprovalsByStatus: string;
-  /** $1 status, $2 decided_by, $3 decided_at, $4 id. */
+  /** $1 status, $2 decided_by, $3 decided_at, $4 votes (JSON), $5 id (rows.ts decisionRowValues). */
   decideApproval: string;
+  /**
+   * $1 key, $2 payload hash, $3 now: the newest unexpired request for that payload that is still open to a sign
+   * asking again (pending, or abandoned by the sign that waited on it), row-locked until the transaction ends.
+   */
+  openForPayload: string;
+  /** $1 waiter, $2 id: a sign waits on the request (again): pending, undecided. */
+  reopenFor: string;
 }
 
 export function statements(d: Dialect): Statements {
@@ -74,12 +84,17 @@ export function statements(d: Dialect): Statements {
     insertHalt: `INSERT INTO halts (${HALT_COLUMNS}) VALUES ($1, $2, $3, $4)`,
     deleteHalt: `DELETE FROM halts WHERE key = $1 RETURNING ${HALT_COLUMNS}`,
     insertApproval: `INSERT INTO approvals (${APPROVAL_COLUMNS})
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', NULL, NULL, $11, $12, $13)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', NULL, NULL, $11, $12, $13, $14, $15, '[]', $16)
       ON CONFLICT (id) DO NOTHING RETURNING ${APPROVAL_COLUMNS}`,
     getApproval: `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = $1`,
     getApprovalForDecision: `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = $1 ${d.forUpdate}`,
     listApprovals: `SELECT ${APPROVAL_COLUMNS} FROM approvals ORDER BY ts, id`,
     listApprovalsByStatus: `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE status = $1 ORDER BY ts, id`,
-    decideApproval: 'UPDATE approvals SET status = $1, decided_by = $2, decided_at = $3 WHERE id = $4',
+    decideApproval: 'UPDATE approvals SET status = $1, decided_by = $2, decided_at = $3, votes = $4 WHERE id = $5',
+    openForPayload: `SELECT ${APPROVAL_COLUMNS} FROM approvals
+      WHERE key = $1 AND payload_hash = $2 AND status IN ('pending', 'abandoned') AND expires_at >= $3
+      ORDER BY ts DESC, id LIMIT 1 ${d.forUpdate}`,
+    reopenFor:
+      "UPDATE approvals SET waiter = $1, status = 'pending', decided_by = NULL, decided_at = NULL WHERE id = $2",
   };
 }

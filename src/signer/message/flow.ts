@@ -18,7 +18,7 @@ import { encodeBase58 } from '../../util/base58';
 import { SignerError, errorMessage } from '../../util/errors';
 import type { Refusal } from '../checks';
 import type { EngineLogger } from '../engine-deps';
-import { awaitApproval, type ApprovalDeps } from '../flow/approval';
+import { approvalNeeded, awaitApproval, type ApprovalDeps } from '../flow/approval';
 import { haltRefusal } from '../flow/halted';
 import { keyUsage } from '../flow/preflight';
 import { refuse, stop, type Step } from '../flow/step';
@@ -125,7 +125,7 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
     if (!checked.ok) return checked.report;
     report.would_need_approval = needsOperator(key);
     if (report.would_need_approval) {
-      report.detail = `key "${key.name}" needs an operator's approval to sign this message (sa-forge-signer approvals approve ID)`;
+      report.detail = `key "${key.name}" needs ${approvalNeeded(key)} to sign this message (sa-forge-signer approvals approve ID)`;
     }
     return report;
   }
