@@ -9,6 +9,7 @@ import type { ApprovalRecord, Ledger } from '../../ledger/types';
 import { errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';
 import type { EngineLogger } from '../engine-deps';
+import { refusal } from '../refusals';
 import type { Report } from '../report';
 import type { Principal, SignProgress } from '../types';
 import { principalLabel } from '../types';
@@ -72,19 +73,21 @@ export async function awaitApproval(deps: ApprovalDeps, input: ApprovalInput): P
     const current = await ledger.getApproval(record.id);
     if (current?.status === 'approved') return { ok: true };
     if (current?.status === 'rejected') {
-      return stop(report, {
-        check: 'approval',
-        message: `not approved: rejected by ${current.decided_by ?? 'an operator'}`,
-      });
+      const by = current.decided_by ?? 'an operator';
+      return stop(report, refusal('approval_rejected', `not approved: rejected by ${by}`, { by }));
     }
     if (Date.now() >= deadline) {
       await ledger.decideApproval(record.id, 'expired', 'signer', nowSeconds()).catch(() => undefined);
       const last = await ledger.getApproval(record.id);
       if (last?.status === 'approved') return { ok: true }; // approved in the last instant
-      return stop(report, {
-        check: 'approval',
-        message: `not approved: no operator approved request ${record.id} within ${seconds(timings.approval_timeout_ms)} s`,
-      });
+      return stop(
+        report,
+        refusal(
+          'approval_timeout',
+          `not approved: no operator approved request ${record.id} within ${seconds(timings.approval_timeout_ms)} s`,
+          { approval_id: record.id },
+        ),
+      );
     }
     await pause(Math.min(timings.approval_poll_ms, Math.max(1, deadline - Date.now())), signal);
   }
@@ -98,7 +101,10 @@ async function abandon(deps: ApprovalDeps, id: string, report: Report): Promise<
   });
   const status = marked?.status ?? 'pending';
   const note = status === 'abandoned' ? '' : ` (it stands as ${status} in the ledger)`;
-  return stop(report, { check: 'approval', message: `not approved: request ${id}: ${GONE}${note}` });
+  return stop(
+    report,
+    refusal('approval_abandoned', `not approved: request ${id}: ${GONE}${note}`, { approval_id: id }),
+  );
 }
 
 /** Sleeps, waking early when the request is aborted. */
