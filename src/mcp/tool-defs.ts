@@ -4,6 +4,7 @@
  * a refusal means and what to do next, because the description is all a model reads before calling.
  */
 import { PAYLOAD_SCHEMA } from './payload-schema';
+import { REPORT_SCHEMA } from './report-schema';
 
 const KEY_HEADER = 'Key';
 
@@ -18,132 +19,7 @@ export interface ToolDef {
   annotations: { readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
 }
 
-const CHECK_NAMES = [
-  'authorized',
-  'halted',
-  'chain',
-  'fee_payer',
-  'programs',
-  'tokens',
-  'system',
-  'vault',
-  'signers',
-  'lookup_tables',
-  'new_accounts',
-  'ata_owners',
-  'destinations',
-  'limits',
-  'approval',
-  'message',
-];
-const PASS_NAMES = [...CHECK_NAMES, 'simulation', 'cap'];
-const OUTCOMES = ['ok', 'refused', 'simulation_failed', 'confirmed', 'failed', 'unknown', 'signed'];
-
 const nullable = (type: string, extra: Json = {}): Json => ({ type: [type, 'null'], ...extra });
-
-const REPORT_SCHEMA: Json = {
-  type: 'object',
-  description: 'The report (signer://docs/outcomes): act on `outcome`.',
-  properties: {
-    outcome: { type: 'string', enum: OUTCOMES },
-    key: nullable('string'),
-    signature: nullable('string'),
-    slot: nullable('integer'),
-    explorer: nullable('string'),
-    detail: nullable('string'),
-    failed_check: { enum: [...CHECK_NAMES, null] },
-    program_error: nullable('string'),
-    error: { description: 'The raw transaction error, or null.' },
-    checks: { type: 'array', items: { type: 'string', enum: PASS_NAMES } },
-    compute_units: nullable('integer'),
-    fee: nullable('integer'),
-    fee_payer: {
-      ...nullable('string'),
-      description:
-        'Who pays `fee`: the key, or another account (an x402 facilitator); null before the message is built.',
-    },
-    balance_change: nullable('integer'),
-    summary: { type: 'string' },
-    warnings: { type: 'array', items: { type: 'string' } },
-    payload_hash: { type: 'string' },
-    logs: { type: 'array', items: { type: 'string' } },
-    signed_transaction: {
-      ...nullable('string'),
-      description: 'mode "sign_only": the signed wire transaction (base64) for you to send; null otherwise.',
-    },
-    would_need_approval: {
-      ...nullable('boolean'),
-      description: 'Whether signing it needs an operator (approval confirm, spend above approve_above_lamports).',
-    },
-    remaining_daily_lamports: {
-      ...nullable('integer'),
-      description: "The key's daily allowance left after this transaction's spend; null when unknown.",
-    },
-    token_changes: {
-      type: ['array', 'null'],
-      description:
-        "Per mint, from the simulation: the key's change (`change`, base units; negative is a spend; `ui_change` in the mint's units) and what each other owner receives (`credits`).",
-      items: {
-        type: 'object',
-        properties: {
-          mint: { type: 'string' },
-          decimals: nullable('integer'),
-          change: { type: 'string' },
-          ui_change: nullable('string'),
-          credits: {
-            type: 'array',
-            items: {
-              type: 'object',
-              properties: { owner: { type: 'string' }, amount: { type: 'string' } },
-              required: ['owner', 'amount'],
-            },
-          },
-        },
-        required: ['mint', 'decimals', 'change', 'ui_change', 'credits'],
-      },
-    },
-    signed_message: {
-      ...nullable('string'),
-      description:
-        'A message payload of format "offchain": the signed off-chain message envelope (base64: signatures, then the message); null otherwise.',
-    },
-    remaining_daily_tokens: {
-      type: ['array', 'null'],
-      description: "Each of the key's mints: its daily allowance left after this transaction (base units).",
-      items: {
-        type: 'object',
-        properties: { mint: { type: 'string' }, remaining: { type: 'string' } },
-        required: ['mint', 'remaining'],
-      },
-    },
-  },
-  required: [
-    'outcome',
-    'key',
-    'signature',
-    'slot',
-    'explorer',
-    'detail',
-    'failed_check',
-    'program_error',
-    'error',
-    'checks',
-    'compute_units',
-    'fee',
-    'fee_payer',
-    'balance_change',
-    'summary',
-    'warnings',
-    'payload_hash',
-    'logs',
-    'signed_transaction',
-    'would_need_approval',
-    'remaining_daily_lamports',
-    'token_changes',
-    'remaining_daily_tokens',
-    'signed_message',
-  ],
-};
 
 const KEY_VIEW_SCHEMA: Json = {
   type: 'object',

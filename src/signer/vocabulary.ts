@@ -1,5 +1,5 @@
 /**
- * The report's vocabulary, each list written once: the types, the tools' output schema (report-schema.ts), the
+ * The report's vocabulary, each list written once: the types, the tools' output schema (src/mcp/report-schema.ts), the
  * `checks` resource and the docs are derived from or tested against these lists.
  * `signed` (sign_only) is not final: the signer watches the signature and records its end in the ledger.
  */
