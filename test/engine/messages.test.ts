@@ -245,6 +245,20 @@ describe('refused', () => {
     expect(notOurs).toMatchObject({ outcome: 'refused', failed_check: 'message', reason: 'not_a_signatory' });
   });
 
+  it("a signer that is not the named key is refused, whoever's pubkey it is", async () => {
+    const report = await w.engine.check({
+      payload: messagePayload('text', 'Sign in', { signer: pubkey('slow') }),
+      key: 'alpha',
+      principal: w.operator,
+    });
+    expect(report).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'signers',
+      reason: 'message_signer_not_key',
+      figures: { account: pubkey('slow') },
+    });
+  });
+
   it('a halted key refuses a message', async () => {
     await w.engine.halt({ key: 'stopped', reason: 'agent looping', principal: w.operator });
     const payload = messagePayload('text', 'Sign in please', { signer: pubkey('stopped') });

@@ -209,6 +209,14 @@ describe('signatures', () => {
       [transfer(address(key.pubkey), key.destination, 1000), transfer(cosigner, key.destination, 2000)],
       { lifetime: await latestLifetime(rpc) },
     );
+    // Replacing the blockhash would void the co-signer's signature: refused, never silently re-signed.
+    expect(await w.engine.check({ payload: v2(tx, { replace_blockhash: true }), principal: w.operator })).toMatchObject(
+      {
+        failed_check: 'signers',
+        reason: 'replace_blockhash_voids_signature',
+        figures: { account: cosigner.address },
+      },
+    );
     const bytes = Buffer.from(tx, 'base64');
     bytes[1 + 64 + 10] = bytes[1 + 64 + 10]! ^ 0xff; // slot 1: the co-signer's signature
     const report = await w.engine.sign({ payload: v2(bytes.toString('base64')), principal: w.operator });

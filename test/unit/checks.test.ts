@@ -287,7 +287,11 @@ describe('structural checks', () => {
       expect(refusal(subject([profileIx([])]))?.message).toBe(
         'instruction 0 is too short to parse as a Player Profile instruction',
       );
-      expect(refusal(subject([profileIx(drain.slice(0, 4))]))?.check).toBe('vault');
+      expect(refusal(subject([profileIx(drain.slice(0, 4))]))).toMatchObject({
+        check: 'vault',
+        reason: 'vault_instruction_malformed',
+        figures: { instruction: 0 },
+      });
     });
   });
 
