@@ -6,10 +6,8 @@
 import { FIGURES, REASON_NAMES, type FigureName } from '../signer/refusals';
 import type { Report } from '../signer/report';
 import { CHECK_NAMES, OUTCOMES, PASS_NAMES } from '../signer/vocabulary';
-
-type Json = Record<string, unknown>;
-
-const nullable = (type: string, extra: Json = {}): Json => ({ type: [type, 'null'], ...extra });
+import { nullable } from './tools/shared';
+import type { Json } from './tools/tool';
 
 /** Every field of the report; `required` lists them in this order. */
 const REPORT_FIELDS = [
