@@ -252,7 +252,7 @@ cluster is refused as expired.
 
 export const CHECKS = `# The checks
 
-Every refusal names one check in \`failed_check\`, and \`detail\` reads "<check>: <reason>"; \`reason\` names
+Every refusal names one check in \`failed_check\`, and \`detail\` reads "<check>: <why>"; \`reason\` names
 the refusal for a program (the table at the end) and \`figures\` holds its amounts and addresses. \`checks\` lists the
 checks that passed, in order. \`check\` and \`sign\` run the same checks up to the simulation; \`sign\` then adds
 approval; \`check\` also applies the destinations and the cap to its simulation, so it refuses what \`sign\` would. A refusal means nothing was sent: fix the cause, build the payload again if
