@@ -1,8 +1,28 @@
 /**
  * The four static resources, written for an agent. They describe what the code does (src/signer: payload.ts,
  * checks.ts, engine.ts, flow/v2-source.ts; src/signer/report.ts); change them together. The kit snippets in
- * PAYLOAD are run by test/engine/agent-docs.test.ts.
+ * PAYLOAD are run by test/engine/agent-docs.test.ts. The table of reasons in CHECKS is made from
+ * src/signer/refusals.ts, their one definition.
  */
+import { FIGURES, REASONS, REASON_NAMES, type FigureName } from '../signer/refusals';
+
+const code = (name: string): string => `\`${name}\``;
+
+/** One row per reason: its name, check, meaning, what to do and figures. */
+function reasonsTable(): string {
+  const rows = REASON_NAMES.map((name) => {
+    const r = REASONS[name];
+    const figures = r.figures.length === 0 ? '–' : r.figures.map(code).join(', ');
+    return `| ${code(name)} | ${r.check === null ? '–' : code(r.check)} | ${r.meaning} | ${r.action} | ${figures} |`;
+  });
+  return ['| `reason` | `failed_check` | Means | What to do | `figures` |', '|---|---|---|---|---|', ...rows].join(
+    '\n',
+  );
+}
+
+function figuresList(): string {
+  return (Object.keys(FIGURES) as FigureName[]).map((f) => `- ${code(f)}: ${FIGURES[f].meaning}.`).join('\n');
+}
 
 export const SKILL = `# Using sa-forge-signer
 
@@ -36,8 +56,9 @@ see a key. Four tools: \`check\`, \`sign\`, \`key_show\`, \`halt\`.
   (v1: \`transaction.fee_payer\`; v2: the transaction's first account). A v2 transaction someone else pays the
   fee for (an x402 facilitator) needs \`key\`, and \`mode: "sign_only"\`: the signer fills only the key's slot. Your token may use only the keys it lists; \`key_show\` without arguments lists them
   with their balance, limits, what was spent or reserved in the last 24 h, and whether they are halted.
-- A refusal names the check that failed in \`failed_check\`, with the reason in \`detail\`. signer://docs/checks
-  says what each check means and how to fix the payload. Do not retry a refused payload unchanged.
+- A refusal names the check that failed in \`failed_check\`, with the reason in \`detail\`; \`reason\` names it for
+  a program and \`figures\` carries its amounts and addresses. signer://docs/checks says what each check and reason
+  means and how to fix the payload. Do not retry a refused payload unchanged.
 - \`sign\` can take minutes: up to 150 s to confirm, and a key with approval \`confirm\` waits for human
   operators to approve it (some keys need two or more of them). Wait for the answer. If your call times out or
   loses its connection while they decide, sign the exact same payload again with the same key: you wait on the same
@@ -234,7 +255,8 @@ cluster is refused as expired.
 
 export const CHECKS = `# The checks
 
-Every refusal names one check in \`failed_check\`, and \`detail\` reads "<check>: <reason>". \`checks\` lists the
+Every refusal names one check in \`failed_check\`, and \`detail\` reads "<check>: <why>"; \`reason\` names
+the refusal for a program (the table at the end) and \`figures\` holds its amounts and addresses. \`checks\` lists the
 checks that passed, in order. \`check\` and \`sign\` run the same checks up to the simulation; \`sign\` then adds
 approval; \`check\` also applies the destinations and the cap to its simulation, so it refuses what \`sign\` would. A refusal means nothing was sent: fix the cause, build the payload again if
 needed, and \`check\` it before signing.
@@ -275,6 +297,17 @@ and for \`sign\` \`approval\`.
 
 Passed names: \`chain\`, \`lookup_tables\` (v2), \`fee_payer\`, \`programs\`, \`tokens\`, \`system\`, \`vault\`, \`signers\`, \`new_accounts\`,
 \`ata_owners\`, \`limits\`, \`simulation\`, \`destinations\`, \`cap\`, and for \`sign\` also \`approval\`.
+
+## Reasons
+
+\`reason\` says which refusal it was, whatever the wording of \`detail\`; act on it. \`figures\` carries the
+figures the row lists, where they are known (others are absent); it is null when a reason has none.
+
+${reasonsTable()}
+
+Figures (lamports are numbers; with \`mint\`, amounts are the mint's base units as decimal strings):
+
+${figuresList()}
 `;
 
 export const OUTCOMES = `# Outcomes

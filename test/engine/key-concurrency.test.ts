@@ -84,8 +84,8 @@ describe('one key, 32 signs in flight, at mainnet pace (SQLite)', () => {
     const refused = reports.filter((r) => r.outcome === 'refused');
     expect(confirmed).toHaveLength(ADMITTED);
     expect(refused).toHaveLength(IN_FLIGHT - ADMITTED);
-    for (const r of refused) expect(r).toMatchObject({ failed_check: 'limits', signature: null });
-    expect(refused.every((r) => /daily cap/.test(r.detail ?? ''))).toBe(true);
+    for (const r of refused)
+      expect(r).toMatchObject({ failed_check: 'limits', reason: 'per_day_cap', signature: null });
 
     const intents = await intentsOf(w, 'capped');
     expect(new Set(intents.map((e) => e.signature))).toEqual(new Set(confirmed.map((r) => r.signature)));
@@ -117,8 +117,12 @@ describe('the same transfer asked twice at once (mainnet pace, SQLite)', () => {
     const confirmed = twice.filter((r) => r.outcome === 'confirmed');
     const refused = twice.filter((r) => r.outcome === 'refused');
     expect(confirmed).toHaveLength(1);
-    expect(refused[0]).toMatchObject({ failed_check: 'chain', signature: null });
-    expect(refused[0]!.detail).toContain(`this exact transaction (signature ${confirmed[0]!.signature})`);
+    expect(refused[0]).toMatchObject({
+      failed_check: 'chain',
+      reason: 'signature_in_flight',
+      figures: { signature: confirmed[0]!.signature },
+      signature: null,
+    });
     expect(await intentsOf(w, 'alpha')).toHaveLength(1);
     const [view] = await w.engine.keyShow({ key: 'alpha', principal: w.operator });
     expect(view!.spent_or_reserved_24h).toBe(-confirmed[0]!.balance_change!);
@@ -178,8 +182,9 @@ describe('approvals do not block the key (mainnet pace, SQLite)', () => {
     await w.ledger.decideApproval(id2, 'approved', 'operator', now());
 
     const r2: Report = await second.done;
-    expect(r2).toMatchObject({ outcome: 'refused', failed_check: 'limits', signature: null });
-    expect(r2.detail).toMatch(/daily cap: \d+ lamports spent or reserved in 24 h, plus \d+ for this transaction/);
+    expect(r2).toMatchObject({ outcome: 'refused', failed_check: 'limits', reason: 'per_day_cap', signature: null });
+    // Refused at the gate, on this transaction's own spend.
+    expect(Object.keys(r2.figures ?? {})).toEqual(['spent', 'requested', 'cap']);
     expect((await first.done).outcome).toBe('confirmed');
     expect((await intentsOf(w, 'wallet')).map((e) => e.summary)).toEqual(['first']);
     expect(await balanceOf(w, w.keys.wallet!.destination)).toBe(AMOUNT);
@@ -192,7 +197,10 @@ describe('approvals do not block the key (mainnet pace, SQLite)', () => {
     await Promise.all(ids.map((id) => w.ledger.decideApproval(id, 'approved', 'operator', now())));
     const reports = await Promise.all(signs.map((s) => s.done));
     expect(reports.map((r) => r.outcome).sort()).toEqual(['confirmed', 'refused']);
-    expect(reports.find((r) => r.outcome === 'refused')).toMatchObject({ failed_check: 'limits' });
+    expect(reports.find((r) => r.outcome === 'refused')).toMatchObject({
+      failed_check: 'limits',
+      reason: 'per_day_cap',
+    });
     expect(await intentsOf(w, 'wallet')).toHaveLength(1);
     const landed = reports.find((r) => r.outcome === 'confirmed')!;
     expect(await balanceOf(w, w.keys.wallet!.destination)).toBe(landed.summary === 'one' ? AMOUNT : AMOUNT + 1);
@@ -206,7 +214,7 @@ describe('approvals do not block the key (mainnet pace, SQLite)', () => {
     expect(halted.halted).toHaveLength(1);
     await Promise.all(ids.map((id) => w.ledger.decideApproval(id, 'approved', 'operator', now())));
     for (const r of await Promise.all(signs.map((s) => s.done))) {
-      expect(r).toMatchObject({ outcome: 'refused', failed_check: 'halted', signature: null });
+      expect(r).toMatchObject({ outcome: 'refused', failed_check: 'halted', reason: 'halted', signature: null });
     }
     expect(await intentsOf(w, 'wallet')).toEqual([]);
   }, 120_000);

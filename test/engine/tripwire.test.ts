@@ -88,7 +88,7 @@ describe('a landed transaction that spent more than its reservation', () => {
     );
     // The cap holds from the next sign on: the key is halted until an operator resumes it.
     const next = await engine.sign({ payload: w.transfer('alpha', 1_000, 'after'), principal: w.operator });
-    expect(next).toMatchObject({ outcome: 'refused', failed_check: 'halted' });
+    expect(next).toMatchObject({ outcome: 'refused', failed_check: 'halted', reason: 'halted' });
   });
 
   it('sign-only: the watcher records the real size when the caller sends it, and halts the key', async () => {

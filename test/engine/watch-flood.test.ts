@@ -157,7 +157,7 @@ describe('a payment hidden under a flood of transactions naming the key', () => 
 
     // The next payment of the same size would take the key past its 1 SOL cap.
     const next = await signOnly(await payment(PAYMENT));
-    expect(next).toMatchObject({ outcome: 'refused', failed_check: 'limits' });
+    expect(next).toMatchObject({ outcome: 'refused', failed_check: 'limits', reason: 'per_day_cap' });
 
     // Bounded per poll, whatever the flood: at most the budget of listings and reads.
     const worst = pollCosts.reduce(

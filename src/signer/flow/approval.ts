@@ -19,6 +19,7 @@ import { approvedBy } from '../../ledger/records';
 import { errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';
 import type { EngineLogger } from '../engine-deps';
+import { refusal } from '../refusals';
 import type { Report } from '../report';
 import type { Principal, SignProgress } from '../types';
 import { principalLabel } from '../types';
@@ -125,26 +126,25 @@ export async function awaitApproval(
   const notInTime = (last: ApprovalRecord) => {
     const counted = approvedBy(last.votes).length;
     const within = `within ${seconds(timings.approval_timeout_ms)} s`;
-    return stop(report, {
-      check: 'approval',
-      message:
-        counted === 0
-          ? `not approved: no operator approved request ${last.id} ${within}`
-          : `not approved: request ${last.id} got ${approvalsSoFar(last)} ${within}, not enough`,
-    });
+    const message =
+      counted === 0
+        ? `not approved: no operator approved request ${last.id} ${within}`
+        : `not approved: request ${last.id} got ${approvalsSoFar(last)} ${within}, not enough`;
+    return stop(report, refusal('approval_timeout', message, { approval_id: last.id }));
   };
   for (;;) {
     if (signal?.aborted) return abandon(deps, record.id, waiter, report);
     const current = (await ledger.getApproval(record.id)) ?? record;
     const mine = current.waiter === null || current.waiter === waiter;
     if (current.status === 'rejected') {
-      return stop(report, {
-        check: 'approval',
-        message: `not approved: rejected by ${current.decided_by ?? 'an operator'}`,
-      });
+      const by = current.decided_by ?? 'an operator';
+      return stop(report, refusal('approval_rejected', `not approved: rejected by ${by}`, { by }));
     }
     if (current.status === 'abandoned') {
-      return stop(report, { check: 'approval', message: `not approved: request ${current.id}: ${GONE}` });
+      return stop(
+        report,
+        refusal('approval_abandoned', `not approved: request ${current.id}: ${GONE}`, { approval_id: current.id }),
+      );
     }
     if (!mine) return superseded(report, current);
     if (current.status === 'approved') return { ok: true, approval: current };
@@ -163,10 +163,14 @@ export async function awaitApproval(
 
 /** A later sign of the same payload waits on the request now: this one sends nothing, so it never sends twice. */
 function superseded(report: Report, current: ApprovalRecord) {
-  return stop(report, {
-    check: 'approval',
-    message: `not sent: the same payload was signed again and that later sign now waits on approval ${current.id} (${approvalsSoFar(current)} so far); its answer is the one that counts`,
-  });
+  return stop(
+    report,
+    refusal(
+      'approval_superseded',
+      `not sent: the same payload was signed again and that later sign now waits on approval ${current.id} (${approvalsSoFar(current)} so far); its answer is the one that counts`,
+      { approval_id: current.id },
+    ),
+  );
 }
 
 /**
@@ -180,7 +184,10 @@ async function abandon(deps: ApprovalDeps, id: string, waiter: string, report: R
   });
   const status = marked?.status ?? 'pending';
   const note = status === 'abandoned' ? '' : ` (it stands as ${status} in the ledger)`;
-  return stop(report, { check: 'approval', message: `not approved: request ${id}: ${GONE}${note}` });
+  return stop(
+    report,
+    refusal('approval_abandoned', `not approved: request ${id}: ${GONE}${note}`, { approval_id: id }),
+  );
 }
 
 /** Sleeps, waking early when the request is aborted. */

@@ -11,6 +11,7 @@ import { SignerError, errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';
 import { ataOwnerRefusal, ataOwnersToVerify, structuralRefusal, STRUCTURAL_CHECKS, type CheckSubject } from '../checks';
 import type { HaltBook } from '../halts';
+import { refusal } from '../refusals';
 import type { Report } from '../report';
 import { haltRefusal } from './halted';
 import { feeRefusal, limitsRefusal } from './limits';
@@ -51,12 +52,14 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
   // Payload v2 may name another fee payer (an x402 facilitator) when the key is one of its signers: the
   // source checks that once it has decoded the signer slots. A v1 payload's fee payer is the key it compiles for.
   if (source.feePayer !== key.pubkey && !source.foreignFeePayerAllowed) {
-    return stop(report, {
-      check: 'fee_payer',
-      message: `payload fee payer ${source.feePayer} is not key "${key.name}" (${key.pubkey})`,
-    });
+    return stop(
+      report,
+      refusal('fee_payer_not_key', `payload fee payer ${source.feePayer} is not key "${key.name}" (${key.pubkey})`, {
+        fee_payer: source.feePayer,
+      }),
+    );
   }
-  if (key.approval === 'deny') return stop(report, { check: 'approval', message: `key "${key.name}" is set to deny` });
+  if (key.approval === 'deny') return stop(report, refusal('key_set_to_deny', `key "${key.name}" is set to deny`));
 
   let halt: HaltRecord | null;
   let usage: Usage | null = null;
@@ -72,7 +75,10 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
   // One round trip: the blockhash is only used once the genesis has been checked.
   const [genesis, lifetime] = await Promise.all([deps.chain.getGenesisHash(), deps.chain.getLatestBlockhash()]);
   if (deps.cluster.genesis_hash !== null && genesis !== deps.cluster.genesis_hash) {
-    return stop(report, { check: 'chain', message: `RPC genesis hash ${genesis} is not ${deps.cluster.name}` });
+    return stop(
+      report,
+      refusal('wrong_cluster', `RPC genesis hash ${genesis} is not ${deps.cluster.name}`, { genesis_hash: genesis }),
+    );
   }
   report.checks.push('chain');
   if (input.signal?.aborted) throw new SignerError('cancelled', 'the request was cancelled');
@@ -118,7 +124,11 @@ async function partialSignersAreNew(chain: ChainClient, signers: readonly string
   if (signers.length === 0) return { ok: true };
   const existing = await chain.getMultipleAccounts([...signers]);
   const taken = signers.find((_, i) => existing[i] !== null);
-  if (taken) return stop(report, { check: 'new_accounts', message: `partial signer ${taken} already exists on-chain` });
+  if (taken)
+    return stop(
+      report,
+      refusal('partial_signer_exists', `partial signer ${taken} already exists on-chain`, { account: taken }),
+    );
   return { ok: true };
 }
 

@@ -12,6 +12,7 @@
 import type { AccountsAtSlot, ChainClient, SimulationResult } from '../../chain/types';
 import type { KeyConfig } from '../../config/types';
 import { programError } from '../checks';
+import { refusal } from '../refusals';
 import type { Report } from '../report';
 import { tokenMovements, type TokenMovements } from '../tokens/movements';
 import { readMint, type MintState } from '../tokens/state';
@@ -112,9 +113,10 @@ export function recordSimulation(report: Report, f: Figures, prefix: string | nu
   report.compute_units = f.sim.unitsConsumed;
   report.fee = f.fee;
   report.balance_change = f.balanceChange;
-  if (f.unjudgeable !== null) return stop(report, { check: 'limits', message: f.unjudgeable });
+  if (f.unjudgeable !== null) return stop(report, refusal('spend_unknown', f.unjudgeable));
   if (f.sim.err === null) return { ok: true };
   report.outcome = 'simulation_failed';
+  report.reason = 'simulation_failed';
   report.program_error = programError(f.sim.logs);
   const cause = report.program_error ?? `simulation error ${JSON.stringify(f.sim.err)}`;
   report.detail = prefix ? `${prefix}: ${cause}` : cause;
