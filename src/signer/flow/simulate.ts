@@ -18,7 +18,7 @@ import { tokenMovements, type TokenMovements } from '../tokens/movements';
 import { readMint, type MintState } from '../tokens/state';
 import { writableAccounts } from '../writable-accounts';
 import { feeBound } from './fee-bound';
-import { readIsSimulationBank } from './same-bank';
+import { simulationBankBefore } from './same-bank';
 import { stop, type Step } from './step';
 import type { BuiltTransaction } from './transaction';
 
@@ -79,8 +79,12 @@ export async function simulate(
     if (sim.err !== null || sim.accounts.length !== accounts.length) {
       return { sim, fee, balanceChange: null, gains: [], tokens: NO_TOKENS, mints: new Map(), unjudgeable: null };
     }
-    before = await chain.getAccountsAtSlot(accounts, sim.slot);
-    if (readIsSimulationBank(sim, built.prepared.msg.accountKeys, accounts, before)) break;
+    const read = await chain.getAccountsAtSlot(accounts, sim.slot);
+    const same = simulationBankBefore(sim, built.prepared.msg.accountKeys, accounts, read);
+    if (same !== null) {
+      before = same;
+      break;
+    }
     if (attempt >= SAME_BANK_ATTEMPTS) {
       const unjudgeable = `the key's balances could not be read from the bank the simulation ran on (${SAME_BANK_ATTEMPTS} tries: the key's accounts changed in between each time), so the spend cannot be bounded; try again`;
       return { sim, fee, balanceChange: null, gains: [], tokens: NO_TOKENS, mints: new Map(), unjudgeable };
