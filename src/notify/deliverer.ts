@@ -64,6 +64,7 @@ export function startDeliverer(deps: {
   let pumping = false;
   let again = false;
   let claimFailing = false;
+  let claiming: Promise<unknown> = Promise.resolve();
 
   const settle = async (row: NotificationRecord, state: NotificationSettlement): Promise<void> => {
     try {
@@ -176,14 +177,29 @@ export function startDeliverer(deps: {
     if (free <= 0) return;
     pumping = true;
     again = false;
-    ledger
+    claiming = ledger
       .claimNotifications(owner, Date.now(), leaseMs, free)
       .then(
-        (rows) => {
+        async (rows) => {
           if (claimFailing) log.info({}, 'the outbox can be read again; delivering notifications');
           claimFailing = false;
-          for (const row of rows) if (!stopped) start(row);
           if (rows.length === free) again = true; // maybe more are due
+          if (!stopped) {
+            for (const row of rows) start(row);
+            return;
+          }
+          // Claimed as the service stopped: handed back as they were, so the next deliverer need not wait out the claim.
+          await Promise.all(
+            rows.map((row) =>
+              settle(row, {
+                status: 'pending',
+                attempts: row.attempts,
+                next_at: row.next_at,
+                last_error: row.last_error,
+                settled_at: null,
+              }),
+            ),
+          );
         },
         (e: unknown) => {
           if (!claimFailing) log.error({ err: errorMessage(e) }, 'the outbox cannot be read; notifications wait');
@@ -196,8 +212,9 @@ export function startDeliverer(deps: {
       });
   };
 
+  let pruning: Promise<unknown> = Promise.resolve();
   const prune = (): void => {
-    ledger
+    pruning = ledger
       .pruneNotifications(Date.now() - KEEP_DELIVERED_MS)
       .catch((e: unknown) => log.error({ err: errorMessage(e) }, 'delivered notifications could not be pruned'));
   };
@@ -216,6 +233,8 @@ export function startDeliverer(deps: {
       stopped = true;
       clearInterval(poll);
       clearInterval(pruner);
+      // A claim in flight still starts nothing (stopped), and its rows' claims run out for the next deliverer.
+      await Promise.allSettled([claiming, pruning]);
       for (const r of running.values()) r.abort.abort();
       await Promise.allSettled([...running.values()].map((r) => r.done));
     },
