@@ -113,7 +113,8 @@ export function startDeliverer(deps: {
       return { ok: false, error: `HTTP ${res.status}`, final: res.status === 410 };
     } catch (e) {
       if (timeout.aborted) return { ok: false, error: `no answer within ${settings.timeout_ms} ms`, final: false };
-      return { ok: false, error: errorMessage(e), final: false };
+      // The error is stored and shown (notify list, logs): the URL, which may be a secret, never is.
+      return { ok: false, error: errorMessage(e).split(hook.url).join(hook.id), final: false };
     }
   };
 
