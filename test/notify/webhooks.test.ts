@@ -271,9 +271,11 @@ describe('webhooks', () => {
   });
 
   it('marks a notification failed after max_attempts, visible in the ledger and in the metrics', async () => {
+    const hook = hookId(standard.url);
+    // What earlier tests left in flight (a resume sent as the deliverer was swapped) is delivered first.
+    await until(async () => (await rows(hook, (n) => n.status === 'pending')).length === 0, 'a quiet outbox');
     await deliverWith({ max_attempts: 3 });
     try {
-      const hook = hookId(standard.url);
       standard.setMode({ kind: 'status', status: 503 });
       await w.engine.halt({ key: 'capped', reason: 'given up', principal: AGENT });
       await until(
@@ -284,8 +286,10 @@ describe('webhooks', () => {
         (n) => n.hook === hook,
       );
       expect(failed).toMatchObject({ event: 'key.halted', attempts: 3, last_error: 'HTTP 503' });
+      // Counted once the ledger has the result durably, which a reader of the ledger may see a moment before.
+      const failedLine = `signer_notifications_total{hook="${hook}",result="failed"} 1`;
+      await until(async () => (await metrics.registry.metrics()).includes(failedLine), 'the failure counted');
       const text = await metrics.registry.metrics();
-      expect(text).toContain(`signer_notifications_total{hook="${hook}",result="failed"} 1`);
       expect(text).toMatch(
         new RegExp(`signer_notifications_total\\{hook="${hook.replace(/[.]/g, '\\.')}",result="retrying"\\} [1-9]`),
       );
