@@ -43,6 +43,8 @@ const CONCURRENCY = 8;
 /** Delivered rows are kept this long for `notify list` and the console, then pruned. */
 const KEEP_DELIVERED_MS = 7 * 24 * 3600_000;
 const PRUNE_EVERY_MS = 3600_000;
+/** How long a row for a hook this process does not have is left to the others before it looks again. */
+const HAND_BACK_MS = 60_000;
 
 type Attempt = { ok: true } | { ok: false; error: string; final: boolean };
 
@@ -80,7 +82,7 @@ export function startDeliverer(deps: {
 
   const attemptOnce = async (row: NotificationRecord, abort: AbortController): Promise<Attempt> => {
     const hook = hooks.get(row.hook);
-    if (!hook) return { ok: false, error: 'the hook is no longer configured', final: true };
+    if (!hook) return { ok: false, error: 'no hook with this id is configured here', final: false };
     let event: NotificationEvent;
     try {
       event = JSON.parse(row.body) as NotificationEvent;
@@ -119,9 +121,10 @@ export function startDeliverer(deps: {
   };
 
   const attempt = async (row: NotificationRecord, abort: AbortController): Promise<void> => {
+    if (!hooks.has(row.hook)) return handBack(row);
     const result = await attemptOnce(row, abort);
     const now = Date.now();
-    if (abort.signal.aborted) {
+    if (!result.ok && abort.signal.aborted) {
       // Stopped mid-attempt: not counted, due again at once for whoever runs next.
       await settle(row, {
         status: 'pending',
@@ -154,6 +157,28 @@ export function startDeliverer(deps: {
     );
     await settle(row, { status: 'pending', attempts, next_at: now + wait, last_error: result.error, settled_at: null });
     deps.observer?.retrying(row.hook);
+  };
+
+  /**
+   * A row for a hook this process does not have: another replica's config has it (a rolling change of `notify`), so
+   * it is left to them, its attempts untouched, until it is older than max_age_hours; then no one is sending it.
+   */
+  const handBack = async (row: NotificationRecord): Promise<void> => {
+    const now = Date.now();
+    if (now - row.created_at >= settings.max_age_hours * 3600_000) {
+      const error = 'no running service has this hook configured';
+      await settle(row, { status: 'failed', attempts: row.attempts, next_at: now, last_error: error, settled_at: now });
+      deps.observer?.failed(row.hook);
+      return;
+    }
+    const later = now + Math.max(settings.poll_ms, HAND_BACK_MS);
+    await settle(row, {
+      status: 'pending',
+      attempts: row.attempts,
+      next_at: later,
+      last_error: row.last_error,
+      settled_at: null,
+    });
   };
 
   const start = (row: NotificationRecord): void => {

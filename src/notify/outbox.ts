@@ -10,7 +10,7 @@ import type { Ledger, NotificationInput } from '../ledger/types';
 import { errorMessage } from '../util/errors';
 import type { NotificationEvent } from './events';
 
-export interface EngineLog {
+export interface OutboxLog {
   error(obj: object, msg?: string): void;
 }
 
@@ -29,7 +29,7 @@ export const newMessageId = (): string => `msg_${randomUUID().replace(/-/g, '')}
 export function createOutbox(deps: {
   ledger: Ledger;
   notify: NotifyConfig | undefined;
-  log: EngineLog;
+  log: OutboxLog;
   /** Told after rows are written, so this process's deliverer sends them at once instead of at its next poll. */
   onEnqueued?: () => void;
 }): Notifier {

@@ -300,4 +300,26 @@ describe('webhooks', () => {
       await deliverWith({});
     }
   });
+
+  it('leaves a hook it does not have to the replicas that do, and marks it failed once it is max_age_hours old', async () => {
+    const now = Date.now();
+    const row = (id: string, created: number) => ({
+      id,
+      hook: 'elsewhere.example~00000000',
+      event: 'key.halted',
+      key: 'capped',
+      body: '{}',
+      created_at: created,
+      next_at: created,
+    });
+    await w.ledger.enqueueNotifications([row('msg_elsewhere_new', now), row('msg_elsewhere_old', now - 25 * 3600_000)]);
+    const byId = async (id: string) => (await w.ledger.listNotifications({ limit: 1000 })).find((n) => n.id === id)!;
+    await until(async () => (await byId('msg_elsewhere_old')).status === 'failed', 'the old row given up');
+    expect(await byId('msg_elsewhere_old')).toMatchObject({
+      attempts: 0,
+      last_error: 'no running service has this hook configured',
+    });
+    await until(async () => (await byId('msg_elsewhere_new')).next_at > now, 'the new row handed back');
+    expect(await byId('msg_elsewhere_new')).toMatchObject({ status: 'pending', attempts: 0 });
+  });
 });
