@@ -83,8 +83,11 @@ export function keyResumed(key: string, by: string, ts: number): NotificationEve
   return { type: 'key.resumed', timestamp: iso(ts), data: { key, resumed_by: by, resumed_at: iso(ts) } };
 }
 
-/** A sign the key's caps refused (rate, per-transaction, daily, fee or token caps): nothing was sent. */
-export function signRefusedByCap(report: Report, requestedBy: string, ts: number): NotificationEvent {
+/**
+ * A sign the key's caps refused (rate, per-transaction, daily, fee or token caps): nothing was sent. `heldBack`:
+ * refusals of the key since the last such event that were not notified (at most one a minute per key and process).
+ */
+export function signRefusedByCap(report: Report, requestedBy: string, ts: number, heldBack = 0): NotificationEvent {
   return {
     type: 'sign.refused_by_cap',
     timestamp: iso(ts),
@@ -100,6 +103,7 @@ export function signRefusedByCap(report: Report, requestedBy: string, ts: number
       remaining_daily_tokens: report.remaining_daily_tokens,
       requested_by: requestedBy,
       summary: unverified(report.summary, requestedBy),
+      refusals_not_notified: heldBack,
     },
   };
 }

@@ -32,6 +32,7 @@ import { createSignedWatcher, signOnlyIntentDetail } from './flow/watch-signed';
 import { createHaltBook } from './halts';
 import { signRefusedByCap } from '../notify/events';
 import { createOutbox } from '../notify/outbox';
+import { refusalThrottle } from '../notify/throttle';
 import { heldHaltsFile } from './held-halts-file';
 import { fixedPolicy, liveAccess, liveKeySet, policyFor } from './policy';
 import { keyView } from './key-view';
@@ -83,10 +84,18 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     return report;
   };
 
-  /** A sign a cap refused is news for the operators' hooks: written to the outbox without the sign waiting for it. */
+  /**
+   * A sign a cap refused is news for the operators' hooks: written to the outbox without the sign waiting for it,
+   * at most one a minute per key (refusalThrottle).
+   */
+  const refusals = refusalThrottle();
   const signed = (input: SignInput, report: Report, started: number): Report => {
-    if (report.outcome === 'refused' && report.failed_check === 'limits')
-      void notifier.emit(signRefusedByCap(report, principalLabel(input.principal), nowSeconds()));
+    if (report.outcome === 'refused' && report.failed_check === 'limits') {
+      const now = Date.now();
+      const { send, heldBack } = refusals.take(report.key ?? '', now);
+      const by = principalLabel(input.principal);
+      if (send) void notifier.emit(signRefusedByCap(report, by, Math.floor(now / 1000), heldBack));
+    }
     return done('sign', report, started);
   };
 

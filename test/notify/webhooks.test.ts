@@ -245,7 +245,12 @@ describe('webhooks', () => {
     await standard.down();
     await w.engine.halt({ key: 'capped', reason: 'while down', principal: AGENT });
     await w.engine.resume('capped');
-    await w.engine.sign({ payload: w.transfer('capped', 9_000_000, 'over the cap while down'), principal: AGENT });
+    // Another key than the earlier refusal's: refusals are notified at most once a minute per key.
+    const over = await w.engine.sign({
+      payload: w.transfer('wallet', 11_000_000_000, 'over the cap while down'),
+      principal: AGENT,
+    });
+    expect(over).toMatchObject({ outcome: 'refused', failed_check: 'limits' });
     const fresh = () => rows(hook, (n) => n.created_at >= since);
     // Each was tried and refused (the port is closed), and waits for its retry.
     await until(async () => {
