@@ -6,6 +6,7 @@
  * so a receiver cannot mistake it for the signer's own words.
  */
 import type { NotifyEvent } from '../config/types';
+import { approvedBy } from '../ledger/records';
 import type { ApprovalRecord, HaltRecord, TokenFigure } from '../ledger/types';
 import type { Report } from '../signer/report';
 import { showUntrusted } from '../util/untrusted';
@@ -49,6 +50,9 @@ function approvalData(r: ApprovalRecord): Record<string, unknown> {
     fee_lamports: r.fee,
     compute_units: r.compute_units,
     ...tokenData(r.tokens),
+    required: r.required,
+    approvers: r.approvers,
+    approved_by: approvedBy(r.votes),
     requested_by: r.requested_by,
     requested_at: iso(r.ts),
     expires_at: iso(r.expires_at),

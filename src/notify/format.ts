@@ -42,6 +42,7 @@ function slackText(e: NotificationEvent): string {
     case 'approval.requested':
       lines.push(
         `*Approval requested* for key \`${key}\`: \`sa-forge-signer approvals approve ${value(d.approval_id)}\` (or reject) before ${value(d.expires_at)}`,
+        typeof d.required === 'number' && d.required > 1 ? `needs ${d.required} approvers` : null,
         lamports('balance change', d.balance_change_lamports),
         lamports('fee', d.fee_lamports),
         tokens(d.tokens),

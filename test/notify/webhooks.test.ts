@@ -121,6 +121,9 @@ describe('webhooks', () => {
       key: 'wallet',
       approval_id: id,
       status: 'pending',
+      required: 1,
+      approvers: null,
+      approved_by: [],
       requested_by: 'token:agent',
       summary: { text: summary, written_by: 'token:agent', verified: false },
     });
@@ -136,7 +139,12 @@ describe('webhooks', () => {
     const report = await signing;
     expect(report.outcome).toBe('confirmed');
     const decided = await arrival(standard, 'approval.decided', (d) => d.approval_id === id);
-    expect(decided.body.data).toMatchObject({ key: 'wallet', status: 'approved', decided_by: 'operator' });
+    expect(decided.body.data).toMatchObject({
+      key: 'wallet',
+      status: 'approved',
+      decided_by: 'operator',
+      approved_by: ['operator'],
+    });
   });
 
   it('tells of a sign refused by a cap, with the cap that refused and what the transaction would have cost', async () => {

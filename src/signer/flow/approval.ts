@@ -90,13 +90,13 @@ export async function awaitApproval(
   deps: ApprovalDeps,
   input: ApprovalInput,
 ): Promise<StepWith<{ approval: ApprovalRecord }>> {
-  let id: string | null = null;
+  const asked: { id: string | null } = { id: null };
   const progress = (p: SignProgress): void => {
-    if (p.stage === 'approval') id = p.approval_id;
+    if (p.stage === 'approval') asked.id = p.approval_id;
     input.progress(p);
   };
   const step = await requestAndWait(deps, { ...input, progress });
-  if (id !== null) await notifyDecided(deps, id);
+  if (asked.id !== null) await notifyDecided(deps, asked.id);
   return step;
 }
 
