@@ -147,6 +147,23 @@ describe('webhooks', () => {
     });
   });
 
+  it('tells of a request whose sign went away as decided: abandoned, by the signer', async () => {
+    const events: SignProgress[] = [];
+    const caller = new AbortController();
+    const signing = w.engine.sign({
+      payload: w.transfer('wallet', 1_100_000, 'the caller will leave'),
+      principal: AGENT,
+      signal: caller.signal,
+      onProgress: (e) => events.push(e),
+    });
+    const id = await approvalId(events);
+    await arrival(standard, 'approval.requested', (d) => d.approval_id === id);
+    caller.abort();
+    expect((await signing).outcome).toBe('refused');
+    const decided = await arrival(standard, 'approval.decided', (d) => d.approval_id === id);
+    expect(decided.body.data).toMatchObject({ status: 'abandoned', approved_by: [] });
+  });
+
   it('tells of a sign refused by a cap, with the cap that refused and what the transaction would have cost', async () => {
     const report = await w.engine.sign({ payload: w.transfer('capped', 5_000_000, 'too much'), principal: AGENT });
     expect(report).toMatchObject({ outcome: 'refused', failed_check: 'limits' });
