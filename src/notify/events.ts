@@ -98,6 +98,8 @@ export function signRefusedByCap(report: Report, requestedBy: string, ts: number
     data: {
       key: report.key,
       failed_check: report.failed_check,
+      reason: report.reason,
+      figures: report.figures,
       detail: report.detail,
       payload_hash: report.payload_hash,
       balance_change_lamports: report.balance_change,

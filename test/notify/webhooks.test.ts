@@ -166,11 +166,13 @@ describe('webhooks', () => {
 
   it('tells of a sign refused by a cap, with the cap that refused and what the transaction would have cost', async () => {
     const report = await w.engine.sign({ payload: w.transfer('capped', 5_000_000, 'too much'), principal: AGENT });
-    expect(report).toMatchObject({ outcome: 'refused', failed_check: 'limits' });
+    expect(report).toMatchObject({ outcome: 'refused', failed_check: 'limits', reason: 'per_day_cap' });
     const refused = await arrival(standard, 'sign.refused_by_cap', (d) => d.payload_hash === report.payload_hash);
     expect(refused.body.data).toMatchObject({
       key: 'capped',
       failed_check: 'limits',
+      reason: report.reason,
+      figures: report.figures,
       detail: report.detail,
       balance_change_lamports: report.balance_change,
       requested_by: 'token:agent',
