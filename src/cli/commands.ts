@@ -56,6 +56,12 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'approvals list', values: [], flags: ['json'], usage: 'approvals list [--json]' },
   { name: 'approvals approve', values: ['as'], flags: [], usage: 'approvals approve ID [--as NAME]' },
   { name: 'approvals reject', values: ['as'], flags: [], usage: 'approvals reject ID [--as NAME]' },
+  {
+    name: 'notify list',
+    values: ['n', 'status'],
+    flags: ['json'],
+    usage: 'notify list [-n N] [--status pending|delivered|failed] [--json]',
+  },
   { name: 'locks list', values: [], flags: ['json'], usage: 'locks list [--json]' },
   { name: 'locks clear', values: [], flags: ['force'], usage: 'locks clear KEY [--force]' },
   { name: 'reload', values: [], flags: ['json'], usage: 'reload [--json]' },

@@ -29,6 +29,9 @@ import { runLocksCommand } from './locks';
 import { policyReplay, policyTest } from './policy-commands';
 import { reloadCommand } from './reload-command';
 import { renderApproval, renderAuditEntry } from './render';
+import { notifyList } from './notify-commands';
+import { createHaltBook } from '../signer/halts';
+import { createOutbox } from '../notify/outbox';
 
 const HELP = `sa-forge-signer ${VERSION}: the operator CLI of the sa-forge-signer transaction signer
 
@@ -65,6 +68,9 @@ usage: sa-forge-signer [--config FILE] COMMAND ...
   approvals approve ID | reject ID [--as NAME]
                                         vote on one; with operators configured, --as names the operator
                                         voting (one of the key's approvers)
+  notify list [-n N] [--status S] [--json]
+                                        webhook notifications, newest first: event, key, hook, delivered,
+                                        pending (attempts, next try) or failed and why (docs/notifications.md)
   locks list [--json]                   per-key locks, their holders and leases
   locks clear KEY [--force]             free a stale key lock (--force: a live one)
   reload [--json]                       the running service reads its config again: keys and caps change
@@ -256,7 +262,11 @@ async function resumeCommand(args: ParsedArgs): Promise<number> {
   const cfg = config(args);
   keyOf(cfg, name);
   return withLedger(cfg, async (l) => {
-    const lifted = await l.resume(name, 'operator', nowSeconds());
+    // Through the halt book, as the service resumes: the resume is audited and the hooks are told of it.
+    const log = { info: () => {}, warn: () => {}, error: (_o: object, msg?: string) => err(`warning: ${msg ?? ''}`) };
+    const halts = createHaltBook({ ledger: l, log, notify: createOutbox({ ledger: l, notify: cfg.notify, log }) });
+    const lifted = await halts.resume(name, 'operator');
+    halts.close();
     err(lifted ? `resumed ${name}: signing is allowed again` : `${name} was not halted`);
     return 0;
   });
@@ -350,6 +360,8 @@ export async function main(argv: string[]): Promise<number> {
       return resumeCommand(args);
     case 'approvals':
       return approvalsCommand(sub, args);
+    case 'notify':
+      return notifyList(config(args), args);
     case 'locks': {
       const cfg = config(args);
       const req = {

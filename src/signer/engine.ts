@@ -30,6 +30,9 @@ import { v1Source, type PreparedTransaction, type TransactionSource } from './fl
 import { v2Source } from './flow/v2-source';
 import { createSignedWatcher, signOnlyIntentDetail } from './flow/watch-signed';
 import { createHaltBook } from './halts';
+import { signRefusedByCap } from '../notify/events';
+import { createOutbox } from '../notify/outbox';
+import { refusalThrottle } from '../notify/throttle';
 import { heldHaltsFile } from './held-halts-file';
 import { fixedPolicy, liveAccess, liveKeySet, policyFor } from './policy';
 import { keyView } from './key-view';
@@ -60,9 +63,10 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   const policy = deps.policy ?? fixedPolicy(policyFor(config));
   const access = liveAccess(policy);
   const keys = liveKeySet(policy);
-  const halts = createHaltBook({ ledger, log, file: heldHaltsFile(config.state_dir) });
+  const notifier = deps.notifier ?? createOutbox({ ledger, notify: config.notify, log });
+  const halts = createHaltBook({ ledger, log, file: heldHaltsFile(config.state_dir), notify: notifier });
   const preflightDeps = { cluster: config.cluster, chain, ledger, halts };
-  const approvalDeps = { ledger, timings: config.timings, log };
+  const approvalDeps = { ledger, timings: config.timings, log, notify: notifier };
   const sendDeps = { chain, timings: config.timings };
   const messages = createMessageFlow({ access, keys, halts, ledger, approval: approvalDeps, log });
   const tripwireDeps = { halts, log, observer: deps.observer };
@@ -78,6 +82,21 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   const done = (tool: 'check' | 'sign', report: Report, started: number): Report => {
     deps.onReport?.(tool, report, performance.now() - started);
     return report;
+  };
+
+  /**
+   * A sign a cap refused is news for the operators' hooks: written to the outbox without the sign waiting for it,
+   * at most one a minute per key (refusalThrottle).
+   */
+  const refusals = refusalThrottle();
+  const signed = (input: SignInput, report: Report, started: number): Report => {
+    if (report.outcome === 'refused' && report.failed_check === 'limits') {
+      const now = Date.now();
+      const { send, heldBack } = refusals.take(report.key ?? '', now);
+      const by = principalLabel(input.principal);
+      if (send) void notifier.emit(signRefusedByCap(report, by, Math.floor(now / 1000), heldBack));
+    }
+    return done('sign', report, started);
   };
 
   /** Settles the key for a parsed transaction payload; a key the principal may not use ends here, before any I/O. */
@@ -293,7 +312,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       // A message is signed, never sent: the mode does not apply. It counts as running for the drain.
       running++;
       try {
-        return done('sign', await messages.sign(input, parsed), started);
+        return signed(input, await messages.sign(input, parsed), started);
       } finally {
         running--;
       }
@@ -316,7 +335,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       // A sign's own final entry needs no lock: only this sign writes it, and a usage read counts either the
       // intent's reservation (before the final is appended) or the final figure (after), never both.
       if (!watched) await writeFinal({ ledger, log }, rec, report, sent);
-      return done('sign', report, started);
+      return signed(input, report, started);
     } finally {
       running--;
     }
@@ -376,6 +395,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       await resumed;
       await watcher.close();
       halts.close();
+      await notifier.flush();
       await ledger.close();
       await keys.close();
     },

@@ -14,6 +14,8 @@ export interface OpenEngineOptions {
   logger?: EngineLogger;
   onReport?: EngineDeps['onReport'];
   observer?: EngineDeps['observer'];
+  /** Where events for webhooks go (the service's outbox, which wakes its deliverer); absent: one made from config. */
+  notifier?: EngineDeps['notifier'];
   /** Parts already opened by the caller (tests, the CLI reusing a ledger). */
   chain?: ChainClient;
   ledger?: Ledger;
@@ -44,6 +46,7 @@ export async function openEngine(config: SignerConfig, opts: OpenEngineOptions =
     onReport: opts.onReport,
     policy: opts.policy,
     ...(opts.observer === undefined ? {} : { observer: opts.observer }),
+    ...(opts.notifier === undefined ? {} : { notifier: opts.notifier }),
   });
   const keyProblems = await engine.verifyKeys();
   // The same checks a reload makes (signer/policy-check.ts); here a problem is logged unless --strict.

@@ -10,6 +10,7 @@ import type { AuditEntry, Ledger } from '../../src/ledger/types';
 import { SignerError } from '../../src/util/errors';
 import { intentInput, signInput, matching } from './helpers';
 import { USAGE_HORIZON_S, usageOf } from '../../src/ledger/usage-book';
+import { outboxContract } from './outbox-contract';
 
 export interface StoreUnderTest {
   ledger: Ledger;
@@ -786,6 +787,8 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         await next.release();
       });
     });
+
+    outboxContract({ ledger: () => s.ledger, reopen });
 
     describe('lifecycle', () => {
       it('answers ping, and after close every operation fails with a ledger error', async () => {

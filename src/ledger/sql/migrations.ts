@@ -39,6 +39,30 @@ const QUORUM_COLUMNS = [
   'CREATE INDEX approvals_key_payload ON approvals (key, payload_hash, status)',
 ].join(';\n');
 
+/**
+ * The webhook outbox (src/notify/): one row per notification and hook, written when its event happens and claimed by
+ * one deliverer at a time (claimed_by until claim_until, unix ms), so replicas sharing the ledger never both post it.
+ */
+function outboxTable(int: string): string {
+  return `CREATE TABLE notifications (
+     id TEXT PRIMARY KEY,
+     hook TEXT NOT NULL,
+     event TEXT NOT NULL,
+     key TEXT,
+     body TEXT NOT NULL,
+     created_at ${int} NOT NULL,
+     status TEXT NOT NULL,
+     attempts ${int} NOT NULL,
+     next_at ${int} NOT NULL,
+     claimed_by TEXT,
+     claim_until ${int},
+     last_error TEXT,
+     settled_at ${int}
+   );
+   CREATE INDEX notifications_due ON notifications (status, next_at);
+   CREATE INDEX notifications_created ON notifications (created_at)`;
+}
+
 export const SQLITE_MIGRATIONS: readonly string[] = [
   `CREATE TABLE entries (
      seq INTEGER PRIMARY KEY,
@@ -95,6 +119,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   TOKEN_AND_MESSAGE_COLUMNS,
   MESSAGE_DESCRIPTION_COLUMN,
   QUORUM_COLUMNS,
+  outboxTable('INTEGER'),
 ];
 
 export const POSTGRES_MIGRATIONS: readonly string[] = [
@@ -139,6 +164,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   TOKEN_AND_MESSAGE_COLUMNS,
   MESSAGE_DESCRIPTION_COLUMN,
   QUORUM_COLUMNS,
+  outboxTable('bigint'),
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */
