@@ -18,13 +18,12 @@ import { silentLogger, type EngineDeps } from './engine-deps';
 import { approvalNeeded, approvalNote, awaitApproval } from './flow/approval';
 import type { SignRecord } from './flow/audit';
 import { writeFinal } from './flow/audit';
-import { destinationRefusal } from './flow/destinations';
-import { judgeTokens } from './flow/tokens';
-import { capReservation, needsApproval, passGate } from './flow/gate';
+import { passGate } from './flow/gate';
+import { judgeSimulation } from './flow/judge';
 import { preflight } from './flow/preflight';
 import { sendAndConfirm } from './flow/send-confirm';
 import { checkLanded } from './flow/tripwire';
-import { recordSimulation, simulate } from './flow/simulate';
+import { simulate } from './flow/simulate';
 import { refuse, stop, type StepWith } from './flow/step';
 import { v1Source, type PreparedTransaction, type TransactionSource } from './flow/transaction';
 import { v2Source } from './flow/v2-source';
@@ -127,22 +126,11 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     if (!checked.ok) return done('check', checked.report, started);
     if (checked.prepared.foreignFeePayer !== null) report.warnings.push(foreignFeePayerNote(checked.prepared));
     const figures = await simulate(chain, source.unsigned(checked.prepared), key, 'check');
-    const simulated = recordSimulation(report, figures);
-    if (!simulated.ok) return done('check', simulated.report, started);
-    report.checks.push('simulation');
-    report.logs = figures.sim.logs;
-    // From here check runs sign's own decisions on the same figures, so its outcome is what sign would do.
-    // The token figures go on the report whatever refuses: an agent sees what the transaction would move.
-    const tokens = judgeTokens(key, report, figures);
-    const destinations = destinationRefusal(key, figures.gains) ?? tokens;
-    if (destinations) return done('check', refuse(report, destinations), started);
-    report.checks.push('destinations');
-    report.would_need_approval = needsApproval(key, report.balance_change, figures);
-    if (checked.usageKnown) {
-      const cap = capReservation(key, report, checked.usage, figures);
-      if (!cap.ok) return done('check', cap.report, started);
-      report.checks.push('cap');
-    }
+    // The same judgement sign makes on the same figures, so check's outcome is what sign would do.
+    const judged = judgeSimulation(key, report, figures, { usage: checked.usageKnown ? checked.usage : null });
+    if (figures.sim.err === null) report.logs = figures.sim.logs;
+    if (!judged.ok) return done('check', judged.report, started);
+    if (checked.usageKnown) report.checks.push('cap');
     if (report.would_need_approval) {
       report.detail = `key "${key.name}" needs ${approvalNeeded(key)} to sign this (sa-forge-signer approvals approve ID)`;
     }
@@ -216,20 +204,10 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       built = await source.signed(again.prepared, signer);
       figures = await simulate(chain, built, key, 'sign');
     }
-    const simulated = recordSimulation(report, figures);
-    if (!simulated.ok) return notSent(simulated.report);
-    report.checks.push('simulation');
-    // The token figures go on the report whatever refuses: an agent sees what the transaction would move.
-    const tokens = judgeTokens(key, report, figures);
-    const destinations = destinationRefusal(key, figures.gains) ?? tokens;
-    if (destinations) return notSent(refuse(report, destinations));
-    report.checks.push('destinations');
-    // The cap is checked before an operator is asked (nothing to approve if it would be refused), and again at
-    // the gate, under the key's lock, on the figures and usage of the moment of sending: other signs of the key
-    // may reserve meanwhile, so this early look is a preview, never the decision.
-    report.would_need_approval = needsApproval(key, report.balance_change, figures);
-    const early = capReservation(key, report, checked.usage, figures);
-    if (!early.ok) return notSent(early.report);
+    // The cap is looked at before an operator is asked (nothing to approve if it would be refused), and decided
+    // at the gate, under the key's lock, on the figures and usage of the moment of sending.
+    const judged = judgeSimulation(key, report, figures, { usage: checked.usage });
+    if (!judged.ok) return notSent(judged.report);
 
     if (report.would_need_approval) {
       const approved = await awaitApproval(approvalDeps, {
@@ -248,11 +226,9 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       if (!again.ok) return notSent(again.report);
       built = await source.signed(again.prepared, signer);
       const after = await simulate(chain, built, key, 'sign');
-      const resimulated = recordSimulation(report, after, 'after approval');
-      if (!resimulated.ok) return notSent(resimulated.report);
-      const tokensAfter = judgeTokens(key, report, after);
-      const moved = destinationRefusal(key, after.gains) ?? tokensAfter;
-      if (moved) return notSent(refuse(report, moved));
+      // The usage read before the wait is stale now: the gate reads it afresh.
+      const rejudged = judgeSimulation(key, report, after, { usage: null, after: 'after approval' });
+      if (!rejudged.ok) return notSent(rejudged.report);
       figures = after;
     }
     report.checks.push('approval');
