@@ -1,6 +1,6 @@
 /**
  * The four static resources, written for an agent. They describe what the code does (src/signer: payload.ts,
- * checks.ts, engine.ts, flow/v2-source.ts; src/signer/report.ts); change them together. The kit snippets in
+ * rules/structural.ts, engine.ts, sources/v2-source.ts; src/signer/report.ts); change them together. The kit snippets in
  * PAYLOAD are run by test/engine/agent-docs.test.ts. The table of reasons in CHECKS is made from
  * src/signer/refusals.ts, their one definition.
  */

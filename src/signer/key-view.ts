@@ -5,10 +5,10 @@
 import type { ChainClient } from '../chain/types';
 import type { ClusterProfile, KeyConfig } from '../config/types';
 import type { Ledger } from '../ledger/types';
-import { remainingDaily } from './flow/limits';
+import { remainingDaily } from './rules/limits';
 import { keyUsage } from './flow/preflight';
 import type { Usage } from '../ledger/types';
-import { allowedPrograms } from './checks';
+import { allowedPrograms } from './rules/structural';
 import { dailyLeft } from './tokens/policy';
 import type { HaltBook } from './halts';
 import type { KeyPolicyView, KeyView } from './types';

@@ -5,7 +5,7 @@ import {
   structuralRefusal,
   STRUCTURAL_CHECKS,
   type CheckSubject,
-} from '../../src/signer/checks';
+} from '../../src/signer/rules/structural';
 import { compileLegacyMessage } from '../../src/signer/compile';
 import { parsePayloadV1 as parsePayload } from '../../src/signer/payload';
 import {

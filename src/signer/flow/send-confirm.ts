@@ -11,11 +11,11 @@ import type { ChainClient, TransactionMeta } from '../../chain/types';
 import type { Timings } from '../../config/types';
 import { errorMessage } from '../../util/errors';
 import { sleep } from '../../util/time';
-import { programError } from '../checks';
+import { programError } from '../rules/structural';
 import type { Report } from '../report';
 import type { SignProgress } from '../types';
 import { seconds } from './step';
-import type { SignedTransaction } from './transaction';
+import type { SignedTransaction } from '../sources/transaction';
 
 export interface SendDeps {
   chain: ChainClient;

@@ -3,12 +3,12 @@
  * the cluster, run in the order docs/policy.md lists them. The first that fails is the refusal; its message
  * names the instruction and the account at fault.
  */
-import type { ClusterProfile, KeyConfig } from '../config/types';
-import type { CompiledInstruction, CompiledMessage } from './compile';
-import { requiredSigners } from './compile';
-import { writableAccounts } from './writable-accounts';
-import { refusal, type Refusal } from './refusals';
-import { tokenInstructionName, tokenInstructionVerdict } from './tokens/instructions';
+import type { ClusterProfile, KeyConfig } from '../../config/types';
+import type { CompiledInstruction, CompiledMessage } from '../compile';
+import { requiredSigners } from '../compile';
+import { writableAccounts } from '../writable-accounts';
+import { refusal, type Refusal } from '../refusals';
+import { tokenInstructionName, tokenInstructionVerdict } from '../tokens/instructions';
 import {
   ALWAYS_ALLOWED_PROGRAMS,
   ASSOCIATED_TOKEN_PROGRAM,
@@ -16,7 +16,7 @@ import {
   SYSTEM_PROGRAM,
   SYSTEM_TRANSFER_TAG,
   TOKEN_PROGRAMS,
-} from './programs';
+} from '../programs';
 
 export interface CheckSubject {
   key: KeyConfig;

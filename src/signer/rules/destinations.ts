@@ -8,7 +8,7 @@
 import type { KeyConfig } from '../../config/types';
 import { refusal, type Refusal } from '../refusals';
 import { SYSTEM_PROGRAM } from '../programs';
-import type { LamportGain } from './simulate';
+import type { LamportGain } from '../flow/simulate';
 
 export function destinationRefusal(key: KeyConfig, gains: readonly LamportGain[]): Refusal | null {
   const allowed = new Set(key.transfer_to);
