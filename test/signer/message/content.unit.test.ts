@@ -18,9 +18,9 @@ import {
   setTransactionMessageLifetimeUsingBlockhash,
   type Blockhash,
 } from '@solana/kit';
-import { readOffchain } from '../../src/signer/message/offchain';
-import { transactionLookalike } from '../../src/signer/message/transaction-lookalike';
-import { randomAddress } from '../support/payloads';
+import { readOffchain } from '../../../src/signer/message/offchain';
+import { transactionLookalike } from '../../../src/signer/message/transaction-lookalike';
+import { randomAddress } from '../../support/payloads';
 
 const payer = address(randomAddress());
 const lifetime = { blockhash: randomAddress() as Blockhash, lastValidBlockHeight: 10n };

@@ -1,8 +1,8 @@
 /** Which lamport gains from a simulation the destination allow-list lets through. */
-import type { KeyConfig } from '../../src/config/types';
-import { destinationRefusal } from '../../src/signer/rules/destinations';
-import { SYSTEM_PROGRAM } from '../../src/signer/programs';
-import { randomAddress } from '../support/payloads';
+import type { KeyConfig } from '../../../src/config/types';
+import { destinationRefusal } from '../../../src/signer/rules/destinations';
+import { SYSTEM_PROGRAM } from '../../../src/signer/programs';
+import { randomAddress } from '../../support/payloads';
 
 const listed = randomAddress();
 const key: KeyConfig = {

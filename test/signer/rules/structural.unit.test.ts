@@ -1,13 +1,13 @@
-import type { ClusterProfile, KeyConfig } from '../../src/config/types';
+import type { ClusterProfile, KeyConfig } from '../../../src/config/types';
 import {
   ataOwnersToVerify,
   programError,
   structuralRefusal,
   STRUCTURAL_CHECKS,
   type CheckSubject,
-} from '../../src/signer/rules/structural';
-import { compileLegacyMessage } from '../../src/signer/compile';
-import { parsePayloadV1 as parsePayload } from '../../src/signer/payload';
+} from '../../../src/signer/rules/structural';
+import { compileLegacyMessage } from '../../../src/signer/compile';
+import { parsePayloadV1 as parsePayload } from '../../../src/signer/payload';
 import {
   ASSOCIATED_TOKEN_PROGRAM,
   COMPUTE_BUDGET_PROGRAM,
@@ -15,8 +15,8 @@ import {
   SPL_TOKEN_PROGRAM,
   SYSTEM_PROGRAM,
   TOKEN_2022_PROGRAM,
-} from '../../src/signer/programs';
-import { keypair, payload, randomAddress, transferInstruction, type PayloadInstruction } from '../support/payloads';
+} from '../../../src/signer/programs';
+import { keypair, payload, randomAddress, transferInstruction, type PayloadInstruction } from '../../support/payloads';
 
 const signing = keypair().pubkey;
 const GAME = randomAddress();
