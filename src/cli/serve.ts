@@ -174,7 +174,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
       const { openEngine } = require('../signer') as typeof import('../signer');
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
-      const { chainClientFor } = require('../chain/for-cluster') as typeof import('../chain/for-cluster');
+      const { chainClientFor } = require('../rpc/for-cluster') as typeof import('../rpc/for-cluster');
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
       const { timedChain } = require('../http/timed-chain') as typeof import('../http/timed-chain');
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first

@@ -7,8 +7,8 @@
 import fs from 'node:fs';
 import type { OperatorConfig } from '../config/types';
 import { isValidKeyName } from '../keys/keyfile';
-import { newToken, tokenSha256 } from '../keys/tokens';
-import { exportJsonl, verifyJsonlFile } from '../ledger/chain';
+import { newToken, tokenSha256 } from '../http/bearer-tokens';
+import { exportJsonl, verifyJsonlFile } from '../ledger/hash-chain';
 import { entriesUpToHead, formatHead, parseHead } from '../ledger/head';
 import { normaliseApprovalId } from '../ledger/ids';
 import type { VerifyResult } from '../ledger/types';

@@ -3,7 +3,7 @@
  * file plus SIGNER_* env vars, resolves relative paths against the config file's folder and cross-checks it;
  * tests build it directly. Amounts are lamports (integers), durations milliseconds.
  */
-import { RETRY_DEFAULTS } from '../chain/retry-defaults';
+import { RETRY_DEFAULTS } from '../rpc/retry-defaults';
 
 export type KeyClass = 'session' | 'wallet';
 export type ApprovalMode = 'auto' | 'confirm' | 'deny';

@@ -19,7 +19,7 @@ import { hostname } from 'node:os';
 import { Client, Pool, type ClientConfig, type PoolClient, type PoolConfig } from 'pg';
 import { SignerError, errorMessage } from '../util/errors';
 import { verifyAgainstHead } from './audit-check';
-import { boundSummary, sealEntry, validateEntryInput } from './chain';
+import { boundSummary, sealEntry, validateEntryInput } from './hash-chain';
 import { newApprovalId, normaliseApprovalId } from './ids';
 import { KeyedMutex, cancelledError } from './mutex';
 import { applyDecision, haltEntry, resumeEntry } from './records';

@@ -16,7 +16,7 @@ import Database from 'better-sqlite3';
 import { SignerError, errorMessage } from '../util/errors';
 import { nowSeconds } from '../util/time';
 import { verifyAgainstHead } from './audit-check';
-import { boundSummary, sealEntry, validateEntryInput } from './chain';
+import { boundSummary, sealEntry, validateEntryInput } from './hash-chain';
 import { newApprovalId, normaliseApprovalId } from './ids';
 import { selfIdentity } from './liveness';
 import { KeyedMutex } from './mutex';

@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { fullJitterDelay } from '../chain/backoff';
+import { fullJitterDelay } from '../rpc/backoff';
 import type { NotifyConfig, NotifyHook } from '../config/types';
 import type { Ledger, NotificationRecord, NotificationSettlement } from '../ledger/types';
 import { errorMessage } from '../util/errors';

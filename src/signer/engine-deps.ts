@@ -1,5 +1,5 @@
 /** What the engine is built from: its config, the chain, the ledger, and where it reports. */
-import type { ChainClient } from '../chain/types';
+import type { ChainClient } from '../rpc/types';
 import type { SignerConfig } from '../config/types';
 import type { Ledger } from '../ledger/types';
 import type { Notifier } from '../notify/outbox';

@@ -1,7 +1,7 @@
 /** Opens the engine on its real parts: the chain's JSON-RPC endpoint and the configured ledger store. */
 import type { SignerConfig } from '../config/types';
-import { chainClientFor } from '../chain/for-cluster';
-import type { ChainClient } from '../chain/types';
+import { chainClientFor } from '../rpc/for-cluster';
+import type { ChainClient } from '../rpc/types';
 import { openLedger } from '../ledger/open';
 import type { Ledger } from '../ledger/types';
 import { SignerError } from '../util/errors';

@@ -9,7 +9,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { hookId } from '../../src/config/load';
-import { newToken, tokenSha256 } from '../../src/keys/tokens';
+import { newToken, tokenSha256 } from '../../src/http/bearer-tokens';
 import { openLedger } from '../../src/ledger/open';
 import type { Ledger, NotificationRecord } from '../../src/ledger/types';
 import type { NotificationView } from '../../src/notify/view';

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createKeyFile, destroyKeyFile, loadKeyFile } from '../../src/keys/keyfile';
-import { TokenVerifier, newToken, tokenSha256 } from '../../src/keys/tokens';
+import { TokenVerifier, newToken, tokenSha256 } from '../../src/http/bearer-tokens';
 import { SignerError } from '../../src/util/errors';
 
 let dir: string;

@@ -5,7 +5,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { GENESIS_PREV, MAX_STORED_SUMMARY, exportJsonl, hashEntry, verifyJsonlFile } from '../../src/ledger/chain';
+import { GENESIS_PREV, MAX_STORED_SUMMARY, exportJsonl, hashEntry, verifyJsonlFile } from '../../src/ledger/hash-chain';
 import type { AuditEntry, Ledger } from '../../src/ledger/types';
 import { SignerError } from '../../src/util/errors';
 import { intentInput, signInput, matching } from './helpers';

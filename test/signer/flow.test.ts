@@ -7,7 +7,7 @@ import { keypair, payload, randomAddress, transferInstruction } from '../support
 import { ASSOCIATED_TOKEN_PROGRAM, SPL_TOKEN_PROGRAM, SYSTEM_PROGRAM } from '../../src/signer/programs';
 import { SignerError } from '../../src/util/errors';
 import { createEngine } from '../../src/signer/engine';
-import { RpcChainClient } from '../../src/chain/rpc-client';
+import { RpcChainClient } from '../../src/rpc/rpc-client';
 
 const FEE = 5000;
 

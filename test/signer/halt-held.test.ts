@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { RpcChainClient } from '../../src/chain/rpc-client';
+import { RpcChainClient } from '../../src/rpc/rpc-client';
 import { openLedger } from '../../src/ledger/open';
 import type { Ledger } from '../../src/ledger/types';
 import { createEngine } from '../../src/signer/engine';

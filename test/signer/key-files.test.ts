@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createKeyFile } from '../../src/keys/keyfile';
 import { openLedger } from '../../src/ledger/open';
-import { RpcChainClient } from '../../src/chain/rpc-client';
+import { RpcChainClient } from '../../src/rpc/rpc-client';
 import { createEngine, openEngine } from '../../src/signer';
 import { makeWorld, type World } from '../support/world';
 

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
-import { chainClientFor } from '../../src/chain/for-cluster';
+import { chainClientFor } from '../../src/rpc/for-cluster';
 import { loadConfig } from '../../src/config/load';
 import type { SignerConfig } from '../../src/config/types';
 import { openEngine } from '../../src/signer';

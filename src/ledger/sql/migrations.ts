@@ -5,7 +5,7 @@
  * so each has its own list; the statements that read and write them are shared (statements.ts).
  */
 import { SignerError } from '../../util/errors';
-import { GENESIS_PREV } from '../chain';
+import { GENESIS_PREV } from '../hash-chain';
 
 /** What a message sign's approval says the message is (format, application domain, signatories). */
 const MESSAGE_DESCRIPTION_COLUMN = 'ALTER TABLE approvals ADD COLUMN message_description TEXT';

@@ -22,7 +22,7 @@ import type { BuiltTransaction } from '../sources/transaction';
 import { keyUsage } from './preflight';
 import type { Usage } from '../../ledger/types';
 import type { TokenFigures } from './tokens';
-import { tokenFigures } from '../tokens/policy';
+import { tokenFigures } from '../spl-tokens/policy';
 import { capReservation } from './judge';
 
 export interface GateDeps {

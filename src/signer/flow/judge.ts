@@ -10,7 +10,7 @@ import { spendOf } from '../../ledger/usage-book';
 import type { Usage } from '../../ledger/types';
 import { refusal } from '../refusals';
 import type { PassName, Report } from '../report';
-import { remainingTokens, tokenCapRefusal, tokensNeedApproval } from '../tokens/policy';
+import { remainingTokens, tokenCapRefusal, tokensNeedApproval } from '../spl-tokens/policy';
 import { destinationRefusal } from '../rules/destinations';
 import { limitsRefusal, remainingDaily } from '../rules/limits';
 import { recordSimulation, type Figures } from './simulate';

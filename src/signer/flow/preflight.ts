@@ -4,7 +4,7 @@
  * checks need (partial signers that must be new, owners of token accounts it creates). The order and the
  * meaning of each check are described in docs/policy.md.
  */
-import type { ChainClient } from '../../chain/types';
+import type { ChainClient } from '../../rpc/types';
 import type { ClusterProfile, KeyConfig } from '../../config/types';
 import type { HaltRecord, Ledger, Usage } from '../../ledger/types';
 import { SignerError, errorMessage } from '../../util/errors';

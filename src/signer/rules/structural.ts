@@ -8,7 +8,7 @@ import type { CompiledInstruction, CompiledMessage } from '../compile';
 import { requiredSigners } from '../compile';
 import { writableAccounts } from '../writable-accounts';
 import { refusal, type Refusal } from '../refusals';
-import { tokenInstructionName, tokenInstructionVerdict } from '../tokens/instructions';
+import { tokenInstructionName, tokenInstructionVerdict } from '../spl-tokens/instructions';
 import {
   ALWAYS_ALLOWED_PROGRAMS,
   ASSOCIATED_TOKEN_PROGRAM,

@@ -7,7 +7,7 @@
  * docs/payloads.md describes each refusal and what to do about it.
  */
 import { getCompiledTransactionMessageEncoder, getU32Decoder, type Blockhash } from '@solana/kit';
-import type { ChainClient } from '../../chain/types';
+import type { ChainClient } from '../../rpc/types';
 import type { KeySigner } from '../../keys/key-signer';
 import { serializeTransaction, signatureToBase58 } from '../compile';
 import { refusal, type Refusal } from '../refusals';

@@ -5,7 +5,7 @@
  */
 import { isSome, type Address, type Option } from '@solana/kit';
 import { AccountState, getMintDecoder, getTokenDecoder, type Mint, type Token } from '@solana-program/token';
-import type { AccountData } from '../../chain/types';
+import type { AccountData } from '../../rpc/types';
 import { SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM, TOKEN_PROGRAMS } from '../programs';
 
 export type TokenProgramName = 'spl-token' | 'token-2022';

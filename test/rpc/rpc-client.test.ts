@@ -8,9 +8,9 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { RpcChainClient, RpcError } from '../../src/chain/rpc-client';
-import { JsonRpcTransport } from '../../src/chain/json-rpc-transport';
-import { DEFAULT_RETRY } from '../../src/chain/resilient-rpc';
+import { RpcChainClient, RpcError } from '../../src/rpc/rpc-client';
+import { JsonRpcTransport } from '../../src/rpc/json-rpc-transport';
+import { DEFAULT_RETRY } from '../../src/rpc/resilient-rpc';
 import { startLocalnet, type Localnet } from '../../src/localnet/server';
 import { SignerError } from '../../src/util/errors';
 import { newSigner, randomAddress, signedTransfer } from '../localnet/legacy-tx';

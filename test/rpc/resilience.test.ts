@@ -6,10 +6,10 @@
  */
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { RpcChainClient, RpcError, type RpcChainClientOptions } from '../../src/chain/rpc-client';
-import { DEFAULT_RETRY, type RetryEvent } from '../../src/chain/resilient-rpc';
-import { meetsCommitment } from '../../src/chain/commitment';
-import { chainClientFor } from '../../src/chain/for-cluster';
+import { RpcChainClient, RpcError, type RpcChainClientOptions } from '../../src/rpc/rpc-client';
+import { DEFAULT_RETRY, type RetryEvent } from '../../src/rpc/resilient-rpc';
+import { meetsCommitment } from '../../src/rpc/commitment';
+import { chainClientFor } from '../../src/rpc/for-cluster';
 import { DEFAULT_TIMINGS } from '../../src/config/types';
 import { localCluster } from '../../src/config/clusters';
 import { startLocalnet, type Localnet } from '../../src/localnet/server';

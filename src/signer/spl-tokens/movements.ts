@@ -6,7 +6,7 @@
  * The key's accounts are the token accounts whose owner field is the key; a key that is only a delegate of
  * someone else's account spends nothing of its own.
  */
-import type { AccountData } from '../../chain/types';
+import type { AccountData } from '../../rpc/types';
 import type { TokenOp } from '../../config/types';
 import { readMint, readTokenAccount, type TokenAccountState, type TokenProgramName } from './state';
 

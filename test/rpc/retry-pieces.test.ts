@@ -2,14 +2,14 @@
  * The pieces the resilient client is made of, each on its own: reading Retry-After, the backoff, which failures
  * are transient, the endpoint order, the failures-in-a-row counter and the commitment a status must reach.
  */
-import { fullJitterDelay } from '../../src/chain/backoff';
-import { meetsCommitment } from '../../src/chain/commitment';
-import { createEndpointPool } from '../../src/chain/endpoint-pool';
-import { failureStreak } from '../../src/chain/failure-streak';
-import { RpcError, type RpcErrorOptions } from '../../src/chain/json-rpc-transport';
-import { parseRetryAfter } from '../../src/chain/retry-after';
-import { isTransient } from '../../src/chain/transient';
-import type { RpcErrorKind } from '../../src/chain/types';
+import { fullJitterDelay } from '../../src/rpc/backoff';
+import { meetsCommitment } from '../../src/rpc/commitment';
+import { createEndpointPool } from '../../src/rpc/endpoint-pool';
+import { failureStreak } from '../../src/rpc/failure-streak';
+import { RpcError, type RpcErrorOptions } from '../../src/rpc/json-rpc-transport';
+import { parseRetryAfter } from '../../src/rpc/retry-after';
+import { isTransient } from '../../src/rpc/transient';
+import type { RpcErrorKind } from '../../src/rpc/types';
 
 describe('parseRetryAfter', () => {
   const now = Date.parse('2026-03-01T12:00:00Z');
