@@ -1,5 +1,5 @@
 /**
- * Engine benchmark (issue: signer engine): check/s for one key, sign/s across 16 keys with the SQLite ledger
+ * Engine benchmark: check/s for one key, sign/s across 16 keys with the SQLite ledger
  * fsync'd, p50/p99 sign latency, and the engine's own CPU per sign beside one raw Ed25519 signature.
  *
  * Throughput runs against the in-process chain (LiteSVM behind its JSON-RPC endpoint in this process). The

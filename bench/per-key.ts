@@ -1,5 +1,5 @@
 /**
- * Per-key benchmark (issue: a key signs many transactions at once): one key, 32 signs in flight, the chain at a
+ * Per-key benchmark: one key, 32 signs in flight, the chain at a
  * real cluster's pace (a block every 400 ms, `confirmed` two blocks after landing; the embedded chain in its own
  * process, `sa-forge-signer localnet --block-ms 400 --confirm-blocks 2`), SQLite ledger fsync'd.
  *

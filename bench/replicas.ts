@@ -1,5 +1,5 @@
 /**
- * Replicas benchmark (issue 5): sign/s across 16 keys through the engine with the SQLite ledger, with PostgreSQL and
+ * Replicas benchmark: sign/s across 16 keys through the engine with the SQLite ledger, with PostgreSQL and
  * one replica, and with PostgreSQL and two replicas, and what bounds each figure.
  *
  * Every configuration has the same shape: the chain (LiteSVM behind its JSON-RPC endpoint) runs in this process and

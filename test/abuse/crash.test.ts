@@ -1,5 +1,5 @@
 /**
- * Crashes (issue 7 §4): the built service (`dist/src/cli/serve.js --config …`) signing through MCP over HTTP is
+ * Crashes: the built service (`dist/src/cli/serve.js --config …`) signing through MCP over HTTP is
  * killed with SIGKILL at a random instant of each of 100 signs and restarted. A recording proxy in front of the
  * chain sees every transaction that could have reached it. Afterwards: `sa-forge-signer audit verify` is ok;
  * every transaction sent is accounted for by a final entry or a charged orphan intent (none lost); and for each

@@ -1,5 +1,5 @@
 /**
- * Host and Origin bypass attempts (issue 7 §6) against the live service, written as raw bytes on a socket (a
+ * Host and Origin bypass attempts against the live service, written as raw bytes on a socket (a
  * client library would normalise the very headers under test): IPv6 literals, trailing dots, mixed case, ports,
  * userinfo, numeric IPv4 forms, `Origin: null`, several Host or Origin headers. Every one is refused with 403,
  * with a valid token and a valid request, before anything else runs. The allowed forms are checked too, so the

@@ -1,5 +1,5 @@
 /**
- * Load (issue 7 §5): the built service under 64 connections of mixed tools/list, resources/read, check and
+ * Load: the built service under 64 connections of mixed tools/list, resources/read, check and
  * key_show for 60 s (ABUSE_LOAD_SECONDS shortens it locally; CI runs 60). No errors besides 429s by design (every
  * answer read: a JSON-RPC error or a tool error counts), the process's RSS stable over the second half of the run
  * (growth ≤ 10 %: a leak keeps growing; on a busy machine the first half may still be warming up),

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 /**
- * Protocol fuzzing of the live HTTP service (issue 7 §1): the real app and listener on a loopback port, over a
+ * Protocol fuzzing of the live HTTP service: the real app and listener on a loopback port, over a
  * real engine, chain and SQLite ledger, sent fast-check requests byte by byte. For every case: an answer (unless
  * the client itself gave up mid-body), never a 5xx unless the case injected an internal fault, every JSON-RPC
  * body valid against the MCP schema (JSONRPCErrorResponse / JSONRPCResultResponse, ajv), every other body the

@@ -1,5 +1,5 @@
 /**
- * RPC faults (issue 7 §3): signs through a fault-injecting JSON-RPC proxy in front of the embedded chain, plus
+ * RPC faults: signs through a fault-injecting JSON-RPC proxy in front of the embedded chain, plus
  * the chain's own fault controls. Each fault ends in the outcome docs/reports.md describes — an error before
  * anything is sent; `chain` for another genesis; `confirmed` when the fee cannot be quoted (the simulated balance
  * change, which includes the fee, bounds the spend) or when the

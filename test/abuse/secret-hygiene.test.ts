@@ -1,5 +1,5 @@
 /**
- * Secret hygiene (issue 7 §7), run after every other abuse suite: every log line, report, error, response, metric
+ * Secret hygiene, run after every other abuse suite: every log line, report, error, response, metric
  * scrape and ledger row the suites captured is scanned for every secret they handed the signer — key files and
  * partial signers (base58, base64, base64url, hex, JSON byte arrays, seed or whole keypair), bearer tokens and RPC
  * credentials (as is, base64, hex, URL-encoded). A leak cut short still convicts: each form is its first 24

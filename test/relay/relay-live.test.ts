@@ -1,6 +1,6 @@
 /**
  * The built relay against a live service, launched and spoken to as an MCP client does: one JSON line in, one
- * JSON line out. Each test names the row of the seed's "The stdio transport" table or issue 4 that it pins.
+ * JSON line out. Each test names the behaviour of the stdio transport that it pins.
  */
 import { ifSetUp } from '../support/set-up';
 import { LiveService } from './live-service';

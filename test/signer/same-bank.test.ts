@@ -1,5 +1,5 @@
 /**
- * Before and after from one bank (issue: a spend hidden by a balance read from a later bank). The signer's
+ * Before and after from one bank. The signer's
  * simulation is followed by a read of the balances before; if another signed transaction of the same key lands
  * between the two, that read comes from a later bank and would subtract the other transaction's spend from this
  * one's. A JSON-RPC proxy in front of the embedded chain (a stand-in for the network's timing: on a cluster the gap

@@ -1,5 +1,5 @@
 /**
- * A sign-only reservation is released only on proof (issue: a landed x402 payment recorded as `signed_expired`).
+ * A sign-only reservation is released only on proof.
  * An agent that controls the fee payer sends the payment together with a thousand cheap transactions that name the
  * key read-only, all in one block, on the real embedded chain: the watcher must still find the payment (it lands
  * `confirmed` with its real figures and the cap refuses the next one), an expired payment that truly never
