@@ -1,6 +1,6 @@
 /**
- * One test per row of the seed's conformance tables (seeds/000: Revision, Scope, A request, The HTTP transport,
- * Tools and resources), each named after its row, against the real app (createApp) over supertest.
+ * One test per behaviour of the signer's MCP conformance record (its tables: Revision, Scope, A request, The HTTP
+ * transport, Tools and resources), each named after its row, against the real app (createApp) over supertest.
  * Rows that need the engine (tool results) are in tools-engine.test.ts.
  */
 import request from 'supertest';
