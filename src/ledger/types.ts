@@ -5,6 +5,7 @@
  */
 
 import type { KeyUsage } from './limits';
+import type { OperatorStore } from './operators';
 
 /**
  * Audit entry fields in their serialisation order (docs/operations.md, "Audit log"). Options are null, never omitted.
@@ -70,6 +71,12 @@ export interface ApprovalRequest {
   requested_by: string;
   ts: number;
   expires_at: number; // unix seconds
+  /** Top-level programs the transaction calls (absent or null: a message sign). */
+  programs?: string[] | null;
+  /** Accounts other than the key that the simulation credits with lamports (absent or null: none or not known). */
+  destinations?: LamportCredit[] | null;
+  /** Who pays the fee: the key, or another account (absent or null: a message sign). */
+  fee_payer?: string | null;
   /** A message sign: the text that would be signed (the agent's, untrusted); null for a transaction. */
   message?: string | null;
   /**
@@ -77,6 +84,12 @@ export interface ApprovalRequest {
    * application domain, format and required signatories); null for a transaction.
    */
   message_description?: string | null;
+}
+
+/** An account the simulation credits with lamports. */
+export interface LamportCredit {
+  address: string;
+  lamports: number;
 }
 
 export interface ApprovalRecord extends ApprovalRequest {
@@ -114,7 +127,8 @@ export interface KeyLock {
   release(): Promise<void>;
 }
 
-export interface Ledger {
+/** The operator console's records (passkeys, enrollment links, nonces, settings) are in ./operators.ts. */
+export interface Ledger extends OperatorStore {
   readonly store: 'sqlite' | 'postgres';
   /** Appends one entry at the end of the single chain; durable before it resolves. */
   append(entry: AuditEntryInput): Promise<AuditEntry>;

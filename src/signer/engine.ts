@@ -210,6 +210,8 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         report,
         progress,
         signal: input.signal,
+        programs: rec.programs,
+        destinations: figures.gains,
       });
       if (!approved.ok) return notSent(approved.report);
       // Approval can outlast the blockhash and a table can change meanwhile: send exactly what is simulated now.

@@ -26,6 +26,43 @@ const TOKEN_AND_MESSAGE_COLUMNS = [
   'ALTER TABLE approvals ADD COLUMN message TEXT',
 ].join(';\n');
 
+/**
+ * The operator console: passkeys, one-time enrollment links (their token's hash), single-use nonces of the WebAuthn
+ * ceremonies and settings (the session secret when no file gives one); and what an approval shows an operator beyond
+ * amounts: the programs called, the lamport credits and the fee payer (JSON text or NULL).
+ */
+function operatorConsole(integer: string): string {
+  return [
+    `CREATE TABLE operator_passkeys (
+       credential_id text PRIMARY KEY,
+       operator text NOT NULL,
+       public_key text NOT NULL,
+       counter ${integer} NOT NULL,
+       transports text NOT NULL,
+       created_at ${integer} NOT NULL,
+       last_used_at ${integer}
+     )`,
+    'CREATE INDEX operator_passkeys_operator ON operator_passkeys (operator, created_at)',
+    `CREATE TABLE operator_enrollments (
+       token_hash text PRIMARY KEY,
+       operator text NOT NULL,
+       created_at ${integer} NOT NULL,
+       expires_at ${integer} NOT NULL,
+       used_at ${integer}
+     )`,
+    `CREATE TABLE operator_nonces (
+       nonce text PRIMARY KEY,
+       purpose text NOT NULL,
+       subject text NOT NULL,
+       expires_at ${integer} NOT NULL
+     )`,
+    'CREATE TABLE operator_settings (name text PRIMARY KEY, value text NOT NULL)',
+    'ALTER TABLE approvals ADD COLUMN programs text',
+    'ALTER TABLE approvals ADD COLUMN destinations text',
+    'ALTER TABLE approvals ADD COLUMN fee_payer text',
+  ].join(';\n');
+}
+
 export const SQLITE_MIGRATIONS: readonly string[] = [
   `CREATE TABLE entries (
      seq INTEGER PRIMARY KEY,
@@ -81,6 +118,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
    ALTER TABLE key_locks ADD COLUMN lease_until_ms INTEGER;`,
   TOKEN_AND_MESSAGE_COLUMNS,
   MESSAGE_DESCRIPTION_COLUMN,
+  operatorConsole('INTEGER'),
 ];
 
 export const POSTGRES_MIGRATIONS: readonly string[] = [
@@ -124,6 +162,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   USAGE_INDEXES,
   TOKEN_AND_MESSAGE_COLUMNS,
   MESSAGE_DESCRIPTION_COLUMN,
+  operatorConsole('bigint'),
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */

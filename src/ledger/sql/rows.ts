@@ -9,6 +9,7 @@ import type {
   AuditCommand,
   AuditEntry,
   HaltRecord,
+  LamportCredit,
   TokenFigure,
 } from '../types';
 
@@ -114,7 +115,21 @@ export function rowToApproval(r: Row): ApprovalRecord {
     decided_at: numOrNull(r.decided_at),
     message: strOrNull(r.message),
     message_description: strOrNull(r.message_description),
+    programs: jsonOrNull<string[]>(r.programs),
+    destinations: jsonOrNull<LamportCredit[]>(r.destinations),
+    fee_payer: strOrNull(r.fee_payer),
   };
+}
+
+/** A JSON column an approval shows (written by approvalRowValues), or null. */
+function jsonOrNull<T extends unknown[]>(v: unknown): T | null {
+  if (v === null || v === undefined) return null;
+  try {
+    const parsed: unknown = JSON.parse(str(v));
+    return Array.isArray(parsed) ? (parsed as T) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** A new request's values for insertApproval: id first, then the request in APPROVAL_COLUMNS order. */
@@ -133,6 +148,9 @@ export function approvalRowValues(id: string, req: ApprovalRequest): unknown[] {
     req.tokens ? JSON.stringify(req.tokens) : null,
     req.message ?? null,
     req.message_description ?? null,
+    req.programs ? JSON.stringify(req.programs) : null,
+    req.destinations ? JSON.stringify(req.destinations) : null,
+    req.fee_payer ?? null,
   ];
 }
 
