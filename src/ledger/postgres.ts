@@ -39,7 +39,14 @@ import {
 } from './sql/rows';
 import { statements } from './sql/statements';
 import { OPERATOR_SQL as OP } from './sql/operator-statements';
-import { nonceRowValues, passkeyRowValues, rowToEnrollment, rowToNonce, rowToPasskey } from './sql/operator-rows';
+import {
+  nonceRowValues,
+  passkeyRowValues,
+  rowToEnrollment,
+  rowToNonce,
+  rowToPasskey,
+  settingValue,
+} from './sql/operator-rows';
 import type { EnrollmentRecord, NoncePurpose, NonceRecord, PasskeyRecord } from './operators';
 import type {
   ApprovalDecision,
@@ -563,7 +570,7 @@ export class PostgresLedger implements Ledger {
   async settingOrInit(name: string, proposed: string): Promise<string> {
     await this.query('cannot read the console settings', OP.initSetting, [name, proposed]);
     const rows = await this.query('cannot read the console settings', OP.getSetting, [name], { read: true });
-    return String(rows[0]?.value ?? proposed);
+    return settingValue(rows[0]) ?? proposed;
   }
 
   async verify(): Promise<VerifyResult> {

@@ -35,7 +35,14 @@ import {
 } from './sql/rows';
 import { statements, type Statements } from './sql/statements';
 import { OPERATOR_SQL as OP } from './sql/operator-statements';
-import { nonceRowValues, passkeyRowValues, rowToEnrollment, rowToNonce, rowToPasskey } from './sql/operator-rows';
+import {
+  nonceRowValues,
+  passkeyRowValues,
+  rowToEnrollment,
+  rowToNonce,
+  rowToPasskey,
+  settingValue,
+} from './sql/operator-rows';
 import type { EnrollmentRecord, NoncePurpose, NonceRecord, PasskeyRecord } from './operators';
 import { BUSY_SLICE_MS, retryWhileBusy } from './sqlite-busy';
 import { lockError, sqliteKeyLocks, type HeldRow, type SqliteKeyLocks } from './sqlite-locks';
@@ -422,7 +429,7 @@ export class SqliteLedger implements Ledger {
     return await this.write('cannot read the console settings', (): string => {
       this.q.run(OP.initSetting, [name, proposed]);
       const row = this.q.get(OP.getSetting, [name]);
-      return String(row?.value ?? proposed);
+      return settingValue(row) ?? proposed;
     });
   }
 

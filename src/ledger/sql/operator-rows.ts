@@ -2,7 +2,7 @@
 import type { EnrollmentRecord, NoncePurpose, NonceRecord, PasskeyRecord } from '../operators';
 import type { Row } from './rows';
 
-const text = (v: unknown): string => (typeof v === 'string' ? v : String(v ?? ''));
+const text = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
 const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 function transportsOf(v: unknown): string[] {
@@ -47,6 +47,9 @@ export function rowToEnrollment(r: Row): EnrollmentRecord {
     used_at: numOrNull(r.used_at),
   };
 }
+
+/** A setting's value as stored. */
+export const settingValue = (r: Row | undefined): string | null => (r === undefined ? null : text(r.value));
 
 export function rowToNonce(r: Row): NonceRecord {
   return {

@@ -115,18 +115,18 @@ export function rowToApproval(r: Row): ApprovalRecord {
     decided_at: numOrNull(r.decided_at),
     message: strOrNull(r.message),
     message_description: strOrNull(r.message_description),
-    programs: jsonOrNull<string[]>(r.programs),
-    destinations: jsonOrNull<LamportCredit[]>(r.destinations),
+    programs: jsonListOrNull(r.programs) as string[] | null,
+    destinations: jsonListOrNull(r.destinations) as LamportCredit[] | null,
     fee_payer: strOrNull(r.fee_payer),
   };
 }
 
 /** A JSON column an approval shows (written by approvalRowValues), or null. */
-function jsonOrNull<T extends unknown[]>(v: unknown): T | null {
+function jsonListOrNull(v: unknown): unknown[] | null {
   if (v === null || v === undefined) return null;
   try {
     const parsed: unknown = JSON.parse(str(v));
-    return Array.isArray(parsed) ? (parsed as T) : null;
+    return Array.isArray(parsed) ? parsed : null;
   } catch {
     return null;
   }
