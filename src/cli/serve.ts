@@ -9,6 +9,7 @@ import path from 'node:path';
 import type http from 'node:http';
 import { loadConfig } from '../config/load';
 import type { SignerConfig } from '../config/types';
+import type { Ledger } from '../ledger/types';
 import type { SignerEngine } from '../signer/types';
 import { VERSION } from '../util/version';
 import { errorMessage } from '../util/errors';
@@ -45,7 +46,8 @@ Environment:
   SIGNER_VAR_DIR       folder of the embedded default (default ./var/local)
   SIGNER_…             every scalar config key (see config/example.yaml)
 
-Endpoints: POST /mcp (bearer token), GET /health, GET /ready; Prometheus /metrics on serve.metrics.
+Endpoints: POST /mcp (bearer token), GET /health, GET /ready; Prometheus /metrics on serve.metrics; the operator
+console (passkeys, approvals, halts) on serve.operator.listen.
 SIGHUP (or \`sa-forge-signer reload\`) reads the config again and applies its keys in place, or changes nothing and
 says why. One service per state directory: a second one on the same state_dir refuses to start, naming the first.
 SIGTERM/SIGINT drain running signs for up to serve.drain_ms (220 s) before exiting; a second signal exits at
@@ -97,6 +99,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   let localChain: { close(): Promise<void> } | null = null;
   let server: http.Server;
   let metricsServer: http.Server | null = null;
+  let operatorServer: http.Server | null = null;
+  // The operator console reads the ledger the engine opens (one handle per process).
+  let ledgerOpened!: (ledger: Ledger) => void;
+  const ledgerOpening = new Promise<Ledger>((resolve) => (ledgerOpened = resolve));
   const logger = createLogger(config.log_level);
   let engine: SignerEngine | null = null;
   // prom-client loads after the listener is up (it costs tens of milliseconds of start-up); until then nothing is
@@ -157,6 +163,31 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     metrics = loaded;
     err(`metrics: http://${boundAddress(metricsServer)}/metrics`);
   }
+  if (config.serve.operator) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
+    const { startOperatorListener } = require('../operator/listener') as typeof import('../operator/listener');
+    const at = config.serve.operator.listen;
+    try {
+      const opened = await startOperatorListener({
+        config,
+        logger,
+        ledger: () => ledgerOpening,
+        keys: async () => (await opening).keyShow({ principal: { kind: 'operator' } }),
+      });
+      operatorServer = opened.server;
+      err(
+        `operator console: ${opened.origin.origin}/ (listening on ${opened.address}; passkeys: sa-forge-signer operator enroll NAME)`,
+      );
+    } catch (e) {
+      server.close();
+      metricsServer?.close();
+      await localChain?.close();
+      lock.release();
+      throw new Error(listenErrorMessage(e, 'operator', `${at.host}:${String(at.port)}`) ?? errorMessage(e), {
+        cause: e,
+      });
+    }
+  }
   // Every listener is open and the state directory is ours: only now may the embedded default start a fresh ledger.
   if (localMod) localMod.freshLedger(config, err);
   // The engine opens in the background, after the listener: tool calls wait for it, /ready says "starting".
@@ -178,6 +209,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       const chain = config.serve.metrics ? timedChain(rpc, rpcObserver) : rpc;
       const holder = policies.createPolicyHolder(policies.policyFor(config));
       const ledger = await openLedger(config.ledger);
+      ledgerOpened(ledger);
       const opened = await openEngine(config, {
         logger,
         chain,
@@ -248,6 +280,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     if (remaining > 0)
       err(`stopping with ${remaining} request(s) still running; their callers must treat a sign as unknown`);
     metricsServer?.close();
+    operatorServer?.close();
     await Promise.allSettled([engine?.close(), localChain?.close()]);
     await flushLog(logger);
     lock.release();

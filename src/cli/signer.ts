@@ -24,6 +24,7 @@ import { ALL_OPTIONS, resolveCommand } from './commands';
 import { config, err, keyOf, out, outJson, rpcFor, withEngine, withLedger } from './context';
 import { keyCommand } from './key-commands';
 import { localnetMint } from './localnet-mint';
+import { operatorCommand } from './operator-commands';
 import { runLocksCommand } from './locks';
 import { policyReplay, policyTest } from './policy-commands';
 import { reloadCommand } from './reload-command';
@@ -61,6 +62,10 @@ usage: sa-forge-signer [--config FILE] COMMAND ...
   resume KEY                            release a halted key
   approvals list [--json]               signs waiting for an operator, with the amounts the signer computed
   approvals approve ID | reject ID      decide one
+  operator enroll NAME                  a one-time link (printed on stdout) where the operator registers a
+                                        passkey for the console (serve.operator); NAME must be under operators
+  operator list [--json]                operators, their roles and passkeys
+  operator revoke NAME                  remove the operator's passkeys: their console sessions stop working
   locks list [--json]                   per-key locks, their holders and leases
   locks clear KEY [--force]             free a stale key lock (--force: a live one)
   reload [--json]                       the running service reads its config again: keys and caps change
@@ -307,6 +312,8 @@ export async function main(argv: string[]): Promise<number> {
       return resumeCommand(args);
     case 'approvals':
       return approvalsCommand(sub, args);
+    case 'operator':
+      return operatorCommand(sub, args);
     case 'locks': {
       const cfg = config(args);
       const req = {

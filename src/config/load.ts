@@ -16,6 +16,7 @@ import {
   clusterSchema,
   fundEntrySchema,
   keySchema,
+  operatorSchema,
   programEntrySchema,
   tokenPolicySchema,
   tokenSchema,
@@ -33,6 +34,8 @@ import type {
   KeyStoresConfig,
   SecretRef,
   LedgerConfig,
+  OperatorConfig,
+  OperatorListenerConfig,
   ProgramEntry,
   SignerConfig,
   TokenConfig,
@@ -136,6 +139,7 @@ type TopLevel = {
   state_dir: string;
   log_level: SignerConfig['log_level'];
   keys: Record<string, unknown>;
+  operators: unknown[];
   clusters: Record<string, unknown>;
   ledger: {
     store: 'sqlite' | 'postgres';
@@ -161,6 +165,13 @@ type TopLevel = {
     drain_ms: number;
     param_headers: boolean;
     metrics: string | null;
+    operator: {
+      listen: string | null;
+      public_url: string | null;
+      session_secret_file: string | null;
+      session_ttl_ms: number;
+      enrollment_ttl_ms: number;
+    };
   };
   localnet: {
     game_programs: unknown[];
@@ -246,6 +257,57 @@ function buildTokens(list: unknown[], where: string, keys: KeyConfig[]): TokenCo
     }
     return { name: t.name, sha256: t.sha256, keys: [...new Set(t.keys)] };
   });
+}
+
+const OPERATOR_NAME = /^[a-z0-9_-]{1,32}$/;
+
+/** The console's operators: names a URL, a log line and the audit log can carry as they are, each once. */
+function buildOperators(list: unknown[]): OperatorConfig[] {
+  const operators: OperatorConfig[] = [];
+  for (const [i, item] of list.entries()) {
+    const o = validateEntry<OperatorConfig>(operatorSchema, item, `operators[${i}]`);
+    if (!OPERATOR_NAME.test(o.name))
+      fail(`operators[${i}].name: use 1 to 32 lowercase letters, digits, '-' or '_' (got ${JSON.stringify(o.name)})`);
+    if (operators.some((p) => p.name === o.name))
+      fail(`operators[${i}].name: ${o.name} is listed twice; operator names must be unique`);
+    operators.push({ name: o.name, role: o.role });
+  }
+  return operators;
+}
+
+/**
+ * The console's public origin: https anywhere, plain http only on localhost, where browsers treat it as a secure
+ * context (passkeys need one) and accept it as the passkeys' host; an IP address cannot be one.
+ */
+export function checkPublicUrl(text: string): string {
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    fail(`serve.operator.public_url: ${JSON.stringify(text)} is not a URL (scheme://host[:port])`);
+  }
+  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && u.hostname === 'localhost'))
+    fail('serve.operator.public_url: use https://… (plain http works only for http://localhost:PORT)');
+  if (/^[\d.]+$|^\[/.test(u.hostname))
+    fail('serve.operator.public_url: name the host (passkeys are bound to a domain name, never an IP address)');
+  if ((u.pathname !== '/' && u.pathname !== '') || u.search !== '' || u.hash !== '' || u.username !== '')
+    fail('serve.operator.public_url: give only scheme://host[:port], without a path, query or credentials');
+  return u.origin;
+}
+
+function buildOperatorListener(
+  raw: TopLevel['serve']['operator'],
+  resolve: (p: string) => string,
+): OperatorListenerConfig | null {
+  if (raw.listen === null) return null;
+  const listen = parseListen(raw.listen) ?? fail('serve.operator.listen: not host:port');
+  return {
+    listen,
+    public_url: raw.public_url === null ? null : checkPublicUrl(raw.public_url),
+    session_secret_file: raw.session_secret_file === null ? null : resolve(raw.session_secret_file),
+    session_ttl_ms: raw.session_ttl_ms,
+    enrollment_ttl_ms: raw.enrollment_ttl_ms,
+  };
 }
 
 function readTokensFile(file: string): unknown[] {
@@ -488,6 +550,7 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
     key_stores: buildKeyStores(top, resolve, keys),
     state_dir: stateDir,
     keys,
+    operators: buildOperators(top.operators),
     ledger: buildLedger(top, resolve, env, stateDir),
     timings: { ...top.timings },
     serve: {
@@ -504,6 +567,7 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
       drain_ms: top.serve.drain_ms,
       param_headers: top.serve.param_headers,
       metrics,
+      operator: buildOperatorListener(top.serve.operator, resolve),
     },
     localnet,
     log_level: top.log_level,

@@ -13,6 +13,7 @@ import {
   type KeyClass,
   KEY_STORE_KINDS,
   type KeyStoreKind,
+  type OperatorRole,
   TOKEN_OPS,
   type TokenOp,
 } from './types';
@@ -141,6 +142,11 @@ export const topLevelSchema = {
     doc: 'Signing keys by name ([a-z0-9_-]{1,64}); each entry follows the key schema (class, pubkey, approval, limits...).',
     format: Object,
     default: {} as Record<string, unknown>,
+  },
+  operators: {
+    doc: 'People who may approve signs and release halts in the operator console, a list of {name, role} (docs/operators.md). Each enrolls a passkey with `sa-forge-signer operator enroll NAME`.',
+    format: 'object-list',
+    default: [] as unknown[],
   },
   clusters: {
     doc: 'Custom clusters by name; each entry follows the cluster schema (genesis_hash, rpc_url, programs...). A new cluster is config, not code.',
@@ -362,6 +368,41 @@ export const topLevelSchema = {
       nullable: true,
       env: 'SIGNER_METRICS_LISTEN',
     },
+    operator: {
+      listen: {
+        doc: 'The operator console (host:port), a listener of its own where operators log in with a passkey and approve signs (docs/operators.md); null turns it off. Keep it on loopback, or behind a TLS proxy and set public_url.',
+        format: 'listen-address-or-off',
+        default: null as string | null,
+        nullable: true,
+        env: 'SIGNER_OPERATOR_LISTEN',
+      },
+      public_url: {
+        doc: "The console's address as operators' browsers open it (scheme://host[:port], no path): passkeys are bound to its host, enrollment links point at it, and https makes the session cookie Secure. null: http://localhost:PORT of the listener (browsers allow passkeys over plain http only on localhost).",
+        format: 'string-or-null',
+        default: null as string | null,
+        nullable: true,
+        env: 'SIGNER_OPERATOR_PUBLIC_URL',
+      },
+      session_secret_file: {
+        doc: 'File holding the secret (32 characters or more) that seals console session cookies, the same for every replica (a mounted secret); null: one is generated once and kept in the ledger, which every replica shares.',
+        format: 'string-or-null',
+        default: null as string | null,
+        nullable: true,
+        env: 'SIGNER_OPERATOR_SESSION_SECRET_FILE',
+      },
+      session_ttl_ms: {
+        doc: 'How long a console login lasts; then the operator logs in with the passkey again.',
+        format: 'positive-int',
+        default: 900_000,
+        env: 'SIGNER_OPERATOR_SESSION_TTL_MS',
+      },
+      enrollment_ttl_ms: {
+        doc: 'How long an enrollment link from `sa-forge-signer operator enroll` stays usable (once).',
+        format: 'positive-int',
+        default: 600_000,
+        env: 'SIGNER_OPERATOR_ENROLLMENT_TTL_MS',
+      },
+    },
   },
   localnet: {
     game_programs: {
@@ -543,6 +584,20 @@ export const tokenSchema = {
     default: null as string | null,
   },
   keys: { doc: 'The configured keys this token may use.', format: 'string-list', default: null as string[] | null },
+};
+
+/** One entry of `operators:`. */
+export const operatorSchema = {
+  name: {
+    doc: 'Operator name ([a-z0-9_-]{1,32}), unique; approvals and the audit log name it.',
+    format: 'non-empty-string',
+    default: null as string | null,
+  },
+  role: {
+    doc: '`approver` (approves and rejects signs) or `admin` (also halts keys and releases halts).',
+    format: ['approver', 'admin'],
+    default: 'approver' as OperatorRole,
+  },
 };
 
 /** One entry of `clusters:`. */

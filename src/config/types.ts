@@ -143,6 +143,25 @@ export interface TokenConfig {
   keys: string[];
 }
 
+/** Who may act in the operator console: `approver` decides approvals; `admin` also halts and resumes keys. */
+export type OperatorRole = 'approver' | 'admin';
+
+export interface OperatorConfig {
+  name: string; // [a-z0-9_-]{1,32}
+  role: OperatorRole;
+}
+
+/** The operator console's listener (docs/operators.md). */
+export interface OperatorListenerConfig {
+  listen: { host: string; port: number };
+  /** The origin browsers open (scheme://host[:port]); null: http://localhost:PORT of the listener. */
+  public_url: string | null;
+  /** Where the cookie-sealing secret is read from; null: generated once and kept in the ledger. */
+  session_secret_file: string | null;
+  session_ttl_ms: number;
+  enrollment_ttl_ms: number;
+}
+
 export interface ServeConfig {
   listen: { host: string; port: number };
   allowed_hosts: string[];
@@ -158,6 +177,8 @@ export interface ServeConfig {
   /** SEP-2243 `x-mcp-header` annotation on the `key` argument; off for clients that cannot send custom headers. */
   param_headers: boolean;
   metrics: { host: string; port: number } | null;
+  /** The operator console's listener; absent or null: off. */
+  operator?: OperatorListenerConfig | null;
 }
 
 export interface SignerConfig {
@@ -167,6 +188,8 @@ export interface SignerConfig {
   key_dir: string;
   state_dir: string;
   keys: KeyConfig[]; // sorted by name
+  /** Operators of the console, in config order; absent means none. */
+  operators?: OperatorConfig[];
   /** Settings of the `encrypted` and `pkcs11` stores; absent means every key is a `file` key. */
   key_stores?: KeyStoresConfig;
   ledger: LedgerConfig;
