@@ -1,0 +1,126 @@
+/**
+ * The operator console in a real browser: Debian's chromium (playwright-core) with a virtual WebAuthn authenticator
+ * per operator. Two operators enroll with one-time links and log in with their passkeys; a sign of a `confirm` key
+ * waits; the console shows what the signer computed above the agent's words; one operator approves with the passkey
+ * and the transaction confirms on the embedded chain; another sign is rejected and refused. Screenshots go to
+ * .tmp/console/ (docs/console/ keeps copies).
+ */
+import { chromium, type Browser } from 'playwright-core';
+import type { SignProgress } from '../../src/signer/types';
+import { approvalId } from '../support/async';
+import {
+  chromiumInstalled,
+  CHROMIUM,
+  enrollAndLogIn,
+  makeConsoleWorld,
+  operatorBrowser,
+  screenshot,
+  type ConsoleWorld,
+} from './support';
+
+const run = chromiumInstalled() ? describe : describe.skip;
+if (!chromiumInstalled())
+  console.warn(`skipped: the console's browser tests need Debian's chromium at ${CHROMIUM} (apt-get install chromium)`);
+
+run('operator console in chromium', () => {
+  let browser: Browser;
+  let cw: ConsoleWorld;
+
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+  });
+  afterAll(async () => {
+    await browser.close();
+  });
+  beforeEach(async () => {
+    cw = await makeConsoleWorld();
+  });
+  afterEach(async () => {
+    await cw.close();
+  });
+
+  it('two operators enroll and log in; one approves a pending sign with the passkey and it confirms; a reject refuses', async () => {
+    const origin = cw.console.origin.origin;
+    const alice = await operatorBrowser(browser);
+    const bob = await operatorBrowser(browser);
+    await enrollAndLogIn(alice.page, await cw.enrollmentLink('alice'), origin);
+    await enrollAndLogIn(bob.page, await cw.enrollmentLink('bob'), origin);
+    expect((await cw.world.ledger.listPasskeys()).map((p) => p.operator)).toEqual(['alice', 'bob']);
+    await alice.page.getByText('No sign is waiting for an operator.').waitFor();
+
+    // A sign of the confirm key waits for an operator.
+    const events: SignProgress[] = [];
+    const summary = 'Pay the shipyard <script>alert(1)</script>\u202e 0.0015 SOL';
+    const signing = cw.world.engine.sign({
+      payload: cw.world.transfer('vault', 1_500_000, summary),
+      principal: cw.world.operator,
+      onProgress: (p) => events.push(p),
+    });
+    const id = await approvalId(events);
+
+    await alice.page.reload();
+    const card = alice.page.locator(`[data-approval="${id}"]`);
+    await card.waitFor();
+    const text = await card.innerText();
+    // The signer's figures: the key's SOL change (transfer + fee), the destination, the program, fee and fee payer.
+    expect(text).toContain('-1505000 lamports (-0.001505 SOL)');
+    expect(text).toContain(`${cw.world.keys.vault!.destination}: +1500000 lamports (0.0015 SOL)`);
+    expect(text).toContain('11111111111111111111111111111111');
+    expect(text).toContain('5000 lamports (0.000005 SOL)');
+    expect(text).toContain(cw.world.keys.vault!.pubkey);
+    expect(text).toMatch(/\d+ s left/);
+    // The agent's words come after the figures, escaped (a tag is text, the bidi override a visible escape).
+    expect(text.indexOf("The agent's own words")).toBeGreaterThan(text.indexOf('SOL change of the key'));
+    expect(text).toContain('Pay the shipyard <script>alert(1)</script>\\u202e 0.0015 SOL');
+    expect(await card.locator('script').count()).toBe(0);
+    await screenshot(alice.page, 'pending-approval');
+
+    await card.getByRole('button', { name: 'Approve with passkey' }).click();
+    const report = await signing;
+    expect(report.outcome).toBe('confirmed');
+    const decided = await cw.world.ledger.getApproval(id);
+    expect(decided).toMatchObject({ status: 'approved', decided_by: 'alice' });
+    await alice.page.getByText('No sign is waiting for an operator.').waitFor();
+    await screenshot(alice.page, 'console-after-approval');
+
+    // A second sign, rejected by the other operator: the sign is refused and nothing is sent.
+    const more: SignProgress[] = [];
+    const second = cw.world.engine.sign({
+      payload: cw.world.transfer('vault', 2_000_000, 'second payment'),
+      principal: cw.world.operator,
+      onProgress: (p) => more.push(p),
+    });
+    const secondId = await approvalId(more);
+    await bob.page.reload();
+    await bob.page
+      .locator(`[data-approval="${secondId}"]`)
+      .getByRole('button', { name: 'Reject with passkey' })
+      .click();
+    const refused = await second;
+    expect(refused).toMatchObject({ outcome: 'refused', failed_check: 'approval', signature: null });
+    expect(refused.detail).toContain('rejected by bob');
+    await bob.page.getByText('No sign is waiting for an operator.').waitFor();
+    await screenshot(bob.page, 'approver-console');
+
+    // The admin halts the key from the console and resumes it; the audit log records both with her name.
+    await alice.page.reload();
+    await alice.page.getByRole('textbox', { name: 'reason to halt vault' }).fill('suspicious spend');
+    await alice.page.getByRole('button', { name: 'Halt vault' }).click();
+    await alice.page.getByRole('button', { name: 'Resume vault' }).waitFor();
+    await screenshot(alice.page, 'admin-console-halted');
+    await alice.page.getByRole('button', { name: 'Resume vault' }).click();
+    await alice.page.getByRole('button', { name: 'Halt vault' }).waitFor();
+    const tail = await cw.world.ledger.tail(2);
+    expect(tail.map((e) => [e.command, e.detail])).toEqual([
+      ['halt', 'by operator:alice'],
+      ['resume', 'by operator:alice'],
+    ]);
+    expect(await alice.page.locator('.verdict-ok').innerText()).toMatch(/audit verify: ok/);
+
+    // The approver may not halt: the console offers no such button.
+    await bob.page.reload();
+    expect(await bob.page.getByRole('button', { name: 'Halt vault' }).count()).toBe(0);
+    await alice.context.close();
+    await bob.context.close();
+  });
+});
