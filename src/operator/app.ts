@@ -5,6 +5,7 @@
  *   access log (pino-http; cookies redacted)
  *   → security headers (helmet, a strict Content-Security-Policy: scripts, styles and fetches from this origin only)
  *   → Host/Origin guard (403; the MCP listener's rules, with the console's own origin added)
+ *   → a POST only from the console's exact origin (403)
  *   → no bearer tokens (401: an agent's token opens nothing here)
  *   → /assets: our script and style, @simplewebauthn/browser's ES modules
  *   → cookies, the sealed session (iron-session), a JSON body ≤ 64 KiB
@@ -26,6 +27,7 @@ import { assetsRouter } from './assets';
 import { consoleCsrf } from './csrf';
 import { consoleErrorHandler } from './middleware/error-handler';
 import { refuseBearer } from './middleware/refuse-bearer';
+import { sameOrigin } from './middleware/same-origin';
 import type { ConsoleOrigin } from './origin';
 import { apiRoutes, pageRoutes, type RouteDeps } from './routes';
 import { consoleSession } from './session';
@@ -104,6 +106,7 @@ export function createOperatorApp(deps: OperatorAppDeps): Express {
   app.use(accessLog(deps.logger));
   app.use(securityHeaders(deps.origin.secure));
   app.use(hostOrigin([...deps.allowedHosts, deps.origin.authority]));
+  app.use(sameOrigin(deps.origin.origin));
   app.use(refuseBearer());
   app.use('/assets', assetsRouter());
   app.use(cookieParser());
