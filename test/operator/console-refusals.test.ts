@@ -36,29 +36,27 @@ async function sessionOf(context: BrowserContext, page: Page): Promise<Session> 
   return { cookie: cookies.map((c) => `${c.name}=${c.value}`).join('; '), csrf: csrf ?? '' };
 }
 
-/** In the operator's page: asks for a decision's options and has the virtual authenticator sign them. */
+/**
+ * In the operator's page: asks for a decision's options and has the virtual authenticator sign them. The code runs in
+ * the browser (a string: this project's types have no DOM).
+ */
 async function assertionFor(
   page: Page,
   id: string,
   decision: 'approved' | 'rejected',
 ): Promise<{ nonce: string; response: unknown }> {
-  return page.evaluate(
-    async ({ id, decision }) => {
-      const webauthn = (await import('/assets/webauthn/index.js' as string)) as {
-        startAuthentication: (o: { optionsJSON: unknown }) => Promise<unknown>;
-      };
-      const csrf = document.querySelector('meta[name="csrf-token"]')?.getAttribute('content') ?? '';
-      const asked = (await (
-        await fetch(`/api/approvals/${id}/options`, {
-          method: 'POST',
-          headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
-          body: JSON.stringify({ decision }),
-        })
-      ).json()) as { nonce: string; options: unknown };
-      return { nonce: asked.nonce, response: await webauthn.startAuthentication({ optionsJSON: asked.options }) };
-    },
-    { id, decision },
-  );
+  const script = `(async () => {
+    const webauthn = await import('/assets/webauthn/index.js');
+    const csrf = document.querySelector('meta[name="csrf-token"]').getAttribute('content');
+    const res = await fetch('/api/approvals/' + ${JSON.stringify(id)} + '/options', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
+      body: JSON.stringify({ decision: ${JSON.stringify(decision)} }),
+    });
+    const asked = await res.json();
+    return { nonce: asked.nonce, response: await webauthn.startAuthentication({ optionsJSON: asked.options }) };
+  })()`;
+  return page.evaluate<{ nonce: string; response: unknown }>(script);
 }
 
 run('operator listener refusals', () => {
