@@ -594,9 +594,9 @@ export const operatorSchema = {
     default: null as string | null,
   },
   role: {
-    doc: '`approver` (approves and rejects signs) or `admin` (also halts keys and releases halts).',
+    doc: '`approver` (approves and rejects signs) or `admin` (also halts keys and releases halts); required.',
     format: ['approver', 'admin'],
-    default: 'approver' as OperatorRole,
+    default: null as OperatorRole | null,
   },
 };
 
