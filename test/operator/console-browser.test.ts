@@ -13,6 +13,7 @@ import {
   CHROMIUM,
   enrollAndLogIn,
   makeConsoleWorld,
+  open,
   operatorBrowser,
   screenshot,
   type ConsoleWorld,
@@ -43,7 +44,7 @@ run('operator console in chromium', () => {
     const origin = cw.console.origin.origin;
     const alice = await operatorBrowser(browser);
     const bob = await operatorBrowser(browser);
-    await enrollAndLogIn(alice.page, await cw.enrollmentLink('alice'), origin);
+    await enrollAndLogIn(alice.page, await cw.enrollmentLink('alice'), origin, '');
     await enrollAndLogIn(bob.page, await cw.enrollmentLink('bob'), origin);
     expect((await cw.world.ledger.listPasskeys()).map((p) => p.operator)).toEqual(['alice', 'bob']);
     await alice.page.getByText('No sign is waiting for an operator.').waitFor();
@@ -58,7 +59,7 @@ run('operator console in chromium', () => {
     });
     const id = await approvalId(events);
 
-    await alice.page.reload();
+    await open(alice.page, null);
     const card = alice.page.locator(`[data-approval="${id}"]`);
     await card.waitFor();
     const text = await card.innerText();
@@ -91,7 +92,7 @@ run('operator console in chromium', () => {
       onProgress: (p) => more.push(p),
     });
     const secondId = await approvalId(more);
-    await bob.page.reload();
+    await open(bob.page, null);
     await bob.page
       .locator(`[data-approval="${secondId}"]`)
       .getByRole('button', { name: 'Reject with passkey' })
@@ -103,7 +104,7 @@ run('operator console in chromium', () => {
     await screenshot(bob.page, 'approver-console');
 
     // The admin halts the key from the console and resumes it; the audit log records both with her name.
-    await alice.page.reload();
+    await open(alice.page, null);
     await alice.page.getByRole('textbox', { name: 'reason to halt vault' }).fill('suspicious spend');
     await alice.page.getByRole('button', { name: 'Halt vault' }).click();
     await alice.page.getByRole('button', { name: 'Resume vault' }).waitFor();
@@ -118,7 +119,7 @@ run('operator console in chromium', () => {
     expect(await alice.page.locator('.verdict-ok').innerText()).toMatch(/audit verify: ok/);
 
     // The approver may not halt: the console offers no such button.
-    await bob.page.reload();
+    await open(bob.page, null);
     expect(await bob.page.getByRole('button', { name: 'Halt vault' }).count()).toBe(0);
     await alice.context.close();
     await bob.context.close();

@@ -16,6 +16,7 @@ import {
   chromiumInstalled,
   enrollAndLogIn,
   makeConsoleWorld,
+  open,
   operatorBrowser,
   type ConsoleWorld,
 } from './support';
@@ -240,11 +241,11 @@ run('operator listener refusals', () => {
     const bob = await operatorBrowser(browser);
     await enrollAndLogIn(bob.page, used, origin);
     const again = await operatorBrowser(browser);
-    await again.page.goto(used);
+    await open(again.page, used);
     await again.page.getByRole('button', { name: 'Register a passkey' }).click();
     await again.page.getByText(/unknown, used already or expired/).waitFor();
     const { token } = await createEnrollment(cw.world.ledger, 'bob', 1_000, nowSeconds() - 60);
-    await again.page.goto(enrollmentUrl(cw.console.origin, token));
+    await open(again.page, enrollmentUrl(cw.console.origin, token));
     await again.page.getByRole('button', { name: 'Register a passkey' }).click();
     await again.page.getByText(/unknown, used already or expired/).waitFor();
     expect((await cw.world.ledger.listPasskeys('bob')).length).toBe(1);

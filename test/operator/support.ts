@@ -95,12 +95,24 @@ export async function operatorBrowser(browser: Browser): Promise<{ context: Brow
   return { context, page };
 }
 
-/** Opens the link, registers a passkey, then logs in with it: the console's first page is open afterwards. */
-export async function enrollAndLogIn(page: Page, link: string, origin: string): Promise<void> {
-  await page.goto(link);
+/** Opens a console URL (or reloads the page) and waits until its script has made the buttons work. */
+export async function open(page: Page, url: string | null): Promise<void> {
+  if (url === null) await page.reload();
+  else await page.goto(url);
+  await page.locator('body[data-ready="true"]').waitFor();
+}
+
+/**
+ * Opens the link, registers a passkey, then logs in with it: the console's first page is open afterwards. With
+ * `shots`, the enrollment and login pages are saved as screenshots under that prefix.
+ */
+export async function enrollAndLogIn(page: Page, link: string, origin: string, shots?: string): Promise<void> {
+  await open(page, link);
   await page.getByRole('button', { name: 'Register a passkey' }).click();
   await page.getByText(/Passkey registered for operator/).waitFor();
-  await page.goto(`${origin}/login`);
+  if (shots !== undefined) await screenshot(page, `${shots}enroll`);
+  await open(page, `${origin}/login`);
+  if (shots !== undefined) await screenshot(page, `${shots}login`);
   await page.getByRole('button', { name: 'Log in with a passkey' }).click();
   await page.waitForURL(`${origin}/`);
 }

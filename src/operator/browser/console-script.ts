@@ -123,4 +123,6 @@ function consolePage() {
 const pages = { enroll: enrollPage, login: loginPage, console: consolePage };
 const page = pages[document.body.dataset.page];
 if (page) page();
+// The buttons work from now on (a test, or a person's quick click, waits for this).
+document.body.dataset.ready = 'true';
 `;
