@@ -241,8 +241,14 @@ export function consolePage(csrf: string, who: SignedInOperator, data: ConsoleDa
   const keys =
     data.keys === null
       ? html`<p class="muted">
-          Keys are not readable yet: ${untrusted(data.keysError ?? 'the signer is starting', 300)}
-        </p>`
+            Keys are not readable yet: ${untrusted(data.keysError ?? 'the signer is starting', 300)}
+          </p>
+          ${data.halts.map(
+            (h) =>
+              html`<p>
+                <b>${h.key}</b> <span class="halted">halted</span> by ${untrusted(h.by, 80)}: ${untrusted(h.reason)}
+              </p>`,
+          )}`
       : html`<table>
           <tr>
             <th>key</th>
