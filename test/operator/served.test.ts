@@ -28,7 +28,7 @@ function freePort(): Promise<number> {
 }
 
 let world: World;
-let service: ChildProcess;
+let service: ChildProcess | undefined;
 let configFile: string;
 let origin: string;
 
