@@ -41,8 +41,10 @@ export function renderApproval(a: ApprovalRecord): string {
   return [
     `${a.id}  key ${showUntrusted(a.key, 64)}  expires ${iso(a.expires_at)}`,
     `    balance change: ${lamportsAndSol(a.balance_change)}  (computed by the signer's simulation)`,
-    `    fee: ${lamportsAndSol(a.fee)}`,
+    `    fee: ${lamportsAndSol(a.fee)}${a.fee_payer ? `, paid by ${a.fee_payer}` : ''}`,
+    ...(a.destinations ?? []).map((d) => `    SOL to ${d.address}: +${lamportsAndSol(d.lamports)}`),
     ...(a.tokens ?? []).flatMap(tokenLines),
+    ...(a.programs && a.programs.length > 0 ? [`    programs: ${a.programs.join(', ')}`] : []),
     `    compute units: ${a.compute_units ?? 'unknown'}`,
     `    requested by: ${showUntrusted(a.requested_by, 80)}`,
     `    summary (from the builder, not verified): ${showUntrusted(a.summary)}`,
