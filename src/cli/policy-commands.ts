@@ -8,7 +8,8 @@ import path from 'node:path';
 import { readDocument } from '../config/load';
 import type { SignerConfig } from '../config/types';
 import type { AuditEntry } from '../ledger/types';
-import { SPEND_WINDOW_S } from '../ledger/limits';
+import { SPEND_WINDOW_S } from '../ledger/usage-book';
+import { REASON_NAMES, type Reason } from '../signer/refusals';
 import { parseSince, replaySigns, type ReplayRow } from '../signer/replay';
 import { SignerError, errorMessage } from '../util/errors';
 import { isRecord } from '../util/is-record';
@@ -29,6 +30,8 @@ export interface PolicyCase {
   payload: unknown;
   expect: (typeof OUTCOMES)[number];
   failed_check: string | null;
+  /** The refusal's reason the case pins (src/signer/refusals.ts); null: any. */
+  reason: Reason | null;
 }
 
 function fail(message: string): never {
@@ -37,7 +40,7 @@ function fail(message: string): never {
 
 /**
  * CASES.yaml: `cases:` a list of { name, key?, payload (inline) | payload_file (JSON, relative to CASES.yaml; a
- * kit-built transaction's v2 payload too), expect: ok|refused|simulation_failed, failed_check? }.
+ * kit-built transaction's v2 payload too), expect: ok|refused|simulation_failed, failed_check?, reason? }.
  */
 export function readCases(file: string): PolicyCase[] {
   const doc = readDocument(file);
@@ -61,12 +64,16 @@ export function readCases(file: string): PolicyCase[] {
     const failedCheck = raw.failed_check;
     if (failedCheck !== undefined && failedCheck !== null && typeof failedCheck !== 'string')
       fail(`${where}.failed_check: a check name`);
+    const reason = raw.reason ?? null;
+    if (reason !== null && !REASON_NAMES.includes(reason as Reason))
+      fail(`${where}.reason: one of the reasons docs/reports.md lists`);
     return {
       name,
       key: typeof raw.key === 'string' ? raw.key : null,
       payload,
       expect: raw.expect as PolicyCase['expect'],
       failed_check: failedCheck ?? null,
+      reason: reason as Reason | null,
     };
   });
 }
@@ -83,7 +90,9 @@ function table(rows: string[][]): string {
     .join('\n');
 }
 
-const shown = (outcome: string, check: string | null): string => (check === null ? outcome : `${outcome} (${check})`);
+/** `refused (limits)`, with the reason when the case pins one: `refused (limits: per_tx_cap)`. */
+const shown = (outcome: string, check: string | null, reason: string | null): string =>
+  check === null ? outcome : `${outcome} (${check}${reason === null ? '' : `: ${reason}`})`;
 
 export async function policyTest(args: ParsedArgs): Promise<number> {
   const file = args.positional[2] ?? fail(POLICY_TEST_USAGE);
@@ -93,8 +102,11 @@ export async function policyTest(args: ParsedArgs): Promise<number> {
     const done = [];
     for (const c of cases) {
       const report = await engine.check({ payload: c.payload, key: c.key, principal: { kind: 'operator' } });
-      const got = { outcome: report.outcome, failed_check: report.failed_check };
-      const same = got.outcome === c.expect && (c.failed_check === null || got.failed_check === c.failed_check);
+      const got = { outcome: report.outcome, failed_check: report.failed_check, reason: report.reason };
+      const same =
+        got.outcome === c.expect &&
+        (c.failed_check === null || got.failed_check === c.failed_check) &&
+        (c.reason === null || got.reason === c.reason);
       done.push({ case: c, got, same, detail: report.detail });
     }
     return done;
@@ -105,7 +117,7 @@ export async function policyTest(args: ParsedArgs): Promise<number> {
       results.map((r) => ({
         name: r.case.name,
         key: r.case.key,
-        expected: { outcome: r.case.expect, failed_check: r.case.failed_check },
+        expected: { outcome: r.case.expect, failed_check: r.case.failed_check, reason: r.case.reason },
         got: r.got,
         same: r.same,
         detail: r.detail,
@@ -118,8 +130,8 @@ export async function policyTest(args: ParsedArgs): Promise<number> {
         ...results.map((r) => [
           showUntrusted(r.case.name, 60),
           r.case.key ?? '-',
-          shown(r.case.expect, r.case.failed_check),
-          shown(r.got.outcome, r.got.failed_check),
+          shown(r.case.expect, r.case.failed_check, r.case.reason),
+          shown(r.got.outcome, r.got.failed_check, r.case.reason === null ? null : r.got.reason),
           r.same ? 'same' : `DIFFERS: ${showUntrusted(r.detail ?? '', 200)}`,
         ]),
       ]),

@@ -5,7 +5,8 @@
  */
 import type { KeyConfig, KeyStoreKind } from '../config/types';
 import type { ApprovalRecord, AuditEntry, HaltRecord, TokenFigure } from '../ledger/types';
-import { showAmount } from '../signer/tokens/amounts';
+import { votesSoFar } from '../signer/flow/approval';
+import { showAmount } from '../util/token-amounts';
 import { MAX_MESSAGE_BYTES } from '../signer/wire/sizes';
 import { showUntrusted } from '../util/untrusted';
 
@@ -31,6 +32,7 @@ export function renderApproval(a: ApprovalRecord): string {
   if (a.message !== undefined && a.message !== null) {
     return [
       `${a.id}  key ${showUntrusted(a.key, 64)}  expires ${iso(a.expires_at)}`,
+      ...quorumLines(a),
       `    signs a message, not a transaction: nothing is sent, but the signature can log in or authorise as this key`,
       ...(a.message_description ? [`    what it is: ${showUntrusted(a.message_description, 600)}`] : []),
       `    message (exactly the text signed, escaped): ${showUntrusted(a.message, MAX_MESSAGE_BYTES)}`,
@@ -40,6 +42,7 @@ export function renderApproval(a: ApprovalRecord): string {
   }
   return [
     `${a.id}  key ${showUntrusted(a.key, 64)}  expires ${iso(a.expires_at)}`,
+    ...quorumLines(a),
     `    balance change: ${lamportsAndSol(a.balance_change)}  (computed by the signer's simulation)`,
     `    fee: ${lamportsAndSol(a.fee)}${a.fee_payer ? `, paid by ${a.fee_payer}` : ''}`,
     ...(a.destinations ?? []).map((d) => `    SOL to ${d.address}: +${lamportsAndSol(d.lamports)}`),
@@ -49,6 +52,18 @@ export function renderApproval(a: ApprovalRecord): string {
     `    requested by: ${showUntrusted(a.requested_by, 80)}`,
     `    summary (from the builder, not verified): ${showUntrusted(a.summary)}`,
   ].join('\n');
+}
+
+/**
+ * The votes so far against the quorum (`approvals: 1 of 2: alice`) and who may still vote; nothing for a request
+ * the host's operator decides alone (no operators configured).
+ */
+function quorumLines(a: ApprovalRecord): string[] {
+  if (a.approvers === null && a.required === 1 && a.votes.length === 0) return [];
+  const rejected = a.votes.filter((v) => v.decision === 'rejected').map((v) => v.operator);
+  const line = `${votesSoFar(a)}${rejected.length > 0 ? `; rejected by ${rejected.join(', ')}` : ''}  (approvers: ${a.approvers === null ? 'any operator' : a.approvers.join(', ')})`;
+  // Names come from the config or the console, not from agents; escaped anyway, as everything the ledger returns.
+  return [`    approvals: ${showUntrusted(line, 2000)}`];
 }
 
 /** A mint's movement in an approval: the key's change and each receiving owner, in base and UI units. */

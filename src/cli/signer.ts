@@ -5,6 +5,7 @@
  * command and option is listed in ./commands.ts; anything else is refused with the nearest match.
  */
 import fs from 'node:fs';
+import type { OperatorConfig } from '../config/types';
 import { isValidKeyName } from '../keys/keyfile';
 import { newToken, tokenSha256 } from '../keys/tokens';
 import { exportJsonl, verifyJsonlFile } from '../ledger/chain';
@@ -12,7 +13,7 @@ import { entriesUpToHead, formatHead, parseHead } from '../ledger/head';
 import { normaliseApprovalId } from '../ledger/ids';
 import type { VerifyResult } from '../ledger/types';
 import { createEngine } from '../signer';
-import { approvalClosedMessage } from '../signer/flow/approval';
+import { approvalClosedMessage, votesSoFar } from '../signer/flow/approval';
 import { EXIT_CODES, EXIT_ERROR } from '../signer/report';
 import type { SignProgress } from '../signer/types';
 import { SignerError, errorMessage } from '../util/errors';
@@ -61,7 +62,10 @@ usage: sa-forge-signer [--config FILE] COMMAND ...
   halt KEY|--all --reason TEXT          stop all signing with a key now, in every replica
   resume KEY                            release a halted key
   approvals list [--json]               signs waiting for an operator, with the amounts the signer computed
-  approvals approve ID | reject ID      decide one
+                                        and the votes so far
+  approvals approve ID | reject ID [--as NAME]
+                                        vote on one; with operators configured, --as names the operator
+                                        voting (one of the key's approvers)
   operator enroll NAME                  a one-time link (printed on stdout) where the operator registers a
                                         passkey for the console (serve.operator); NAME must be under operators
   operator list [--json]                operators, their roles and passkeys
@@ -139,9 +143,13 @@ function progressPrinter(): (p: SignProgress) => void {
       case 'lock':
         line = 'waiting for the key lock…';
         break;
-      case 'approval':
-        line = `waiting for an operator: sa-forge-signer approvals approve ${p.approval_id} (or reject), until ${new Date(p.expires_at * 1000).toISOString()}`;
+      case 'approval': {
+        const who = p.approvers === null ? 'an operator' : `${p.required} of ${p.approvers.join(', ')}`;
+        const as = p.approvers === null ? '' : ' --as NAME';
+        const joined = p.joined ? ' (the same payload was signed again: this waits on its pending approval)' : '';
+        line = `waiting for ${who}: sa-forge-signer approvals approve ${p.approval_id}${as} (or reject), until ${new Date(p.expires_at * 1000).toISOString()}${joined}`;
         break;
+      }
       case 'sent':
         line = `sent ${p.signature}`;
         break;
@@ -270,15 +278,50 @@ async function approvalsCommand(sub: string, args: ParsedArgs): Promise<number> 
       return 0;
     }
     const decision = sub === 'approve' ? 'approved' : 'rejected';
-    const id = normaliseApprovalId(requirePositional(args, 2, 'an approval id', `sa-forge-signer approvals ${sub} ID`));
-    const record = await l.decideApproval(id, decision, 'operator', nowSeconds());
+    const id = normaliseApprovalId(
+      requirePositional(args, 2, 'an approval id', `sa-forge-signer approvals ${sub} ID [--as NAME]`),
+    );
+    const by = voter(cfg.operators ?? [], option(args, 'as'), sub);
+    const record = await l.decideApproval(id, decision, by, nowSeconds());
+    const key = `key ${showUntrusted(record.key, 64)}`;
+    if (record.status === 'pending' && decision === 'approved') {
+      err(`voted to approve ${id} (${key}): ${votesSoFar(record)}; it needs ${record.required} approvals`);
+      return 0;
+    }
     if (record.status !== decision) {
       err(approvalClosedMessage(record, decision));
       return EXIT_ERROR;
     }
-    err(`${decision} ${id} (key ${showUntrusted(record.key, 64)})`);
+    err(`${decision} ${id} (${key})${record.required > 1 ? `: ${votesSoFar(record)}` : ''}`);
     return 0;
   });
+}
+
+/**
+ * Who votes from this host: the single "operator" when the config names none (as before operators existed),
+ * else the operator `--as` names. Whether that operator may vote on this approval is the ledger's decision.
+ */
+function voter(operators: readonly OperatorConfig[], as: string | undefined, sub: string): string {
+  const names = operators.map((o) => o.name);
+  if (names.length === 0) {
+    if (as !== undefined)
+      throw new SignerError(
+        'request_invalid',
+        `--as names one of the configured operators, and the config has none (operators:); run approvals ${sub} ID without it`,
+      );
+    return 'operator';
+  }
+  if (as === undefined)
+    throw new SignerError(
+      'request_invalid',
+      `operators are configured: say which one you are with --as NAME (one of ${names.join(', ')})`,
+    );
+  if (!names.includes(as))
+    throw new SignerError(
+      'request_invalid',
+      `--as ${JSON.stringify(as)}: no such operator under operators (configured: ${names.join(', ')})`,
+    );
+  return as;
 }
 
 // ---------------------------------------------------------------- main

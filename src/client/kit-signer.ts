@@ -13,7 +13,7 @@
  * before anything is sent. The key must have `sign_messages` on in the service's config.
  *
  * A refusal is thrown as a `SignerServiceError` carrying the service's report, so the agent sees which check
- * refused and why (`failed_check`, `detail`).
+ * refused and why (`failed_check`, `reason`, `detail`).
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
@@ -64,6 +64,8 @@ export interface ServiceReport {
   signed_transaction?: string | null;
   detail: string | null;
   failed_check: string | null;
+  /** Why it was not signed, a stable name to act on (docs/reports.md, "Reasons"); null when nothing refused. */
+  reason: string | null;
   [field: string]: unknown;
 }
 
@@ -232,6 +234,7 @@ function asReport(structured: Record<string, unknown>): ServiceReport {
     signed_transaction: text('signed_transaction'),
     detail: text('detail'),
     failed_check: text('failed_check'),
+    reason: text('reason'),
   };
 }
 

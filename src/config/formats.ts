@@ -3,7 +3,7 @@
  * (convict's own `nat` would read "12abc" as 12; these refuse it).
  */
 import convict from 'convict';
-import { parseBaseUnits } from '../signer/tokens/amounts';
+import { parseBaseUnits } from '../util/token-amounts';
 import { decodeAddress } from '../util/base58';
 import { isRecord } from '../util/is-record';
 import { TOKEN_OPS } from './types';

@@ -30,18 +30,19 @@ import type {
   ClusterCommitment,
   ClusterProfile,
   KeyClass,
+  KeyApprovals,
   KeyConfig,
   KeyStoresConfig,
+  OperatorConfig,
   SecretRef,
   LedgerConfig,
-  OperatorConfig,
   OperatorListenerConfig,
   ProgramEntry,
   SignerConfig,
   TokenConfig,
 } from './types';
 import { isRecord } from '../util/is-record';
-import { parseBaseUnits } from '../signer/tokens/amounts';
+import { parseBaseUnits } from '../util/token-amounts';
 import { schemaEnvNames, unknownSignerVariables } from './unknown-env';
 
 export interface LoadConfigOptions {
@@ -138,8 +139,8 @@ type TopLevel = {
   };
   state_dir: string;
   log_level: SignerConfig['log_level'];
-  keys: Record<string, unknown>;
   operators: unknown[];
+  keys: Record<string, unknown>;
   clusters: Record<string, unknown>;
   ledger: {
     store: 'sqlite' | 'postgres';
@@ -182,18 +183,63 @@ type TopLevel = {
   };
 };
 
-type KeyEntry = Omit<KeyConfig, 'name' | 'approval' | 'class' | 'tokens' | 'allow_token_ops'> & {
+type KeyEntry = Omit<KeyConfig, 'name' | 'approval' | 'class' | 'tokens' | 'allow_token_ops' | 'approvals'> & {
   class: KeyClass;
   approval: ApprovalMode | null;
   tokens: unknown[];
   allow_token_ops: TokenOp[];
+  approvals: KeyApprovals;
 };
 
-function buildKeys(raw: Record<string, unknown>): KeyConfig[] {
+const OPERATOR_NAME = /^[a-z0-9_-]{1,32}$/;
+
+function buildOperators(list: unknown[]): OperatorConfig[] {
+  const operators: OperatorConfig[] = [];
+  for (const [i, item] of list.entries()) {
+    const o = validateEntry<OperatorConfig>(operatorSchema, item, `operators[${i}]`);
+    if (!OPERATOR_NAME.test(o.name))
+      fail(`operators[${i}].name: ${JSON.stringify(o.name)}: use 1 to 32 lowercase letters, digits, '-' or '_'`);
+    if (operators.some((x) => x.name === o.name))
+      fail(`operators[${i}].name: ${JSON.stringify(o.name)} is listed twice; operator names must be unique`);
+    operators.push({ name: o.name, role: o.role });
+  }
+  return operators;
+}
+
+/**
+ * A key's quorum against the configured operators: the approvers named (every operator when it names none) and
+ * how many must approve. Without operators the host's operator decides alone, so a key may not ask for more.
+ */
+function buildApprovals(key: string, given: KeyApprovals, operators: OperatorConfig[]): KeyApprovals | undefined {
+  const where = `keys.${key}.approvals`;
+  const names = operators.map((o) => o.name);
+  const twice = given.approvers.find((a, i) => given.approvers.indexOf(a) !== i);
+  if (twice !== undefined) fail(`${where}.approvers: ${JSON.stringify(twice)} is listed twice`);
+  if (operators.length === 0) {
+    if (given.approvers.length > 0)
+      fail(`${where}.approvers: no operators are configured; list ${given.approvers.join(', ')} under operators`);
+    if (given.required > 1)
+      fail(`${where}.required: ${given.required} approvals need named operators; list them under operators`);
+    return undefined;
+  }
+  for (const a of given.approvers) {
+    if (!names.includes(a))
+      fail(`${where}.approvers: ${JSON.stringify(a)} is not under operators (configured: ${names.join(', ')})`);
+  }
+  const approvers = given.approvers.length > 0 ? given.approvers : names;
+  if (given.required > approvers.length) {
+    fail(
+      `${where}.required: ${given.required} approvals from ${approvers.length} approver${approvers.length === 1 ? '' : 's'} (${approvers.join(', ')}) can never be reached; use 1 to ${approvers.length}`,
+    );
+  }
+  return { required: given.required, approvers };
+}
+
+function buildKeys(raw: Record<string, unknown>, operators: OperatorConfig[]): KeyConfig[] {
   const keys: KeyConfig[] = [];
   for (const name of Object.keys(raw).sort()) {
     if (!isValidKeyName(name)) fail(`keys.${name}: key name must be 1 to 64 lowercase letters, digits, '-' or '_'`);
-    const e = validateEntry<KeyEntry>(keySchema, raw[name], `keys.${name}`);
+    const { approvals: given, ...e } = validateEntry<KeyEntry>(keySchema, raw[name], `keys.${name}`);
     const approval: ApprovalMode = e.approval ?? (e.class === 'wallet' ? 'confirm' : 'auto');
     if (e.class === 'wallet' && approval === 'auto' && !e.allow_unattended) {
       fail(
@@ -204,7 +250,15 @@ function buildKeys(raw: Record<string, unknown>): KeyConfig[] {
     const twin = keys.find((k) => k.pubkey === e.pubkey);
     if (twin) fail(`keys.${name}.pubkey: ${e.pubkey} is already keys.${twin.name}; configure each pubkey once`);
     const tokens = buildTokenPolicies(e.tokens, `keys.${name}.tokens`);
-    keys.push({ ...e, name, approval, tokens, allow_token_ops: [...new Set(e.allow_token_ops)] });
+    const approvals = buildApprovals(name, given, operators);
+    keys.push({
+      ...e,
+      name,
+      approval,
+      tokens,
+      allow_token_ops: [...new Set(e.allow_token_ops)],
+      ...(approvals ? { approvals } : {}),
+    });
   }
   return keys;
 }
@@ -257,22 +311,6 @@ function buildTokens(list: unknown[], where: string, keys: KeyConfig[]): TokenCo
     }
     return { name: t.name, sha256: t.sha256, keys: [...new Set(t.keys)] };
   });
-}
-
-const OPERATOR_NAME = /^[a-z0-9_-]{1,32}$/;
-
-/** The console's operators: names a URL, a log line and the audit log can carry as they are, each once. */
-function buildOperators(list: unknown[]): OperatorConfig[] {
-  const operators: OperatorConfig[] = [];
-  for (const [i, item] of list.entries()) {
-    const o = validateEntry<OperatorConfig>(operatorSchema, item, `operators[${i}]`);
-    if (!OPERATOR_NAME.test(o.name))
-      fail(`operators[${i}].name: use 1 to 32 lowercase letters, digits, '-' or '_' (got ${JSON.stringify(o.name)})`);
-    if (operators.some((p) => p.name === o.name))
-      fail(`operators[${i}].name: ${o.name} is listed twice; operator names must be unique`);
-    operators.push({ name: o.name, role: o.role });
-  }
-  return operators;
 }
 
 /**
@@ -507,7 +545,8 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
   );
   if (strays.length > 0) fail(`environment: ${strays.join('; ')}`);
 
-  const keys = buildKeys(top.keys);
+  const operators = buildOperators(top.operators);
+  const keys = buildKeys(top.keys, operators);
   const tokens = buildTokens(top.serve.tokens, 'serve.tokens', keys);
   if (top.serve.tokens_file !== null) {
     tokens.push(...buildTokens(readTokensFile(resolve(top.serve.tokens_file)), 'serve.tokens_file', keys));
@@ -550,7 +589,7 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
     key_stores: buildKeyStores(top, resolve, keys),
     state_dir: stateDir,
     keys,
-    operators: buildOperators(top.operators),
+    operators,
     ledger: buildLedger(top, resolve, env, stateDir),
     timings: { ...top.timings },
     serve: {

@@ -45,6 +45,7 @@ function walk(schema: Record<string, Node>, prefix: string, out: Setting[]): Set
 /** The schemas in the order the reference lists them: the file's top level, then each collection's entries. */
 const SECTIONS: readonly { title: string; prefix: string; schema: Record<string, Node> }[] = [
   { title: 'Top level', prefix: '', schema: topLevelSchema },
+  { title: 'An operator (`operators[]`)', prefix: 'operators[]', schema: operatorSchema },
   { title: 'A key (`keys.<name>`)', prefix: 'keys.<name>', schema: keySchema },
   {
     title: "A key's mint (`keys.<name>.tokens[]`)",

@@ -13,6 +13,7 @@ import {
   type KeyClass,
   KEY_STORE_KINDS,
   type KeyStoreKind,
+  OPERATOR_ROLES,
   type OperatorRole,
   TOKEN_OPS,
   type TokenOp,
@@ -138,15 +139,15 @@ export const topLevelSchema = {
     default: 'info' as 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent',
     env: 'SIGNER_LOG_LEVEL',
   },
+  operators: {
+    doc: "Named operators who vote on approvals, a list of {name, role} (role `approver` or `admin`); each key's `approvals` names whose votes it counts. []: the host's operator decides alone (`approvals approve ID`). Each logs in to the operator console with a passkey from `sa-forge-signer operator enroll NAME` (docs/operators.md).",
+    format: 'object-list',
+    default: [] as unknown[],
+  },
   keys: {
     doc: 'Signing keys by name ([a-z0-9_-]{1,64}); each entry follows the key schema (class, pubkey, approval, limits...).',
     format: Object,
     default: {} as Record<string, unknown>,
-  },
-  operators: {
-    doc: 'People who may approve signs and release halts in the operator console, a list of {name, role} (docs/operators.md). Each enrolls a passkey with `sa-forge-signer operator enroll NAME`.',
-    format: 'object-list',
-    default: [] as unknown[],
   },
   clusters: {
     doc: 'Custom clusters by name; each entry follows the cluster schema (genesis_hash, rpc_url, programs...). A new cluster is config, not code.',
@@ -234,7 +235,7 @@ export const topLevelSchema = {
       env: 'SIGNER_METADATA_ATTEMPTS',
     },
     approval_timeout_ms: {
-      doc: "How long a `confirm` key's sign waits for `sa-forge-signer approvals approve`; then it is refused (`approval`). Keep it under the MCP client's request timeout (60 s by default in the official SDK), or raise that as well.",
+      doc: "How long a `confirm` key's sign waits for its operators' approval (`sa-forge-signer approvals approve`); then it is refused (`approval`). It may be longer than an MCP client's request timeout (60 s by default in the official SDK): an agent whose call timed out signs the same payload again and waits on the same approval (docs/policy.md, \"Approvals by quorum\").",
       format: 'positive-int',
       default: DEFAULT_TIMINGS.approval_timeout_ms,
       env: 'SIGNER_APPROVAL_TIMEOUT_MS',
@@ -465,6 +466,18 @@ export const keySchema = {
     default: null as ApprovalMode | null,
     nullable: true,
   },
+  approvals: {
+    required: {
+      doc: 'With approval `confirm`: how many distinct approvers must approve a sign (any one of them rejecting refuses it); 1 to the number of approvers.',
+      format: 'positive-int',
+      default: 1,
+    },
+    approvers: {
+      doc: 'With approval `confirm`: the operators (names under `operators`) whose votes count; []: every configured operator.',
+      format: 'string-list',
+      default: [] as string[],
+    },
+  },
   transfer_to: {
     doc: 'Allowed System Transfer destinations (also trusted token-account owners).',
     format: 'address-list',
@@ -532,6 +545,20 @@ export const keySchema = {
   },
 };
 
+/** One entry of `operators:`. */
+export const operatorSchema = {
+  name: {
+    doc: "The operator's name ([a-z0-9_-]{1,32}), unique: what votes, `approvals approve --as` and the audit show.",
+    format: 'non-empty-string',
+    default: null as string | null,
+  },
+  role: {
+    doc: '`approver` (votes on approvals) or `admin` (also halts keys and resumes halts in the operator console).',
+    format: [...OPERATOR_ROLES],
+    default: 'approver' as OperatorRole,
+  },
+};
+
 /** One entry of a key's `tokens:`. */
 export const tokenPolicySchema = {
   mint: { doc: 'The mint (base58).', format: 'address', default: null as string | null },
@@ -584,20 +611,6 @@ export const tokenSchema = {
     default: null as string | null,
   },
   keys: { doc: 'The configured keys this token may use.', format: 'string-list', default: null as string[] | null },
-};
-
-/** One entry of `operators:`. */
-export const operatorSchema = {
-  name: {
-    doc: 'Operator name ([a-z0-9_-]{1,32}), unique; approvals and the audit log name it.',
-    format: 'non-empty-string',
-    default: null as string | null,
-  },
-  role: {
-    doc: '`approver` (approves and rejects signs) or `admin` (also halts keys and releases halts); required.',
-    format: ['approver', 'admin'],
-    default: null as OperatorRole | null,
-  },
 };
 
 /** One entry of `clusters:`. */

@@ -37,6 +37,27 @@ export interface KeyConfig {
   allow_token_ops?: TokenOp[];
   /** Where the key's secret half is kept (docs/keys.md); absent means `file`. */
   store?: KeyStoreKind;
+  /**
+   * With approval `confirm`: whose votes count and how many distinct approvals it takes (docs/policy.md,
+   * "Approvals by quorum"). Absent: one vote of the host's operator (no operators are configured).
+   */
+  approvals?: KeyApprovals;
+}
+
+/** A key's quorum, resolved: `approvers` names configured operators (all of them when the config lists none). */
+export interface KeyApprovals {
+  required: number;
+  approvers: string[];
+}
+
+/** `approver` votes on approvals; `admin` also halts keys and resumes halts in the console. */
+export const OPERATOR_ROLES = ['approver', 'admin'] as const;
+export type OperatorRole = (typeof OPERATOR_ROLES)[number];
+
+/** A named operator (config `operators`): whose votes an approval counts. */
+export interface OperatorConfig {
+  name: string; // [a-z0-9_-]{1,32}, unique
+  role: OperatorRole;
 }
 
 /** The key stores (docs/keys.md): a plaintext keypair file, an age-encrypted file, or an HSM over PKCS#11. */
@@ -143,14 +164,6 @@ export interface TokenConfig {
   keys: string[];
 }
 
-/** Who may act in the operator console: `approver` decides approvals; `admin` also halts and resumes keys. */
-export type OperatorRole = 'approver' | 'admin';
-
-export interface OperatorConfig {
-  name: string; // [a-z0-9_-]{1,32}
-  role: OperatorRole;
-}
-
 /** The operator console's listener (docs/operators.md). */
 export interface OperatorListenerConfig {
   listen: { host: string; port: number };
@@ -188,7 +201,10 @@ export interface SignerConfig {
   key_dir: string;
   state_dir: string;
   keys: KeyConfig[]; // sorted by name
-  /** Operators of the console, in config order; absent means none. */
+  /**
+   * Named operators (they vote on approvals and log in to the console); absent or empty: the host's single operator
+   * decides (`approvals approve` without --as).
+   */
   operators?: OperatorConfig[];
   /** Settings of the `encrypted` and `pkcs11` stores; absent means every key is a `file` key. */
   key_stores?: KeyStoresConfig;

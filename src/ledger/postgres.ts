@@ -22,19 +22,18 @@ import { verifyAgainstHead } from './audit-check';
 import { boundSummary, sealEntry, validateEntryInput } from './chain';
 import { newApprovalId, normaliseApprovalId } from './ids';
 import { KeyedMutex, cancelledError } from './mutex';
-import { RATE_WINDOW_S, SPEND_WINDOW_S, type KeyUsage } from './limits';
-import { decisionOutcome, haltEntry, resumeEntry } from './records';
+import { applyDecision, haltEntry, resumeEntry } from './records';
 import { postgresDialect } from './sql/dialect';
 import { POSTGRES_MIGRATIONS, schemaTooNew } from './sql/migrations';
 import {
   approvalRowValues,
+  decisionRowValues,
   entryRowValues,
   haltRowValues,
   rowToApproval,
   rowToEntry,
   rowToHalt,
   rowToHead,
-  rowToUsage,
   type Row,
 } from './sql/rows';
 import { statements } from './sql/statements';
@@ -48,6 +47,8 @@ import {
   settingValue,
 } from './sql/operator-rows';
 import type { EnrollmentRecord, NoncePurpose, NonceRecord, PasskeyRecord } from './operators';
+import { UsageBooks } from './usage-books';
+import { nowSeconds } from '../util/time';
 import type {
   ApprovalDecision,
   ApprovalRecord,
@@ -61,6 +62,7 @@ import type {
   KeyLock,
   KeyLockInfo,
   Ledger,
+  Usage,
   VerifyResult,
 } from './types';
 
@@ -132,6 +134,21 @@ export class PostgresLedger implements Ledger {
   /** The lock this handle holds per key (the local mutex allows one), for fenced appends. */
   private readonly heldByKey = new Map<string, HeldLock>();
   private closed = false;
+  private readonly usageBooks = new UsageBooks({
+    headSeq: async () =>
+      rowToHead((await this.query('cannot read the head record', SQL.readHead, [], { read: true }))[0] ?? {}).seq,
+    signEntriesAfter: async (after, limit) =>
+      (await this.query('cannot read audit entries', SQL.signEntriesAfter, [after, limit], { read: true })).map(
+        (r) => ({
+          seq: Number(r.seq),
+          entry: rowToEntry(r),
+        }),
+      ),
+    keySignEntries: async (key, since, through) =>
+      (await this.query('cannot read audit entries', SQL.keySignEntries, [key, since, through], { read: true })).map(
+        rowToEntry,
+      ),
+  });
 
   private constructor(url: string, opts: PostgresLedgerOptions) {
     const statementTimeout = opts.statementTimeoutMs ?? 15_000;
@@ -336,19 +353,12 @@ export class PostgresLedger implements Ledger {
     }
   }
 
-  async keyUsage(key: string, now: number, dailyCap: number): Promise<KeyUsage> {
-    const rows = await this.query(
-      "cannot read the key's usage",
-      SQL.usage,
-      [key, now - RATE_WINDOW_S, now - SPEND_WINDOW_S, dailyCap],
-      { read: true },
-    );
-    return rowToUsage(rows[0] ?? {});
+  async keyUsage(key: string, now: number, dailyCap: number): Promise<Usage> {
+    return await this.usageBooks.usage(key, now, dailyCap);
   }
 
   async signatureInFlight(key: string, signature: string): Promise<boolean> {
-    const rows = await this.query('cannot read audit entries', SQL.signatureInFlight, [key, signature], { read: true });
-    return Number(rows[0]?.in_flight) === 1;
+    return await this.usageBooks.inFlight(key, signature, nowSeconds());
   }
 
   async signEntriesForKey(key: string, since: number): Promise<AuditEntry[]> {
@@ -471,15 +481,40 @@ export class PostgresLedger implements Ledger {
 
   async createApproval(req: ApprovalRequest): Promise<ApprovalRecord> {
     const bounded = { ...req, summary: boundSummary(req.summary) };
+    return this.transaction('cannot record the approval request', (c) => this.insertApprovalIn(c, bounded));
+  }
+
+  /** Inside a transaction: a new request under a fresh id. */
+  private async insertApprovalIn(c: PoolClient, req: ApprovalRequest): Promise<ApprovalRecord> {
     for (let attempt = 0; attempt < 6; attempt++) {
-      const rows = await this.query(
-        'cannot record the approval request',
-        SQL.insertApproval,
-        approvalRowValues(newApprovalId(), bounded),
-      );
+      const rows = (await c.query<Row>(SQL.insertApproval, approvalRowValues(newApprovalId(), req))).rows;
       if (rows[0]) return rowToApproval(rows[0]); // else: a 40-bit id collided; draw another
     }
     throw new SignerError('ledger', 'PostgreSQL ledger: could not draw a free approval id');
+  }
+
+  /**
+   * A transaction-scoped advisory lock on the key and payload hash serialises replicas asking for one payload: the
+   * second waits for the first to commit, then finds its request (a row lock alone cannot cover a row not yet
+   * inserted).
+   */
+  async requestApproval(
+    req: ApprovalRequest & { waiter: string },
+  ): Promise<{ record: ApprovalRecord; joined: boolean }> {
+    const bounded = { ...req, summary: boundSummary(req.summary) };
+    return this.transaction('cannot record the approval request', async (c) => {
+      await c.query('SELECT pg_advisory_xact_lock($1::bigint)', [
+        advisoryLockId(`approval:${req.key}:${req.payload_hash}`),
+      ]);
+      const row = (await c.query<Row>(SQL.openForPayload, [req.key, req.payload_hash, req.ts])).rows[0];
+      if (!row) return { record: await this.insertApprovalIn(c, bounded), joined: false };
+      const found = rowToApproval(row);
+      await c.query(SQL.reopenFor, [req.waiter, found.id]);
+      return {
+        record: { ...found, waiter: req.waiter, status: 'pending', decided_by: null, decided_at: null },
+        joined: true,
+      };
+    });
   }
 
   async getApproval(id: string): Promise<ApprovalRecord | null> {
@@ -494,16 +529,39 @@ export class PostgresLedger implements Ledger {
     return rows.map(rowToApproval);
   }
 
-  async decideApproval(id: string, decision: ApprovalDecision, by: string, ts: number): Promise<ApprovalRecord> {
+  async decideApproval(
+    id: string,
+    decision: ApprovalDecision,
+    by: string,
+    ts: number,
+    credential: string | null = null,
+  ): Promise<ApprovalRecord> {
+    return this.decideIn(id, (rec) => applyDecision(rec, decision, by, ts, credential));
+  }
+
+  async leaveApproval(id: string, waiter: string, ts: number): Promise<ApprovalRecord> {
+    return this.decideIn(id, (rec) =>
+      rec.waiter === null || rec.waiter === waiter
+        ? applyDecision(rec, 'abandoned', 'signer', ts, null)
+        : { record: rec, changed: false },
+    );
+  }
+
+  /**
+   * Reads the request row-locked (FOR UPDATE), decides on it and writes it back in one transaction: votes cast at
+   * once on several replicas queue on the row, and each sees the votes before it.
+   */
+  private async decideIn(
+    id: string,
+    decide: (rec: ApprovalRecord) => { record: ApprovalRecord; changed: boolean },
+  ): Promise<ApprovalRecord> {
     const wanted = normaliseApprovalId(id);
     return this.transaction('cannot record the decision', async (c) => {
       const row = (await c.query<Row>(SQL.getApprovalForDecision, [wanted])).rows[0];
       if (!row) throw new SignerError('request_invalid', `no approval request with id ${id}`);
-      const rec = rowToApproval(row);
-      if (rec.status !== 'pending') return rec;
-      const { status, decidedBy } = decisionOutcome(rec, decision, by, ts);
-      await c.query(SQL.decideApproval, [status, decidedBy, ts, wanted]);
-      return { ...rec, status, decided_by: decidedBy, decided_at: ts };
+      const { record, changed } = decide(rowToApproval(row));
+      if (changed) await c.query(SQL.decideApproval, decisionRowValues(record));
+      return record;
     });
   }
 

@@ -2,8 +2,9 @@
  * The SQLite ledger store (better-sqlite3): the embedded default, one file shared by the service and CLI
  * processes on one host.
  *
- * Durability: WAL with synchronous=FULL, so a committed transaction is fsync'd before the call returns, and a
- * process killed at any instant leaves the last committed state (the chain always verifies).
+ * Durability: WAL, and every write resolves only once the log is fsync'd after its commit (sqlite-wal-sync.ts:
+ * group commit, the fsync off the event loop), and a process killed at any instant leaves the last committed
+ * state (the chain always verifies).
  * Appends run in BEGIN IMMEDIATE transactions that read the head record, insert the next entry and move the head,
  * so appends from several processes form one chain. better-sqlite3 is synchronous, so appends within one process
  * are already serialised by the event loop; waiting for another process's write lock happens off it
@@ -13,24 +14,24 @@
  */
 import Database from 'better-sqlite3';
 import { SignerError, errorMessage } from '../util/errors';
+import { nowSeconds } from '../util/time';
 import { verifyAgainstHead } from './audit-check';
 import { boundSummary, sealEntry, validateEntryInput } from './chain';
 import { newApprovalId, normaliseApprovalId } from './ids';
-import { RATE_WINDOW_S, SPEND_WINDOW_S, type KeyUsage } from './limits';
 import { selfIdentity } from './liveness';
 import { KeyedMutex } from './mutex';
-import { decisionOutcome, haltEntry, resumeEntry } from './records';
+import { applyDecision, haltEntry, resumeEntry } from './records';
 import { sqliteDialect } from './sql/dialect';
 import { SQLITE_MIGRATIONS, schemaTooNew } from './sql/migrations';
 import {
   approvalRowValues,
+  decisionRowValues,
   entryRowValues,
   haltRowValues,
   rowToApproval,
   rowToEntry,
   rowToHalt,
   rowToHead,
-  rowToUsage,
   type Row,
 } from './sql/rows';
 import { statements, type Statements } from './sql/statements';
@@ -46,6 +47,8 @@ import {
 import type { EnrollmentRecord, NoncePurpose, NonceRecord, PasskeyRecord } from './operators';
 import { BUSY_SLICE_MS, retryWhileBusy } from './sqlite-busy';
 import { lockError, sqliteKeyLocks, type HeldRow, type SqliteKeyLocks } from './sqlite-locks';
+import { UsageBooks } from './usage-books';
+import { WalSync } from './sqlite-wal-sync';
 import type {
   ApprovalDecision,
   ApprovalRecord,
@@ -59,6 +62,7 @@ import type {
   KeyLock,
   KeyLockInfo,
   Ledger,
+  Usage,
   VerifyResult,
 } from './types';
 
@@ -106,6 +110,8 @@ export class SqliteLedger implements Ledger {
   private readonly heldRows = new Map<string, HeldRow>();
   private readonly q: ReturnType<typeof preparer>;
   private readonly locks: SqliteKeyLocks;
+  private readonly usageBooks: UsageBooks;
+  private readonly walSync: WalSync;
 
   private constructor(
     private readonly db: Database.Database,
@@ -114,11 +120,23 @@ export class SqliteLedger implements Ledger {
     opts: SqliteLedgerOptions,
   ) {
     this.q = preparer(db);
+    this.walSync = new WalSync(`${db.name}-wal`);
     this.locks = sqliteKeyLocks(lockDb, {
       pollMs: opts.lockPollMs ?? 20,
       leaseMs: opts.lockLeaseMs ?? 30_000,
       busyTimeoutMs: busyTimeoutMs,
       me: selfIdentity(),
+    });
+    this.usageBooks = new UsageBooks({
+      headSeq: () => this.run('cannot read the head record', () => this.headNow().seq),
+      signEntriesAfter: (after, limit) =>
+        this.run('cannot read audit entries', () =>
+          this.q.all(SQL.signEntriesAfter, [after, limit]).map((r) => ({ seq: Number(r.seq), entry: rowToEntry(r) })),
+        ),
+      keySignEntries: (key, since, through) =>
+        this.run('cannot read audit entries', () =>
+          this.q.all(SQL.keySignEntries, [key, since, through]).map(rowToEntry),
+        ),
     });
   }
 
@@ -140,7 +158,8 @@ export class SqliteLedger implements Ledger {
         busyTimeoutMs,
         () => 'cannot open',
       );
-      db.pragma('synchronous = FULL');
+      // Commits do not wait for the disk on the event loop; every write waits for WalSync's fsync instead.
+      db.pragma('synchronous = NORMAL');
       db.pragma('foreign_keys = ON');
       await retryWhileBusy(
         () => migrate(main),
@@ -177,9 +196,14 @@ export class SqliteLedger implements Ledger {
     }
   }
 
-  /** A write transaction (BEGIN IMMEDIATE): rolled back whole on any failure, so it is safe to retry when busy. */
+  /**
+   * A write transaction (BEGIN IMMEDIATE): rolled back whole on any failure, so it is safe to retry when busy.
+   * Resolves once the commit is on disk.
+   */
   private async write<T>(what: string, fn: () => T): Promise<T> {
-    return await this.run(what, () => this.db.transaction(fn).immediate());
+    const result = await this.run(what, () => this.db.transaction(fn).immediate());
+    await this.walSync.durable().catch((e: unknown) => Promise.reject(ledgerError(`${what}: cannot sync the log`, e)));
+    return result;
   }
 
   /** Inside a write transaction: seals the input onto the head record, inserts it, moves the head. */
@@ -222,17 +246,12 @@ export class SqliteLedger implements Ledger {
     });
   }
 
-  async keyUsage(key: string, now: number, dailyCap: number): Promise<KeyUsage> {
-    return await this.run("cannot read the key's usage", () =>
-      rowToUsage(this.q.get(SQL.usage, [key, now - RATE_WINDOW_S, now - SPEND_WINDOW_S, dailyCap]) ?? {}),
-    );
+  async keyUsage(key: string, now: number, dailyCap: number): Promise<Usage> {
+    return await this.usageBooks.usage(key, now, dailyCap);
   }
 
   async signatureInFlight(key: string, signature: string): Promise<boolean> {
-    return await this.run(
-      'cannot read audit entries',
-      () => Number(this.q.get(SQL.signatureInFlight, [key, signature])?.in_flight) === 1,
-    );
+    return await this.usageBooks.inFlight(key, signature, nowSeconds());
   }
 
   async signEntriesForKey(key: string, since: number): Promise<AuditEntry[]> {
@@ -323,13 +342,33 @@ export class SqliteLedger implements Ledger {
 
   async createApproval(req: ApprovalRequest): Promise<ApprovalRecord> {
     const bounded = { ...req, summary: boundSummary(req.summary) };
-    return await this.run('cannot record the approval request', () => {
-      // 40 random bits: a collision is rare; draw again a few times.
-      for (let attempt = 0; attempt < 6; attempt++) {
-        const row = this.q.get(SQL.insertApproval, approvalRowValues(newApprovalId(), bounded));
-        if (row) return rowToApproval(row);
-      }
-      throw new SignerError('ledger', 'SQLite ledger: could not draw a free approval id');
+    return await this.write('cannot record the approval request', () => this.insertApprovalInTx(bounded));
+  }
+
+  /** Inside a write transaction: a new request under a fresh id. */
+  private insertApprovalInTx(req: ApprovalRequest): ApprovalRecord {
+    // 40 random bits: a collision is rare; draw again a few times.
+    for (let attempt = 0; attempt < 6; attempt++) {
+      const row = this.q.get(SQL.insertApproval, approvalRowValues(newApprovalId(), req));
+      if (row) return rowToApproval(row);
+    }
+    throw new SignerError('ledger', 'SQLite ledger: could not draw a free approval id');
+  }
+
+  /** BEGIN IMMEDIATE holds the file, so two processes asking for one payload never both find none and insert. */
+  async requestApproval(
+    req: ApprovalRequest & { waiter: string },
+  ): Promise<{ record: ApprovalRecord; joined: boolean }> {
+    const bounded = { ...req, summary: boundSummary(req.summary) };
+    return await this.write('cannot record the approval request', () => {
+      const row = this.q.get(SQL.openForPayload, [req.key, req.payload_hash, req.ts]);
+      if (!row) return { record: this.insertApprovalInTx(bounded), joined: false };
+      const found = rowToApproval(row);
+      this.q.run(SQL.reopenFor, [req.waiter, found.id]);
+      return {
+        record: { ...found, waiter: req.waiter, status: 'pending', decided_by: null, decided_at: null },
+        joined: true,
+      };
     });
   }
 
@@ -348,17 +387,38 @@ export class SqliteLedger implements Ledger {
     );
   }
 
-  async decideApproval(id: string, decision: ApprovalDecision, by: string, ts: number): Promise<ApprovalRecord> {
-    const wanted = normaliseApprovalId(id);
-    return await this.write('cannot record the decision', (): ApprovalRecord => {
-      const row = this.q.get(SQL.getApprovalForDecision, [wanted]);
-      if (!row) throw new SignerError('request_invalid', `no approval request with id ${id}`);
-      const rec = rowToApproval(row);
-      if (rec.status !== 'pending') return rec;
-      const { status, decidedBy } = decisionOutcome(rec, decision, by, ts);
-      this.q.run(SQL.decideApproval, [status, decidedBy, ts, wanted]);
-      return { ...rec, status, decided_by: decidedBy, decided_at: ts };
-    });
+  async decideApproval(
+    id: string,
+    decision: ApprovalDecision,
+    by: string,
+    ts: number,
+    credential: string | null = null,
+  ): Promise<ApprovalRecord> {
+    return await this.write('cannot record the decision', () =>
+      this.decideInTx(id, (rec) => applyDecision(rec, decision, by, ts, credential)),
+    );
+  }
+
+  async leaveApproval(id: string, waiter: string, ts: number): Promise<ApprovalRecord> {
+    return await this.write('cannot record the decision', () =>
+      this.decideInTx(id, (rec) =>
+        rec.waiter === null || rec.waiter === waiter
+          ? applyDecision(rec, 'abandoned', 'signer', ts, null)
+          : { record: rec, changed: false },
+      ),
+    );
+  }
+
+  /** Inside a write transaction: reads the request, decides on it, writes it back if it changed. */
+  private decideInTx(
+    id: string,
+    decide: (rec: ApprovalRecord) => { record: ApprovalRecord; changed: boolean },
+  ): ApprovalRecord {
+    const row = this.q.get(SQL.getApprovalForDecision, [normaliseApprovalId(id)]);
+    if (!row) throw new SignerError('request_invalid', `no approval request with id ${id}`);
+    const { record, changed } = decide(rowToApproval(row));
+    if (changed) this.q.run(SQL.decideApproval, decisionRowValues(record));
+    return record;
   }
 
   async createEnrollment(rec: Omit<EnrollmentRecord, 'used_at'>): Promise<void> {
@@ -487,7 +547,7 @@ export class SqliteLedger implements Ledger {
       this.heldRows.clear();
       this.lockDb.close();
       this.db.close();
-      return Promise.resolve();
+      return this.walSync.close().catch((e: unknown) => Promise.reject(ledgerError('cannot close', e)));
     } catch (e) {
       return Promise.reject(ledgerError('cannot close', e));
     }

@@ -4,7 +4,6 @@
  * test suite runs against both. Every write resolves only once it is durable.
  */
 
-import type { KeyUsage } from './limits';
 import type { OperatorStore } from './operators';
 
 /**
@@ -43,6 +42,27 @@ export interface TokenFigure {
   credits: { owner: string; amount: string }[];
 }
 
+/** Signs in the last minute and lamports spent or reserved in the last 24 h (how entries count: usage-book.ts). */
+export interface KeyUsage {
+  signsLastMinute: number;
+  spent24h: number;
+}
+
+/** What a key spent or reserved of one mint in 24 h, and what each other owner received or will receive of it. */
+export interface MintUsage {
+  /** Base units of the mint the key spent or reserved. */
+  spent: bigint;
+  /** Base units each other owner received or has reserved to receive. */
+  received: Map<string, bigint>;
+}
+
+export type TokenUsage = Map<string, MintUsage>;
+
+/** A key's whole usage for its caps: the rate, lamports and each mint. */
+export interface Usage extends KeyUsage {
+  tokens: TokenUsage;
+}
+
 export interface AuditEntry extends AuditEntryInput {
   prev: string; // 64 hex; 64 '0' for the first entry
   hash: string; // sha256 hex of the entry serialised with hash ""
@@ -55,9 +75,24 @@ export interface HaltRecord {
   ts: number;
 }
 
-/** `abandoned`: the sign that asked for it went away before a decision (its caller disconnected); nothing was sent. */
+/**
+ * `approved`: `required` distinct allowed approvers approved; `rejected`: one of them rejected; `abandoned`: the sign
+ * waiting on it went away before a decision (its caller disconnected); nothing was sent, and votes are refused until
+ * a sign of the same payload asks again before the deadline, which reopens it (pending, its votes kept).
+ */
 export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'abandoned';
 export type ApprovalDecision = Exclude<ApprovalStatus, 'pending'>;
+/** What an operator votes; the other decisions are the signer's (the deadline passed, the sign went away). */
+export type VoteDecision = 'approved' | 'rejected';
+
+/** One operator's vote on an approval. */
+export interface ApprovalVote {
+  operator: string;
+  decision: VoteDecision;
+  ts: number;
+  /** The passkey credential the operator voted with (the console's), null for the host's CLI. */
+  credential: string | null;
+}
 
 export interface ApprovalRequest {
   key: string;
@@ -84,6 +119,12 @@ export interface ApprovalRequest {
    * application domain, format and required signatories); null for a transaction.
    */
   message_description?: string | null;
+  /** Distinct approvers whose approval it takes; absent means 1. */
+  required?: number;
+  /** The operators whose votes count (the key's approvers); absent or null: anyone (no operators configured). */
+  approvers?: string[] | null;
+  /** Which sign waits on it (an opaque id of the waiting sign); absent or null: none named. */
+  waiter?: string | null;
 }
 
 /** An account the simulation credits with lamports. */
@@ -95,8 +136,14 @@ export interface LamportCredit {
 export interface ApprovalRecord extends ApprovalRequest {
   id: string; // short, typeable by an operator
   status: ApprovalStatus;
+  /** Approved: the approvers whose votes made it, in vote order (comma-separated); rejected: who rejected. */
   decided_by: string | null;
   decided_at: number | null;
+  required: number;
+  approvers: string[] | null;
+  waiter: string | null;
+  /** Every vote cast, in order. */
+  votes: ApprovalVote[];
 }
 
 /** The head record: the sequence number and hash of the last entry, kept beside the chain and moved with it. */
@@ -142,10 +189,11 @@ export interface Ledger extends OperatorStore {
   /** This key's sign, sign-intent and sign-message entries with ts >= since, in chain order (for limits). */
   signEntriesForKey(key: string, since: number): Promise<AuditEntry[]>;
   /**
-   * The key's usage at `now` for the limits: the same figures as computeUsage(signEntriesForKey(key, now − 24 h))
-   * (limits.ts), computed by the store without reading every entry.
+   * The key's usage at `now` for its caps, as usageOf (usage-book.ts) would count its entries. Each store keeps
+   * the usage of the keys it was asked about in memory and reads only the entries written since its last read
+   * (by any process or replica), so the cost does not grow with the key's day of entries.
    */
-  keyUsage(key: string, now: number, dailyCap: number): Promise<KeyUsage>;
+  keyUsage(key: string, now: number, dailyCap: number): Promise<Usage>;
   /**
    * Whether the key has an intent with this signature and no final entry for it yet: the same transaction is
    * signed and in flight (or watched). Read under the key's lock at the cap gate.
@@ -161,11 +209,38 @@ export interface Ledger extends OperatorStore {
   /** Clears the halt and appends a 'resume' entry; false when the key was not halted. */
   resume(key: string, by: string, ts: number): Promise<boolean>;
 
+  /** Records a new pending request (always a new one; a sign asks through requestApproval). */
   createApproval(req: ApprovalRequest): Promise<ApprovalRecord>;
+  /**
+   * A sign's request for approval. When an unexpired request for the same key and payload hash is pending, or was
+   * abandoned by the sign that waited on it (its caller gave up), the same payload is being signed again: that
+   * request is returned, pending, with its votes, `req.waiter` as its waiter and `joined` true. Otherwise a new one
+   * is recorded. One write transaction, serialised per key and payload hash across replicas, so two signs of one
+   * payload never open two requests.
+   */
+  requestApproval(req: ApprovalRequest & { waiter: string }): Promise<{ record: ApprovalRecord; joined: boolean }>;
   getApproval(id: string): Promise<ApprovalRecord | null>;
   listApprovals(filter?: { status?: ApprovalStatus }): Promise<ApprovalRecord[]>;
-  /** Only a pending, unexpired approval can be decided; returns the record as it stands afterwards. */
-  decideApproval(id: string, decision: ApprovalDecision, by: string, ts: number): Promise<ApprovalRecord>;
+  /**
+   * The one way to decide. `approved`/`rejected` is the vote of operator `by` (with the passkey `credential` it
+   * used, null from the CLI): refused with a 'request_invalid' error when `by` is not one of the request's
+   * approvers; counted once per operator; the request becomes approved once `required` distinct approvers
+   * approved, rejected as soon as one rejects. `expired`/`abandoned` are the signer's. Only a pending, unexpired
+   * request changes (a vote after `expires_at` makes it expired); returns the record as it stands afterwards, votes
+   * included. One write transaction (a row lock where the store has them), so concurrent votes all count.
+   */
+  decideApproval(
+    id: string,
+    decision: ApprovalDecision,
+    by: string,
+    ts: number,
+    credential?: string | null,
+  ): Promise<ApprovalRecord>;
+  /**
+   * The sign waiting on a pending request went away: the request is abandoned if `waiter` is still the sign
+   * waiting on it; if a later sign of the same payload took it over, it is left as it is. Returns the record.
+   */
+  leaveApproval(id: string, waiter: string, ts: number): Promise<ApprovalRecord>;
 
   /**
    * Walks the chain and checks it against the head record (a truncated tail or a deleted last entry fails) and

@@ -19,6 +19,7 @@ import {
 import { decodeAddress, decodeBase58, encodeBase58 } from '../util/base58';
 import { transactionFee } from './fees';
 import { isTokenProgram, readLookupTable, readMint, readTokenAccount, type MintInfo } from './parsed-accounts';
+import type { AccountView } from './account-view';
 import { tokenBalances, type TokenBalance } from './token-balances';
 import { transactionErrorJson, type TransactionErrorJson } from './tx-error';
 import { parseWireMessage, parseWireTransaction, signatureOf, WireError, type WireTransaction } from './wire';
@@ -53,13 +54,6 @@ export class RpcFault extends Error {
   ) {
     super(message);
   }
-}
-
-export interface AccountView {
-  lamports: number;
-  owner: string;
-  data: Uint8Array;
-  executable: boolean;
 }
 
 /** An instruction a program invoked (CPI), with indices into the transaction's full account list. */

@@ -3,7 +3,7 @@
  * postTokenBalances): one entry per account that is an initialized SPL Token or Token-2022 account, by its index
  * in the transaction's full account list (static keys, then loaded writable, then loaded readonly).
  */
-import type { AccountView } from './chain';
+import type { AccountView } from './account-view';
 import { readTokenAccount, tokenAmount, type MintLookup, type TokenAmount } from './parsed-accounts';
 
 export interface TokenBalance {

@@ -1,8 +1,28 @@
 /**
  * The four static resources, written for an agent. They describe what the code does (src/signer: payload.ts,
  * checks.ts, engine.ts, flow/v2-source.ts; src/signer/report.ts); change them together. The kit snippets in
- * PAYLOAD are run by test/engine/agent-docs.test.ts.
+ * PAYLOAD are run by test/engine/agent-docs.test.ts. The table of reasons in CHECKS is made from
+ * src/signer/refusals.ts, their one definition.
  */
+import { FIGURES, REASONS, REASON_NAMES, type FigureName } from '../signer/refusals';
+
+const code = (name: string): string => `\`${name}\``;
+
+/** One row per reason: its name, check, meaning, what to do and figures. */
+function reasonsTable(): string {
+  const rows = REASON_NAMES.map((name) => {
+    const r = REASONS[name];
+    const figures = r.figures.length === 0 ? '–' : r.figures.map(code).join(', ');
+    return `| ${code(name)} | ${r.check === null ? '–' : code(r.check)} | ${r.meaning} | ${r.action} | ${figures} |`;
+  });
+  return ['| `reason` | `failed_check` | Means | What to do | `figures` |', '|---|---|---|---|---|', ...rows].join(
+    '\n',
+  );
+}
+
+function figuresList(): string {
+  return (Object.keys(FIGURES) as FigureName[]).map((f) => `- ${code(f)}: ${FIGURES[f].meaning}.`).join('\n');
+}
 
 export const SKILL = `# Using sa-forge-signer
 
@@ -36,11 +56,15 @@ see a key. Four tools: \`check\`, \`sign\`, \`key_show\`, \`halt\`.
   (v1: \`transaction.fee_payer\`; v2: the transaction's first account). A v2 transaction someone else pays the
   fee for (an x402 facilitator) needs \`key\`, and \`mode: "sign_only"\`: the signer fills only the key's slot. Your token may use only the keys it lists; \`key_show\` without arguments lists them
   with their balance, limits, what was spent or reserved in the last 24 h, and whether they are halted.
-- A refusal names the check that failed in \`failed_check\`, with the reason in \`detail\`. signer://docs/checks
-  says what each check means and how to fix the payload. Do not retry a refused payload unchanged.
-- \`sign\` can take minutes: up to 150 s to confirm, and a key with approval \`confirm\` waits for a human
-  operator to approve it (\`sa-forge-signer approvals approve ID\`). Wait for the answer; do not send the same
-  payload again meanwhile.
+- A refusal names the check that failed in \`failed_check\`, with the reason in \`detail\`; \`reason\` names it for
+  a program and \`figures\` carries its amounts and addresses. signer://docs/checks says what each check and reason
+  means and how to fix the payload. Do not retry a refused payload unchanged.
+- \`sign\` can take minutes: up to 150 s to confirm, and a key with approval \`confirm\` waits for human
+  operators to approve it (some keys need two or more of them). Wait for the answer. If your call times out or
+  loses its connection while they decide, sign the exact same payload again with the same key: you wait on the same
+  approval, with the votes already cast, until it expires (a changed payload asks them again from the start). Only
+  the newest of such calls can send; an older one still open answers \`refused\` with "the same payload was signed
+  again".
 - After outcome \`unknown\`, or when a \`sign\` call failed, timed out or lost its connection, the transaction may
   still have landed. Reconcile before doing it again (signer://docs/outcomes): look up the signature and re-read
   the state the action was meant to change.
@@ -231,7 +255,8 @@ cluster is refused as expired.
 
 export const CHECKS = `# The checks
 
-Every refusal names one check in \`failed_check\`, and \`detail\` reads "<check>: <reason>". \`checks\` lists the
+Every refusal names one check in \`failed_check\`, and \`detail\` reads "<check>: <why>"; \`reason\` names
+the refusal for a program (the table at the end) and \`figures\` holds its amounts and addresses. \`checks\` lists the
 checks that passed, in order. \`check\` and \`sign\` run the same checks up to the simulation; \`sign\` then adds
 approval; \`check\` also applies the destinations and the cap to its simulation, so it refuses what \`sign\` would. A refusal means nothing was sent: fix the cause, build the payload again if
 needed, and \`check\` it before signing.
@@ -259,7 +284,7 @@ needed, and \`check\` it before signing.
 | 15a | \`destinations\` | An account other than the key gains lamports in the simulation and is not in the key's \`transfer_to\`, whichever program moved them (rent of an account created for a program is allowed). | Pay only allowed destinations. |
 | 15b | \`tokens\` | The simulation lowers the key's balance of a mint not in its token policy (\`key_show\` → \`policy.tokens\`), or of a Token-2022 mint with an extension the signer cannot account for (named in \`detail\`: transfer hook, permanent delegate, confidential transfers), or shows an authority operation the key may not do, whatever program did it. | Spend only the mints \`key_show\` lists; ask the operator for anything else. |
 | 15c | \`destinations\` | The simulation pays a mint you spend to an owner not in that mint's \`destinations\`. | Pay only the owners \`key_show\` lists for the mint (an x402 \`payTo\` must be one). |
-| 16 | \`approval\` (sign) | A sign that needs an operator (\`would_need_approval\`: a \`confirm\` key, spend above its approval threshold) was rejected, or nobody approved it in time. | Ask the operator; \`check\` tells you beforehand. |
+| 16 | \`approval\` (sign) | A sign that needs an operator (\`would_need_approval\`: a \`confirm\` key, spend above its approval threshold) was rejected by one of its approvers, not approved by enough of them in time (\`detail\` says how many did), or handed its approval to a later sign of the same payload. | Ask the operator; \`check\` tells you beforehand. After your own call timed out, sign the same payload again rather than a new one. |
 | 17 | \`limits\` (the cap) | This exact transaction's spend (what the simulation says the key loses, fee included) is above the key's per-transaction cap or would take it past its daily cap, or cannot be bounded. \`check\` reports it too. | Wait, or spend less. |
 | 17a | \`limits\` (token caps) | What the simulation says you spend of a mint is above its \`per_tx\`, would pass its \`per_day\`, or would give one owner more than \`per_destination_per_day\` in 24 h. The detail names the mint and the amounts in base and UI units. | Spend less, or wait: \`key_show\` shows \`remaining_daily\` per mint; reports show \`token_changes\` and \`remaining_daily_tokens\`. |
 | 17b | \`chain\` (sign) | This exact transaction (same signature) is already signed for another request and has no outcome yet: two identical requests within one block compile to the same bytes, which the chain runs once. | If you meant one payment, the other request carries it; for a second one, sign again after the next block (a new blockhash) or make the two differ. |
@@ -272,6 +297,17 @@ and for \`sign\` \`approval\`.
 
 Passed names: \`chain\`, \`lookup_tables\` (v2), \`fee_payer\`, \`programs\`, \`tokens\`, \`system\`, \`vault\`, \`signers\`, \`new_accounts\`,
 \`ata_owners\`, \`limits\`, \`simulation\`, \`destinations\`, \`cap\`, and for \`sign\` also \`approval\`.
+
+## Reasons
+
+\`reason\` says which refusal it was, whatever the wording of \`detail\`; act on it. \`figures\` carries the
+figures the row lists, where they are known (others are absent); it is null when a reason has none.
+
+${reasonsTable()}
+
+Figures (lamports are numbers; with \`mint\`, amounts are the mint's base units as decimal strings):
+
+${figuresList()}
 `;
 
 export const OUTCOMES = `# Outcomes

@@ -33,7 +33,8 @@ export const RESOURCES: readonly StaticResource[] = [
     uri: 'signer://docs/checks',
     name: 'checks',
     title: 'Checks and refusals',
-    description: 'Every check in order, the failed_check name it reports, and how to fix a refusal.',
+    description:
+      'Every check in order, the failed_check name it reports, and how to fix a refusal; every reason a refusal reports, with its figures and what to do.',
     mimeType: 'text/markdown',
     text: CHECKS,
   },

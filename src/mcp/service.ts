@@ -6,7 +6,6 @@
  * bytes in the request's envelope.
  */
 import type { SignerEngine, Principal } from '../signer/types';
-import { isSuccessOutcome, type Report } from '../signer/report';
 import { isSignerError, errorMessage } from '../util/errors';
 import { isRecord } from '../util/is-record';
 import { errorReply, readMessage, resultReply, resultReplyBytes, type RequestId } from './envelope';
@@ -31,7 +30,7 @@ import {
   SERVER_NAME,
   SUPPORTED_VERSIONS,
 } from './protocol';
-import { toolDefinitions, type ToolDef } from './tool-defs';
+import { TOOLS, toolDefinitions, type ToolDef } from './tools';
 import { compileArgsValidator, type ArgsValidator } from './args';
 import { RESOURCES, INSTRUCTIONS } from './resources';
 
@@ -327,45 +326,16 @@ export class McpService {
     });
     try {
       const engine = await this.opts.engine();
-      switch (name) {
-        case 'check':
-        case 'sign': {
-          // Only check and sign wait on anything a departed client could cancel (simulation, confirmation).
-          const signal = req.signal?.();
-          const report: Report =
-            name === 'check'
-              ? await engine.check({ payload: args.payload, key, principal: req.principal, signal })
-              : await engine.sign({
-                  payload: args.payload,
-                  key,
-                  intent: typeof args.intent === 'string' ? args.intent : null,
-                  mode: args.mode === 'sign_only' ? 'sign_only' : 'send', // the schema allows only these two
-                  principal: req.principal,
-                  signal,
-                });
-          this.opts.observer?.toolResult?.(name, report.outcome, report.failed_check, performance.now() - started);
-          return this.toolReply(
-            id,
-            { tool: name, key: report.key ?? key, outcome: report.outcome, signature: report.signature },
-            report,
-            JSON.stringify(report, null, 2),
-            !isSuccessOutcome(report.outcome),
-          );
-        }
-        case 'key_show': {
-          const keys = await engine.keyShow({ key, principal: req.principal });
-          this.opts.observer?.toolResult?.(name, 'ok', null, performance.now() - started);
-          const out = { keys };
-          return this.toolReply(id, summary('ok'), out, JSON.stringify(out, null, 2), false, true);
-        }
-        case 'halt': {
-          const reason = typeof args.reason === 'string' ? args.reason : '';
-          const result = await engine.halt({ key, reason, principal: req.principal });
-          const outcome = result.not_recorded.length > 0 ? 'not_recorded' : 'ok';
-          this.opts.observer?.toolResult?.(name, outcome, null, performance.now() - started);
-          return this.toolReply(id, summary(outcome), result, JSON.stringify(result, null, 2), outcome !== 'ok');
-        }
-      }
+      const r = await TOOLS[name].run({ engine, args, key, principal: req.principal, signal: req.signal });
+      this.opts.observer?.toolResult?.(name, r.outcome, r.failedCheck, performance.now() - started);
+      return this.toolReply(
+        id,
+        { tool: name, key: r.key, outcome: r.outcome, signature: r.signature },
+        r.structured,
+        JSON.stringify(r.structured, null, 2),
+        r.isError,
+        r.read,
+      );
     } catch (e) {
       if (isSignerError(e)) {
         // A refused key, a payload that does not parse, the RPC failing before anything was sent: the tool ran and

@@ -1,7 +1,6 @@
 /**
- * The one place a console decision reaches the ledger. It takes everything a vote names (the approval, the decision,
- * the operator, when, and the passkey credential that signed the decision's challenge), so a quorum's vote can take
- * its place without touching the routes.
+ * The one place a console decision reaches the ledger: the operator's vote, with the passkey credential that signed
+ * the decision's challenge (the ledger keeps it with the vote). The ledger counts it towards the key's quorum.
  */
 import type { ApprovalRecord, Ledger } from '../ledger/types';
 import type { Decision } from './challenge';
@@ -16,5 +15,5 @@ export interface OperatorDecision {
 }
 
 export async function recordDecision(ledger: Ledger, d: OperatorDecision): Promise<ApprovalRecord> {
-  return ledger.decideApproval(d.approvalId, d.decision, d.operator, d.ts);
+  return ledger.decideApproval(d.approvalId, d.decision, d.operator, d.ts, d.credentialId);
 }

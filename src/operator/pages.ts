@@ -4,7 +4,7 @@
  * own figures in a box that says whose words they are.
  */
 import type { ApprovalRecord, AuditEntry, TokenFigure } from '../ledger/types';
-import { uiAmount } from '../signer/tokens/amounts';
+import { uiAmount } from '../util/token-amounts';
 import type { KeyView } from '../signer/types';
 import { MAX_MESSAGE_BYTES } from '../signer/wire/sizes';
 import type { ConsoleData } from './console-data';
@@ -97,7 +97,32 @@ function tokenRows(tokens: readonly TokenFigure[]): Html[] {
   );
 }
 
-function approvalCard(a: ApprovalRecord, now: number): Html {
+/** The quorum line: how many approvals it takes, of whom, and the votes so far (names from the config). */
+function quorumLine(a: ApprovalRecord): Html {
+  const who = a.approvers === null ? 'any operator' : a.approvers.join(', ');
+  const votes = a.votes.map((v) => `${v.operator} ${v.decision}`).join(', ');
+  return html`<tr>
+    <th>approvals needed</th>
+    <td>${a.required} of ${who}; votes so far: ${votes === '' ? 'none' : votes}</td>
+  </tr>`;
+}
+
+/** Buttons for an operator who may still vote: one of the approvers, not having approved already. */
+function actions(a: ApprovalRecord, operator: string): Html {
+  if (a.approvers !== null && !a.approvers.includes(operator))
+    return html`<p class="muted">You are not one of this key's approvers.</p>`;
+  const approved = a.votes.some((v) => v.operator === operator && v.decision === 'approved');
+  return html`<div class="actions">
+    ${
+      approved
+        ? html`<p class="muted">You approved; waiting for the other approvers.</p>`
+        : html`<button type="button" class="approve" data-decide="approved">Approve with passkey</button>`
+    }
+    <button type="button" class="reject" data-decide="rejected">Reject with passkey</button>
+  </div>`;
+}
+
+function approvalCard(a: ApprovalRecord, now: number, operator: string): Html {
   const isMessage = a.message !== undefined && a.message !== null;
   const destinations = a.destinations ?? [];
   const computed = isMessage
@@ -158,6 +183,7 @@ function approvalCard(a: ApprovalRecord, now: number): Html {
           <th>requested by</th>
           <td>${untrusted(a.requested_by, 80)}</td>
         </tr>
+        ${quorumLine(a)}
       </table>
     </div>
     ${
@@ -172,10 +198,7 @@ function approvalCard(a: ApprovalRecord, now: number): Html {
       <p class="label">The agent's own words (its summary, not verified by the signer):</p>
       <blockquote>${untrusted(a.summary)}</blockquote>
     </div>
-    <div class="actions">
-      <button type="button" class="approve" data-decide="approved">Approve with passkey</button>
-      <button type="button" class="reject" data-decide="rejected">Reject with passkey</button>
-    </div>
+    ${actions(a, operator)}
   </section>`;
 }
 
@@ -267,7 +290,7 @@ export function consolePage(csrf: string, who: SignedInOperator, data: ConsoleDa
     csrf,
     operator: who,
     body: html`<h2>Waiting for approval (${data.approvals.length})</h2>
-      ${data.approvals.length === 0 ? html`<p class="muted">No sign is waiting for an operator.</p>` : data.approvals.map((a) => approvalCard(a, data.now))}
+      ${data.approvals.length === 0 ? html`<p class="muted">No sign is waiting for an operator.</p>` : data.approvals.map((a) => approvalCard(a, data.now, who.name))}
       <h2>Keys</h2>
       <section class="card">${keys}</section>
       <h2>Audit log</h2>

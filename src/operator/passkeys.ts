@@ -18,7 +18,7 @@ import {
 import type { OperatorConfig } from '../config/types';
 import type { PasskeyRecord } from '../ledger/operators';
 import type { ApprovalRecord, Ledger } from '../ledger/types';
-import { errorMessage } from '../util/errors';
+import { errorMessage, isSignerError } from '../util/errors';
 import { challengeText, decisionChallenge, shownFigures, type Decision } from './challenge';
 import { enrollmentTokenHash } from './enrollment';
 import type { SignedInOperator } from './locals';
@@ -262,14 +262,23 @@ export async function decideWithPasskey(
   if (!result.ok) return result;
   if (result.value.operator.name !== who.name)
     return refused(403, 'the passkey that answered belongs to another operator than the one logged in');
-  const decided = await record({
-    approvalId: open.value.id,
-    decision: input.decision,
-    operator: who.name,
-    ts: now,
-    credentialId: result.value.passkey.credential_id,
-  });
-  if (decided.status !== input.decision)
+  let decided: ApprovalRecord;
+  try {
+    decided = await record({
+      approvalId: open.value.id,
+      decision: input.decision,
+      operator: who.name,
+      ts: now,
+      credentialId: result.value.passkey.credential_id,
+    });
+  } catch (e) {
+    // Not one of the key's approvers: the ledger refuses the vote and names who may cast one.
+    if (isSignerError(e) && e.code === 'request_invalid') return refused(403, e.message);
+    throw e;
+  }
+  // Counted: the request is decided, or still pending with this vote among those its quorum waits for.
+  const counted = decided.votes.some((v) => v.operator === who.name && v.decision === input.decision);
+  if (decided.status !== input.decision && !(decided.status === 'pending' && counted))
     return refused(409, `approval ${decided.id} is ${decided.status}; it can no longer be ${input.decision}`);
   return done(decided);
 }

@@ -7,7 +7,7 @@ import type { ClusterProfile, KeyConfig } from '../config/types';
 import type { CompiledInstruction, CompiledMessage } from './compile';
 import { requiredSigners } from './compile';
 import { writableAccounts } from './writable-accounts';
-import type { CheckName } from './report';
+import { refusal, type Refusal } from './refusals';
 import { tokenInstructionName, tokenInstructionVerdict } from './tokens/instructions';
 import {
   ALWAYS_ALLOWED_PROGRAMS,
@@ -17,11 +17,6 @@ import {
   SYSTEM_TRANSFER_TAG,
   TOKEN_PROGRAMS,
 } from './programs';
-
-export interface Refusal {
-  check: CheckName;
-  message: string;
-}
 
 export interface CheckSubject {
   key: KeyConfig;
@@ -56,9 +51,11 @@ const programOf = (msg: CompiledMessage, ix: CompiledInstruction): string | unde
 
 function checkFeePayer({ msg, key, foreignFeePayer }: CheckSubject): Refusal | null {
   const payer = msg.accountKeys[0];
-  if (payer === undefined) return { check: 'fee_payer', message: 'message has no accounts' };
+  if (payer === undefined) return refusal('no_accounts', 'message has no accounts');
   if (payer !== key.pubkey && payer !== foreignFeePayer)
-    return { check: 'fee_payer', message: `fee payer ${payer} is not the signing key ${key.pubkey}` };
+    return refusal('fee_payer_not_key', `fee payer ${payer} is not the signing key ${key.pubkey}`, {
+      fee_payer: payer,
+    });
   return null;
 }
 
@@ -75,9 +72,13 @@ function checkPrograms({ msg, key, cluster }: CheckSubject): Refusal | null {
   const allowed = new Set(allowedPrograms(cluster, key));
   for (const [i, ix] of msg.instructions.entries()) {
     const program = programOf(msg, ix);
-    if (program === undefined) return { check: 'programs', message: `instruction ${i} has no program id` };
+    if (program === undefined)
+      return refusal('program_missing', `instruction ${i} has no program id`, { instruction: i });
     if (!allowed.has(program))
-      return { check: 'programs', message: `instruction ${i} calls ${program}, which is not allowed` };
+      return refusal('program_not_allowed', `instruction ${i} calls ${program}, which is not allowed`, {
+        instruction: i,
+        program,
+      });
   }
   return null;
 }
@@ -98,22 +99,25 @@ function checkTokens({ msg, key }: CheckSubject): Refusal | null {
       if (verdict === 'allowed' || (verdict !== 'refused' && allowedOps.has(verdict))) continue;
       const name =
         tag === undefined ? 'an empty token instruction' : `token instruction ${tokenInstructionName(tag, program)}`;
-      return {
-        check: 'tokens',
-        message:
-          verdict === 'refused'
-            ? `instruction ${i} is ${name}, which the signer does not sign`
-            : `instruction ${i} is ${name}, which this key may not do (add "${verdict}" to its allow_token_ops to allow it)`,
-      };
+      return verdict === 'refused'
+        ? refusal('token_instruction_refused', `instruction ${i} is ${name}, which the signer does not sign`, {
+            instruction: i,
+          })
+        : refusal(
+            'token_op_not_allowed',
+            `instruction ${i} is ${name}, which this key may not do (add "${verdict}" to its allow_token_ops to allow it)`,
+            { token_op: verdict },
+          );
     }
     if (program !== ASSOCIATED_TOKEN_PROGRAM) continue;
     // Empty data is the legacy Create; only Create (0) and CreateIdempotent (1) may pass.
     const tag = ix.data[0] ?? 0;
     if (ix.data.length > 1 || (tag !== 0 && tag !== 1)) {
-      return {
-        check: 'tokens',
-        message: `instruction ${i} is associated-token instruction ${tag}; only create is allowed`,
-      };
+      return refusal(
+        'ata_instruction_not_allowed',
+        `instruction ${i} is associated-token instruction ${tag}; only create is allowed`,
+        { instruction: i },
+      );
     }
     const systemSlot = account(msg, ix, 4);
     const tokenSlot = account(msg, ix, 5);
@@ -123,10 +127,11 @@ function checkTokens({ msg, key }: CheckSubject): Refusal | null {
       tokenSlot === undefined ||
       !TOKEN_PROGRAMS.has(tokenSlot)
     ) {
-      return {
-        check: 'tokens',
-        message: `instruction ${i} creates a token account without the System and SPL Token or Token-2022 programs`,
-      };
+      return refusal(
+        'ata_create_malformed',
+        `instruction ${i} creates a token account without the System and SPL Token or Token-2022 programs`,
+        { instruction: i },
+      );
     }
   }
   return null;
@@ -136,17 +141,24 @@ function checkSystem({ msg, key }: CheckSubject): Refusal | null {
   const destinations = new Set(key.transfer_to);
   for (const [i, ix] of msg.instructions.entries()) {
     if (programOf(msg, ix) !== SYSTEM_PROGRAM) continue;
-    if (ix.data.length < 4) return { check: 'system', message: `instruction ${i} is too short` };
+    if (ix.data.length < 4)
+      return refusal('system_instruction_malformed', `instruction ${i} is too short`, { instruction: i });
     const tag = Buffer.from(ix.data.buffer, ix.data.byteOffset, 4).readUInt32LE(0);
     if (tag !== SYSTEM_TRANSFER_TAG)
-      return { check: 'system', message: `instruction ${i} is System instruction ${tag}, which is not allowed` };
+      return refusal(
+        'system_instruction_not_allowed',
+        `instruction ${i} is System instruction ${tag}, which is not allowed`,
+        { instruction: i },
+      );
     const destination = account(msg, ix, 1);
-    if (destination === undefined) return { check: 'system', message: `instruction ${i} is missing an account` };
+    if (destination === undefined)
+      return refusal('system_instruction_malformed', `instruction ${i} is missing an account`, { instruction: i });
     if (!destinations.has(destination)) {
-      return {
-        check: 'system',
-        message: `instruction ${i} transfers to ${destination}, which is not an allowed destination`,
-      };
+      return refusal(
+        'transfer_destination_not_allowed',
+        `instruction ${i} transfers to ${destination}, which is not an allowed destination`,
+        { instruction: i, destination },
+      );
     }
   }
   return null;
@@ -162,10 +174,11 @@ function checkWritable({ msg, key }: CheckSubject): Refusal | null {
   const allowed = new Set([key.pubkey, ...key.transfer_to, ...key.writable_allow]);
   const stray = writableAccounts(msg).find((a) => !allowed.has(a));
   if (stray === undefined) return null;
-  return {
-    check: 'destinations',
-    message: `the transaction writes ${stray}, which is neither the key, one of its transfer_to, nor in its writable_allow`,
-  };
+  return refusal(
+    'writable_not_allowed',
+    `the transaction writes ${stray}, which is neither the key, one of its transfer_to, nor in its writable_allow`,
+    { account: stray },
+  );
 }
 
 function checkVault({ msg, key, cluster }: CheckSubject): Refusal | null {
@@ -174,9 +187,17 @@ function checkVault({ msg, key, cluster }: CheckSubject): Refusal | null {
   for (const [i, ix] of msg.instructions.entries()) {
     if (programOf(msg, ix) !== cluster.player_profile) continue;
     if (ix.data.length < 8)
-      return { check: 'vault', message: `instruction ${i} is too short to parse as a Player Profile instruction` };
+      return refusal(
+        'vault_instruction_malformed',
+        `instruction ${i} is too short to parse as a Player Profile instruction`,
+        { instruction: i },
+      );
     if (DRAIN_SOL_VAULT_DISCRIMINATOR.every((b, j) => ix.data[j] === b)) {
-      return { check: 'vault', message: `instruction ${i} withdraws the profile vault, which is refused for this key` };
+      return refusal(
+        'vault_withdrawal',
+        `instruction ${i} withdraws the profile vault, which is refused for this key`,
+        { instruction: i },
+      );
     }
   }
   return null;
@@ -186,14 +207,20 @@ function checkSigners({ msg, key, partialSigners, foreignFeePayer }: CheckSubjec
   const required = requiredSigners(msg);
   const requiredSet = new Set(required);
   for (const p of partialSigners) {
-    if (p === key.pubkey) return { check: 'signers', message: 'a partial signer is the signing key' };
+    if (p === key.pubkey) return refusal('partial_signer_is_key', 'a partial signer is the signing key');
     if (!requiredSet.has(p))
-      return { check: 'signers', message: `partial signer ${p} is not a signer of the transaction` };
+      return refusal('partial_signer_not_required', `partial signer ${p} is not a signer of the transaction`, {
+        account: p,
+      });
   }
   const partials = new Set(partialSigners);
   for (const r of required) {
     if (r !== key.pubkey && r !== foreignFeePayer && !partials.has(r)) {
-      return { check: 'signers', message: `${r} must sign, but it is neither the signing key nor a partial signer` };
+      return refusal(
+        'required_signer_unavailable',
+        `${r} must sign, but it is neither the signing key nor a partial signer`,
+        { account: r },
+      );
     }
   }
   return null;
@@ -209,20 +236,25 @@ export function ataOwnersToVerify({ msg, key }: CheckSubject): Refusal | string[
   for (const [i, ix] of msg.instructions.entries()) {
     if (programOf(msg, ix) !== ASSOCIATED_TOKEN_PROGRAM) continue;
     if (ix.accountIndices.length < 6)
-      return { check: 'ata_owners', message: `instruction ${i} is missing associated-token accounts` };
+      return refusal('ata_accounts_missing', `instruction ${i} is missing associated-token accounts`, {
+        instruction: i,
+      });
     const owner = account(msg, ix, 2);
     if (owner === undefined)
-      return { check: 'ata_owners', message: `instruction ${i} is missing associated-token accounts` };
+      return refusal('ata_accounts_missing', `instruction ${i} is missing associated-token accounts`, {
+        instruction: i,
+      });
     if (!trusted.has(owner) && !owners.includes(owner)) owners.push(owner);
   }
   return owners;
 }
 
 export function ataOwnerRefusal(owner: string): Refusal {
-  return {
-    check: 'ata_owners',
-    message: `a token account would be created for ${owner}, which is neither this key, one of its transfer destinations, nor an account of a game program`,
-  };
+  return refusal(
+    'ata_owner_not_allowed',
+    `a token account would be created for ${owner}, which is neither this key, one of its transfer destinations, nor an account of a game program`,
+    { account: owner },
+  );
 }
 
 /**

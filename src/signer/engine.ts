@@ -15,7 +15,7 @@ import type { HaltRecord } from '../ledger/types';
 import { SignerError, errorMessage } from '../util/errors';
 import { nowSeconds } from '../util/time';
 import { silentLogger, type EngineDeps } from './engine-deps';
-import { awaitApproval } from './flow/approval';
+import { approvalNeeded, approvalNote, awaitApproval } from './flow/approval';
 import type { SignRecord } from './flow/audit';
 import { writeFinal } from './flow/audit';
 import { destinationRefusal } from './flow/destinations';
@@ -36,6 +36,7 @@ import { keyView } from './key-view';
 import { createMessageFlow } from './message/flow';
 import { parseRequestPayload } from './message/request';
 import type { Payload } from './payload';
+import { refusal } from './refusals';
 import { emptyReport, type Report } from './report';
 import type { CheckInput, HaltResult, SignerEngine, SignInput, SignMode, SignProgress } from './types';
 import { principalLabel } from './types';
@@ -124,7 +125,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       report.checks.push('cap');
     }
     if (report.would_need_approval) {
-      report.detail = `key "${key.name}" needs an operator's approval to sign this (sa-forge-signer approvals approve ID)`;
+      report.detail = `key "${key.name}" needs ${approvalNeeded(key)} to sign this (sa-forge-signer approvals approve ID)`;
     }
     return done('check', report, started);
   }
@@ -146,10 +147,13 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     const notSent = (r: Report) => ({ report: r, sent: false, watched: false });
     if (mode === 'sign_only' && key.sign_only === false) {
       return notSent(
-        refuse(report, {
-          check: 'authorized',
-          message: `key "${key.name}" does not allow sign_only (sign_only: false in its config): use mode "send"`,
-        }),
+        refuse(
+          report,
+          refusal(
+            'sign_only_not_allowed',
+            `key "${key.name}" does not allow sign_only (sign_only: false in its config): use mode "send"`,
+          ),
+        ),
       );
     }
     const checked = await preflight(preflightDeps, { mode: 'sign', key, source, report, signal: input.signal });
@@ -157,10 +161,14 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     const foreignFeePayer = checked.prepared.foreignFeePayer;
     if (foreignFeePayer !== null && mode === 'send') {
       return notSent(
-        refuse(report, {
-          check: 'fee_payer',
-          message: `the fee payer ${foreignFeePayer} is not key "${key.name}": the signer signs only the key's slot and sends only transactions the key pays for; use mode "sign_only" and let the fee payer sign and send it`,
-        }),
+        refuse(
+          report,
+          refusal(
+            'foreign_fee_payer_needs_sign_only',
+            `the fee payer ${foreignFeePayer} is not key "${key.name}": the signer signs only the key's slot and sends only transactions the key pays for; use mode "sign_only" and let the fee payer sign and send it`,
+            { fee_payer: foreignFeePayer },
+          ),
+        ),
       );
     }
     const signer = await keys.signerFor(key);
@@ -169,10 +177,13 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       const again = await source.prepare(source.refreshable ? await chain.getLatestBlockhash() : was.lifetime);
       if (!again.ok) return stop(report, again.refusal);
       if (!sameAccounts(was, again.prepared)) {
-        return stop(report, {
-          check: 'lookup_tables',
-          message: 'a lookup table changed between check and sign, so the accounts checked are not the accounts sent',
-        });
+        return stop(
+          report,
+          refusal(
+            'lookup_table_changed',
+            'a lookup table changed between check and sign, so the accounts checked are not the accounts sent',
+          ),
+        );
       }
       return { ok: true, prepared: again.prepared };
     };
@@ -214,6 +225,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         destinations: figures.gains,
       });
       if (!approved.ok) return notSent(approved.report);
+      rec.approval = approvalNote(approved.approval);
       // Approval can outlast the blockhash and a table can change meanwhile: send exactly what is simulated now.
       const again = await rebuild(built.prepared);
       if (!again.ok) return notSent(again.report);

@@ -5,7 +5,7 @@
  */
 import type { KeyConfig } from '../config/types';
 import { SignerError } from '../util/errors';
-import type { Refusal } from './checks';
+import { refusal, type Refusal } from './refusals';
 import type { Principal } from './types';
 
 export type KeyChoice = { ok: true; key: KeyConfig } | { ok: false; name: string | null; refusal: Refusal };
@@ -57,7 +57,7 @@ export function createKeyAccess(keys: readonly KeyConfig[]): KeyAccess {
         const key = candidates.find((k) => k.name === named);
         if (key) return { ok: true, key };
         if (principal.kind === 'operator') throw unknownKey(named);
-        return { ok: false, name: named, refusal: { check: 'authorized', message: notAuthorizedMessage(named) } };
+        return { ok: false, name: named, refusal: refusal('key_not_authorized', notAuthorizedMessage(named)) };
       }
       const key = candidates.find((k) => k.pubkey === feePayer);
       if (key) return { ok: true, key };
@@ -66,7 +66,11 @@ export function createKeyAccess(keys: readonly KeyConfig[]): KeyAccess {
           'key_unknown',
           `no configured key has pubkey ${feePayer} (the payload's fee payer)${NAME_THE_KEY}`,
         );
-      return { ok: false, name: null, refusal: { check: 'authorized', message: noKeyForFeePayer(feePayer) } };
+      return {
+        ok: false,
+        name: null,
+        refusal: refusal('no_key_for_fee_payer', noKeyForFeePayer(feePayer), { fee_payer: feePayer }),
+      };
     },
 
     select(principal, named) {

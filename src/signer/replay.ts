@@ -7,7 +7,7 @@
  * they are not judged (docs/policy.md, "Replay").
  */
 import type { ClusterProfile, KeyConfig } from '../config/types';
-import { SPEND_WINDOW_S, spendOf } from '../ledger/limits';
+import { SPEND_WINDOW_S, spendOf } from '../ledger/usage-book';
 import type { AuditEntry } from '../ledger/types';
 import { allowedPrograms } from './checks';
 

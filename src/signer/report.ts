@@ -1,29 +1,9 @@
 /** The JSON report of check and sign (fields in docs/reports.md): every field always present, absent values null. */
 import type { TokenFigure } from '../ledger/types';
+import type { Reason, RefusalFigures } from './refusals';
+import type { CheckName, Outcome, PassName } from './vocabulary';
 
-/** `signed` (sign_only) is not final: the signer watches the signature and records its end in the ledger. */
-export type Outcome = 'ok' | 'refused' | 'simulation_failed' | 'confirmed' | 'failed' | 'unknown' | 'signed';
-
-export type CheckName =
-  | 'authorized'
-  | 'halted'
-  | 'chain'
-  | 'fee_payer'
-  | 'programs'
-  | 'tokens'
-  | 'system'
-  | 'vault'
-  | 'signers'
-  | 'lookup_tables'
-  | 'new_accounts'
-  | 'ata_owners'
-  | 'destinations'
-  | 'limits'
-  | 'approval'
-  | 'message';
-
-/** Names that can appear in `checks` (passed), in addition to the failing-check names. */
-export type PassName = CheckName | 'simulation' | 'cap';
+export { CHECK_NAMES, OUTCOMES, PASS_NAMES, type CheckName, type Outcome, type PassName } from './vocabulary';
 
 export interface Report {
   outcome: Outcome;
@@ -33,6 +13,10 @@ export interface Report {
   explorer: string | null;
   detail: string | null;
   failed_check: CheckName | null;
+  /** Why it was not signed, for a program to act on (refusals.ts); null when nothing refused. */
+  reason: Reason | null;
+  /** The refusal's figures (caps, amounts, addresses) where it has any; null otherwise. */
+  figures: RefusalFigures | null;
   program_error: string | null;
   error: unknown;
   checks: PassName[];
@@ -95,6 +79,8 @@ export function emptyReport(fields: {
     explorer: null,
     detail: null,
     failed_check: null,
+    reason: null,
+    figures: null,
     program_error: null,
     error: null,
     checks: [],

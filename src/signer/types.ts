@@ -33,7 +33,16 @@ export interface SignInput extends CheckInput {
 
 export type SignProgress =
   | { stage: 'lock' }
-  | { stage: 'approval'; approval_id: string; expires_at: number }
+  | {
+      stage: 'approval';
+      approval_id: string;
+      expires_at: number;
+      /** True when a sign of the same payload had asked already: this one waits on that pending request. */
+      joined: boolean;
+      /** Distinct approvals it takes, and whose votes count (null: the host's operator, no operators configured). */
+      required: number;
+      approvers: string[] | null;
+    }
   | { stage: 'sent'; signature: string }
   | { stage: 'confirming'; signature: string; polls: number; elapsed_ms: number; status: string | null };
 

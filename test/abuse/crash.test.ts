@@ -7,7 +7,7 @@
  */
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { computeUsage } from '../../src/ledger/limits';
+import { usageOf } from '../../src/ledger/usage-book';
 import type { AuditEntry } from '../../src/ledger/types';
 import { nowSeconds } from '../../src/util/time';
 import { assertBuilt, BIN, run, writeYaml } from '../support/cli';
@@ -190,7 +190,7 @@ describe('kill -9 of the MCP service at random points across signs', () => {
     const now = nowSeconds();
     for (const k of ['alpha', 'bravo'] as const) {
       const cfg = w.config.keys.find((c) => c.name === k)!;
-      const usage = computeUsage(
+      const usage = usageOf(
         entries.filter((e) => e.key === k),
         now,
         cfg.daily_lamport_cap,

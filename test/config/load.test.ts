@@ -495,12 +495,81 @@ describe('the operator console and its operators', () => {
   ])('refuses public_url %s', (url, why) => {
     expect(() => load(`${BASE}  operator:\n    listen: 127.0.0.1:8788\n    public_url: ${url}\n`)).toThrow(why);
   });
+});
 
-  test('refuses an operator without a role, with a bad name, or listed twice', () => {
-    expect(() => load(`${BASE}operators:\n  - {name: alice}\n`)).toThrow(/operators\[0\]\.role/);
-    expect(() => load(`${BASE}operators:\n  - {name: Alice!, role: admin}\n`)).toThrow(/operators\[0\]\.name/);
-    expect(() =>
-      load(`${BASE}operators:\n  - {name: alice, role: admin}\n  - {name: alice, role: approver}\n`),
-    ).toThrow(/alice is listed twice/);
+describe('operators and approvals by quorum', () => {
+  const OPERATORS = `
+operators:
+  - name: alice
+  - name: bob
+    role: admin
+  - name: carol
+`;
+  const vault = (approvals: string) => `
+keys:
+  vault:
+    class: wallet
+    pubkey: ${B}
+    approvals: ${approvals}
+`;
+
+  test('named operators, and a key whose quorum names some of them', () => {
+    const cfg = loadConfig({
+      file: write('c.yaml', `${OPERATORS}${vault('{ required: 2, approvers: [alice, bob, carol] }')}`),
+      env: {},
+    });
+    expect(cfg.operators).toEqual([
+      { name: 'alice', role: 'approver' },
+      { name: 'bob', role: 'admin' },
+      { name: 'carol', role: 'approver' },
+    ]);
+    expect(cfg.keys[0]?.approvals).toEqual({ required: 2, approvers: ['alice', 'bob', 'carol'] });
+  });
+
+  test('by default any one configured operator approves; without operators a key has no quorum at all', () => {
+    const named = loadConfig({ file: write('c.yaml', `${OPERATORS}${BASE}`), env: {} });
+    expect(named.keys.map((k) => k.approvals)).toEqual([
+      { required: 1, approvers: ['alice', 'bob', 'carol'] },
+      { required: 1, approvers: ['alice', 'bob', 'carol'] },
+    ]);
+    const none = loadConfig({ file: write('c.yaml', BASE), env: {} });
+    expect(none.operators).toEqual([]);
+    expect(none.keys.map((k) => k.approvals)).toEqual([undefined, undefined]);
+  });
+
+  test('refuses an operator name outside [a-z0-9_-]{1,32}, a name twice, and an unknown role', () => {
+    refuses('operators:\n  - name: Alice\n', /operators\[0\]\.name: "Alice": use 1 to 32 lowercase letters/);
+    refuses(`operators:\n  - name: ${'a'.repeat(33)}\n`, /operators\[0\]\.name: "a{33}": use 1 to 32/);
+    refuses('operators:\n  - name: alice\n  - name: alice\n', /operators\[1\]\.name: "alice" is listed twice/);
+    refuses('operators:\n  - name: alice\n    role: root\n', /operators\[0\]\.role/);
+    refuses('operators:\n  - name: alice\n    hats: 2\n', /operators\[0\]\.hats: unknown key/);
+  });
+
+  test('refuses approvers who are not configured operators, or listed twice', () => {
+    refuses(
+      `${OPERATORS}${vault('{ approvers: [alice, mallory] }')}`,
+      /keys\.vault\.approvals\.approvers: "mallory" is not under operators \(configured: alice, bob, carol\)/,
+    );
+    refuses(
+      `${OPERATORS}${vault('{ approvers: [alice, alice] }')}`,
+      /keys\.vault\.approvals\.approvers: "alice" is listed twice/,
+    );
+    refuses(
+      vault('{ approvers: [alice] }'),
+      /keys\.vault\.approvals\.approvers: no operators are configured; list alice under operators/,
+    );
+  });
+
+  test('refuses a quorum that can never be reached, or none at all', () => {
+    refuses(
+      `${OPERATORS}${vault('{ required: 3, approvers: [alice, bob] }')}`,
+      /keys\.vault\.approvals\.required: 3 approvals from 2 approvers \(alice, bob\) can never be reached; use 1 to 2/,
+    );
+    refuses(
+      `${OPERATORS}${vault('{ required: 4 }')}`,
+      /keys\.vault\.approvals\.required: 4 approvals from 3 approvers/,
+    );
+    refuses(`${OPERATORS}${vault('{ required: 0 }')}`, /keys\.vault\.approvals\.required/);
+    refuses(vault('{ required: 2 }'), /keys\.vault\.approvals\.required: 2 approvals need named operators/);
   });
 });

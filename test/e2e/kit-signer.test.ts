@@ -113,8 +113,12 @@ test('a refusal throws SignerServiceError naming the failed check', async () => 
   expect(error).toBeInstanceOf(SignerServiceError);
   const e = error as SignerServiceError;
   expect(e.message).toMatch(/check system/);
-  expect(e.report).toMatchObject({ outcome: 'refused', failed_check: 'system' });
-  expect(e.report?.detail).toContain(stranger);
+  expect(e.report).toMatchObject({
+    outcome: 'refused',
+    failed_check: 'system',
+    reason: 'transfer_destination_not_allowed',
+    figures: { destination: stranger },
+  });
 });
 
 describe('MessagePartialSigner', () => {
@@ -153,6 +157,10 @@ describe('MessagePartialSigner', () => {
       (e: unknown) => e,
     );
     expect(off).toBeInstanceOf(SignerServiceError);
-    expect((off as SignerServiceError).report).toMatchObject({ outcome: 'refused', failed_check: 'authorized' });
+    expect((off as SignerServiceError).report).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'authorized',
+      reason: 'messages_not_allowed',
+    });
   });
 });

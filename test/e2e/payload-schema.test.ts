@@ -3,7 +3,7 @@
  * validate, and shapes it rejects do not, so an agent planning from the schema builds what the signer takes.
  */
 import Ajv2020 from 'ajv/dist/2020';
-import { toolDefinitions } from '../../src/mcp/tool-defs';
+import { toolDefinitions } from '../../src/mcp/tools';
 import { PAYLOAD_SCHEMA } from '../../src/mcp/payload-schema';
 import { parseRequestPayload } from '../../src/signer/message/request';
 import { parsePayload } from '../../src/signer/payload';

@@ -90,6 +90,7 @@ describe('policy test', () => {
           payload: payload(k.pubkey, [transferInstruction(k.pubkey, randomAddress(), 1000)], { summary: 'elsewhere' }),
           expect: 'refused',
           failed_check: 'system',
+          reason: 'transfer_destination_not_allowed',
         },
       ],
     });
@@ -100,7 +101,9 @@ describe('policy test', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^small transfer\s+alpha\s+ok\s+ok\s+same$/m);
     expect(r.stdout).toMatch(/^big transfer\s+alpha\s+ok\s+ok\s+same$/m);
-    expect(r.stdout).toMatch(/^unlisted destination\s+alpha\s+refused \(system\)\s+refused \(system\)\s+same$/m);
+    expect(r.stdout).toMatch(
+      /^unlisted destination\s+alpha\s+refused \(system: transfer_destination_not_allowed\)\s+refused \(system: transfer_destination_not_allowed\)\s+same$/m,
+    );
     expect(r.stdout).toMatch(/3 cases under .*current\.yaml: 0 differ/);
   }, 60_000);
 
@@ -111,6 +114,35 @@ describe('policy test', () => {
     expect(r.stdout).toMatch(/^small transfer\s+alpha\s+ok\s+ok\s+same$/m);
     expect(r.stdout).toMatch(/^big transfer\s+alpha\s+ok\s+refused \(limits\)\s+DIFFERS: limits: per-transaction cap/m);
     expect(r.stdout).toMatch(/3 cases under .*new\.yaml: 1 differ/);
+  }, 60_000);
+
+  test('a case pins the reason: the same check with another reason differs', async () => {
+    const k = world.keys.alpha!;
+    const pinned = path.join(world.dir, 'pinned.yaml');
+    writeYaml(pinned, {
+      cases: [
+        {
+          name: 'unlisted destination',
+          key: 'alpha',
+          payload: payload(k.pubkey, [transferInstruction(k.pubkey, randomAddress(), 1000)], { summary: 'elsewhere' }),
+          expect: 'refused',
+          failed_check: 'system',
+          reason: 'system_instruction_not_allowed',
+        },
+      ],
+    });
+    const r = await run(BIN.signer, ['--config', current, 'policy', 'test', pinned, '--json']);
+    expect(r.code).toBe(1);
+    const [row] = JSON.parse(r.stdout) as { got: unknown; same: boolean }[];
+    expect(row).toMatchObject({
+      got: { outcome: 'refused', failed_check: 'system', reason: 'transfer_destination_not_allowed' },
+      same: false,
+    });
+    const unknown = path.join(world.dir, 'unknown-reason.yaml');
+    writeYaml(unknown, { cases: [{ name: 'x', payload: {}, expect: 'refused', reason: 'no_such_reason' }] });
+    const bad = await run(BIN.signer, ['--config', current, 'policy', 'test', unknown]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('cases[0].reason: one of the reasons docs/reports.md lists');
   }, 60_000);
 
   test('a cases file without cases is refused with what it needs', async () => {

@@ -45,7 +45,13 @@ describe('an approval whose request is gone', () => {
     caller.abort();
     const report = await pending;
     expect(Date.now() - started).toBeLessThan(10_000); // not the 20 s approval window
-    expect(report).toMatchObject({ outcome: 'refused', failed_check: 'approval', signature: null });
+    expect(report).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'approval',
+      reason: 'approval_abandoned',
+      figures: { approval_id: id },
+      signature: null,
+    });
     expect(report.detail).toBe(
       `approval: not approved: request ${id}: the request that asked for it is gone (its caller disconnected or gave up); nothing was sent`,
     );

@@ -53,6 +53,8 @@ describe('check', () => {
     expect(r).toMatchObject({
       outcome: 'refused',
       failed_check: 'authorized',
+      reason: 'no_key_for_fee_payer',
+      figures: { fee_payer: w.keys.alpha!.pubkey },
       key: null,
       detail: `authorized: this token may not use a key with pubkey ${w.keys.alpha!.pubkey} (the payload's fee payer); if one of your keys signs a transaction someone else pays the fee for (x402), name it with the 'key' argument`,
     });
@@ -61,7 +63,11 @@ describe('check', () => {
 
   it('refuses a named key that is not the payload fee payer as fee_payer', async () => {
     const r = await w.engine.check({ payload: w.transfer('alpha', 1), key: 'beta', principal: w.operator });
-    expect(r.failed_check).toBe('fee_payer');
+    expect(r).toMatchObject({
+      failed_check: 'fee_payer',
+      reason: 'fee_payer_not_key',
+      figures: { fee_payer: w.keys.alpha!.pubkey },
+    });
     expect(r.detail).toBe(
       `fee_payer: payload fee payer ${w.keys.alpha!.pubkey} is not key "beta" (${w.keys.beta!.pubkey})`,
     );
@@ -72,6 +78,8 @@ describe('check', () => {
     expect(r).toMatchObject({
       outcome: 'refused',
       failed_check: 'approval',
+      reason: 'key_set_to_deny',
+      figures: null,
       detail: 'approval: key "gamma" is set to deny',
     });
   });
@@ -100,6 +108,8 @@ describe('check', () => {
     const r = await w.engine.check({ payload: p, principal: w.operator });
     expect(r).toMatchObject({
       failed_check: 'new_accounts',
+      reason: 'partial_signer_exists',
+      figures: { account: fresh.pubkey },
       detail: `new_accounts: partial signer ${fresh.pubkey} already exists on-chain`,
     });
   });
@@ -115,8 +125,11 @@ describe('check', () => {
       data: [1],
     };
     const r = await w.engine.check({ payload: payload(alpha.pubkey, [ata]), principal: w.operator });
-    expect(r.failed_check).toBe('ata_owners');
-    expect(r.detail).toContain(stranger);
+    expect(r).toMatchObject({
+      failed_check: 'ata_owners',
+      reason: 'ata_owner_not_allowed',
+      figures: { account: stranger },
+    });
   });
 
   it("refuses a chain whose genesis is not the cluster's as chain", async () => {
@@ -139,6 +152,8 @@ describe('check', () => {
       expect(r).toMatchObject({
         outcome: 'refused',
         failed_check: 'chain',
+        reason: 'wrong_cluster',
+        figures: { genesis_hash: other.localnet.genesisHash },
         detail: `chain: RPC genesis hash ${other.localnet.genesisHash} is not zink-testnet`,
       });
     } finally {
@@ -149,7 +164,7 @@ describe('check', () => {
   it('reports a simulation failure with the program error and sends nothing', async () => {
     const sends = w.localnet.stats().sends;
     const r = await w.engine.check({ payload: w.transfer('beta', 900_000_000_000), principal: w.operator });
-    expect(r.outcome).toBe('simulation_failed');
+    expect(r).toMatchObject({ outcome: 'simulation_failed', reason: 'simulation_failed' });
     expect(r.error).toEqual({ InstructionError: [0, { Custom: 1 }] });
     expect(r.program_error).toMatch(/failed: custom program error: 0x1|insufficient/);
     expect(w.localnet.stats().sends).toBe(sends);
@@ -231,8 +246,12 @@ describe('sign', () => {
     const second = await w.engine.sign({ payload: w.transfer('capped', 1_000_000), principal: w.operator });
     expect([first.outcome, second.outcome]).toEqual(['confirmed', 'confirmed']);
     const third = await w.engine.sign({ payload: w.transfer('capped', 1), principal: w.operator });
-    expect(third).toMatchObject({ outcome: 'refused', failed_check: 'limits' });
-    expect(third.detail).toMatch(/^limits: daily cap: /);
+    expect(third).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'limits',
+      reason: 'per_day_cap',
+      figures: { spent: 2_000_000 + 2 * FEE, cap: 2_000_000 + 2 * FEE },
+    });
   });
 
   it("refuses a sign that would pass the cap, naming this transaction's reservation", async () => {
@@ -242,7 +261,11 @@ describe('sign', () => {
         'confirmed',
       );
       const r = await w2.engine.sign({ payload: w2.transfer('alpha', 1_000_000), principal: w2.operator });
-      expect(r.failed_check).toBe('limits');
+      expect(r).toMatchObject({
+        failed_check: 'limits',
+        reason: 'per_day_cap',
+        figures: { spent: 1_000_000 + FEE, requested: 1_000_000 + FEE, cap: 1_500_000 },
+      });
       // The confirmed sign now counts its actual change, not its reservation.
       expect(r.detail).toBe(
         `limits: daily cap: ${1_000_000 + FEE} lamports spent or reserved in 24 h, plus ${1_000_000 + FEE} for this transaction, exceeds 1500000`,
@@ -257,12 +280,13 @@ describe('sign', () => {
     for (let i = 0; i < 3; i++)
       outcomes.push(await w.engine.sign({ payload: w.transfer('rated', 1_000_000 + i), principal: w.operator }));
     expect(outcomes.map((r) => r.outcome)).toEqual(['confirmed', 'confirmed', 'refused']);
+    expect(outcomes[2]).toMatchObject({ reason: 'rate_limit', figures: { signs_last_minute: 2, cap: 2 } });
     expect(outcomes[2]!.detail).toBe('limits: rate limit: 2 signs in the last minute');
   });
 
   it('refuses a simulation failure with its program error, writing a final entry and no intent', async () => {
     const r = await w.engine.sign({ payload: w.transfer('beta', 900_000_000_000), principal: w.operator });
-    expect(r.outcome).toBe('simulation_failed');
+    expect(r).toMatchObject({ outcome: 'simulation_failed', reason: 'simulation_failed', failed_check: null });
     expect(r.program_error).not.toBeNull();
     const last = (await w.ledger.tail(1))[0]!;
     expect([last.command, last.outcome, last.signature]).toEqual(['sign', 'simulation_failed', null]);
@@ -274,7 +298,7 @@ describe('sign', () => {
       payload: w.transfer('alpha', 1),
       principal: { kind: 'token', name: 't', keys: ['beta'] },
     });
-    expect(r.failed_check).toBe('authorized');
+    expect(r).toMatchObject({ failed_check: 'authorized', reason: 'no_key_for_fee_payer' });
     expect((await w.ledger.tail(1000)).length).toBe(before);
   });
 });
@@ -291,13 +315,18 @@ describe('halt', () => {
     const result = await w.engine.halt({ key: 'alpha', reason: 'looping agent', principal: token });
     expect(result.halted.map((h) => [h.key, h.by, h.reason])).toEqual([['alpha', 'token:agent', 'looping agent']]);
     const refused = await w.engine.sign({ payload: w.transfer('alpha', 1_000_000), principal: w.operator });
-    expect(refused).toMatchObject({ outcome: 'refused', failed_check: 'halted' });
+    expect(refused).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'halted',
+      reason: 'halted',
+      figures: { by: 'token:agent' },
+    });
     expect(refused.detail).toMatch(
       /halted by token:agent .*looping agent; only an operator can release it \(sa-forge-signer resume alpha\)/,
     );
-    expect(
-      (await w.engine.check({ payload: w.transfer('alpha', 1_000_000), principal: w.operator })).failed_check,
-    ).toBe('halted');
+    expect((await w.engine.check({ payload: w.transfer('alpha', 1_000_000), principal: w.operator })).reason).toBe(
+      'halted',
+    );
     expect((await w.engine.sign({ payload: w.transfer('beta', 1_000_000), principal: w.operator })).outcome).toBe(
       'confirmed',
     );

@@ -141,8 +141,12 @@ describe('signing', () => {
       await w.engine.check({ payload: v2(tx), key: 'alpha', principal: w.operator }),
       await signOnly(tx),
     ]) {
-      expect(r).toMatchObject({ outcome: 'refused', failed_check: 'destinations' });
-      expect(r.detail).toContain(`moves 3000 lamports to ${facilitator.address}`);
+      expect(r).toMatchObject({
+        outcome: 'refused',
+        failed_check: 'destinations',
+        reason: 'destination_not_allowed',
+        figures: { destination: facilitator.address, requested: 3000 },
+      });
     }
   });
 
@@ -152,8 +156,13 @@ describe('signing', () => {
     });
     // max_fee_lamports 1 applies when the key pays.
     const report = await w.engine.check({ payload: v2(tx), principal: w.operator });
-    expect(report).toMatchObject({ outcome: 'refused', failed_check: 'limits', fee_payer: key.pubkey });
-    expect(report.detail).toMatch(/fee cap/);
+    expect(report).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'limits',
+      reason: 'fee_cap',
+      figures: { cap: 1 },
+      fee_payer: key.pubkey,
+    });
   });
 
   it('without the key argument no key is chosen for a foreign fee payer, and the error says to name it', async () => {
@@ -170,8 +179,13 @@ describe('signing', () => {
     expect(checked).toMatchObject({ outcome: 'ok', fee_payer: facilitator.address, balance_change: -1000 });
     expect(checked.warnings.join(' ')).toMatch(/sign it with mode "sign_only"/);
     const sent = await w.engine.sign({ payload: v2(tx), key: 'alpha', principal: w.operator });
-    expect(sent).toMatchObject({ outcome: 'refused', failed_check: 'fee_payer', signature: null });
-    expect(sent.detail).toMatch(/use mode "sign_only" and let the fee payer sign and send it/);
+    expect(sent).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'fee_payer',
+      reason: 'foreign_fee_payer_needs_sign_only',
+      figures: { fee_payer: facilitator.address },
+      signature: null,
+    });
   });
 
   it('a key that is neither the fee payer nor a signer is refused', async () => {
@@ -179,8 +193,7 @@ describe('signing', () => {
       lifetime: await latestLifetime(rpc),
     });
     const report = await w.engine.check({ payload: v2(tx), key: 'alpha', principal: w.operator });
-    expect(report).toMatchObject({ outcome: 'refused', failed_check: 'fee_payer' });
-    expect(report.detail).toContain('is neither the fee payer');
+    expect(report).toMatchObject({ outcome: 'refused', failed_check: 'fee_payer', reason: 'key_not_a_signer' });
   });
 
   it("another signer's empty slot is still refused: only the fee payer may sign after the key", async () => {
@@ -191,8 +204,12 @@ describe('signing', () => {
       { lifetime: await latestLifetime(rpc) },
     );
     const report = await signOnly(tx);
-    expect(report).toMatchObject({ outcome: 'refused', failed_check: 'signers' });
-    expect(report.detail).toContain(`(${other}) is empty`);
+    expect(report).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'signers',
+      reason: 'signature_slot_empty',
+      figures: { account: other },
+    });
   });
 
   it('a fee payer signature given with the payload must verify, and is kept', async () => {
@@ -202,8 +219,12 @@ describe('signing', () => {
     const tampered = Buffer.from(wire);
     tampered[1 + 5] = tampered[1 + 5]! ^ 0xff; // slot 0: the fee payer's signature
     const refused = await signOnly(tampered.toString('base64'));
-    expect(refused).toMatchObject({ outcome: 'refused', failed_check: 'signers' });
-    expect(refused.detail).toContain(`slot 0 (${facilitator.address}) does not verify`);
+    expect(refused).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'signers',
+      reason: 'invalid_signature',
+      figures: { signature_slot: 0, account: facilitator.address },
+    });
 
     const report = await signOnly(wire.toString('base64'));
     expect(report.outcome).toBe('signed');

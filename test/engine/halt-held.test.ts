@@ -57,7 +57,7 @@ describe('a halt the ledger could not record', () => {
 
     // While the ledger cannot take it, this process refuses the key and shows the halt.
     const refused = await engine.check({ payload: w.transfer('alpha', 1_000_000), principal: token });
-    expect(refused).toMatchObject({ outcome: 'refused', failed_check: 'halted' });
+    expect(refused).toMatchObject({ outcome: 'refused', failed_check: 'halted', reason: 'halted' });
     expect((await engine.keyShow({ key: 'alpha', principal: token }))[0]!.halted).toMatchObject({
       reason: 'runaway agent',
       by: 'token:agent',
@@ -87,7 +87,7 @@ describe('a halt the ledger could not record', () => {
       code: 'ledger',
       message: expect.stringMatching(/nothing was resumed/) as unknown,
     });
-    expect((await engine.check({ payload: w.transfer('alpha', 1_000_000), principal: w.operator })).failed_check).toBe(
+    expect((await engine.check({ payload: w.transfer('alpha', 1_000_000), principal: w.operator })).reason).toBe(
       'halted',
     );
 
@@ -110,7 +110,7 @@ describe('a halt the ledger could not record', () => {
     ledger = await openLedger(w.config.ledger, { sqlite: { busyTimeoutMs: 20 } });
     engine = createEngine({ config: w.config, chain: new RpcChainClient(w.localnet.url, { timeoutMs: 2000 }), ledger });
     const refused = await engine.check({ payload: w.transfer('alpha', 1_000_000), principal: token });
-    expect(refused).toMatchObject({ outcome: 'refused', failed_check: 'halted' });
+    expect(refused).toMatchObject({ outcome: 'refused', failed_check: 'halted', reason: 'halted' });
     expect(await w.ledger.getHalt('alpha')).toMatchObject({ key: 'alpha', reason: 'runaway agent', by: 'token:agent' });
     expect(await commands()).toEqual(['halt:halted']);
     expect(fs.existsSync(path.join(w.config.state_dir, HELD_HALTS_FILE))).toBe(false);
@@ -121,7 +121,7 @@ describe('a halt the ledger could not record', () => {
     await engine.halt({ key: 'alpha', reason: 'stop', principal: w.operator });
     const sends = w.localnet.stats().sends;
     const outcome = await engine.sign({ payload: w.transfer('alpha', 1_000_000), principal: w.operator }).then(
-      (r) => r.failed_check,
+      (r) => r.reason,
       (e: unknown) => (e as { code?: string }).code,
     );
     expect(['halted', 'ledger']).toContain(outcome);

@@ -17,11 +17,20 @@ describe('keys a token was not granted', () => {
 
   /** The parts of a refusal that could tell keys apart, with the name the caller gave replaced. */
   const shape = (
-    r: { outcome: string; failed_check: unknown; detail: string | null; key: string | null },
+    r: {
+      outcome: string;
+      failed_check: unknown;
+      reason: unknown;
+      figures: unknown;
+      detail: string | null;
+      key: string | null;
+    },
     name: string,
   ) => ({
     outcome: r.outcome,
     failed_check: r.failed_check,
+    reason: r.reason,
+    figures: JSON.stringify(r.figures).split(name).join('<named>'),
     key: r.key === name ? '<named>' : r.key,
     detail: r.detail?.split(name).join('<named>'),
   });
@@ -34,7 +43,12 @@ describe('keys a token was not granted', () => {
       const ungranted = await ask('alpha');
       const unknown = await ask('no-such-key');
       expect(shape(ungranted, 'alpha')).toEqual(shape(unknown, 'no-such-key'));
-      expect(ungranted).toMatchObject({ outcome: 'refused', failed_check: 'authorized' });
+      expect(ungranted).toMatchObject({
+        outcome: 'refused',
+        failed_check: 'authorized',
+        reason: 'key_not_authorized',
+        figures: null,
+      });
       expect(unknown.detail).toBe('authorized: this token may not use key "no-such-key"');
       expect((await w.ledger.tail(1000)).length).toBe(entries);
     },
@@ -52,7 +66,13 @@ describe('keys a token was not granted', () => {
       const ungranted = await ask(w.keys.alpha!.pubkey);
       const unknown = await ask(stranger);
       expect(shape(ungranted, w.keys.alpha!.pubkey)).toEqual(shape(unknown, stranger));
-      expect(ungranted).toMatchObject({ outcome: 'refused', failed_check: 'authorized', key: null });
+      expect(ungranted).toMatchObject({
+        outcome: 'refused',
+        failed_check: 'authorized',
+        reason: 'no_key_for_fee_payer',
+        figures: { fee_payer: w.keys.alpha!.pubkey },
+        key: null,
+      });
       expect(JSON.stringify(ungranted)).not.toMatch(/alpha/);
     },
   );

@@ -46,7 +46,7 @@ describe('one key, 32 signs in flight, at mainnet pace (SQLite)', () => {
   let w: World;
   afterEach(() => w.close());
 
-  it('all under the cap: every intent is durable before the first sign is confirmed, and all 32 confirm', async () => {
+  it('all under the cap: the signs reserve side by side, not one confirmation after another, and all 32 confirm', async () => {
     w = await makeWorld({ keys: { alpha: {} }, ...MAINNET_PACE });
     const reports = await Promise.all(
       Array.from({ length: IN_FLIGHT }, (_, i) =>
@@ -54,13 +54,12 @@ describe('one key, 32 signs in flight, at mainnet pace (SQLite)', () => {
       ),
     );
     expect(reports.map((r) => r.outcome)).toEqual(Array(IN_FLIGHT).fill('confirmed'));
-    // Chain order is commit order: the 32 reservations were all written before any sign had its final entry,
-    // so they ran side by side, not one confirmation after another (the old lock gave I F I F …).
-    const entries = await signEntries(w, 'alpha');
-    expect(entries.map((e) => e.command)).toEqual([
-      ...Array<string>(IN_FLIGHT).fill('sign-intent'),
-      ...Array<string>(IN_FLIGHT).fill('sign'),
-    ]);
+    // Chain order is commit order: reservations were written while earlier signs of the key still waited for
+    // their confirmation, so the signs ran side by side, not one confirmation after another (a lock held through
+    // confirmation gives I F I F …). How many intents precede the first final depends on the machine's speed.
+    const commands = (await signEntries(w, 'alpha')).map((e) => e.command);
+    expect(commands.filter((c) => c === 'sign-intent')).toHaveLength(IN_FLIGHT);
+    expect(commands.indexOf('sign')).toBeGreaterThan(1);
     expect(await balanceOf(w, w.keys.alpha!.destination)).toBe(
       Array.from({ length: IN_FLIGHT }, (_, i) => AMOUNT + i).reduce((a, b) => a + b, 0),
     );
@@ -84,8 +83,8 @@ describe('one key, 32 signs in flight, at mainnet pace (SQLite)', () => {
     const refused = reports.filter((r) => r.outcome === 'refused');
     expect(confirmed).toHaveLength(ADMITTED);
     expect(refused).toHaveLength(IN_FLIGHT - ADMITTED);
-    for (const r of refused) expect(r).toMatchObject({ failed_check: 'limits', signature: null });
-    expect(refused.every((r) => /daily cap/.test(r.detail ?? ''))).toBe(true);
+    for (const r of refused)
+      expect(r).toMatchObject({ failed_check: 'limits', reason: 'per_day_cap', signature: null });
 
     const intents = await intentsOf(w, 'capped');
     expect(new Set(intents.map((e) => e.signature))).toEqual(new Set(confirmed.map((r) => r.signature)));
@@ -117,8 +116,12 @@ describe('the same transfer asked twice at once (mainnet pace, SQLite)', () => {
     const confirmed = twice.filter((r) => r.outcome === 'confirmed');
     const refused = twice.filter((r) => r.outcome === 'refused');
     expect(confirmed).toHaveLength(1);
-    expect(refused[0]).toMatchObject({ failed_check: 'chain', signature: null });
-    expect(refused[0]!.detail).toContain(`this exact transaction (signature ${confirmed[0]!.signature})`);
+    expect(refused[0]).toMatchObject({
+      failed_check: 'chain',
+      reason: 'signature_in_flight',
+      figures: { signature: confirmed[0]!.signature },
+      signature: null,
+    });
     expect(await intentsOf(w, 'alpha')).toHaveLength(1);
     const [view] = await w.engine.keyShow({ key: 'alpha', principal: w.operator });
     expect(view!.spent_or_reserved_24h).toBe(-confirmed[0]!.balance_change!);
@@ -178,8 +181,9 @@ describe('approvals do not block the key (mainnet pace, SQLite)', () => {
     await w.ledger.decideApproval(id2, 'approved', 'operator', now());
 
     const r2: Report = await second.done;
-    expect(r2).toMatchObject({ outcome: 'refused', failed_check: 'limits', signature: null });
-    expect(r2.detail).toMatch(/daily cap: \d+ lamports spent or reserved in 24 h, plus \d+ for this transaction/);
+    expect(r2).toMatchObject({ outcome: 'refused', failed_check: 'limits', reason: 'per_day_cap', signature: null });
+    // Refused at the gate, on this transaction's own spend.
+    expect(Object.keys(r2.figures ?? {})).toEqual(['spent', 'requested', 'cap']);
     expect((await first.done).outcome).toBe('confirmed');
     expect((await intentsOf(w, 'wallet')).map((e) => e.summary)).toEqual(['first']);
     expect(await balanceOf(w, w.keys.wallet!.destination)).toBe(AMOUNT);
@@ -192,7 +196,10 @@ describe('approvals do not block the key (mainnet pace, SQLite)', () => {
     await Promise.all(ids.map((id) => w.ledger.decideApproval(id, 'approved', 'operator', now())));
     const reports = await Promise.all(signs.map((s) => s.done));
     expect(reports.map((r) => r.outcome).sort()).toEqual(['confirmed', 'refused']);
-    expect(reports.find((r) => r.outcome === 'refused')).toMatchObject({ failed_check: 'limits' });
+    expect(reports.find((r) => r.outcome === 'refused')).toMatchObject({
+      failed_check: 'limits',
+      reason: 'per_day_cap',
+    });
     expect(await intentsOf(w, 'wallet')).toHaveLength(1);
     const landed = reports.find((r) => r.outcome === 'confirmed')!;
     expect(await balanceOf(w, w.keys.wallet!.destination)).toBe(landed.summary === 'one' ? AMOUNT : AMOUNT + 1);
@@ -206,7 +213,7 @@ describe('approvals do not block the key (mainnet pace, SQLite)', () => {
     expect(halted.halted).toHaveLength(1);
     await Promise.all(ids.map((id) => w.ledger.decideApproval(id, 'approved', 'operator', now())));
     for (const r of await Promise.all(signs.map((s) => s.done))) {
-      expect(r).toMatchObject({ outcome: 'refused', failed_check: 'halted', signature: null });
+      expect(r).toMatchObject({ outcome: 'refused', failed_check: 'halted', reason: 'halted', signature: null });
     }
     expect(await intentsOf(w, 'wallet')).toEqual([]);
   }, 120_000);

@@ -149,9 +149,14 @@ describe('refused', () => {
     const bytes = offchain('Sign in', [pubkey('closed')]);
     const payload = messagePayload('offchain', b64(bytes), { signer: pubkey('closed') });
     const checked = await w.engine.check({ payload, principal: w.operator });
-    expect(checked).toMatchObject({ outcome: 'refused', failed_check: 'authorized' });
+    expect(checked).toMatchObject({ outcome: 'refused', failed_check: 'authorized', reason: 'messages_not_allowed' });
     const report = await w.engine.sign({ payload, principal: w.operator });
-    expect(report).toMatchObject({ outcome: 'refused', failed_check: 'authorized', signature: null });
+    expect(report).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'authorized',
+      reason: 'messages_not_allowed',
+      signature: null,
+    });
     expect(report.detail).toMatch(/sign_messages is off/);
     expect((await entries()).at(-1)).toMatchObject({ command: 'sign-message', key: 'closed', outcome: 'refused' });
   });
@@ -171,7 +176,12 @@ describe('refused', () => {
       });
       const payload = messagePayload('offchain', b64(messageBytesOf(wire)), { signer: pubkey('alpha') });
       const report = await w.engine.sign({ payload, principal: w.operator });
-      expect(report).toMatchObject({ outcome: 'refused', failed_check: 'message', signature: null });
+      expect(report).toMatchObject({
+        outcome: 'refused',
+        failed_check: 'message',
+        reason: 'message_is_transaction',
+        signature: null,
+      });
       expect(report.detail).toContain(`a ${version === 'legacy' ? 'legacy' : 'v0'} transaction message`);
       expect((await entries()).at(-1)).toMatchObject({
         command: 'sign-message',
@@ -183,7 +193,7 @@ describe('refused', () => {
         payload: messagePayload('offchain', wire, { signer: pubkey('alpha') }),
         principal: w.operator,
       });
-      expect(whole).toMatchObject({ outcome: 'refused', failed_check: 'message' });
+      expect(whole).toMatchObject({ outcome: 'refused', failed_check: 'message', reason: 'message_is_transaction' });
     });
 
     it('a legacy transaction message whose bytes are all ASCII is refused as "text" too', async () => {
@@ -210,7 +220,7 @@ describe('refused', () => {
         payload: messagePayload('text', text, { signer: pubkey('alpha') }),
         principal: w.operator,
       });
-      expect(report).toMatchObject({ outcome: 'refused', failed_check: 'message' });
+      expect(report).toMatchObject({ outcome: 'refused', failed_check: 'message', reason: 'message_is_transaction' });
       expect(report.detail).toContain('a legacy transaction message');
     });
   });
@@ -224,15 +234,29 @@ describe('refused', () => {
         payload: messagePayload('offchain', b64(bytes), { signer: pubkey('alpha') }),
         principal: w.operator,
       });
-      expect(report).toMatchObject({ outcome: 'refused', failed_check: 'message' });
+      expect(report).toMatchObject({ outcome: 'refused', failed_check: 'message', reason: 'offchain_message_invalid' });
+      // Which of the format's rules: the detail names it.
       expect(report.detail).toMatch(/does not encode back to the same bytes/);
     }
     const notOurs = await w.engine.check({
       payload: messagePayload('offchain', b64(offchain('hello', [randomAddress()])), { signer: pubkey('alpha') }),
       principal: w.operator,
     });
-    expect(notOurs).toMatchObject({ outcome: 'refused', failed_check: 'message' });
-    expect(notOurs.detail).toMatch(/not among the off-chain message's required signatories/);
+    expect(notOurs).toMatchObject({ outcome: 'refused', failed_check: 'message', reason: 'not_a_signatory' });
+  });
+
+  it("a signer that is not the named key is refused, whoever's pubkey it is", async () => {
+    const report = await w.engine.check({
+      payload: messagePayload('text', 'Sign in', { signer: pubkey('slow') }),
+      key: 'alpha',
+      principal: w.operator,
+    });
+    expect(report).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'signers',
+      reason: 'message_signer_not_key',
+      figures: { account: pubkey('slow') },
+    });
   });
 
   it('a halted key refuses a message', async () => {
@@ -241,9 +265,16 @@ describe('refused', () => {
     expect(await w.engine.check({ payload, principal: w.operator })).toMatchObject({
       outcome: 'refused',
       failed_check: 'halted',
+      reason: 'halted',
     });
     const report = await w.engine.sign({ payload, principal: w.operator });
-    expect(report).toMatchObject({ outcome: 'refused', failed_check: 'halted', signature: null });
+    expect(report).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'halted',
+      reason: 'halted',
+      figures: { by: 'operator' },
+      signature: null,
+    });
     expect(report.detail).toContain('agent looping');
   });
 
@@ -263,17 +294,21 @@ describe('refused', () => {
       key: 'slow',
       principal: w.operator,
     });
-    expect(third).toMatchObject({ outcome: 'refused', failed_check: 'limits' });
-    expect(third.detail).toMatch(/rate limit: 2 signs in the last minute/);
+    expect(third).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'limits',
+      reason: 'rate_limit',
+      figures: { signs_last_minute: 2, cap: 2 },
+    });
     const tx = await w.engine.sign({ payload: w.transfer('slow', 1000), principal: w.operator });
-    expect(tx).toMatchObject({ outcome: 'refused', failed_check: 'limits' });
+    expect(tx).toMatchObject({ outcome: 'refused', failed_check: 'limits', reason: 'rate_limit' });
   });
 
   it('a token may sign messages only with its own keys; nothing is written under a key it may not use', async () => {
     const token = { kind: 'token' as const, name: 'agent', keys: ['alpha'] };
     const before = (await entries()).length;
     const report = await w.engine.sign({ payload: messagePayload('text', 'Sign in'), key: 'slow', principal: token });
-    expect(report).toMatchObject({ outcome: 'refused', failed_check: 'authorized' });
+    expect(report).toMatchObject({ outcome: 'refused', failed_check: 'authorized', reason: 'key_not_authorized' });
     expect((await entries()).length).toBe(before);
     const ok = await w.engine.sign({
       payload: messagePayload('text', 'Sign in', { signer: pubkey('alpha') }),
@@ -349,6 +384,6 @@ describe('a confirm key', () => {
     expect(shown).toContain(`for ${pubkey('careful')}`);
     expect(shown).toContain('message (exactly the text signed, escaped): Authorise the bot for one hour');
     await w.ledger.decideApproval(id, 'rejected', 'operator', Math.floor(Date.now() / 1000));
-    expect(await pending).toMatchObject({ outcome: 'refused', failed_check: 'approval' });
+    expect(await pending).toMatchObject({ outcome: 'refused', failed_check: 'approval', reason: 'approval_rejected' });
   });
 });

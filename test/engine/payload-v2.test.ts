@@ -97,9 +97,13 @@ describe('lookup tables', () => {
       lifetime: await latestLifetime(rpc),
     });
     const report = await w.engine.sign({ payload: v2(tx), principal: w.operator });
-    expect(report.outcome).toBe('refused');
-    expect(report.failed_check).toBe('limits');
-    expect(report.detail).toMatch(/daily cap/);
+    expect(report).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'limits',
+      reason: 'per_day_cap',
+      figures: { cap: CAP },
+    });
+    expect(report.figures?.requested).toBeGreaterThan(CAP);
   });
 
   it('a transfer to a destination only in the table and not in transfer_to is refused by the system check', async () => {
@@ -108,8 +112,12 @@ describe('lookup tables', () => {
       lifetime: await latestLifetime(rpc),
     });
     const report = await w.engine.check({ payload: v2(tx), principal: w.operator });
-    expect(report).toMatchObject({ outcome: 'refused', failed_check: 'system' });
-    expect(report.detail).toContain(outsider);
+    expect(report).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'system',
+      reason: 'transfer_destination_not_allowed',
+      figures: { instruction: 0, destination: outsider },
+    });
   });
 
   it('a table that does not exist is refused by lookup_tables', async () => {
@@ -119,7 +127,7 @@ describe('lookup tables', () => {
       lifetime: await latestLifetime(rpc),
     });
     const report = await w.engine.check({ payload: v2(tx), principal: w.operator });
-    expect(report).toMatchObject({ outcome: 'refused', failed_check: 'lookup_tables' });
+    expect(report).toMatchObject({ outcome: 'refused', failed_check: 'lookup_tables', reason: 'lookup_table_invalid' });
     expect(report.detail).toBe(`lookup_tables: lookup table ${missing} does not exist`);
   });
 });
@@ -133,7 +141,13 @@ describe('blockhash', () => {
     });
     w.localnet.advanceBlocks(200);
     const refused = await w.engine.sign({ payload: v2(tx), principal: w.operator });
-    expect(refused).toMatchObject({ outcome: 'refused', failed_check: 'chain' });
+    expect(refused).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'chain',
+      reason: 'blockhash_expired',
+      figures: { blockhash: lifetime.blockhash },
+    });
+    // The detail says what to do about it.
     expect(refused.detail).toMatch(/fetch a fresh blockhash .* or set replace_blockhash: true/);
 
     const replaced = await w.engine.sign({ payload: v2(tx, { replace_blockhash: true }), principal: w.operator });
@@ -158,8 +172,12 @@ describe('blockhash', () => {
       { lifetime: await latestLifetime(rpc) },
     );
     const report = await w.engine.check({ payload: v2(tx), principal: w.operator });
-    expect(report).toMatchObject({ outcome: 'refused', failed_check: 'system' });
-    expect(report.detail).toMatch(/durable-nonce transactions .* are not signed/);
+    expect(report).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'system',
+      reason: 'durable_nonce',
+      figures: null,
+    });
   });
 });
 
@@ -191,11 +209,23 @@ describe('signatures', () => {
       [transfer(address(key.pubkey), key.destination, 1000), transfer(cosigner, key.destination, 2000)],
       { lifetime: await latestLifetime(rpc) },
     );
+    // Replacing the blockhash would void the co-signer's signature: refused, never silently re-signed.
+    expect(await w.engine.check({ payload: v2(tx, { replace_blockhash: true }), principal: w.operator })).toMatchObject(
+      {
+        failed_check: 'signers',
+        reason: 'replace_blockhash_voids_signature',
+        figures: { account: cosigner.address },
+      },
+    );
     const bytes = Buffer.from(tx, 'base64');
     bytes[1 + 64 + 10] = bytes[1 + 64 + 10]! ^ 0xff; // slot 1: the co-signer's signature
     const report = await w.engine.sign({ payload: v2(bytes.toString('base64')), principal: w.operator });
-    expect(report).toMatchObject({ outcome: 'refused', failed_check: 'signers' });
-    expect(report.detail).toContain(`slot 1 (${cosigner.address}) does not verify`);
+    expect(report).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'signers',
+      reason: 'invalid_signature',
+      figures: { signature_slot: 1, account: cosigner.address },
+    });
   });
 
   it("an empty slot of someone else's is refused: the signer fills only its key's slot", async () => {
@@ -205,8 +235,12 @@ describe('signatures', () => {
     const accounts = (ix.accounts ?? []).map((a, i) => (i === 0 ? { ...a, role: AccountRole.WRITABLE_SIGNER } : a));
     const tx = await wireTransaction(key.pubkey, [{ ...ix, accounts }], { lifetime: await latestLifetime(rpc) });
     const report = await w.engine.check({ payload: v2(tx), principal: w.operator });
-    expect(report).toMatchObject({ outcome: 'refused', failed_check: 'signers' });
-    expect(report.detail).toContain(`slot 1 (${other}) is empty`);
+    expect(report).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'signers',
+      reason: 'signature_slot_empty',
+      figures: { signature_slot: 1, account: other },
+    });
   });
 });
 
@@ -275,7 +309,11 @@ describe('sign_only', () => {
       lifetime: await latestLifetime(rpc),
     });
     const report = await w.engine.sign({ payload: v2(tx), mode: 'sign_only', principal: w.operator });
-    expect(report).toMatchObject({ outcome: 'refused', failed_check: 'authorized', signed_transaction: null });
-    expect(report.detail).toMatch(/does not allow sign_only/);
+    expect(report).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'authorized',
+      reason: 'sign_only_not_allowed',
+      signed_transaction: null,
+    });
   });
 });

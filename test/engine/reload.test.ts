@@ -133,9 +133,12 @@ test('a sign being confirmed and a sign waiting for approval finish under the ol
 
   // C begins after the reload: alpha's new cap (20 M) is already spent by A.
   const c = await engine.sign({ payload: world.transfer('alpha', SMALL), principal: operator });
-  expect(c.outcome).toBe('refused');
-  expect(c.failed_check).toBe('limits');
-  expect(c.detail ?? '').toMatch(new RegExp(String(NEW_CAP)));
+  expect(c).toMatchObject({
+    outcome: 'refused',
+    failed_check: 'limits',
+    reason: 'per_day_cap',
+    figures: { cap: NEW_CAP },
+  });
 
   // The audit log holds the reload, with both hashes.
   const entries = await world.ledger.tail(50);

@@ -9,6 +9,7 @@ import { COMPUTE_BUDGET_PROGRAM, ED25519_PROGRAM, SYSTEM_PROGRAM } from '../../s
 import type { Report } from '../../src/signer/report';
 import { payload, randomAddress, transferInstruction, type PayloadInstruction } from '../support/payloads';
 import { makeWorld, type World } from '../support/world';
+import type { Reason } from '../../src/signer/refusals';
 
 const FEE = 5000;
 const LOOKUP_TABLE_PROGRAM = 'AddressLookupTab1e1111111111111111111111111';
@@ -100,7 +101,12 @@ describe('per-transaction cap', () => {
     const checked = await w.engine.check({ payload: over, principal: w.operator });
     const signed = await w.engine.sign({ payload: over, principal: w.operator });
     for (const r of [checked, signed]) {
-      expect(r).toMatchObject({ outcome: 'refused', failed_check: 'limits' });
+      expect(r).toMatchObject({
+        outcome: 'refused',
+        failed_check: 'limits',
+        reason: 'per_tx_cap',
+        figures: { requested: 1_000_001 + FEE, cap: 1_000_000 + FEE },
+      });
       expect(r.detail).toBe(
         `limits: per-transaction cap: this transaction costs the key ${1_000_001 + FEE} lamports, fee included, more than ${1_000_000 + FEE}`,
       );
@@ -121,7 +127,13 @@ describe('fee cap', () => {
       await w.engine.check({ payload: dear, principal: w.operator }),
       await w.engine.sign({ payload: dear, principal: w.operator }),
     ]) {
-      expect(r).toMatchObject({ outcome: 'refused', failed_check: 'limits', compute_units: null });
+      expect(r).toMatchObject({
+        outcome: 'refused',
+        failed_check: 'limits',
+        reason: 'fee_cap',
+        figures: { requested: 15_000, cap: 10_000 },
+        compute_units: null,
+      });
       expect(r.checks).not.toContain('simulation');
       expect(r.detail).toMatch(
         /^limits: fee cap: this transaction may pay 15000 lamports in fees \(5000 base \+ 10000 priority/,
@@ -145,7 +157,13 @@ describe('fee cap', () => {
       payload: payload(k.pubkey, [verify, transferInstruction(k.pubkey, k.destination, 1_000)]),
       principal: w.operator,
     });
-    expect(r).toMatchObject({ outcome: 'refused', failed_check: 'limits', compute_units: null });
+    expect(r).toMatchObject({
+      outcome: 'refused',
+      reason: 'fee_cap',
+      figures: { requested: 15_000, cap: 10_000 },
+      compute_units: null,
+    });
+    // The wording is the point: it says the fee is all base fee, from the signatures the precompile verifies.
     expect(r.detail).toMatch(/^limits: fee cap: this transaction may pay 15000 lamports in fees \(15000 base \+ 0/);
   });
 
@@ -154,7 +172,7 @@ describe('fee cap', () => {
     // 200 000 default units for the one transfer × 100 000 micro-lamports = 20 000 lamports: over the cap.
     const p = payload(k.pubkey, [computeUnitPrice(100_000), transferInstruction(k.pubkey, k.destination, 1_000)]);
     const r = await w.engine.check({ payload: p, principal: w.operator });
-    expect(r).toMatchObject({ outcome: 'refused', failed_check: 'limits' });
+    expect(r).toMatchObject({ outcome: 'refused', reason: 'fee_cap', figures: { requested: 25_000, cap: 10_000 } });
     expect(r.detail).toMatch(/20000 priority/);
   });
 });
@@ -182,13 +200,31 @@ describe('approval by amount', () => {
 describe('check and sign agree', () => {
   // One key, in order: per_tx 2 000 000 + fee, daily cap 4 000 000, operator above 1 000 000 + fee.
   // The destination does not exist yet, so the first transfer must cover its rent.
-  const cases: { amount: number; outcome: 'ok' | 'refused'; approval: boolean; remaining: number }[] = [
-    { amount: 1_000_000, outcome: 'ok', approval: false, remaining: 4_000_000 - 1_005_000 },
-    { amount: 2_000_001, outcome: 'refused', approval: true, remaining: 4_000_000 - 1_005_000 - 2_005_001 },
-    { amount: 1_500_000, outcome: 'ok', approval: true, remaining: 4_000_000 - 1_005_000 - 1_505_000 },
-    { amount: 1_490_001, outcome: 'refused', approval: true, remaining: 0 },
-    { amount: 1_480_000, outcome: 'ok', approval: true, remaining: 5_000 },
-    { amount: 1, outcome: 'refused', approval: false, remaining: 0 },
+  const cases: {
+    amount: number;
+    outcome: 'ok' | 'refused';
+    reason: Reason | null;
+    approval: boolean;
+    remaining: number;
+  }[] = [
+    { amount: 1_000_000, outcome: 'ok', reason: null, approval: false, remaining: 4_000_000 - 1_005_000 },
+    {
+      amount: 2_000_001,
+      outcome: 'refused',
+      reason: 'per_tx_cap',
+      approval: true,
+      remaining: 4_000_000 - 1_005_000 - 2_005_001,
+    },
+    {
+      amount: 1_500_000,
+      outcome: 'ok',
+      reason: null,
+      approval: true,
+      remaining: 4_000_000 - 1_005_000 - 1_505_000,
+    },
+    { amount: 1_490_001, outcome: 'refused', reason: 'per_day_cap', approval: true, remaining: 0 },
+    { amount: 1_480_000, outcome: 'ok', reason: null, approval: true, remaining: 5_000 },
+    { amount: 1, outcome: 'refused', reason: 'per_day_cap', approval: false, remaining: 0 },
   ];
 
   it.each(cases.map((c, i) => [i, c] as const))('case %i: check says what sign then does', async (_i, c) => {
@@ -198,6 +234,9 @@ describe('check and sign agree', () => {
     expect(checked.outcome).toBe(c.outcome);
     expect(signed.outcome).toBe(c.outcome === 'ok' ? 'confirmed' : 'refused');
     expect(signed.failed_check).toBe(checked.failed_check);
+    expect(checked.reason).toBe(c.reason);
+    expect(signed.reason).toBe(c.reason);
+    expect(signed.figures).toEqual(checked.figures);
     expect(checked.remaining_daily_lamports).toBe(c.remaining);
     expect(signed.remaining_daily_lamports).toBe(c.remaining);
     expect(checked.would_need_approval).toBe(c.approval);
@@ -242,12 +281,13 @@ describe('destinations from the simulation', () => {
       await w.engine.check({ payload: extend, principal: w.operator }),
       await w.engine.sign({ payload: extend, principal: w.operator }),
     ]) {
-      expect(r).toMatchObject({ outcome: 'refused', failed_check: 'destinations', signature: null });
-      expect(r.detail).toMatch(
-        new RegExp(
-          `^destinations: the simulation moves \\d+ lamports to ${table}, which is not an allowed destination`,
-        ),
-      );
+      expect(r).toMatchObject({
+        outcome: 'refused',
+        failed_check: 'destinations',
+        reason: 'destination_not_allowed',
+        figures: { destination: table },
+        signature: null,
+      });
     }
   });
 });

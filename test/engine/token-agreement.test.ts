@@ -75,11 +75,11 @@ it('check agrees with sign on random payments under random token policies', asyn
             void w.ledger.decideApproval(e.approval_id, 'approved', 'operator', Math.floor(Date.now() / 1000));
           },
         });
-        expect({ value, to, sign: signed.outcome, failed: signed.failed_check }).toEqual({
+        expect({ value, to, sign: signed.outcome, reason: signed.reason }).toEqual({
           value,
           to,
           sign: checked.outcome === 'ok' ? 'confirmed' : 'refused',
-          failed: checked.failed_check,
+          reason: checked.reason,
         });
         seen.add(`${signed.outcome}:${signed.failed_check ?? ''}${approval.asked ? ':asked' : ''}`);
         // sign asked an operator exactly when check said it would.

@@ -120,7 +120,12 @@ describe('a USDC-like mint under per_tx, per_day and destinations', () => {
   it('refuses a transfer over per_tx in check and in sign, naming the cap in base and UI units; nothing moves', async () => {
     const before = await tokenBalance(w.localnet.url, merchantUsdc);
     for (const r of [await check(pay('payer', merchantUsdc, 6n * M)), await sign(pay('payer', merchantUsdc, 6n * M))]) {
-      expect(r).toMatchObject({ outcome: 'refused', failed_check: 'limits' });
+      expect(r).toMatchObject({
+        outcome: 'refused',
+        failed_check: 'limits',
+        reason: 'token_per_tx_cap',
+        figures: { mint: USDC, requested: '6000000', cap: '5000000' },
+      });
       expect(r.detail).toBe(
         `limits: per-transaction cap of mint ${USDC}: this transaction spends 6000000 (6 UI), more than per_tx 5000000 (5 UI)`,
       );
@@ -133,8 +138,12 @@ describe('a USDC-like mint under per_tx, per_day and destinations', () => {
     const checked = await check(pay('payer', merchantUsdc, 2n * M));
     const signed = await sign(pay('payer', merchantUsdc, 2n * M));
     for (const r of [checked, signed]) {
-      expect(r).toMatchObject({ outcome: 'refused', failed_check: 'limits' });
-      expect(r.detail).toContain('daily cap of mint');
+      expect(r).toMatchObject({
+        outcome: 'refused',
+        failed_check: 'limits',
+        reason: 'token_per_day_cap',
+        figures: { mint: USDC, spent: '7000000', requested: '2000000', cap: '8000000' },
+      });
       expect(r.detail).toContain('7000000 (7 UI) spent or reserved in 24 h, plus 2000000 (2 UI)');
     }
   });
@@ -160,7 +169,12 @@ describe('a USDC-like mint under per_tx, per_day and destinations', () => {
 
   it('refuses a transfer to an owner not among the mint destinations', async () => {
     const r = await sign(pay('payer', strangerUsdc, 1n * M));
-    expect(r).toMatchObject({ outcome: 'refused', failed_check: 'destinations' });
+    expect(r).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'destinations',
+      reason: 'token_destination_not_allowed',
+      figures: { mint: USDC, destination: stranger, requested: '1000000' },
+    });
     expect(r.detail).toBe(
       `destinations: the transaction moves 1000000 (1 UI) of mint ${USDC} to ${stranger}, which is not one of the mint's destinations`,
     );
@@ -169,7 +183,12 @@ describe('a USDC-like mint under per_tx, per_day and destinations', () => {
   it('refuses spending a mint the key has no policy for', async () => {
     const otherMerchant = setTokenAccount(w.localnet, { mint: OTHER_MINT, owner: merchant, amount: 0n });
     const r = await sign(pay('payer', otherMerchant, 1n, OTHER_MINT));
-    expect(r).toMatchObject({ outcome: 'refused', failed_check: 'tokens' });
+    expect(r).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'tokens',
+      reason: 'mint_not_listed',
+      figures: { mint: OTHER_MINT, requested: '1' },
+    });
     expect(r.detail).toBe(
       `tokens: the transaction moves 1 (0.000001 UI) of mint ${OTHER_MINT} out of the key's accounts, and the mint is not in the key's tokens`,
     );
@@ -180,7 +199,12 @@ describe('token authority', () => {
   it('refuses Approve (a delegate could spend later, outside any cap) before simulating', async () => {
     const k = w.keys.payer!;
     const r = await check(payload(k.pubkey, [approve(accounts.payer![USDC]!, randomAddress(), k.pubkey, 1n)]));
-    expect(r).toMatchObject({ outcome: 'refused', failed_check: 'tokens' });
+    expect(r).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'tokens',
+      reason: 'token_op_not_allowed',
+      figures: { token_op: 'approve' },
+    });
     expect(r.detail).toContain('token instruction 4 (Approve), which this key may not do');
     expect(r.checks).not.toContain('simulation');
   });
@@ -195,7 +219,13 @@ describe('Token-2022 extensions', () => {
       program: 'token-2022',
     });
     const r = await sign(pay('hooked', merchantHooked, 1n * M, HOOKED));
-    expect(r).toMatchObject({ outcome: 'refused', failed_check: 'tokens' });
+    expect(r).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'tokens',
+      reason: 'mint_extension_not_accounted',
+      figures: { mint: HOOKED },
+    });
+    // The detail names the extension.
     expect(r.detail).toBe(
       `tokens: mint ${HOOKED}: the mint has a transfer hook (a program of the mint’s choosing runs on every transfer)`,
     );
@@ -237,29 +267,38 @@ describe('approval by amount and per-destination caps', () => {
     const otherUsdc = setTokenAccount(w.localnet, { mint: USDC, owner: stranger, amount: 0n });
     expect((await sign(pay('perdest', merchantUsdc, 2n * M))).outcome).toBe('confirmed');
     const again = await sign(pay('perdest', merchantUsdc, 2n * M));
-    expect(again).toMatchObject({ outcome: 'refused', failed_check: 'limits' });
-    expect(again.detail).toContain(`per-destination daily cap of mint ${USDC}: ${merchant} received 2000000 (2 UI)`);
+    expect(again).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'limits',
+      reason: 'token_per_destination_cap',
+      figures: { mint: USDC, destination: merchant, received: '2000000', requested: '2000000' },
+    });
     expect((await sign(pay('perdest', otherUsdc, 2n * M))).outcome).toBe('confirmed');
   });
 });
 
 describe('check tells what sign does', () => {
   it('agrees with sign on every amount of a table around the caps', async () => {
-    const cases: [bigint, Report['outcome']][] = [
-      [1n * M, 'confirmed'],
-      [4n * M, 'confirmed'],
-      [4n * M + 1n, 'refused'], // per_tx
-      [4n * M, 'confirmed'], // 9 of 10 spent
-      [2n * M, 'refused'], // per_day
-      [1n * M, 'confirmed'], // exactly 10
-      [1n, 'refused'],
+    const cases: [bigint, Report['outcome'], Report['reason']][] = [
+      [1n * M, 'confirmed', null],
+      [4n * M, 'confirmed', null],
+      [4n * M + 1n, 'refused', 'token_per_tx_cap'],
+      [4n * M, 'confirmed', null], // 9 of 10 spent
+      [2n * M, 'refused', 'token_per_day_cap'],
+      [1n * M, 'confirmed', null], // exactly 10
+      [1n, 'refused', 'token_per_day_cap'],
     ];
-    for (const [amount, expected] of cases) {
+    for (const [amount, expected, reason] of cases) {
       const checked = await check(pay('agree', merchantUsdc, amount));
       const signed = await sign(pay('agree', merchantUsdc, amount));
       expect({ amount, outcome: signed.outcome }).toEqual({ amount, outcome: expected });
       expect(checked.outcome).toBe(expected === 'confirmed' ? 'ok' : 'refused');
       expect(checked.failed_check).toBe(signed.failed_check);
+      expect({ amount, checked: checked.reason, signed: signed.reason }).toEqual({
+        amount,
+        checked: reason,
+        signed: reason,
+      });
     }
   });
 });
@@ -295,7 +334,13 @@ describe('mints whose UI amount is not base units shifted by the decimals', () =
   it('a refusal names the amount in base units only', async () => {
     const to = setTokenAccount(w.localnet, { mint: SCALED, owner: merchant, amount: 0n, program: 'token-2022' });
     const r = await check(pay('scaled', to, 6n * M, SCALED));
-    expect(r).toMatchObject({ outcome: 'refused', failed_check: 'limits' });
+    expect(r).toMatchObject({
+      outcome: 'refused',
+      failed_check: 'limits',
+      reason: 'token_per_tx_cap',
+      figures: { mint: SCALED, requested: '6000000', cap: '5000000' },
+    });
+    // The wording is the point: no UI figure for a mint whose UI amount the decimals do not give.
     expect(r.detail).toContain('this transaction spends 6000000, more than per_tx 5000000');
     expect(r.detail).not.toContain('UI');
   });

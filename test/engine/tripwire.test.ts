@@ -11,7 +11,7 @@ import type { EngineAlert } from '../../src/signer/engine-deps';
 import type { SignerEngine } from '../../src/signer/types';
 import type { AuditEntry } from '../../src/ledger/types';
 import { FaultProxy } from '../abuse/support/fault-proxy';
-import { finalEntry } from '../support/async';
+import { finalEntry, until } from '../support/async';
 import { rpcResult } from '../support/rpc';
 import { makeWorld, type World } from '../support/world';
 
@@ -88,7 +88,7 @@ describe('a landed transaction that spent more than its reservation', () => {
     );
     // The cap holds from the next sign on: the key is halted until an operator resumes it.
     const next = await engine.sign({ payload: w.transfer('alpha', 1_000, 'after'), principal: w.operator });
-    expect(next).toMatchObject({ outcome: 'refused', failed_check: 'halted' });
+    expect(next).toMatchObject({ outcome: 'refused', failed_check: 'halted', reason: 'halted' });
   });
 
   it('sign-only: the watcher records the real size when the caller sends it, and halts the key', async () => {
@@ -104,14 +104,11 @@ describe('a landed transaction that spent more than its reservation', () => {
     const final = await finalOf(report.signature!);
     expect(final).toMatchObject({ outcome: 'confirmed', balance_change: -(amount + FEE) });
     expect(final.detail).toMatch(/tripwire: it spent more than its reservation/);
-    const until = Date.now() + 5_000;
-    let halted = null;
-    while (halted === null && Date.now() < until) {
-      const [view] = await engine.keyShow({ key: 'alpha', principal: w.operator });
-      halted = view!.halted;
-      if (halted === null) await new Promise((r) => setTimeout(r, 20));
-    }
-    expect(halted?.reason).toContain(`${amount + FEE} lamports spent, ${FEE} reserved`);
+    // The watcher halts the key and raises the alert after it wrote the final entry.
+    const haltOf = async () => (await engine.keyShow({ key: 'alpha', principal: w.operator }))[0]!.halted;
+    await until(async () => (await haltOf()) !== null, 'the tripwire halt');
+    await until(() => alerts.some((a) => a.signature === report.signature), 'the tripwire alert');
+    expect((await haltOf())?.reason).toContain(`${amount + FEE} lamports spent, ${FEE} reserved`);
     expect(alerts.filter((a) => a.signature === report.signature)).toHaveLength(1);
   });
 

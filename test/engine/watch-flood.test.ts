@@ -157,7 +157,7 @@ describe('a payment hidden under a flood of transactions naming the key', () => 
 
     // The next payment of the same size would take the key past its 1 SOL cap.
     const next = await signOnly(await payment(PAYMENT));
-    expect(next).toMatchObject({ outcome: 'refused', failed_check: 'limits' });
+    expect(next).toMatchObject({ outcome: 'refused', failed_check: 'limits', reason: 'per_day_cap' });
 
     // Bounded per poll, whatever the flood: at most the budget of listings and reads.
     const worst = pollCosts.reduce(
@@ -215,6 +215,11 @@ describe('a payment hidden under a flood of transactions naming the key', () => 
       expect(final.outcome).toBe('unknown');
       expect(final.detail).toMatch(/whether it landed is not proven, so its reservation stays/);
       expect(await spent()).toBe(base + SOL / 20);
+      // The alert follows the final entry, which other readers see as soon as it is committed.
+      await until(
+        () => alerts.some((a) => a.kind === 'watch_unresolved' && a.signature === report.signature),
+        'the watch_unresolved alert',
+      );
       expect(alerts).toContainEqual(
         expect.objectContaining({ kind: 'watch_unresolved', key: 'alpha', signature: report.signature }),
       );

@@ -7,7 +7,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import { makeWorld, type World } from '../support/world';
 import { makeApp, headersFor, rpc, serveConfig, OTHER_TOKEN, type RpcReply } from './support';
 import type { Express } from 'express';
-import { toolDefinitions } from '../../src/mcp/tool-defs';
+import { toolDefinitions } from '../../src/mcp/tools';
 
 let w: World;
 let app: Express;

@@ -10,8 +10,7 @@ import type { EnrollmentRecord, PasskeyRecord } from '../../src/ledger/operators
 import type { AuditEntry, Ledger } from '../../src/ledger/types';
 import { SignerError } from '../../src/util/errors';
 import { intentInput, signInput, matching } from './helpers';
-import { computeUsage } from '../../src/ledger/limits';
-import { computeTokenUsage } from '../../src/ledger/token-usage';
+import { USAGE_HORIZON_S, usageOf } from '../../src/ledger/usage-book';
 
 export interface StoreUnderTest {
   ledger: Ledger;
@@ -109,7 +108,7 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         ]);
       });
 
-      it('computes key usage in the store exactly as computeUsage does over the entries', async () => {
+      it('computes key usage in the store exactly as usageOf does over the entries, at any time asked', async () => {
         const { ledger } = s;
         // A day of mixed history for one key, deterministic but irregular: confirmed and failed finals with and
         // without figures, unknowns, refusals, orphans, intents without figures or signatures, another key.
@@ -144,8 +143,46 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         }
         for (const now of [NOW, NOW - 40_000, NOW + 50_000, NOW - 86_000]) {
           for (const cap of [1_000_000, 50_000_000]) {
-            const expected = computeUsage(await ledger.signEntriesForKey('game', now - 86_400), now, cap);
+            const expected = usageOf(await ledger.signEntriesForKey('game', now - USAGE_HORIZON_S), now, cap);
             expect(await ledger.keyUsage('game', now, cap)).toEqual(expected);
+          }
+        }
+      });
+
+      it('keeps key usage current as entries arrive and the window moves, as a fresh count over the entries', async () => {
+        const { ledger } = s;
+        let seed = 11;
+        const rnd = (n: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+        const CAP = 5_000_000;
+        const token = (change: number) => [
+          { mint: 'USDC', decimals: 6, change: String(change), credits: [{ owner: 'M', amount: String(-change) }] },
+        ];
+        let now = 1_000_000;
+        const open: string[] = [];
+        for (let i = 0; i < 160; i++) {
+          // Time runs on irregularly, sometimes by most of a day, so entries leave the window between reads.
+          now += rnd(5) === 0 ? 20_000 + rnd(40_000) : rnd(30);
+          if (open.length > 0 && rnd(2) === 0) {
+            const sig = open.splice(rnd(open.length), 1)[0]!;
+            const outcome = ['confirmed', 'failed', 'unknown', 'refused'][rnd(4)]!;
+            const tokens = rnd(3) === 0 ? token(-(1 + rnd(90))) : null;
+            await ledger.append(
+              signInput({ ts: now, key: 'game', signature: sig, outcome, balance_change: -rnd(9_000), tokens }),
+            );
+          } else {
+            const sig = rnd(12) === 0 ? null : `s${i}`;
+            const reservation = rnd(8) === 0 ? null : -(1 + rnd(10_000));
+            const tokens = rnd(3) === 0 ? token(-(1 + rnd(90))) : null;
+            await ledger.append(
+              intentInput({ ts: now, key: 'game', signature: sig, balance_change: reservation, tokens }),
+            );
+            if (sig !== null) open.push(sig);
+          }
+          if (rnd(3) === 0) {
+            const fresh = usageOf(await ledger.signEntriesForKey('game', now - USAGE_HORIZON_S), now, CAP);
+            expect(await ledger.keyUsage('game', now, CAP)).toEqual(fresh);
+            const probe = open[0];
+            if (probe !== undefined) expect(await ledger.signatureInFlight('game', probe)).toBe(true);
           }
         }
       });
@@ -197,7 +234,7 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         await ledger.append(signInput({ ts: NOW - 3, signature: 'd', outcome: 'signed_expired' }));
         await ledger.append(intentInput({ ts: NOW - 2, signature: 'e', tokens: fig('-50', 'N') })); // still pending
         await ledger.append(intentInput({ ts: NOW - 90_000, signature: 'old', tokens: fig('-7') })); // out of window
-        const usage = computeTokenUsage(await ledger.signEntriesForKey('game', NOW - 86_400), NOW);
+        const { tokens: usage } = await ledger.keyUsage('game', NOW, 1_000_000);
         expect(usage.get('USDC')?.spent).toBe(153n);
         expect(Object.fromEntries(usage.get('USDC')?.received ?? [])).toEqual({ M: 103n, N: 50n });
       });
@@ -494,6 +531,190 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
       it('deciding an unknown id is a request error', async () => {
         await expect(s.ledger.decideApproval('nosuchid', 'approved', 'operator', 1)).rejects.toMatchObject({
           code: 'request_invalid',
+        });
+      });
+
+      describe('by quorum', () => {
+        const quorum = (over: Partial<Parameters<Ledger['createApproval']>[0]> = {}) =>
+          request({ required: 2, approvers: ['alice', 'bob', 'carol'], ...over });
+
+        it('a request without a quorum takes one vote of anyone, as before', async () => {
+          const rec = await s.ledger.createApproval(request());
+          expect(rec).toMatchObject({ required: 1, approvers: null, votes: [], waiter: null });
+          expect(await s.ledger.decideApproval(rec.id, 'approved', 'operator', 150)).toMatchObject({
+            status: 'approved',
+            decided_by: 'operator',
+            votes: [{ operator: 'operator', decision: 'approved', ts: 150, credential: null }],
+          });
+        });
+
+        it('2 of 3: the first approval leaves it pending, the same operator again does not count, a second approver approves it', async () => {
+          const rec = await s.ledger.createApproval(quorum());
+          expect(rec).toMatchObject({ required: 2, approvers: ['alice', 'bob', 'carol'], votes: [] });
+          const one = await s.ledger.decideApproval(rec.id, 'approved', 'alice', 110, 'cred-a');
+          expect(one).toMatchObject({ status: 'pending', decided_by: null, decided_at: null });
+          expect(one.votes).toEqual([{ operator: 'alice', decision: 'approved', ts: 110, credential: 'cred-a' }]);
+          const twice = await s.ledger.decideApproval(rec.id, 'approved', 'alice', 111, 'cred-a');
+          expect(twice).toEqual(one);
+          expect(await s.ledger.getApproval(rec.id)).toEqual(one);
+          const two = await s.ledger.decideApproval(rec.id, 'approved', 'bob', 120);
+          expect(two).toMatchObject({ status: 'approved', decided_by: 'alice, bob', decided_at: 120 });
+          expect(two.votes.map((v) => [v.operator, v.credential])).toEqual([
+            ['alice', 'cred-a'],
+            ['bob', null],
+          ]);
+          expect(await s.ledger.getApproval(rec.id)).toEqual(two);
+          // Decided: a late vote changes nothing.
+          expect(await s.ledger.decideApproval(rec.id, 'rejected', 'carol', 130)).toEqual(two);
+        });
+
+        it('one rejection by an approver rejects it at once, even after approvals', async () => {
+          const rec = await s.ledger.createApproval(quorum({ required: 3 }));
+          await s.ledger.decideApproval(rec.id, 'approved', 'alice', 110);
+          await s.ledger.decideApproval(rec.id, 'approved', 'bob', 111);
+          const rejected = await s.ledger.decideApproval(rec.id, 'rejected', 'bob', 112);
+          expect(rejected).toMatchObject({ status: 'rejected', decided_by: 'bob', decided_at: 112 });
+          expect(rejected.votes.map((v) => `${v.operator}:${v.decision}`)).toEqual([
+            'alice:approved',
+            'bob:approved',
+            'bob:rejected',
+          ]);
+        });
+
+        it("refuses the vote of an operator who is not one of the request's approvers, and records nothing", async () => {
+          const rec = await s.ledger.createApproval(quorum());
+          const refused = s.ledger.decideApproval(rec.id, 'approved', 'mallory', 110);
+          await expect(refused).rejects.toMatchObject({ code: 'request_invalid' });
+          await expect(refused).rejects.toThrow(
+            `"mallory" is not an approver of approval ${rec.id} (key wallet); its approvers: alice, bob, carol`,
+          );
+          await expect(s.ledger.decideApproval(rec.id, 'rejected', 'operator', 110)).rejects.toMatchObject({
+            code: 'request_invalid',
+          });
+          expect(await s.ledger.getApproval(rec.id)).toEqual(rec);
+        });
+
+        it('refuses a vote whose operator name or credential id is empty or oversized', async () => {
+          const rec = await s.ledger.createApproval(quorum({ approvers: null }));
+          for (const [by, credential] of [
+            ['', null],
+            ['x'.repeat(65), null],
+            ['alice', ''],
+            ['alice', 'c'.repeat(1401)],
+          ] as const) {
+            await expect(s.ledger.decideApproval(rec.id, 'approved', by, 110, credential)).rejects.toMatchObject({
+              code: 'request_invalid',
+            });
+          }
+          expect((await s.ledger.getApproval(rec.id))?.votes).toEqual([]);
+        });
+
+        it('a vote after the deadline expires it and is not recorded', async () => {
+          const rec = await s.ledger.createApproval(quorum());
+          await s.ledger.decideApproval(rec.id, 'approved', 'alice', 200);
+          const late = await s.ledger.decideApproval(rec.id, 'approved', 'bob', 221);
+          expect(late).toMatchObject({ status: 'expired', decided_by: null, decided_at: 221 });
+          expect(late.votes.map((v) => v.operator)).toEqual(['alice']);
+        });
+
+        it('two approvers voting at once on two handles: both votes count and it is approved', async () => {
+          const other = await reopen();
+          for (let round = 0; round < 5; round++) {
+            const rec = await s.ledger.createApproval(quorum());
+            const [a, b] = await Promise.all([
+              s.ledger.decideApproval(rec.id, 'approved', 'alice', 110),
+              other.decideApproval(rec.id, 'approved', 'bob', 110),
+            ]);
+            expect([a.status, b.status].sort()).toEqual(['approved', 'pending']);
+            const final = await s.ledger.getApproval(rec.id);
+            expect(final?.status).toBe('approved');
+            expect(final?.votes.map((v) => v.operator).sort()).toEqual(['alice', 'bob']);
+          }
+        });
+      });
+
+      describe('a sign asking again for the same payload', () => {
+        const ask = (ledger: Ledger, waiter: string, over: Partial<Parameters<Ledger['createApproval']>[0]> = {}) =>
+          ledger.requestApproval({ ...request({ required: 2, approvers: ['alice', 'bob'], ...over }), waiter });
+
+        it('gets the pending request for the same key and payload, which it now waits on; another payload or key gets its own', async () => {
+          const first = await ask(s.ledger, 'w1');
+          expect(first.joined).toBe(false);
+          expect(first.record).toMatchObject({ status: 'pending', waiter: 'w1', required: 2 });
+          await s.ledger.decideApproval(first.record.id, 'approved', 'alice', 105);
+          const again = await ask(s.ledger, 'w2', { ts: 110 });
+          expect(again.joined).toBe(true);
+          expect(again.record).toMatchObject({ id: first.record.id, waiter: 'w2', ts: 100 });
+          expect(again.record.votes.map((v) => v.operator)).toEqual(['alice']); // the votes cast still count
+          expect((await s.ledger.getApproval(first.record.id))?.waiter).toBe('w2');
+          expect((await ask(s.ledger, 'w3', { payload_hash: 'ef'.repeat(32) })).record.id).not.toBe(first.record.id);
+          expect((await ask(s.ledger, 'w4', { key: 'other' })).record.id).not.toBe(first.record.id);
+        });
+
+        it('gets a new request once the last one was decided, or is past its deadline', async () => {
+          const first = await ask(s.ledger, 'w1');
+          await s.ledger.decideApproval(first.record.id, 'rejected', 'bob', 105);
+          const second = await ask(s.ledger, 'w2', { ts: 110 });
+          expect(second.joined).toBe(false);
+          expect(second.record.id).not.toBe(first.record.id);
+          const third = await ask(s.ledger, 'w3', { ts: 221, expires_at: 341 }); // the second expired at 220
+          expect(third.joined).toBe(false);
+          expect(third.record.id).not.toBe(second.record.id);
+        });
+
+        it('the sign it waits for going away abandons it; a sign it no longer waits for leaves it pending', async () => {
+          const first = await ask(s.ledger, 'w1');
+          await ask(s.ledger, 'w2', { ts: 110 });
+          expect(await s.ledger.leaveApproval(first.record.id, 'w1', 111)).toMatchObject({
+            status: 'pending',
+            waiter: 'w2',
+          });
+          expect(await s.ledger.leaveApproval(first.record.id, 'w2', 112)).toMatchObject({
+            status: 'abandoned',
+            decided_by: 'signer',
+            decided_at: 112,
+          });
+          await expect(s.ledger.decideApproval(first.record.id, 'approved', 'alice', 113)).resolves.toMatchObject({
+            status: 'abandoned',
+          });
+        });
+
+        it('a sign of the same payload asking again before the deadline reopens an abandoned request, its votes kept', async () => {
+          const first = await ask(s.ledger, 'w1');
+          await s.ledger.decideApproval(first.record.id, 'approved', 'alice', 105);
+          await s.ledger.leaveApproval(first.record.id, 'w1', 106);
+          const again = await ask(s.ledger, 'w2', { ts: 150 });
+          expect(again.joined).toBe(true);
+          expect(again.record).toMatchObject({
+            id: first.record.id,
+            status: 'pending',
+            decided_by: null,
+            decided_at: null,
+            waiter: 'w2',
+          });
+          expect(await s.ledger.getApproval(first.record.id)).toEqual(again.record);
+          const approved = await s.ledger.decideApproval(first.record.id, 'approved', 'bob', 151);
+          expect(approved).toMatchObject({ status: 'approved', decided_by: 'alice, bob' });
+          // Past its deadline an abandoned request stays closed: the same payload opens a new one.
+          const other = await ask(s.ledger, 'w3', { payload_hash: 'ef'.repeat(32) });
+          await s.ledger.leaveApproval(other.record.id, 'w3', 107);
+          const late = await ask(s.ledger, 'w4', { payload_hash: 'ef'.repeat(32), ts: 221, expires_at: 341 });
+          expect(late.joined).toBe(false);
+          expect(late.record.id).not.toBe(other.record.id);
+        });
+
+        it('two handles asking at once for one payload open one request between them', async () => {
+          const other = await reopen();
+          for (let round = 0; round < 5; round++) {
+            const hash = `${round}`.repeat(64);
+            const [a, b] = await Promise.all([
+              ask(s.ledger, `a${round}`, { payload_hash: hash }),
+              ask(other, `b${round}`, { payload_hash: hash }),
+            ]);
+            expect(a.record.id).toBe(b.record.id);
+            expect([a.joined, b.joined].sort()).toEqual([false, true]);
+          }
+          expect(await s.ledger.listApprovals()).toHaveLength(5);
         });
       });
     });

@@ -4,7 +4,7 @@
  * sent), so refusals never burn a key's rate budget.
  */
 import { GENESIS_PREV, sealEntry } from '../../src/ledger/chain';
-import { computeUsage, spendOf } from '../../src/ledger/limits';
+import { spendOf, usageOf } from '../../src/ledger/usage-book';
 import type { AuditEntry, AuditEntryInput } from '../../src/ledger/types';
 import { intentInput, signInput } from './helpers';
 
@@ -21,6 +21,11 @@ const sent = (sig: string, reservation: number, actual: number | null, ts = NOW 
   final({ ts, signature: sig, outcome, balance_change: actual }),
 ];
 
+/** The lamport figures of a fresh count (tokens are counted by the same rules; contract.ts covers them). */
+const computeUsage = (entries: AuditEntry[], now: number, cap: number) => {
+  const { signsLastMinute, spent24h } = usageOf(entries, now, cap);
+  return { signsLastMinute, spent24h };
+};
 const rateRefused = (entries: AuditEntry[]) => computeUsage(entries, NOW, CAP).signsLastMinute >= RATE;
 const capRefused = (entries: AuditEntry[]) => computeUsage(entries, NOW, CAP).spent24h >= CAP;
 

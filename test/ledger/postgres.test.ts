@@ -73,7 +73,7 @@ describe('PostgreSQL store specifics', () => {
   it('replicas starting at once on a new database apply the migrations once', async () => {
     const all = await Promise.all(Array.from({ length: 5 }, () => open()));
     const rows = await admin((c) => c.query('SELECT version FROM schema_version'), dbUrl(name));
-    expect(rows.rows).toEqual([{ version: 5 }]); // 1: tables, 2: usage indexes, 3: token figures and approval messages, 4: approval message descriptions, 5: the operator console
+    expect(rows.rows).toEqual([{ version: 6 }]); // 1: tables, 2: usage indexes, 3: token figures and approval messages, 4: approval message descriptions, 5: approvals by quorum, 6: the operator console
     await Promise.all(all.map((l, i) => l.append(signInput({ ts: i }))));
     expect(await all[0]!.verify()).toEqual({ ok: true, entries: 5 });
   });
@@ -344,8 +344,8 @@ describe('PostgreSQL: a ledger written by schema version 2', () => {
       expect((await ledger.append(signInput({ ts: 1_700_000_011, tokens }))).tokens).toEqual(tokens);
       expect(await ledger.verify()).toEqual({ ok: true, entries: 7 });
       const rows = await admin((c) => c.query('SELECT version FROM schema_version'), dbUrl(name));
-      expect(rows.rows).toEqual([{ version: 5 }]);
-      // Migrated: an approval request can carry a message's text.
+      expect(rows.rows).toEqual([{ version: 6 }]);
+      // Migrated: an approval request can carry a message's text, and a quorum (one vote of anyone by default).
       const asked = await ledger.createApproval({
         key: 'game',
         summary: 'log in',
@@ -359,6 +359,7 @@ describe('PostgreSQL: a ledger written by schema version 2', () => {
         message: 'Sign in\x1b[2J',
       });
       expect((await ledger.getApproval(asked.id))?.message).toBe('Sign in\x1b[2J');
+      expect(asked).toMatchObject({ required: 1, approvers: null, votes: [], waiter: null });
     } finally {
       await ledger.close();
     }

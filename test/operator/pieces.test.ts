@@ -34,6 +34,10 @@ const approval: ApprovalRecord = {
   decided_at: null,
   message: null,
   message_description: null,
+  required: 1,
+  approvers: null,
+  waiter: null,
+  votes: [],
 };
 
 describe('decision challenge', () => {

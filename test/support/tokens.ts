@@ -49,9 +49,10 @@ export function setMint(localnet: Localnet, mint: string, opts: MintOptions = {}
 
 export function setTokenAccount(
   localnet: Localnet,
-  opts: { mint: string; owner: string; amount: bigint; program?: TokenProgram },
+  opts: { mint: string; owner: string; amount: bigint; program?: TokenProgram; address?: string },
 ): string {
-  const account = randomAddress();
+  // An address given: that account is written over (its amount set anew).
+  const account = opts.address ?? randomAddress();
   const data = getTokenEncoder().encode({
     mint: address(opts.mint),
     owner: address(opts.owner),

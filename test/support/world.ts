@@ -26,6 +26,7 @@ import type { Principal, SignerEngine } from '../../src/signer/types';
 import { randomAddress, transferInstruction, payload } from './payloads';
 import { rpcResult } from './rpc';
 import { makeSoftHsmToken, type SoftHsmToken } from './softhsm';
+import { reasonAgrees } from './reasons';
 
 export const FAST_TIMINGS: Timings = {
   ...DEFAULT_TIMINGS,
@@ -184,7 +185,15 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
   };
   const ledger = await openLedger(config.ledger);
   const reports: Report[] = [];
-  const engine = await openEngine(config, { ledger, onReport: (_t, r) => reports.push(r) });
+  const engine = await openEngine(config, {
+    ledger,
+    onReport: (_t, r) => {
+      reports.push(r);
+      // A report that breaks the rule fails the test that asked for it, at the call.
+      const broken = reasonAgrees(r);
+      if (broken !== null) throw new Error(`report breaks the reason rule: ${broken}`);
+    },
+  });
   return {
     dir,
     config,
@@ -239,6 +248,7 @@ export function worldConfigDocument(world: World, extra: Record<string, unknown>
           rate_limit_per_minute: k.rate_limit_per_minute,
           daily_lamport_cap: k.daily_lamport_cap,
           allow_unattended: k.allow_unattended,
+          ...(k.approvals ? { approvals: k.approvals } : {}),
         },
       ]),
     ),

@@ -109,6 +109,8 @@ describe('structural checks', () => {
     const other = randomAddress();
     expect(refusal(subject([gameIx([signer(other)])], { feePayer: other }))).toEqual({
       check: 'fee_payer',
+      reason: 'fee_payer_not_key',
+      figures: { fee_payer: other },
       message: `fee payer ${other} is not the signing key ${signing}`,
     });
   });
@@ -118,6 +120,8 @@ describe('structural checks', () => {
     const ix = { program_id: p, accounts: [signer(signing)], data: [] };
     expect(refusal(subject([ix]))).toEqual({
       check: 'programs',
+      reason: 'program_not_allowed',
+      figures: { instruction: 0, program: p },
       message: `instruction 0 calls ${p}, which is not allowed`,
     });
     expect(refusal(subject([ix], { key: key({ extra_programs: [p] }) }))).toBeNull();
@@ -128,6 +132,8 @@ describe('structural checks', () => {
     const s = subject([transferInstruction(signing, dest, 10)]);
     expect(refusal(s)).toEqual({
       check: 'system',
+      reason: 'transfer_destination_not_allowed',
+      figures: { instruction: 0, destination: dest },
       message: `instruction 0 transfers to ${dest}, which is not an allowed destination`,
     });
     expect(
@@ -140,6 +146,8 @@ describe('structural checks', () => {
     const s = subject([systemIx(tag, [signer(signing), signer(fresh)])], { partials: [fresh] });
     expect(refusal(s)).toEqual({
       check: 'system',
+      reason: 'system_instruction_not_allowed',
+      figures: { instruction: 0 },
       message: `instruction 0 is System instruction ${tag}, which is not allowed`,
     });
   });
@@ -147,6 +155,8 @@ describe('structural checks', () => {
   it('refuses a System instruction shorter than its tag', () => {
     expect(refusal(subject([{ program_id: SYSTEM_PROGRAM, accounts: [signer(signing)], data: [2, 0] }]))).toEqual({
       check: 'system',
+      reason: 'system_instruction_malformed',
+      figures: { instruction: 0 },
       message: 'instruction 0 is too short',
     });
   });
@@ -155,15 +165,20 @@ describe('structural checks', () => {
     const stranger = randomAddress();
     expect(refusal(subject([gameIx([signer(signing), signer(stranger)])]))).toEqual({
       check: 'signers',
+      reason: 'required_signer_unavailable',
+      figures: { account: stranger },
       message: `${stranger} must sign, but it is neither the signing key nor a partial signer`,
     });
     const idle = keypair().pubkey;
     expect(refusal(subject([gameIx()], { partials: [idle] }))).toEqual({
       check: 'signers',
+      reason: 'partial_signer_not_required',
+      figures: { account: idle },
       message: `partial signer ${idle} is not a signer of the transaction`,
     });
     expect(refusal(subject([gameIx()], { partials: [signing] }))).toEqual({
       check: 'signers',
+      reason: 'partial_signer_is_key',
       message: 'a partial signer is the signing key',
     });
   });
@@ -176,6 +191,8 @@ describe('structural checks', () => {
       const approve = { program_id: program, accounts: [signer(signing)], data: [4, 1, 0, 0, 0, 0, 0, 0, 0] };
       expect(refusal(subject([approve]))).toEqual({
         check: 'tokens',
+        reason: 'token_op_not_allowed',
+        figures: { token_op: 'approve' },
         message:
           'instruction 0 is token instruction 4 (Approve), which this key may not do (add "approve" to its allow_token_ops to allow it)',
       });
@@ -185,6 +202,8 @@ describe('structural checks', () => {
       const initializeMint = { program_id: program, accounts: [signer(signing)], data: [0, 6] };
       expect(refusal(subject([initializeMint]))).toEqual({
         check: 'tokens',
+        reason: 'token_instruction_refused',
+        figures: { instruction: 0 },
         message: 'instruction 0 is token instruction 0 (InitializeMint), which the signer does not sign',
       });
     },
@@ -197,6 +216,8 @@ describe('structural checks', () => {
     expect(refusal(subject([ix]))).toBeNull(); // unset: any account
     expect(refusal(subject([ix], { key: key({ writable_allow: [listed] }) }))).toEqual({
       check: 'destinations',
+      reason: 'writable_not_allowed',
+      figures: { account: stray },
       message: `the transaction writes ${stray}, which is neither the key, one of its transfer_to, nor in its writable_allow`,
     });
     expect(refusal(subject([ix], { key: key({ writable_allow: [listed], transfer_to: [stray] }) }))).toBeNull();
@@ -207,6 +228,8 @@ describe('structural checks', () => {
     const allowAll = key({ allow_token_ops: ['approve', 'set_authority', 'close_account', 'freeze', 'mint'] });
     expect(refusal(subject([ix], { key: allowAll }))).toEqual({
       check: 'tokens',
+      reason: 'token_instruction_refused',
+      figures: { instruction: 0 },
       message:
         'instruction 0 is token instruction 26 (a Token-2022 extension instruction), which the signer does not sign',
     });
@@ -216,15 +239,21 @@ describe('structural checks', () => {
     for (const data of [[], [0], [1]]) expect(refusal(subject([ataIx(signing, data)]))).toBeNull();
     expect(refusal(subject([ataIx(signing, [2])]))).toEqual({
       check: 'tokens',
+      reason: 'ata_instruction_not_allowed',
+      figures: { instruction: 0 },
       message: 'instruction 0 is associated-token instruction 2; only create is allowed',
     });
-    expect(refusal(subject([ataIx(signing, [1, 0])]))?.check).toBe('tokens');
+    expect(refusal(subject([ataIx(signing, [1, 0])]))?.reason).toBe('ata_instruction_not_allowed');
   });
 
   it('requires the real System and token programs in an ATA create', () => {
     expect(refusal(subject([ataIx(signing, [1], SYSTEM_PROGRAM, TOKEN_2022_PROGRAM)]))).toBeNull();
-    expect(refusal(subject([ataIx(signing, [1], SYSTEM_PROGRAM, randomAddress())]))?.check).toBe('tokens');
-    expect(refusal(subject([ataIx(signing, [1], randomAddress(), SPL_TOKEN_PROGRAM)]))?.check).toBe('tokens');
+    expect(refusal(subject([ataIx(signing, [1], SYSTEM_PROGRAM, randomAddress())]))?.reason).toBe(
+      'ata_create_malformed',
+    );
+    expect(refusal(subject([ataIx(signing, [1], randomAddress(), SPL_TOKEN_PROGRAM)]))?.reason).toBe(
+      'ata_create_malformed',
+    );
     const truncated = ataIx(signing);
     truncated.accounts = truncated.accounts.slice(0, 5);
     expect(refusal(subject([truncated]))?.message).toBe(
@@ -239,10 +268,14 @@ describe('structural checks', () => {
     it('refuses a session key a drain, bare or with arguments, also behind a harmless instruction', () => {
       expect(refusal(subject([profileIx(drain)]))).toEqual({
         check: 'vault',
+        reason: 'vault_withdrawal',
+        figures: { instruction: 0 },
         message: 'instruction 0 withdraws the profile vault, which is refused for this key',
       });
-      expect(refusal(subject([profileIx([...drain, 1, 0, 64, 66, 15, 0, 0, 0, 0, 0])]))?.check).toBe('vault');
-      expect(refusal(subject([gameIx(), profileIx(drain)]))?.message).toMatch(/^instruction 1 withdraws/);
+      expect(refusal(subject([profileIx([...drain, 1, 0, 64, 66, 15, 0, 0, 0, 0, 0])]))?.reason).toBe(
+        'vault_withdrawal',
+      );
+      expect(refusal(subject([gameIx(), profileIx(drain)]))?.figures).toEqual({ instruction: 1 });
     });
 
     it('lets a wallet key drain and a session key call other Player Profile instructions', () => {
@@ -254,7 +287,11 @@ describe('structural checks', () => {
       expect(refusal(subject([profileIx([])]))?.message).toBe(
         'instruction 0 is too short to parse as a Player Profile instruction',
       );
-      expect(refusal(subject([profileIx(drain.slice(0, 4))]))?.check).toBe('vault');
+      expect(refusal(subject([profileIx(drain.slice(0, 4))]))).toMatchObject({
+        check: 'vault',
+        reason: 'vault_instruction_malformed',
+        figures: { instruction: 0 },
+      });
     });
   });
 

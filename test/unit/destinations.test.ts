@@ -30,12 +30,14 @@ test('the rent of an account created for a program passes; a new wallet that is 
   const wallet = { address: randomAddress(), lamports: 1_000_000, created: true, owner: SYSTEM_PROGRAM };
   expect(destinationRefusal(key, [rent, wallet])).toEqual({
     check: 'destinations',
+    reason: 'destination_not_allowed',
+    figures: { destination: wallet.address, requested: 1_000_000 },
     message: `the simulation moves 1000000 lamports to ${wallet.address}, which is not an allowed destination (transfer_to)`,
   });
 });
 
 test('an existing program account that gains lamports is refused unless listed', () => {
   const vault = { address: randomAddress(), lamports: 7, created: false, owner: program };
-  expect(destinationRefusal(key, [vault])?.check).toBe('destinations');
+  expect(destinationRefusal(key, [vault])?.reason).toBe('destination_not_allowed');
   expect(destinationRefusal({ ...key, transfer_to: [vault.address] }, [vault])).toBeNull();
 });

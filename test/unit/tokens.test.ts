@@ -6,7 +6,7 @@ import { address, none, some } from '@solana/kit';
 import { AccountState, getMintEncoder, getTokenEncoder } from '@solana-program/token';
 import type { AccountData } from '../../src/chain/types';
 import { SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM } from '../../src/signer/programs';
-import { parseBaseUnits, uiAmount } from '../../src/signer/tokens/amounts';
+import { parseBaseUnits, uiAmount } from '../../src/util/token-amounts';
 import { unaccountedExtension } from '../../src/signer/tokens/extensions';
 import { tokenMovements } from '../../src/signer/tokens/movements';
 import { readMint } from '../../src/signer/tokens/state';

@@ -5,34 +5,23 @@
  */
 export interface Dialect<Bound = unknown> {
   readonly name: 'sqlite' | 'postgres';
-  /** The two-argument maximum: SQLite's scalar max(), PostgreSQL's GREATEST(). */
-  readonly greatest: string;
   /**
    * A row lock for a read inside a write transaction. PostgreSQL: FOR UPDATE. SQLite has no row locks and needs
    * none: its write transactions are BEGIN IMMEDIATE, so the whole file is already held.
    */
   readonly forUpdate: string;
-  /**
-   * An index hint for the by-signature look-ups of the usage query. SQLite's planner otherwise scans the key's
-   * day of entries for each final (quadratic); PostgreSQL plans them well and has no such syntax.
-   */
-  indexedBy: (index: string) => string;
   /** The values of `$1…$n` in the shape the driver binds: an array for pg, an object keyed "1"…"n" for SQLite. */
   bind: (values: readonly unknown[]) => Bound;
 }
 
 export const sqliteDialect: Dialect<Record<string, unknown>> = {
   name: 'sqlite',
-  greatest: 'max',
   forUpdate: '',
-  indexedBy: (index) => `INDEXED BY ${index}`,
   bind: (values) => Object.fromEntries(values.map((v, i) => [String(i + 1), v])),
 };
 
 export const postgresDialect: Dialect<unknown[]> = {
   name: 'postgres',
-  greatest: 'GREATEST',
   forUpdate: 'FOR UPDATE',
-  indexedBy: () => '',
   bind: (values) => [...values],
 };

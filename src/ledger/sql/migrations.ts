@@ -10,7 +10,7 @@ import { GENESIS_PREV } from '../chain';
 /** What a message sign's approval says the message is (format, application domain, signatories). */
 const MESSAGE_DESCRIPTION_COLUMN = 'ALTER TABLE approvals ADD COLUMN message_description TEXT';
 
-/** Indexes the usage statement relies on. */
+/** Indexes for a key's sign entries by command and time, and for entries by signature. */
 const USAGE_INDEXES = [
   'CREATE INDEX entries_key_command_ts ON entries (key, command, ts)',
   'CREATE INDEX entries_signature ON entries (signature, command)',
@@ -24,6 +24,19 @@ const TOKEN_AND_MESSAGE_COLUMNS = [
   'ALTER TABLE entries ADD COLUMN tokens TEXT',
   'ALTER TABLE approvals ADD COLUMN tokens TEXT',
   'ALTER TABLE approvals ADD COLUMN message TEXT',
+].join(';\n');
+
+/**
+ * Approvals by quorum: how many distinct approvers it takes (1 for every request before), who may vote (JSON list;
+ * NULL: anyone, as before), the votes cast (JSON list), and which sign waits on it (a later sign of the same payload
+ * takes the request over). The index finds a pending request for the same key and payload.
+ */
+const QUORUM_COLUMNS = [
+  'ALTER TABLE approvals ADD COLUMN required INTEGER NOT NULL DEFAULT 1',
+  'ALTER TABLE approvals ADD COLUMN approvers TEXT',
+  "ALTER TABLE approvals ADD COLUMN votes TEXT NOT NULL DEFAULT '[]'",
+  'ALTER TABLE approvals ADD COLUMN waiter TEXT',
+  'CREATE INDEX approvals_key_payload ON approvals (key, payload_hash, status)',
 ].join(';\n');
 
 /**
@@ -118,6 +131,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
    ALTER TABLE key_locks ADD COLUMN lease_until_ms INTEGER;`,
   TOKEN_AND_MESSAGE_COLUMNS,
   MESSAGE_DESCRIPTION_COLUMN,
+  QUORUM_COLUMNS,
   operatorConsole('INTEGER'),
 ];
 
@@ -162,6 +176,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   USAGE_INDEXES,
   TOKEN_AND_MESSAGE_COLUMNS,
   MESSAGE_DESCRIPTION_COLUMN,
+  QUORUM_COLUMNS,
   operatorConsole('bigint'),
 ];
 

@@ -6,6 +6,7 @@ import type {
   ApprovalRecord,
   ApprovalRequest,
   ApprovalStatus,
+  ApprovalVote,
   AuditCommand,
   AuditEntry,
   HaltRecord,
@@ -41,6 +42,27 @@ function tokensOf(v: unknown): TokenFigure[] | null {
     return Array.isArray(t) ? (t as TokenFigure[]) : null;
   } catch {
     return null;
+  }
+}
+
+/** `approvers` is JSON text or NULL (anyone may vote). */
+function approversOf(v: unknown): string[] | null {
+  if (v === null || v === undefined) return null;
+  try {
+    const a: unknown = JSON.parse(str(v));
+    return Array.isArray(a) ? a.map((x) => str(x)) : [];
+  } catch {
+    return []; // unreadable: nobody's vote counts, rather than anybody's
+  }
+}
+
+/** `votes` is JSON text, written only by the stores from ApprovalVote values. */
+function votesOf(v: unknown): ApprovalVote[] {
+  try {
+    const a: unknown = JSON.parse(str(v));
+    return Array.isArray(a) ? (a as ApprovalVote[]) : [];
+  } catch {
+    return [];
   }
 }
 
@@ -115,6 +137,10 @@ export function rowToApproval(r: Row): ApprovalRecord {
     decided_at: numOrNull(r.decided_at),
     message: strOrNull(r.message),
     message_description: strOrNull(r.message_description),
+    required: num(r.required),
+    approvers: approversOf(r.approvers),
+    waiter: strOrNull(r.waiter),
+    votes: votesOf(r.votes),
     programs: jsonListOrNull(r.programs) as string[] | null,
     destinations: jsonListOrNull(r.destinations) as LamportCredit[] | null,
     fee_payer: strOrNull(r.fee_payer),
@@ -148,18 +174,21 @@ export function approvalRowValues(id: string, req: ApprovalRequest): unknown[] {
     req.tokens ? JSON.stringify(req.tokens) : null,
     req.message ?? null,
     req.message_description ?? null,
+    req.required ?? 1,
+    req.approvers ? JSON.stringify(req.approvers) : null,
+    req.waiter ?? null,
     req.programs ? JSON.stringify(req.programs) : null,
     req.destinations ? JSON.stringify(req.destinations) : null,
     req.fee_payer ?? null,
   ];
 }
 
+/** A decision's values for decideApproval: status, decided_by, decided_at, votes, then the id. */
+export function decisionRowValues(rec: ApprovalRecord): unknown[] {
+  return [rec.status, rec.decided_by, rec.decided_at, JSON.stringify(rec.votes), rec.id];
+}
+
 /** The head record as stored. */
 export function rowToHead(r: Row): { seq: number; hash: string } {
   return { seq: num(r.seq), hash: str(r.hash) };
-}
-
-/** The usage statement's single row: counts and sums arrive as numbers (SQLite) or numeric strings (pg). */
-export function rowToUsage(r: Row): { signsLastMinute: number; spent24h: number } {
-  return { signsLastMinute: num(r.rate), spent24h: num(r.finals) + num(r.orphans) };
 }

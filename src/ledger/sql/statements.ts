@@ -8,8 +8,10 @@ export const ENTRY_COLUMNS =
   'seq, ts, key, command, payload_hash, programs, summary, intent, outcome, detail, signature, slot, balance_change, prev, hash, tokens';
 const ENTRY_PARAMS = Array.from({ length: 16 }, (_, i) => `$${i + 1}`).join(', ');
 const APPROVAL_COLUMNS =
-  'id, key, summary, payload_hash, balance_change, fee, compute_units, requested_by, ts, expires_at, status, decided_by, decided_at, tokens, message, message_description, programs, destinations, fee_payer';
+  'id, key, summary, payload_hash, balance_change, fee, compute_units, requested_by, ts, expires_at, status, decided_by, decided_at, tokens, message, message_description, required, approvers, votes, waiter, programs, destinations, fee_payer';
 const HALT_COLUMNS = 'key, reason, by, ts';
+/** The entries a key's usage is counted from. */
+const SIGN_COMMANDS = "'sign', 'sign-intent', 'sign-message'";
 
 export interface Statements {
   /**
@@ -25,10 +27,10 @@ export interface Statements {
   insertEntry: string;
   /** $1 key, $2 since. */
   signEntriesForKey: string;
-  /** $1 key, $2 rate window start, $3 spend window start, $4 daily cap → rate, finals, orphans. */
-  usage: string;
-  /** $1 key, $2 signature → in_flight: 1 when an intent has that signature and no final entry has it yet, else 0. */
-  signatureInFlight: string;
+  /** $1 after seq, $2 limit: every key's sign entries after a sequence number, for the usage books. */
+  signEntriesAfter: string;
+  /** $1 key, $2 since, $3 through seq: one key's sign entries, to load its usage book. */
+  keySignEntries: string;
   /** $1 after seq, $2 last seq, $3 limit. */
   page: string;
   /** $1 limit; newest first. */
@@ -40,7 +42,10 @@ export interface Statements {
   insertHalt: string;
   /** $1 key; returns the lifted halt. */
   deleteHalt: string;
-  /** APPROVAL_COLUMNS order without status and decision; returns the row, or nothing when the id is taken. */
+  /**
+   * APPROVAL_COLUMNS order without status, decision and votes (rows.ts approvalRowValues); returns the row, or
+   * nothing when the id is taken.
+   */
   insertApproval: string;
   /** $1 id. */
   getApproval: string;
@@ -49,8 +54,15 @@ export interface Statements {
   listApprovals: string;
   /** $1 status. */
   listApprovalsByStatus: string;
-  /** $1 status, $2 decided_by, $3 decided_at, $4 id. */
+  /** $1 status, $2 decided_by, $3 decided_at, $4 votes (JSON), $5 id (rows.ts decisionRowValues). */
   decideApproval: string;
+  /**
+   * $1 key, $2 payload hash, $3 now: the newest unexpired request for that payload that is still open to a sign
+   * asking again (pending, or abandoned by the sign that waited on it), row-locked until the transaction ends.
+   */
+  openForPayload: string;
+  /** $1 waiter, $2 id: a sign waits on the request (again): pending, undecided. */
+  reopenFor: string;
 }
 
 export function statements(d: Dialect): Statements {
@@ -60,10 +72,11 @@ export function statements(d: Dialect): Statements {
     moveHead: 'UPDATE chain_head SET seq = $1, hash = $2 WHERE id = 1',
     insertEntry: `INSERT INTO entries (${ENTRY_COLUMNS}) VALUES (${ENTRY_PARAMS})`,
     signEntriesForKey: `SELECT ${ENTRY_COLUMNS} FROM entries
-      WHERE key = $1 AND command IN ('sign', 'sign-intent', 'sign-message') AND ts >= $2 ORDER BY seq`,
-    usage: usageSql(d),
-    signatureInFlight: `SELECT CASE WHEN EXISTS (SELECT 1 FROM entries WHERE key = $1 AND signature = $2 AND command = 'sign-intent')
-        AND NOT EXISTS (SELECT 1 FROM entries WHERE key = $1 AND signature = $2 AND command = 'sign') THEN 1 ELSE 0 END AS in_flight`,
+      WHERE key = $1 AND command IN (${SIGN_COMMANDS}) AND ts >= $2 ORDER BY seq`,
+    signEntriesAfter: `SELECT ${ENTRY_COLUMNS} FROM entries
+      WHERE seq > $1 AND command IN (${SIGN_COMMANDS}) ORDER BY seq LIMIT $2`,
+    keySignEntries: `SELECT ${ENTRY_COLUMNS} FROM entries
+      WHERE key = $1 AND command IN (${SIGN_COMMANDS}) AND ts >= $2 AND seq <= $3 ORDER BY seq`,
     page: `SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
     tail: `SELECT ${ENTRY_COLUMNS} FROM entries ORDER BY seq DESC LIMIT $1`,
     getHalt: `SELECT ${HALT_COLUMNS} FROM halts WHERE key = $1`,
@@ -71,47 +84,17 @@ export function statements(d: Dialect): Statements {
     insertHalt: `INSERT INTO halts (${HALT_COLUMNS}) VALUES ($1, $2, $3, $4)`,
     deleteHalt: `DELETE FROM halts WHERE key = $1 RETURNING ${HALT_COLUMNS}`,
     insertApproval: `INSERT INTO approvals (${APPROVAL_COLUMNS})
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', NULL, NULL, $11, $12, $13, $14, $15, $16)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', NULL, NULL, $11, $12, $13, $14, $15, '[]', $16, $17, $18, $19)
       ON CONFLICT (id) DO NOTHING RETURNING ${APPROVAL_COLUMNS}`,
     getApproval: `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = $1`,
     getApprovalForDecision: `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = $1 ${d.forUpdate}`,
     listApprovals: `SELECT ${APPROVAL_COLUMNS} FROM approvals ORDER BY ts, id`,
     listApprovalsByStatus: `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE status = $1 ORDER BY ts, id`,
-    decideApproval: 'UPDATE approvals SET status = $1, decided_by = $2, decided_at = $3 WHERE id = $4',
+    decideApproval: 'UPDATE approvals SET status = $1, decided_by = $2, decided_at = $3, votes = $4 WHERE id = $5',
+    openForPayload: `SELECT ${APPROVAL_COLUMNS} FROM approvals
+      WHERE key = $1 AND payload_hash = $2 AND status IN ('pending', 'abandoned') AND expires_at >= $3
+      ORDER BY ts DESC, id LIMIT 1 ${d.forUpdate}`,
+    reopenFor:
+      "UPDATE approvals SET waiter = $1, status = 'pending', decided_by = NULL, decided_at = NULL WHERE id = $2",
   };
-}
-
-/**
- * A key's usage (limits.ts's computeUsage) as one statement, so a sign does not read the key's whole day of
- * entries into JS: the database scans its indexes instead. The contract suite pins it to computeUsage.
- * The look-ups from a final to its intent (and back) go by signature.
- */
-function usageSql(d: Dialect): string {
-  const bySignature = d.indexedBy('entries_signature');
-  const key = 'CAST($1 AS text)';
-  const rateSince = 'CAST($2 AS bigint)';
-  const since = 'CAST($3 AS bigint)';
-  const cap = 'CAST($4 AS bigint)';
-  const spend = (col: string) => `${d.greatest}(-(${col}), 0)`;
-  return `SELECT
-  (SELECT count(*) FROM entries WHERE key = ${key} AND ts >= ${rateSince}
-      AND (command = 'sign-intent' OR (command = 'sign-message' AND outcome = 'signed'))) AS rate,
-  (SELECT coalesce(sum(CASE
-       WHEN f.outcome IN ('confirmed', 'failed') AND f.balance_change IS NOT NULL THEN ${spend('f.balance_change')}
-       ELSE coalesce(
-         (SELECT CASE WHEN i.balance_change IS NULL THEN ${cap} ELSE ${spend('i.balance_change')} END
-            FROM entries i ${bySignature}
-           WHERE i.key = ${key} AND i.command = 'sign-intent' AND i.ts >= ${since} AND i.signature = f.signature
-           ORDER BY i.seq DESC LIMIT 1),
-         ${cap})
-     END), 0)
-     FROM entries f
-    WHERE f.key = ${key} AND f.command = 'sign' AND f.ts >= ${since}
-      AND f.outcome IN ('confirmed', 'failed', 'unknown', 'expired')) AS finals,
-  (SELECT coalesce(sum(CASE WHEN e.balance_change IS NULL THEN ${cap} ELSE ${spend('e.balance_change')} END), 0)
-     FROM entries e
-    WHERE e.key = ${key} AND e.command = 'sign-intent' AND e.ts >= ${since}
-      AND (e.signature IS NULL OR NOT EXISTS (
-            SELECT 1 FROM entries g ${bySignature}
-             WHERE g.key = ${key} AND g.command = 'sign' AND g.ts >= ${since} AND g.signature = e.signature))) AS orphans`;
 }

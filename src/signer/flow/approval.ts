@@ -1,18 +1,29 @@
 /**
- * The operator's approval for a `confirm` key: the sign records a request in the ledger and waits for
- * `sa-forge-signer approvals approve|reject ID`, up to `timings.approval_timeout_ms`. If the request that asked
- * for it goes away first (the client disconnected or gave up), the approval is marked `abandoned`: nothing is
- * sent, the sign's final audit entry says why, and a later approve is refused with the same explanation.
+ * The operators' approval for a `confirm` key: the sign asks the ledger for a request and waits, up to
+ * `timings.approval_timeout_ms`, until its status is decided: approved once the key's quorum of distinct approvers
+ * approved (`sa-forge-signer approvals approve ID --as NAME`, or the console), rejected as soon as one of them
+ * rejects, expired at the deadline.
+ *
+ * A sign of the same payload (same key, same payload hash) while a request for it is pending gets that request,
+ * not a new one: an agent whose call ran out before the operators decided signs again and waits on the votes already
+ * cast. The request then belongs to the newest sign: an earlier one still waiting stops (nothing sent, refused as
+ * superseded), so one approval never sends twice. If the sign waiting on it goes away (its caller disconnected,
+ * as a client whose request timed out does), the request is marked `abandoned`: nothing is sent, the sign's final
+ * audit entry says why, and a later approve is refused with the same explanation, until the agent signs the same
+ * payload again before the deadline: that reopens the request, with the votes already cast.
  */
+import { randomUUID } from 'node:crypto';
 import type { KeyConfig, Timings } from '../../config/types';
 import type { ApprovalRecord, Ledger } from '../../ledger/types';
+import { approvedBy } from '../../ledger/records';
 import { errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';
 import type { EngineLogger } from '../engine-deps';
+import { refusal } from '../refusals';
 import type { Report } from '../report';
 import type { Principal, SignProgress } from '../types';
 import { principalLabel } from '../types';
-import { seconds, stop, type Step } from './step';
+import { seconds, stop, type StepWith } from './step';
 
 export interface ApprovalDeps {
   ledger: Ledger;
@@ -45,11 +56,43 @@ export function approvalClosedMessage(record: ApprovalRecord, wanted: 'approved'
   return `approval ${record.id} is ${record.status}; it can no longer be ${wanted}`;
 }
 
-export async function awaitApproval(deps: ApprovalDeps, input: ApprovalInput): Promise<Step> {
+/** What a key's sign waits for, for `check`'s answer: the count, never the operators' names (an agent reads it). */
+export function approvalNeeded(key: KeyConfig): string {
+  const required = key.approvals?.required ?? 1;
+  return required === 1 ? "an operator's approval" : `the approval of ${required} of its operators`;
+}
+
+/** `1 of 2: alice`: the approvals counted so far against the quorum. */
+export function votesSoFar(record: ApprovalRecord): string {
+  const names = approvedBy(record.votes);
+  return `${names.length} of ${record.required}${names.length > 0 ? `: ${names.join(', ')}` : ''}`;
+}
+
+/** `1 of 2 approvals (alice)`, for a sign's refusal. */
+function approvalsSoFar(record: ApprovalRecord): string {
+  const names = approvedBy(record.votes);
+  return `${names.length} of ${record.required} approvals${names.length > 0 ? ` (${names.join(', ')})` : ''}`;
+}
+
+/**
+ * Who approved, for the sign's final audit entry: each approver with the passkey credential it voted with (none
+ * from the host's CLI).
+ */
+export function approvalNote(record: ApprovalRecord): string {
+  const approvals = record.votes.filter((v) => v.decision === 'approved');
+  const who = approvals.map((v) => (v.credential === null ? v.operator : `${v.operator} (credential ${v.credential})`));
+  return `approval ${record.id} approved by ${who.length > 0 ? who.join(', ') : (record.decided_by ?? 'an operator')}`;
+}
+
+export async function awaitApproval(
+  deps: ApprovalDeps,
+  input: ApprovalInput,
+): Promise<StepWith<{ approval: ApprovalRecord }>> {
   const { ledger, timings, log } = deps;
   const { key, report, signal } = input;
   const now = nowSeconds();
-  const record = await ledger.createApproval({
+  const waiter = randomUUID();
+  const { record, joined } = await ledger.requestApproval({
     key: key.name,
     summary: input.summary,
     payload_hash: input.payloadHash,
@@ -65,46 +108,92 @@ export async function awaitApproval(deps: ApprovalDeps, input: ApprovalInput): P
     expires_at: now + Math.ceil(timings.approval_timeout_ms / 1000),
     message: input.message ?? null,
     message_description: input.messageDescription ?? null,
+    required: key.approvals?.required ?? 1,
+    approvers: key.approvals?.approvers ?? null,
+    waiter,
   });
-  input.progress({ stage: 'approval', approval_id: record.id, expires_at: record.expires_at });
+  input.progress({
+    stage: 'approval',
+    approval_id: record.id,
+    expires_at: record.expires_at,
+    joined,
+    required: record.required,
+    approvers: record.approvers,
+  });
   log.info(
-    { key: key.name, approval: record.id },
-    'waiting for an operator: sa-forge-signer approvals approve|reject ID',
+    { key: key.name, approval: record.id, joined, required: record.required },
+    joined
+      ? 'the same payload signed again: waiting on its pending approval'
+      : 'waiting for operators: sa-forge-signer approvals approve|reject ID',
   );
 
-  const deadline = Date.now() + timings.approval_timeout_ms;
+  // A joined request keeps the deadline it was opened with.
+  const deadline = joined ? record.expires_at * 1000 : Date.now() + timings.approval_timeout_ms;
+  const notInTime = (last: ApprovalRecord) => {
+    const counted = approvedBy(last.votes).length;
+    const within = `within ${seconds(timings.approval_timeout_ms)} s`;
+    const message =
+      counted === 0
+        ? `not approved: no operator approved request ${last.id} ${within}`
+        : `not approved: request ${last.id} got ${approvalsSoFar(last)} ${within}, not enough`;
+    return stop(report, refusal('approval_timeout', message, { approval_id: last.id }));
+  };
   for (;;) {
-    if (signal?.aborted) return abandon(deps, record.id, report);
-    const current = await ledger.getApproval(record.id);
-    if (current?.status === 'approved') return { ok: true };
-    if (current?.status === 'rejected') {
-      return stop(report, {
-        check: 'approval',
-        message: `not approved: rejected by ${current.decided_by ?? 'an operator'}`,
-      });
+    if (signal?.aborted) return abandon(deps, record.id, waiter, report);
+    const current = (await ledger.getApproval(record.id)) ?? record;
+    const mine = current.waiter === null || current.waiter === waiter;
+    if (current.status === 'rejected') {
+      const by = current.decided_by ?? 'an operator';
+      return stop(report, refusal('approval_rejected', `not approved: rejected by ${by}`, { by }));
     }
+    if (current.status === 'abandoned') {
+      return stop(
+        report,
+        refusal('approval_abandoned', `not approved: request ${current.id}: ${GONE}`, { approval_id: current.id }),
+      );
+    }
+    if (!mine) return superseded(report, current);
+    if (current.status === 'approved') return { ok: true, approval: current };
+    if (current.status === 'expired') return notInTime(current);
     if (Date.now() >= deadline) {
       await ledger.decideApproval(record.id, 'expired', 'signer', nowSeconds()).catch(() => undefined);
-      const last = await ledger.getApproval(record.id);
-      if (last?.status === 'approved') return { ok: true }; // approved in the last instant
-      return stop(report, {
-        check: 'approval',
-        message: `not approved: no operator approved request ${record.id} within ${seconds(timings.approval_timeout_ms)} s`,
-      });
+      const last = (await ledger.getApproval(record.id)) ?? current;
+      // Approved in the last instant, and still this sign's to send.
+      if (last.status === 'approved' && (last.waiter === null || last.waiter === waiter))
+        return { ok: true, approval: last };
+      return notInTime(last);
     }
     await pause(Math.min(timings.approval_poll_ms, Math.max(1, deadline - Date.now())), signal);
   }
 }
 
-/** The caller is gone: nothing may be sent for it, even if an operator approves at this very moment. */
-async function abandon(deps: ApprovalDeps, id: string, report: Report): Promise<Step> {
-  const marked = await deps.ledger.decideApproval(id, 'abandoned', 'signer', nowSeconds()).catch((e: unknown) => {
+/** A later sign of the same payload waits on the request now: this one sends nothing, so it never sends twice. */
+function superseded(report: Report, current: ApprovalRecord) {
+  return stop(
+    report,
+    refusal(
+      'approval_superseded',
+      `not sent: the same payload was signed again and that later sign now waits on approval ${current.id} (${approvalsSoFar(current)} so far); its answer is the one that counts`,
+      { approval_id: current.id },
+    ),
+  );
+}
+
+/**
+ * The caller is gone: nothing may be sent for it, even if an operator approves at this very moment. The request is
+ * abandoned unless a later sign of the same payload waits on it now.
+ */
+async function abandon(deps: ApprovalDeps, id: string, waiter: string, report: Report) {
+  const marked = await deps.ledger.leaveApproval(id, waiter, nowSeconds()).catch((e: unknown) => {
     deps.log.error({ approval: id, err: errorMessage(e) }, 'could not mark an abandoned approval request');
     return null;
   });
   const status = marked?.status ?? 'pending';
   const note = status === 'abandoned' ? '' : ` (it stands as ${status} in the ledger)`;
-  return stop(report, { check: 'approval', message: `not approved: request ${id}: ${GONE}${note}` });
+  return stop(
+    report,
+    refusal('approval_abandoned', `not approved: request ${id}: ${GONE}${note}`, { approval_id: id }),
+  );
 }
 
 /** Sleeps, waking early when the request is aborted. */

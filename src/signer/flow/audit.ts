@@ -13,6 +13,8 @@ export interface SignRecord {
   summary: string;
   programs: readonly string[];
   intent: string | null;
+  /** Who approved (flow/approval.ts approvalNote), once operators approved it: the final entry names them. */
+  approval?: string | null;
 }
 
 export function signEntry(
@@ -27,6 +29,8 @@ export function signEntry(
     summary: rec.summary,
     intent: rec.intent,
     ...rest,
+    detail:
+      rest.command === 'sign' && rec.approval ? [rest.detail, rec.approval].filter(Boolean).join('; ') : rest.detail,
   };
 }
 

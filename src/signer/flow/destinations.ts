@@ -6,7 +6,7 @@
  * lamports is a payment to a wallet and needs listing like any other (docs/policy.md, "Destinations").
  */
 import type { KeyConfig } from '../../config/types';
-import type { Refusal } from '../checks';
+import { refusal, type Refusal } from '../refusals';
 import { SYSTEM_PROGRAM } from '../programs';
 import type { LamportGain } from './simulate';
 
@@ -14,8 +14,9 @@ export function destinationRefusal(key: KeyConfig, gains: readonly LamportGain[]
   const allowed = new Set(key.transfer_to);
   const stray = gains.find((g) => !allowed.has(g.address) && !(g.created && g.owner !== SYSTEM_PROGRAM));
   if (!stray) return null;
-  return {
-    check: 'destinations',
-    message: `the simulation moves ${stray.lamports} lamports to ${stray.address}, which is not an allowed destination (transfer_to)`,
-  };
+  return refusal(
+    'destination_not_allowed',
+    `the simulation moves ${stray.lamports} lamports to ${stray.address}, which is not an allowed destination (transfer_to)`,
+    { destination: stray.address, requested: stray.lamports },
+  );
 }

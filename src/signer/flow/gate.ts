@@ -9,7 +9,7 @@
  * How the reservation is counted is in docs/policy.md.
  */
 import type { KeyConfig } from '../../config/types';
-import { spendOf } from '../../ledger/limits';
+import { spendOf } from '../../ledger/usage-book';
 import type { Ledger } from '../../ledger/types';
 import { SignerError, errorMessage } from '../../util/errors';
 import type { EngineLogger } from '../engine-deps';
@@ -17,11 +17,13 @@ import type { HaltBook } from '../halts';
 import type { SignProgress } from '../types';
 import type { Report } from '../report';
 import { signEntry, type SignRecord } from './audit';
+import { refusal as refusalOf } from '../refusals';
 import { haltRefusal } from './halted';
 import { limitsRefusal, remainingDaily } from './limits';
 import { stop, type StepWith } from './step';
 import type { BuiltTransaction } from './transaction';
-import { keyUsage, type Usage } from './preflight';
+import { keyUsage } from './preflight';
+import type { Usage } from '../../ledger/types';
 import type { TokenFigures } from './tokens';
 import { remainingTokens, tokenCapRefusal, tokenFigures, tokensNeedApproval } from '../tokens/policy';
 
@@ -42,10 +44,10 @@ export function capReservation(
   figures: TokenFigures,
 ): StepWith<{ reservation: number }> {
   if (report.balance_change === null) {
-    return stop(report, {
-      check: 'limits',
-      message: "the simulation did not report this key's balance, so the spend cannot be bounded",
-    });
+    return stop(
+      report,
+      refusalOf('spend_unknown', "the simulation did not report this key's balance, so the spend cannot be bounded"),
+    );
   }
   const reservation = spendOf(report.balance_change);
   report.remaining_daily_lamports = remainingDaily(key, usage, reservation);
@@ -116,10 +118,14 @@ async function reserve(
   // Two requests for the same transfer at once compile to the same transaction (same blockhash, same bytes): the
   // chain runs it once, so the second must not be reported, or charged, as a second payment.
   if (built.signature !== null && (await deps.ledger.signatureInFlight(rec.key.name, built.signature))) {
-    return stop(report, {
-      check: 'chain',
-      message: `this exact transaction (signature ${built.signature}) is already signed for another request and has no outcome yet: the chain runs a transaction once, so signing it again would move nothing more; for a second transfer sign again after the next block (a new blockhash), or make the two transactions differ`,
-    });
+    return stop(
+      report,
+      refusalOf(
+        'signature_in_flight',
+        `this exact transaction (signature ${built.signature}) is already signed for another request and has no outcome yet: the chain runs a transaction once, so signing it again would move nothing more; for a second transfer sign again after the next block (a new blockhash), or make the two transactions differ`,
+        { signature: built.signature },
+      ),
+    );
   }
   const cap = capReservation(rec.key, report, input.usage, input.figures);
   const tokens = tokenFigures(input.figures.tokens, input.figures.mints);

@@ -6,13 +6,12 @@
  */
 import type { ChainClient } from '../../chain/types';
 import type { ClusterProfile, KeyConfig } from '../../config/types';
-import { SPEND_WINDOW_S, type KeyUsage } from '../../ledger/limits';
-import { computeTokenUsage, type TokenUsage } from '../../ledger/token-usage';
-import type { HaltRecord, Ledger } from '../../ledger/types';
+import type { HaltRecord, Ledger, Usage } from '../../ledger/types';
 import { SignerError, errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';
 import { ataOwnerRefusal, ataOwnersToVerify, structuralRefusal, STRUCTURAL_CHECKS, type CheckSubject } from '../checks';
 import type { HaltBook } from '../halts';
+import { refusal } from '../refusals';
 import type { Report } from '../report';
 import { haltRefusal } from './halted';
 import { feeRefusal, limitsRefusal } from './limits';
@@ -43,20 +42,9 @@ export interface Preflighted {
   prepared: PreparedTransaction;
 }
 
-/** A key's usage: lamports and rate from the store's own statement, and per mint for a key that has token caps. */
-export interface Usage extends KeyUsage {
-  tokens: TokenUsage;
-}
-
+/** The key's usage now, for its caps. */
 export async function keyUsage(ledger: Ledger, key: KeyConfig): Promise<Usage> {
-  const now = nowSeconds();
-  const [usage, tokens] = await Promise.all([
-    ledger.keyUsage(key.name, now, key.daily_lamport_cap),
-    (key.tokens ?? []).length === 0
-      ? new Map()
-      : ledger.signEntriesForKey(key.name, now - SPEND_WINDOW_S).then((e) => computeTokenUsage(e, now)),
-  ]);
-  return { ...usage, tokens };
+  return await ledger.keyUsage(key.name, nowSeconds(), key.daily_lamport_cap);
 }
 
 export async function preflight(deps: PreflightDeps, input: PreflightInput): Promise<StepWith<Preflighted>> {
@@ -64,12 +52,14 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
   // Payload v2 may name another fee payer (an x402 facilitator) when the key is one of its signers: the
   // source checks that once it has decoded the signer slots. A v1 payload's fee payer is the key it compiles for.
   if (source.feePayer !== key.pubkey && !source.foreignFeePayerAllowed) {
-    return stop(report, {
-      check: 'fee_payer',
-      message: `payload fee payer ${source.feePayer} is not key "${key.name}" (${key.pubkey})`,
-    });
+    return stop(
+      report,
+      refusal('fee_payer_not_key', `payload fee payer ${source.feePayer} is not key "${key.name}" (${key.pubkey})`, {
+        fee_payer: source.feePayer,
+      }),
+    );
   }
-  if (key.approval === 'deny') return stop(report, { check: 'approval', message: `key "${key.name}" is set to deny` });
+  if (key.approval === 'deny') return stop(report, refusal('key_set_to_deny', `key "${key.name}" is set to deny`));
 
   let halt: HaltRecord | null;
   let usage: Usage | null = null;
@@ -85,7 +75,10 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
   // One round trip: the blockhash is only used once the genesis has been checked.
   const [genesis, lifetime] = await Promise.all([deps.chain.getGenesisHash(), deps.chain.getLatestBlockhash()]);
   if (deps.cluster.genesis_hash !== null && genesis !== deps.cluster.genesis_hash) {
-    return stop(report, { check: 'chain', message: `RPC genesis hash ${genesis} is not ${deps.cluster.name}` });
+    return stop(
+      report,
+      refusal('wrong_cluster', `RPC genesis hash ${genesis} is not ${deps.cluster.name}`, { genesis_hash: genesis }),
+    );
   }
   report.checks.push('chain');
   if (input.signal?.aborted) throw new SignerError('cancelled', 'the request was cancelled');
@@ -131,7 +124,11 @@ async function partialSignersAreNew(chain: ChainClient, signers: readonly string
   if (signers.length === 0) return { ok: true };
   const existing = await chain.getMultipleAccounts([...signers]);
   const taken = signers.find((_, i) => existing[i] !== null);
-  if (taken) return stop(report, { check: 'new_accounts', message: `partial signer ${taken} already exists on-chain` });
+  if (taken)
+    return stop(
+      report,
+      refusal('partial_signer_exists', `partial signer ${taken} already exists on-chain`, { account: taken }),
+    );
   return { ok: true };
 }
 

@@ -12,12 +12,13 @@
 import type { AccountsAtSlot, ChainClient, SimulationResult } from '../../chain/types';
 import type { KeyConfig } from '../../config/types';
 import { programError } from '../checks';
+import { refusal } from '../refusals';
 import type { Report } from '../report';
 import { tokenMovements, type TokenMovements } from '../tokens/movements';
 import { readMint, type MintState } from '../tokens/state';
 import { writableAccounts } from '../writable-accounts';
 import { feeBound } from './fee-bound';
-import { readIsSimulationBank } from './same-bank';
+import { simulationBankBefore } from './same-bank';
 import { stop, type Step } from './step';
 import type { BuiltTransaction } from './transaction';
 
@@ -78,8 +79,12 @@ export async function simulate(
     if (sim.err !== null || sim.accounts.length !== accounts.length) {
       return { sim, fee, balanceChange: null, gains: [], tokens: NO_TOKENS, mints: new Map(), unjudgeable: null };
     }
-    before = await chain.getAccountsAtSlot(accounts, sim.slot);
-    if (readIsSimulationBank(sim, built.prepared.msg.accountKeys, accounts, before)) break;
+    const read = await chain.getAccountsAtSlot(accounts, sim.slot);
+    const same = simulationBankBefore(sim, built.prepared.msg.accountKeys, accounts, read);
+    if (same !== null) {
+      before = same;
+      break;
+    }
     if (attempt >= SAME_BANK_ATTEMPTS) {
       const unjudgeable = `the key's balances could not be read from the bank the simulation ran on (${SAME_BANK_ATTEMPTS} tries: the key's accounts changed in between each time), so the spend cannot be bounded; try again`;
       return { sim, fee, balanceChange: null, gains: [], tokens: NO_TOKENS, mints: new Map(), unjudgeable };
@@ -112,9 +117,10 @@ export function recordSimulation(report: Report, f: Figures, prefix: string | nu
   report.compute_units = f.sim.unitsConsumed;
   report.fee = f.fee;
   report.balance_change = f.balanceChange;
-  if (f.unjudgeable !== null) return stop(report, { check: 'limits', message: f.unjudgeable });
+  if (f.unjudgeable !== null) return stop(report, refusal('spend_unknown', f.unjudgeable));
   if (f.sim.err === null) return { ok: true };
   report.outcome = 'simulation_failed';
+  report.reason = 'simulation_failed';
   report.program_error = programError(f.sim.logs);
   const cause = report.program_error ?? `simulation error ${JSON.stringify(f.sim.err)}`;
   report.detail = prefix ? `${prefix}: ${cause}` : cause;

@@ -3,7 +3,7 @@
  * it stands (a refusal, a failed simulation). Steps return this instead of throwing, so every early end of a flow
  * is visible at the call that caused it.
  */
-import type { Refusal } from '../checks';
+import type { Refusal } from '../refusals';
 import type { Report } from '../report';
 
 export type Stopped = { ok: false; report: Report };
@@ -16,6 +16,8 @@ export type StepWith<T extends object> = ({ ok: true } & T) | Stopped;
 export function refuse(report: Report, r: Refusal): Report {
   report.outcome = 'refused';
   report.failed_check = r.check;
+  report.reason = r.reason;
+  report.figures = r.figures ?? null;
   report.detail = `${r.check}: ${r.message}`;
   return report;
 }

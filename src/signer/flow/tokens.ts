@@ -3,9 +3,9 @@
  * (tokens/policy.ts) judges the movement — the caps are judged with the lamport cap (gate.ts).
  */
 import type { KeyConfig } from '../../config/types';
-import type { Refusal } from '../checks';
+import type { Refusal } from '../refusals';
 import type { Report } from '../report';
-import { uiAmount } from '../tokens/amounts';
+import { uiAmount } from '../../util/token-amounts';
 import { uiScaling } from '../tokens/extensions';
 import { tokenFigures, tokenPolicyRefusal } from '../tokens/policy';
 import type { Figures } from './simulate';

@@ -7,7 +7,7 @@
  * (and lookup tables to resolve) is another source with the same shape.
  */
 import type { KeySigner } from '../../keys/key-signer';
-import type { Refusal } from '../checks';
+import type { Refusal } from '../refusals';
 import { compileLegacyMessage, serializeTransaction, signatureToBase58 } from '../compile';
 import type { CompiledMessage } from '../compile';
 import type { PayloadV1 } from '../payload';

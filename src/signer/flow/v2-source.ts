@@ -10,7 +10,7 @@ import { getCompiledTransactionMessageEncoder, getU32Decoder, type Blockhash } f
 import type { ChainClient } from '../../chain/types';
 import type { KeySigner } from '../../keys/key-signer';
 import { serializeTransaction, signatureToBase58 } from '../compile';
-import type { Refusal } from '../checks';
+import { refusal, type Refusal } from '../refusals';
 import type { PayloadV2 } from '../payload';
 import { SYSTEM_PROGRAM } from '../programs';
 import { checkedMessage } from '../wire/checked-message';
@@ -74,17 +74,23 @@ async function prepareV2(chain: ChainClient, payload: PayloadV2, key: string, la
 
   const invalid = firstInvalidSignature(original);
   if (invalid) {
-    return refused({
-      check: 'signers',
-      message: `the signature in slot ${invalid.slot} (${invalid.signer}) does not verify against the message: a tampered or misplaced signature is never passed on`,
-    });
+    return refused(
+      refusal(
+        'invalid_signature',
+        `the signature in slot ${invalid.slot} (${invalid.signer}) does not verify against the message: a tampered or misplaced signature is never passed on`,
+        { signature_slot: invalid.slot, account: invalid.signer },
+      ),
+    );
   }
   const slots = signerSlots(original);
   if (!slots.includes(key)) {
-    return refused({
-      check: 'fee_payer',
-      message: `key ${key} is neither the fee payer (${payload.feePayer}) nor a signer of this transaction`,
-    });
+    return refused(
+      refusal(
+        'key_not_a_signer',
+        `key ${key} is neither the fee payer (${payload.feePayer}) nor a signer of this transaction`,
+        { fee_payer: payload.feePayer },
+      ),
+    );
   }
   const foreignFeePayer = payload.feePayer === key ? null : payload.feePayer;
   const present = new Map<string, Uint8Array>();
@@ -94,10 +100,13 @@ async function prepareV2(chain: ChainClient, payload: PayloadV2, key: string, la
     // A foreign fee payer signs after the key (and sends): its slot may stay empty.
     if (!sig && signer === foreignFeePayer) continue;
     if (!sig) {
-      return refused({
-        check: 'signers',
-        message: `signature slot ${slot} (${signer}) is empty: the signer fills only its key's slot, so ${signer} must sign before the transaction is handed over`,
-      });
+      return refused(
+        refusal(
+          'signature_slot_empty',
+          `signature slot ${slot} (${signer}) is empty: the signer fills only its key's slot, so ${signer} must sign before the transaction is handed over`,
+          { signature_slot: slot, account: signer },
+        ),
+      );
     }
     present.set(signer, sig);
   }
@@ -107,27 +116,33 @@ async function prepareV2(chain: ChainClient, payload: PayloadV2, key: string, la
   if (payload.replaceBlockhash) {
     const other = [...present.keys()][0];
     if (other !== undefined) {
-      return refused({
-        check: 'signers',
-        message: `replace_blockhash would void the signature of ${other}: leave it false and sign on a valid blockhash`,
-      });
+      return refused(
+        refusal(
+          'replace_blockhash_voids_signature',
+          `replace_blockhash would void the signature of ${other}: leave it false and sign on a valid blockhash`,
+          { account: other },
+        ),
+      );
     }
     tx = onBlockhash(original, latest.blockhash);
     lifetime = latest;
   } else {
     const blockhash = original.message.lifetimeToken;
     if (!(await chain.isBlockhashValid(blockhash))) {
-      return refused({
-        check: 'chain',
-        message: `the transaction's blockhash ${blockhash} has expired or is unknown to this cluster: fetch a fresh blockhash and rebuild it, or set replace_blockhash: true when no one else has signed`,
-      });
+      return refused(
+        refusal(
+          'blockhash_expired',
+          `the transaction's blockhash ${blockhash} has expired or is unknown to this cluster: fetch a fresh blockhash and rebuild it, or set replace_blockhash: true when no one else has signed`,
+          { blockhash },
+        ),
+      );
     }
     // The agent's blockhash is no newer than the latest one, so it expires no later: a safe bound to wait to.
     lifetime = { blockhash, lastValidBlockHeight: latest.lastValidBlockHeight };
   }
 
   const accounts = await resolveTables(chain, tx);
-  if (!accounts.ok) return refused({ check: 'lookup_tables', message: accounts.message });
+  if (!accounts.ok) return refused(refusal('lookup_table_invalid', accounts.message));
   return {
     ok: true,
     passed: ['lookup_tables'],
@@ -149,11 +164,10 @@ function durableNonceRefusal(tx: DecodedTransaction): Refusal | null {
   const data = first.data;
   if (program !== SYSTEM_PROGRAM || data === undefined || data.length < 4) return null;
   if (getU32Decoder().decode(data.subarray(0, 4)) !== ADVANCE_NONCE_ACCOUNT_TAG) return null;
-  return {
-    check: 'system',
-    message:
-      'durable-nonce transactions (first instruction AdvanceNonceAccount) are not signed: their lifetime has no end the caps could wait for; build it on a recent blockhash',
-  };
+  return refusal(
+    'durable_nonce',
+    'durable-nonce transactions (first instruction AdvanceNonceAccount) are not signed: their lifetime has no end the caps could wait for; build it on a recent blockhash',
+  );
 }
 
 /** The same message on another blockhash, re-encoded with kit and decoded again so every field is checked. */

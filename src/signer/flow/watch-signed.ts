@@ -15,7 +15,7 @@
 import { meetsCommitment } from '../../chain/commitment';
 import type { ChainClient, SignatureStatus, TransactionMeta } from '../../chain/types';
 import type { KeyConfig, Timings } from '../../config/types';
-import { SPEND_WINDOW_S, spendOf } from '../../ledger/limits';
+import { SPEND_WINDOW_S, spendOf } from '../../ledger/usage-book';
 import type { AuditEntry, Ledger, TokenFigure } from '../../ledger/types';
 import { errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';

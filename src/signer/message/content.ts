@@ -5,7 +5,7 @@
  * operator is shown and the audit log keeps.
  */
 import type { KeyConfig } from '../../config/types';
-import type { Refusal } from '../checks';
+import { refusal, type Refusal } from '../refusals';
 import { readOffchain } from './offchain';
 import type { MessagePayload } from './payload';
 import { transactionLookalike } from './transaction-lookalike';
@@ -21,12 +21,19 @@ export interface MessageView {
 
 export type Judged = { ok: true; view: MessageView } | { ok: false; refusal: Refusal };
 
-const refusal = (message: string): Judged => ({ ok: false, refusal: { check: 'message', message } });
+const refused = (
+  reason: 'message_is_transaction' | 'offchain_message_invalid' | 'not_a_signatory',
+  message: string,
+): Judged => ({
+  ok: false,
+  refusal: refusal(reason, message),
+});
 
 export function judgeMessage(payload: MessagePayload, key: KeyConfig): Judged {
   const lookalike = transactionLookalike(payload.bytes);
   if (lookalike) {
-    return refusal(
+    return refused(
+      'message_is_transaction',
       `these bytes decode as ${lookalike}: signing them would sign a transaction, so they are never signed as a message`,
     );
   }
@@ -35,10 +42,11 @@ export function judgeMessage(payload: MessagePayload, key: KeyConfig): Judged {
     return { ok: true, view: { text, describe: 'sign-in text (UTF-8)', signatories: null } };
   }
   const read = readOffchain(payload.bytes);
-  if (!read.ok) return refusal(read.reason);
+  if (!read.ok) return refused('offchain_message_invalid', read.reason);
   const { view } = read;
   if (!view.signatories.includes(key.pubkey)) {
-    return refusal(
+    return refused(
+      'not_a_signatory',
       `key "${key.name}" (${key.pubkey}) is not among the off-chain message's required signatories (${view.signatories.join(', ')})`,
     );
   }

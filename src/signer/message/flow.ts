@@ -12,13 +12,13 @@
  * against `rate_limit_per_minute` like transactions; they spend nothing, so the daily cap does not apply.
  */
 import type { KeyConfig } from '../../config/types';
-import type { KeyUsage } from '../../ledger/limits';
+import type { KeyUsage } from '../../ledger/types';
 import type { HaltRecord, Ledger } from '../../ledger/types';
 import { encodeBase58 } from '../../util/base58';
 import { SignerError, errorMessage } from '../../util/errors';
-import type { Refusal } from '../checks';
+import { refusal, type Refusal } from '../refusals';
 import type { EngineLogger } from '../engine-deps';
-import { awaitApproval, type ApprovalDeps } from '../flow/approval';
+import { approvalNeeded, awaitApproval, type ApprovalDeps } from '../flow/approval';
 import { haltRefusal } from '../flow/halted';
 import { keyUsage } from '../flow/preflight';
 import { refuse, stop, type Step } from '../flow/step';
@@ -53,7 +53,10 @@ type Begun =
 
 function rateRefusal(key: KeyConfig, usage: KeyUsage): Refusal | null {
   if (usage.signsLastMinute < key.rate_limit_per_minute) return null;
-  return { check: 'limits', message: `rate limit: ${usage.signsLastMinute} signs in the last minute` };
+  return refusal('rate_limit', `rate limit: ${usage.signsLastMinute} signs in the last minute`, {
+    signs_last_minute: usage.signsLastMinute,
+    cap: key.rate_limit_per_minute,
+  });
 }
 
 export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
@@ -77,18 +80,21 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
     const { key } = choice;
     const refused = (r: Refusal): Begun => ({ ok: false, key, report: refuse(report, r) });
     if (payload.signer !== null && payload.signer !== key.pubkey) {
-      return refused({
-        check: 'signers',
-        message: `payload signer ${payload.signer} is not key "${key.name}" (${key.pubkey})`,
-      });
+      return refused(
+        refusal('message_signer_not_key', `payload signer ${payload.signer} is not key "${key.name}" (${key.pubkey})`, {
+          account: payload.signer,
+        }),
+      );
     }
     if (key.sign_messages !== true) {
-      return refused({
-        check: 'authorized',
-        message: `key "${key.name}" does not sign messages (sign_messages is off in its config; an operator can turn it on)`,
-      });
+      return refused(
+        refusal(
+          'messages_not_allowed',
+          `key "${key.name}" does not sign messages (sign_messages is off in its config; an operator can turn it on)`,
+        ),
+      );
     }
-    if (key.approval === 'deny') return refused({ check: 'approval', message: `key "${key.name}" is set to deny` });
+    if (key.approval === 'deny') return refused(refusal('key_set_to_deny', `key "${key.name}" is set to deny`));
     const judged = judgeMessage(payload, key);
     if (!judged.ok) return refused(judged.refusal);
     report.checks.push('message');
@@ -125,7 +131,7 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
     if (!checked.ok) return checked.report;
     report.would_need_approval = needsOperator(key);
     if (report.would_need_approval) {
-      report.detail = `key "${key.name}" needs an operator's approval to sign this message (sa-forge-signer approvals approve ID)`;
+      report.detail = `key "${key.name}" needs ${approvalNeeded(key)} to sign this message (sa-forge-signer approvals approve ID)`;
     }
     return report;
   }

@@ -4,10 +4,10 @@
  * per-transaction, daily and per-destination caps. docs/policy.md, "Tokens", describes each rule.
  */
 import type { KeyConfig, TokenPolicy } from '../../config/types';
-import type { TokenUsage } from '../../ledger/token-usage';
+import type { TokenUsage } from '../../ledger/types';
 import type { TokenFigure } from '../../ledger/types';
-import type { Refusal } from '../checks';
-import { showAmount } from './amounts';
+import { refusal, type Refusal } from '../refusals';
+import { showAmount } from '../../util/token-amounts';
 import { uiDecimals, unaccountedExtension } from './extensions';
 import type { MintMovement, TokenMovements } from './movements';
 import type { MintState } from './state';
@@ -36,39 +36,43 @@ export function tokenPolicyRefusal(
   const allowed = new Set(key.allow_token_ops ?? []);
   const op = movements.authority.find((a) => !allowed.has(a.op));
   if (op) {
-    return {
-      check: 'tokens',
-      message: `the transaction ${op.what}, which this key may not do (add "${op.op}" to its allow_token_ops to allow it)`,
-    };
+    return refusal(
+      'token_op_not_allowed',
+      `the transaction ${op.what}, which this key may not do (add "${op.op}" to its allow_token_ops to allow it)`,
+      { token_op: op.op },
+    );
   }
   for (const s of spends(movements, mints)) {
     const { mint, program } = s.movement;
     const policy = policyFor(key, mint);
     const amount = showAmount(s.amount, s.decimals);
     if (!policy) {
-      return {
-        check: 'tokens',
-        message: `the transaction moves ${amount} of mint ${mint} out of the key's accounts, and the mint is not in the key's tokens`,
-      };
+      return refusal(
+        'mint_not_listed',
+        `the transaction moves ${amount} of mint ${mint} out of the key's accounts, and the mint is not in the key's tokens`,
+        { mint, requested: s.amount.toString() },
+      );
     }
     if (policy.program !== program) {
-      return {
-        check: 'tokens',
-        message: `mint ${mint} is a ${program} mint, but the key's policy names ${policy.program}`,
-      };
+      return refusal(
+        'mint_program_mismatch',
+        `mint ${mint} is a ${program} mint, but the key's policy names ${policy.program}`,
+        { mint },
+      );
     }
     const state = mints.get(mint) ?? null;
-    if (state === null) return { check: 'tokens', message: `mint ${mint} could not be read from the chain` };
+    if (state === null) return refusal('mint_unreadable', `mint ${mint} could not be read from the chain`, { mint });
     const extension = unaccountedExtension(state);
-    if (extension !== null) return { check: 'tokens', message: `mint ${mint}: ${extension}` };
+    if (extension !== null) return refusal('mint_extension_not_accounted', `mint ${mint}: ${extension}`, { mint });
     if (policy.destinations === null) continue;
     const listed = new Set(policy.destinations);
     for (const [owner, credit] of s.movement.credits) {
       if (owner === key.pubkey || listed.has(owner)) continue;
-      return {
-        check: 'destinations',
-        message: `the transaction moves ${showAmount(credit, s.decimals)} of mint ${mint} to ${owner}, which is not one of the mint's destinations`,
-      };
+      return refusal(
+        'token_destination_not_allowed',
+        `the transaction moves ${showAmount(credit, s.decimals)} of mint ${mint} to ${owner}, which is not one of the mint's destinations`,
+        { mint, destination: owner, requested: credit.toString() },
+      );
     }
   }
   return null;
@@ -88,26 +92,35 @@ export function tokenCapRefusal(
     const show = (n: bigint) => showAmount(n, s.decimals);
     const used = usage.get(mint);
     if (policy.per_tx !== null && s.amount > policy.per_tx) {
-      return {
-        check: 'limits',
-        message: `per-transaction cap of mint ${mint}: this transaction spends ${show(s.amount)}, more than per_tx ${show(policy.per_tx)}`,
-      };
+      return refusal(
+        'token_per_tx_cap',
+        `per-transaction cap of mint ${mint}: this transaction spends ${show(s.amount)}, more than per_tx ${show(policy.per_tx)}`,
+        { mint, requested: s.amount.toString(), cap: policy.per_tx.toString() },
+      );
     }
     const spent = used?.spent ?? 0n;
     if (spent + s.amount > policy.per_day) {
-      return {
-        check: 'limits',
-        message: `daily cap of mint ${mint}: ${show(spent)} spent or reserved in 24 h, plus ${show(s.amount)} for this transaction, exceeds per_day ${show(policy.per_day)}`,
-      };
+      return refusal(
+        'token_per_day_cap',
+        `daily cap of mint ${mint}: ${show(spent)} spent or reserved in 24 h, plus ${show(s.amount)} for this transaction, exceeds per_day ${show(policy.per_day)}`,
+        { mint, spent: spent.toString(), requested: s.amount.toString(), cap: policy.per_day.toString() },
+      );
     }
     if (policy.per_destination_per_day === null) continue;
     for (const [owner, credit] of credits) {
       const received = used?.received.get(owner) ?? 0n;
       if (received + credit > policy.per_destination_per_day) {
-        return {
-          check: 'limits',
-          message: `per-destination daily cap of mint ${mint}: ${owner} received ${show(received)} in 24 h, plus ${show(credit)} now, exceeds per_destination_per_day ${show(policy.per_destination_per_day)}`,
-        };
+        return refusal(
+          'token_per_destination_cap',
+          `per-destination daily cap of mint ${mint}: ${owner} received ${show(received)} in 24 h, plus ${show(credit)} now, exceeds per_destination_per_day ${show(policy.per_destination_per_day)}`,
+          {
+            mint,
+            destination: owner,
+            received: received.toString(),
+            requested: credit.toString(),
+            cap: policy.per_destination_per_day.toString(),
+          },
+        );
       }
     }
   }

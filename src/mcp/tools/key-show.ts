@@ -1,0 +1,128 @@
+/** `key_show`: the keys a token may use, with their policy and what is left of it today. */
+import { keyArg, nullable } from './shared';
+import type { Json, Tool } from './tool';
+
+const KEY_VIEW_SCHEMA: Json = {
+  type: 'object',
+  properties: {
+    name: { type: 'string' },
+    pubkey: { type: 'string' },
+    class: { type: 'string', enum: ['session', 'wallet'] },
+    approval: { type: 'string', enum: ['auto', 'confirm', 'deny'] },
+    profile: nullable('string'),
+    balance_lamports: nullable('integer'),
+    rate_limit_per_minute: { type: 'integer' },
+    daily_lamport_cap: { type: 'integer' },
+    signs_last_minute: { type: 'integer' },
+    spent_or_reserved_24h: { type: 'integer' },
+    halted: {
+      oneOf: [
+        { type: 'null' },
+        {
+          type: 'object',
+          properties: { reason: { type: 'string' }, by: { type: 'string' }, ts: { type: 'integer' } },
+          required: ['reason', 'by', 'ts'],
+        },
+      ],
+    },
+    sign_messages: {
+      type: 'boolean',
+      description: 'Whether sign accepts message payloads (off-chain messages, sign-in texts) for this key.',
+    },
+    policy: {
+      type: 'object',
+      description:
+        "The key's policy, to plan a sign: lamport caps and what is left today, destinations, programs, sign-only, token authority operations, and per mint its caps and what is left (base units as strings).",
+      properties: {
+        per_tx_lamports: nullable('integer'),
+        max_fee_lamports: nullable('integer'),
+        approve_above_lamports: nullable('integer'),
+        remaining_daily_lamports: { type: 'integer' },
+        transfer_to: { type: 'array', items: { type: 'string' } },
+        programs: { type: 'array', items: { type: 'string' } },
+        sign_only: { type: 'boolean' },
+        allow_token_ops: { type: 'array', items: { type: 'string' } },
+        tokens: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: {
+              mint: { type: 'string' },
+              program: { type: 'string', enum: ['spl-token', 'token-2022'] },
+              per_tx: nullable('string'),
+              per_day: { type: 'string' },
+              spent_or_reserved_24h: { type: 'string' },
+              remaining_daily: { type: 'string' },
+              destinations: { type: ['array', 'null'], items: { type: 'string' } },
+              per_destination_per_day: nullable('string'),
+              approve_above: nullable('string'),
+            },
+            required: [
+              'mint',
+              'program',
+              'per_tx',
+              'per_day',
+              'spent_or_reserved_24h',
+              'remaining_daily',
+              'destinations',
+              'per_destination_per_day',
+              'approve_above',
+            ],
+          },
+        },
+      },
+      required: [
+        'per_tx_lamports',
+        'max_fee_lamports',
+        'approve_above_lamports',
+        'remaining_daily_lamports',
+        'transfer_to',
+        'programs',
+        'sign_only',
+        'allow_token_ops',
+        'tokens',
+      ],
+    },
+  },
+  required: [
+    'name',
+    'pubkey',
+    'class',
+    'approval',
+    'profile',
+    'balance_lamports',
+    'rate_limit_per_minute',
+    'daily_lamport_cap',
+    'signs_last_minute',
+    'spent_or_reserved_24h',
+    'halted',
+    'sign_messages',
+    'policy',
+  ],
+};
+
+export const keyShowTool: Tool = {
+  definition: (paramHeaders) => ({
+    name: 'key_show',
+    title: 'Show keys',
+    description:
+      'Show a key this token may use (or all of them, without `key`): pubkey, class, approval mode, balance, limits, what was signed in the last minute and spent or reserved in 24 h, and whether it is halted. Use it to plan: a sign above the remaining cap or rate, or on a halted key, is refused. The figures may be up to a second old; check and sign always use fresh ones. ' +
+      'A key this token may not use is an error result (isError): use one of the keys listed without `key`.',
+    inputSchema: {
+      type: 'object',
+      properties: { key: keyArg('Configured key name; omit it to list every key this token may use.', paramHeaders) },
+      additionalProperties: false,
+    },
+    outputSchema: {
+      type: 'object',
+      properties: { keys: { type: 'array', items: KEY_VIEW_SCHEMA } },
+      required: ['keys'],
+    },
+    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
+  }),
+
+  async run({ engine, key, principal }) {
+    const keys = await engine.keyShow({ key, principal });
+    return { structured: { keys }, outcome: 'ok', failedCheck: null, key, signature: null, isError: false, read: true };
+  },
+};
