@@ -40,7 +40,7 @@ run('operator console in chromium', () => {
     await cw.close();
   });
 
-  it('two operators enroll and log in; one approves a pending sign with the passkey and it confirms; a reject refuses', async () => {
+  it('two operators enroll and log in; one approves a pending sign with the passkey and it confirms; a reject refuses; a 2-of-2 key needs both', async () => {
     const origin = cw.console.origin.origin;
     const alice = await operatorBrowser(browser);
     const bob = await operatorBrowser(browser);
@@ -81,6 +81,11 @@ run('operator console in chromium', () => {
     expect(report.outcome).toBe('confirmed');
     const decided = await cw.world.ledger.getApproval(id);
     expect(decided).toMatchObject({ status: 'approved', decided_by: 'alice' });
+    // The vote records the passkey that signed it.
+    const [alicePasskey] = await cw.world.ledger.listPasskeys('alice');
+    expect(decided?.votes).toEqual([
+      expect.objectContaining({ operator: 'alice', decision: 'approved', credential: alicePasskey!.credential_id }),
+    ]);
     await alice.page.getByText('No sign is waiting for an operator.').waitFor();
     await screenshot(alice.page, 'console-after-approval');
 
@@ -103,6 +108,36 @@ run('operator console in chromium', () => {
     await bob.page.getByText('No sign is waiting for an operator.').waitFor();
     await screenshot(bob.page, 'approver-console');
 
+    // A 2-of-2 key: alice's approval alone does not send; bob's completes the quorum and the sign confirms.
+    const quorum: SignProgress[] = [];
+    const both = cw.world.engine.sign({
+      payload: cw.world.transfer('fleet', 3_000_000, 'refit the fleet'),
+      principal: cw.world.operator,
+      onProgress: (p) => quorum.push(p),
+    });
+    const quorumId = await approvalId(quorum);
+    await open(alice.page, null);
+    const aliceCard = alice.page.locator(`[data-approval="${quorumId}"]`);
+    expect(await aliceCard.innerText()).toContain('2 of alice, bob; votes so far: none');
+    await aliceCard.getByRole('button', { name: 'Approve with passkey' }).click();
+    await alice.page
+      .locator(`[data-approval="${quorumId}"]`)
+      .getByText('You approved; waiting for the other approvers.')
+      .waitFor();
+    expect(await cw.world.ledger.getApproval(quorumId)).toMatchObject({ status: 'pending' });
+    await open(bob.page, null);
+    const bobCard = bob.page.locator(`[data-approval="${quorumId}"]`);
+    expect(await bobCard.innerText()).toContain('votes so far: alice approved');
+    await screenshot(bob.page, 'quorum-second-approver');
+    await bobCard.getByRole('button', { name: 'Approve with passkey' }).click();
+    expect((await both).outcome).toBe('confirmed');
+    const voted = await cw.world.ledger.getApproval(quorumId);
+    expect(voted).toMatchObject({ status: 'approved', decided_by: 'alice, bob' });
+    const passkeys = await cw.world.ledger.listPasskeys();
+    expect(voted?.votes.map((v) => [v.operator, v.credential])).toEqual(
+      passkeys.map((p) => [p.operator, p.credential_id]),
+    );
+
     // The admin halts the key from the console and resumes it; the audit log records both with her name.
     await open(alice.page, null);
     await alice.page.getByRole('textbox', { name: 'reason to halt vault' }).fill('suspicious spend');
@@ -121,6 +156,7 @@ run('operator console in chromium', () => {
     // The approver may not halt: the console offers no such button.
     await open(bob.page, null);
     expect(await bob.page.getByRole('button', { name: 'Halt vault' }).count()).toBe(0);
+    expect(await bob.page.getByRole('button', { name: 'Halt fleet' }).count()).toBe(0);
     await alice.context.close();
     await bob.context.close();
   });

@@ -36,7 +36,11 @@ export interface ConsoleWorld {
 
 export async function makeConsoleWorld(): Promise<ConsoleWorld> {
   const world = await makeWorld({
-    keys: { vault: { approval: 'confirm', class: 'wallet' } },
+    keys: {
+      vault: { approval: 'confirm', class: 'wallet' },
+      // A key that needs both operators (2 of 2).
+      fleet: { approval: 'confirm', class: 'wallet', approvals: { required: 2, approvers: ['alice', 'bob'] } },
+    },
     // Long enough for a person (and a loaded CI machine) to approve; the test decides well within it.
     timings: { approval_timeout_ms: 120_000, approval_poll_ms: 20 },
   });
