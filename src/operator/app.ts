@@ -88,7 +88,6 @@ export function createOperatorApp(deps: OperatorAppDeps): Express {
     operators: deps.operators,
     keys: deps.keys,
     csrf,
-    sessionTtlMs: deps.listener.session_ttl_ms,
     nowMs,
     logger: deps.logger,
     ceremonies: async () => ({

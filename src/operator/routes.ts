@@ -36,7 +36,6 @@ export interface RouteDeps {
   keys: () => Promise<KeyView[]>;
   ceremonies: () => Promise<CeremonyDeps>;
   csrf: DoubleCsrfUtilities;
-  sessionTtlMs: number;
   nowMs: () => number;
   logger: Logger;
 }

@@ -160,6 +160,26 @@ run('operator listener refusals', () => {
     expect(await statusOf(b.id)).toBe('pending');
   });
 
+  it("an operator who is not one of the key's approvers cannot vote, even with a good assertion", async () => {
+    const a = await cw.world.ledger.createApproval({
+      key: 'fleet',
+      summary: 'refit',
+      payload_hash: 'ef'.repeat(32),
+      balance_change: -1_000_000,
+      fee: 5_000,
+      compute_units: 150,
+      requested_by: 'token:agent',
+      ts: nowSeconds(),
+      expires_at: nowSeconds() + 300,
+      approvers: ['bob'],
+    });
+    const signed = await assertionFor(alice.page, a.id, 'approved');
+    const vote = await post(`/api/approvals/${a.id}/decide`, { decision: 'approved', ...signed }, session);
+    expect(vote.status).toBe(403);
+    expect(((await vote.json()) as { error: string }).error).toMatch(/"alice" is not an approver/);
+    expect(await cw.world.ledger.getApproval(a.id)).toMatchObject({ status: 'pending', votes: [] });
+  });
+
   it('a session cookie alone cannot decide: without a passkey assertion nothing is approved', async () => {
     const a = await pending();
     const asked = await post(`/api/approvals/${a.id}/options`, { decision: 'approved' }, session);
