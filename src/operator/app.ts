@@ -10,7 +10,7 @@
  *   → /assets: our script and style, @simplewebauthn/browser's ES modules
  *   → cookies, the sealed session (iron-session), a JSON body ≤ 64 KiB
  *   → CSRF check on every POST (csrf-csrf, 403)
- *   → pages (/, /login, /enroll) and /api (the passkey ceremonies, decisions, halts)
+ *   → pages (/, /login, /enroll) and /api (the passkey ceremonies, decisions, halts; at most 300 a minute, 429)
  *   → 404 → the one error handler.
  */
 import cookieParser from 'cookie-parser';
@@ -25,6 +25,7 @@ import type { Ledger } from '../ledger/types';
 import type { KeyView } from '../signer/types';
 import { assetsRouter } from './assets';
 import { consoleCsrf } from './csrf';
+import { ceremonyRateLimit } from './middleware/ceremony-rate-limit';
 import { consoleErrorHandler } from './middleware/error-handler';
 import { refuseBearer } from './middleware/refuse-bearer';
 import { sameOrigin } from './middleware/same-origin';
@@ -113,7 +114,7 @@ export function createOperatorApp(deps: OperatorAppDeps): Express {
   app.use(express.json({ limit: '64kb' }));
   app.use(csrf.doubleCsrfProtection);
   app.use(pageRoutes(routeDeps, guard));
-  app.use('/api', apiRoutes(routeDeps, guard));
+  app.use('/api', ceremonyRateLimit(), apiRoutes(routeDeps, guard));
   app.use((_req, res) => sendError(res, 404, 'not found'));
   app.use(consoleErrorHandler(deps.logger));
   return app;
