@@ -19,10 +19,10 @@ import { transferPayload } from '../src/signer/transfer';
 import { encodeBase58 } from '../src/util/base58';
 import { percentile, type BenchLine } from './stats';
 import { startChainProcess } from './service-fixture';
-import { RpcChainClient } from '../src/chain/rpc-client';
+import { RpcChainClient } from '../src/rpc/rpc-client';
 import { openLedger } from '../src/ledger/open';
 import type { AuditEntryInput, Ledger } from '../src/ledger/types';
-import type { ChainClient } from '../src/chain/types';
+import type { ChainClient } from '../src/rpc/types';
 
 /**
  * Counts the process CPU spent while at least one RPC call is outstanding (request encoding, socket I/O,

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import YAML from 'yaml';
 import { createKeyFile } from '../src/keys/keyfile';
-import { newToken, tokenSha256 } from '../src/keys/tokens';
+import { newToken, tokenSha256 } from '../src/http/bearer-tokens';
 
 const CLI = path.resolve(__dirname, '../src/cli');
 export const META = {

@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { localCluster } from '../src/config/clusters';
 import { DEFAULT_TIMINGS, type KeyConfig, type KeyStoreKind, type SignerConfig } from '../src/config/types';
-import { RpcChainClient } from '../src/chain/rpc-client';
+import { RpcChainClient } from '../src/rpc/rpc-client';
 import { createKeyStores, defaultKeyStores } from '../src/keys/stores';
 import { openEngine } from '../src/signer';
 import { transferPayload } from '../src/signer/transfer';

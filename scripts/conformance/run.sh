@@ -26,8 +26,8 @@ node "$ROOT/dist/src/cli/signer.js" localnet --listen "127.0.0.1:$CHAIN_PORT" > 
 CHAIN_PID=$!
 # With no config, `key new` writes to ./keys (0700) under the folder it runs in.
 PUBKEY=$(cd "$OUT" && env -u SIGNER_CONFIG node "$ROOT/dist/src/cli/signer.js" key new agent --class session 2>/dev/null)
-TOKEN=$(node -e "console.log(require('$ROOT/dist/src/keys/tokens.js').newToken())")
-SHA=$(node -e "console.log(require('$ROOT/dist/src/keys/tokens.js').tokenSha256(process.argv[1]))" "$TOKEN")
+TOKEN=$(node -e "console.log(require('$ROOT/dist/src/http/bearer-tokens.js').newToken())")
+SHA=$(node -e "console.log(require('$ROOT/dist/src/http/bearer-tokens.js').tokenSha256(process.argv[1]))" "$TOKEN")
 cat > "$OUT/config.yaml" <<YAML
 cluster: local
 rpc_url: http://127.0.0.1:$CHAIN_PORT

@@ -59,6 +59,12 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'operator enroll', values: [], flags: [], usage: 'operator enroll NAME' },
   { name: 'operator list', values: [], flags: ['json'], usage: 'operator list [--json]' },
   { name: 'operator revoke', values: [], flags: [], usage: 'operator revoke NAME' },
+  {
+    name: 'notify list',
+    values: ['n', 'status'],
+    flags: ['json'],
+    usage: 'notify list [-n N] [--status pending|delivered|failed] [--json]',
+  },
   { name: 'locks list', values: [], flags: ['json'], usage: 'locks list [--json]' },
   { name: 'locks clear', values: [], flags: ['force'], usage: 'locks clear KEY [--force]' },
   { name: 'reload', values: [], flags: ['json'], usage: 'reload [--json]' },

@@ -15,7 +15,7 @@ import YAML from 'yaml';
 import { loadConfig } from '../config/load';
 import type { SignerConfig } from '../config/types';
 import { createKeyFile } from '../keys/keyfile';
-import { newToken, tokenSha256 } from '../keys/tokens';
+import { newToken, tokenSha256 } from '../http/bearer-tokens';
 import type { SignerEngine } from '../signer/types';
 import { SignerError } from '../util/errors';
 import { encodeBase58 } from '../util/base58';

@@ -25,6 +25,8 @@ import type { LocalFiles } from './local-default';
 import { listenErrorMessage, type ListenerName } from './listen-error';
 import { takeRequest, writeAnswer } from './reload-files';
 import { acquireServiceLock } from './service-lock';
+import { readHookSecrets } from '../notify/secrets';
+import type { Deliverer } from '../notify/deliverer';
 
 /** How long the fresh listener serves alone before the remaining modules load (see main). */
 const START_GRACE_MS = 25;
@@ -81,6 +83,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     config = loadConfig({ file, env, forServe: true });
   }
 
+  // Each webhook's signing secret, read now: a hook that could not sign refuses the start, before anything opens.
+  const hookSigners = readHookSecrets(config.notify?.hooks ?? []);
+
   // One service per state directory, decided before anything is opened, moved or written (cli/service-lock.ts).
   const lock = acquireServiceLock(config.state_dir, { listen: null, config: config.source, policy_hash: null });
   // Until the engine is open a reload has nothing to replace; the handler is set now because Node's default for
@@ -105,6 +110,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const ledgerOpening = new Promise<Ledger>((resolve) => (ledgerOpened = resolve));
   const logger = createLogger(config.log_level);
   let engine: SignerEngine | null = null;
+  let openedLedger: Ledger | null = null;
+  let deliverer: Deliverer | null = null;
   // prom-client loads after the listener is up (it costs tens of milliseconds of start-up); until then nothing is
   // counted.
   let metrics: Metrics | null = null;
@@ -148,6 +155,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
           ? (await engine.keyShow({ principal: { kind: 'operator' } })).filter((k) => k.halted !== null).length
           : 0,
       inFlight: () => state.inFlight,
+      outboxPending: async () => (openedLedger ? (await openedLedger.notificationCounts()).pending : 0),
     });
     const at = config.serve.metrics;
     try {
@@ -196,7 +204,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
       const { openEngine } = require('../signer') as typeof import('../signer');
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
-      const { chainClientFor } = require('../chain/for-cluster') as typeof import('../chain/for-cluster');
+      const { chainClientFor } = require('../rpc/for-cluster') as typeof import('../rpc/for-cluster');
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
       const { timedChain } = require('../http/timed-chain') as typeof import('../http/timed-chain');
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
@@ -208,9 +216,21 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       const rpc = chainClientFor(config.cluster, config.timings);
       const chain = config.serve.metrics ? timedChain(rpc, rpcObserver) : rpc;
       const holder = policies.createPolicyHolder(policies.policyFor(config));
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
+      const { createOutbox } = require('../notify/outbox') as typeof import('../notify/outbox');
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
+      const { startDeliverer } = require('../notify/deliverer') as typeof import('../notify/deliverer');
       const ledger = await openLedger(config.ledger);
       ledgerOpened(ledger);
+      // Events go to the outbox in the ledger; this process's deliverer is woken at once to send them.
+      const notifier = createOutbox({
+        ledger,
+        notify: config.notify,
+        log: logger,
+        onEnqueued: () => deliverer?.kick(),
+      });
       const opened = await openEngine(config, {
+        notifier,
         logger,
         chain,
         ledger,
@@ -237,6 +257,21 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
           return result;
         });
       lock.update({ policy_hash: holder.current().hash });
+      openedLedger = ledger;
+      // One deliverer per process; it picks up what an earlier run (or another process) left undelivered.
+      if (config.notify && config.notify.hooks.length > 0) {
+        deliverer = startDeliverer({
+          ledger,
+          notify: config.notify,
+          signers: hookSigners,
+          log: logger,
+          observer: {
+            delivered: (h) => metrics?.delivered(h),
+            retrying: (h) => metrics?.retrying(h),
+            failed: (h) => metrics?.failed(h),
+          },
+        });
+      }
       engine = opened;
       return opened;
     })(),
@@ -281,6 +316,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       err(`stopping with ${remaining} request(s) still running; their callers must treat a sign as unknown`);
     metricsServer?.close();
     operatorServer?.close();
+    // Attempts still running are cut off and left due in the outbox (the next start sends them) before the ledger closes.
+    await deliverer?.close();
     await Promise.allSettled([engine?.close(), localChain?.close()]);
     await flushLog(logger);
     lock.release();

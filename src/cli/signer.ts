@@ -7,8 +7,8 @@
 import fs from 'node:fs';
 import type { OperatorConfig } from '../config/types';
 import { isValidKeyName } from '../keys/keyfile';
-import { newToken, tokenSha256 } from '../keys/tokens';
-import { exportJsonl, verifyJsonlFile } from '../ledger/chain';
+import { newToken, tokenSha256 } from '../http/bearer-tokens';
+import { exportJsonl, verifyJsonlFile } from '../ledger/hash-chain';
 import { entriesUpToHead, formatHead, parseHead } from '../ledger/head';
 import { normaliseApprovalId } from '../ledger/ids';
 import type { VerifyResult } from '../ledger/types';
@@ -30,6 +30,9 @@ import { runLocksCommand } from './locks';
 import { policyReplay, policyTest } from './policy-commands';
 import { reloadCommand } from './reload-command';
 import { renderApproval, renderAuditEntry } from './render';
+import { notifyList } from './notify-commands';
+import { createHaltBook } from '../signer/halts';
+import { createOutbox } from '../notify/outbox';
 
 const HELP = `sa-forge-signer ${VERSION}: the operator CLI of the sa-forge-signer transaction signer
 
@@ -70,6 +73,9 @@ usage: sa-forge-signer [--config FILE] COMMAND ...
                                         passkey for the console (serve.operator); NAME must be under operators
   operator list [--json]                operators, their roles and passkeys
   operator revoke NAME                  remove the operator's passkeys: their console sessions stop working
+  notify list [-n N] [--status S] [--json]
+                                        webhook notifications, newest first: event, key, hook, delivered,
+                                        pending (attempts, next try) or failed and why (docs/notifications.md)
   locks list [--json]                   per-key locks, their holders and leases
   locks clear KEY [--force]             free a stale key lock (--force: a live one)
   reload [--json]                       the running service reads its config again: keys and caps change
@@ -261,7 +267,11 @@ async function resumeCommand(args: ParsedArgs): Promise<number> {
   const cfg = config(args);
   keyOf(cfg, name);
   return withLedger(cfg, async (l) => {
-    const lifted = await l.resume(name, 'operator', nowSeconds());
+    // Through the halt book, as the service resumes: the resume is audited and the hooks are told of it.
+    const log = { info: () => {}, warn: () => {}, error: (_o: object, msg?: string) => err(`warning: ${msg ?? ''}`) };
+    const halts = createHaltBook({ ledger: l, log, notify: createOutbox({ ledger: l, notify: cfg.notify, log }) });
+    const lifted = await halts.resume(name, 'operator');
+    halts.close();
     err(lifted ? `resumed ${name}: signing is allowed again` : `${name} was not halted`);
     return 0;
   });
@@ -357,6 +367,8 @@ export async function main(argv: string[]): Promise<number> {
       return approvalsCommand(sub, args);
     case 'operator':
       return operatorCommand(sub, args);
+    case 'notify':
+      return notifyList(config(args), args);
     case 'locks': {
       const cfg = config(args);
       const req = {

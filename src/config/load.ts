@@ -4,6 +4,7 @@
  * with a message naming the key, so the service refuses to start; so does a `SIGNER_*` variable no setting reads
  * (a typo there would otherwise leave the default in force without a word).
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import convict from 'convict';
@@ -16,6 +17,7 @@ import {
   clusterSchema,
   fundEntrySchema,
   keySchema,
+  notifyHookSchema,
   operatorSchema,
   programEntrySchema,
   tokenPolicySchema,
@@ -23,6 +25,7 @@ import {
   topLevelSchema,
 } from './schema';
 import { BUILT_IN_CLUSTERS, LOCAL_DEFAULT_RPC_URL, ZINK_TESTNET, localCluster, namedEndpoints } from './clusters';
+import { NOTIFY_EVENTS } from './types';
 import type {
   TokenOp,
   TokenPolicy,
@@ -37,6 +40,10 @@ import type {
   SecretRef,
   LedgerConfig,
   OperatorListenerConfig,
+  NotifyConfig,
+  NotifyDelivery,
+  NotifyEvent,
+  NotifyFormat,
   ProgramEntry,
   SignerConfig,
   TokenConfig,
@@ -174,6 +181,8 @@ type TopLevel = {
       enrollment_ttl_ms: number;
     };
   };
+  notify: unknown[];
+  notify_delivery: NotifyDelivery;
   localnet: {
     game_programs: unknown[];
     player_profile: string | null;
@@ -516,6 +525,58 @@ function buildLedger(
   return { store: 'postgres', url, pool_size: l.pool_size };
 }
 
+/**
+ * A hook's name in logs, metrics and the outbox: the URL's host and the first 8 hex of its sha256. The URL itself
+ * may carry a secret (a Slack incoming webhook's path is one), so it is shown nowhere.
+ */
+export function hookId(url: string): string {
+  const host = new URL(url).host;
+  return `${host}~${createHash('sha256').update(url).digest('hex').slice(0, 8)}`;
+}
+
+/** `notify:` entries, checked: an http(s) URL, known events, a format; the secret file is read by the service. */
+function buildNotify(raw: readonly unknown[], delivery: NotifyDelivery, resolve: (p: string) => string): NotifyConfig {
+  const hooks = raw.map((entry, i) => {
+    const where = `notify[${i}]`;
+    const e = validateEntry<{ url: string; events: string[]; secret_file: string | null; format: NotifyFormat }>(
+      notifyHookSchema,
+      entry,
+      where,
+    );
+    let url: URL;
+    try {
+      url = new URL(e.url);
+    } catch {
+      fail(`${where}.url: not a URL; a webhook is an http:// or https:// URL`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      fail(`${where}.url: a webhook is an http:// or https:// URL, not ${url.protocol}//`);
+    if (url.username !== '' || url.password !== '')
+      fail(`${where}.url: credentials in the URL are not allowed; the hook is authenticated by its signing secret`);
+    const events = e.events.length === 0 ? [...NOTIFY_EVENTS] : e.events;
+    for (const ev of events) {
+      if (!(NOTIFY_EVENTS as readonly string[]).includes(ev))
+        fail(`${where}.events: unknown event ${JSON.stringify(ev)}; use any of ${NOTIFY_EVENTS.join(', ')}`);
+    }
+    const id = hookId(url.toString());
+    if (e.secret_file === null && e.format === 'standard')
+      fail(`${where} (${id}).secret_file: a standard webhook needs its signing secret (a whsec_… file)`);
+    return {
+      id,
+      url: url.toString(),
+      events: [...new Set(events)] as NotifyEvent[],
+      secret_file: e.secret_file === null ? null : resolve(e.secret_file),
+      format: e.format,
+    };
+  });
+  const seen = new Set<string>();
+  for (const h of hooks) {
+    if (seen.has(h.id)) fail(`notify: the hook ${h.id} is listed twice; list each URL once with all its events`);
+    seen.add(h.id);
+  }
+  return { hooks, delivery: { ...delivery } };
+}
+
 export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
   registerFormats();
   const env = opts.env ?? process.env;
@@ -610,6 +671,7 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
     },
     localnet,
     log_level: top.log_level,
+    notify: buildNotify(top.notify, top.notify_delivery, resolve),
   };
 }
 

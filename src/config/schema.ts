@@ -7,6 +7,9 @@
  */
 import {
   DEFAULT_SOCKET_LIMITS,
+  NOTIFY_DELIVERY_DEFAULTS,
+  NOTIFY_EVENTS,
+  type NotifyFormat,
   DEFAULT_TIMINGS,
   type ApprovalMode,
   type ClusterCommitment,
@@ -405,6 +408,49 @@ export const topLevelSchema = {
       },
     },
   },
+  notify: {
+    doc: "Webhooks told of approvals requested and decided, keys halted and resumed, and signs refused by a cap: a list of {url, events, secret_file, format} (docs/notifications.md). Delivered from a durable outbox in the ledger, signed the Standard Webhooks way, never on a sign's path.",
+    format: 'object-list',
+    default: [] as unknown[],
+  },
+  notify_delivery: {
+    timeout_ms: {
+      doc: 'One delivery attempt: a receiver that has not answered within this long is cut off, and the attempt counts as failed.',
+      format: 'positive-int',
+      default: NOTIFY_DELIVERY_DEFAULTS.timeout_ms,
+      env: 'SIGNER_NOTIFY_TIMEOUT_MS',
+    },
+    max_attempts: {
+      doc: 'Attempts of one notification before it is marked failed (visible in `notify list`, the metrics and the console).',
+      format: 'positive-int',
+      default: NOTIFY_DELIVERY_DEFAULTS.max_attempts,
+      env: 'SIGNER_NOTIFY_MAX_ATTEMPTS',
+    },
+    max_age_hours: {
+      doc: 'A notification not delivered this many hours after its event is marked failed, whatever its attempts.',
+      format: 'positive-int',
+      default: NOTIFY_DELIVERY_DEFAULTS.max_age_hours,
+      env: 'SIGNER_NOTIFY_MAX_AGE_HOURS',
+    },
+    backoff_base_ms: {
+      doc: 'Ceiling of the wait before the first retry; it doubles per retry (a random wait below it: full jitter).',
+      format: 'positive-int',
+      default: NOTIFY_DELIVERY_DEFAULTS.backoff_base_ms,
+      env: 'SIGNER_NOTIFY_BACKOFF_BASE_MS',
+    },
+    backoff_max_ms: {
+      doc: 'Largest ceiling of the wait between two attempts.',
+      format: 'positive-int',
+      default: NOTIFY_DELIVERY_DEFAULTS.backoff_max_ms,
+      env: 'SIGNER_NOTIFY_BACKOFF_MAX_MS',
+    },
+    poll_ms: {
+      doc: "How often the outbox is read for due notifications (those another process wrote, such as a CLI halt, and retries); this process's own events are sent at once.",
+      format: 'positive-int',
+      default: NOTIFY_DELIVERY_DEFAULTS.poll_ms,
+      env: 'SIGNER_NOTIFY_POLL_MS',
+    },
+  },
   localnet: {
     game_programs: {
       doc: '`cluster: local` only: programs deployed on the embedded chain that count as game programs, a list of {label, address}.',
@@ -611,6 +657,32 @@ export const tokenSchema = {
     default: null as string | null,
   },
   keys: { doc: 'The configured keys this token may use.', format: 'string-list', default: null as string[] | null },
+};
+
+/** One entry of `notify:`. */
+export const notifyHookSchema = {
+  url: {
+    doc: 'Where the events are POSTed: an http:// or https:// URL. It is never logged or shown; logs, metrics and `notify list` name the hook by its host and a hash of the URL.',
+    format: 'non-empty-string',
+    default: null as string | null,
+    sensitive: true,
+  },
+  events: {
+    doc: `The events this hook is told of, any of ${NOTIFY_EVENTS.join(', ')}; the default is all of them.`,
+    format: 'string-list',
+    default: [...NOTIFY_EVENTS] as string[],
+  },
+  secret_file: {
+    doc: 'File holding the signing secret in the Standard Webhooks form `whsec_<base64>` (a mounted secret; surrounding whitespace is ignored), read at start. Needed by format `standard`; optional for `slack`. Never put the secret in the config.',
+    format: 'string-or-null',
+    default: null as string | null,
+    nullable: true,
+  },
+  format: {
+    doc: '`standard`: the event as JSON `{type, timestamp, data}`; `slack`: a Slack-compatible `{text}` (an incoming webhook). Both carry the Standard Webhooks headers when a secret is set.',
+    format: ['standard', 'slack'],
+    default: 'standard' as NotifyFormat,
+  },
 };
 
 /** One entry of `clusters:`. */

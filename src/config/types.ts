@@ -3,7 +3,7 @@
  * file plus SIGNER_* env vars, resolves relative paths against the config file's folder and cross-checks it;
  * tests build it directly. Amounts are lamports (integers), durations milliseconds.
  */
-import { RETRY_DEFAULTS } from '../chain/retry-defaults';
+import { RETRY_DEFAULTS } from '../rpc/retry-defaults';
 
 export type KeyClass = 'session' | 'wallet';
 export type ApprovalMode = 'auto' | 'confirm' | 'deny';
@@ -194,6 +194,51 @@ export interface ServeConfig {
   operator?: OperatorListenerConfig | null;
 }
 
+/** What a webhook can be told of (docs/notifications.md). */
+export const NOTIFY_EVENTS = [
+  'approval.requested',
+  'approval.decided',
+  'key.halted',
+  'key.resumed',
+  'sign.refused_by_cap',
+] as const;
+export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
+export type NotifyFormat = 'standard' | 'slack';
+
+/** One webhook of `notify:`. */
+export interface NotifyHook {
+  /** How logs, metrics and the outbox name it: its host and a hash of its URL (the URL may carry a secret). */
+  id: string;
+  url: string;
+  events: NotifyEvent[];
+  /** Resolved path of the `whsec_…` secret, read at start by the service; null: sent unsigned (slack only). */
+  secret_file: string | null;
+  format: NotifyFormat;
+}
+
+export interface NotifyDelivery {
+  timeout_ms: number;
+  max_attempts: number;
+  max_age_hours: number;
+  backoff_base_ms: number;
+  backoff_max_ms: number;
+  poll_ms: number;
+}
+
+export const NOTIFY_DELIVERY_DEFAULTS: NotifyDelivery = {
+  timeout_ms: 10_000,
+  max_attempts: 15,
+  max_age_hours: 24,
+  backoff_base_ms: 1_000,
+  backoff_max_ms: 600_000,
+  poll_ms: 2_000,
+};
+
+export interface NotifyConfig {
+  hooks: NotifyHook[];
+  delivery: NotifyDelivery;
+}
+
 export interface SignerConfig {
   /** The config file this came from (null when built in code). */
   source: string | null;
@@ -221,6 +266,8 @@ export interface SignerConfig {
     confirm_after_blocks: number;
   } | null;
   log_level: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Webhooks and how they are delivered; absent: none. */
+  notify?: NotifyConfig;
 }
 
 /** The socket limits of `serve` by default (config/example.yaml explains each). */

@@ -19,7 +19,7 @@ import express, { type Express } from 'express';
 import helmet from 'helmet';
 import type { Logger } from 'pino';
 import type { SignerConfig } from '../config/types';
-import { TokenVerifier } from '../keys/tokens';
+import { TokenVerifier } from './bearer-tokens';
 import { McpService } from '../mcp/service';
 import type { SignerEngine } from '../signer/types';
 import './locals';

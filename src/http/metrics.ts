@@ -6,6 +6,7 @@ import http from 'node:http';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { METHODS } from '../mcp/protocol';
 import type { McpObserver } from '../mcp/service';
+import type { DeliveryObserver } from '../notify/deliverer';
 import type { EngineAlert, EngineObserver } from '../signer/engine-deps';
 import { errorMessage } from '../util/errors';
 import { compileAllowList, guardRequest } from './host-origin';
@@ -13,7 +14,7 @@ import { compileAllowList, guardRequest } from './host-origin';
 /** Method labels kept as they are (anything else is `other`, so a client cannot grow the label set). */
 const KNOWN_METHODS = new Set<string>([...METHODS, 'initialize']);
 
-export class Metrics implements McpObserver, EngineObserver {
+export class Metrics implements McpObserver, EngineObserver, DeliveryObserver {
   readonly registry = new Registry();
   private readonly requests: Counter<'method' | 'status'>;
   private readonly toolResults: Counter<'tool' | 'outcome'>;
@@ -22,8 +23,17 @@ export class Metrics implements McpObserver, EngineObserver {
   private readonly rpcDuration: Histogram<'method' | 'ok'>;
   private readonly alerts: Counter<'kind'>;
   private readonly watchCalls: Histogram<'call'>;
+  private readonly notifications: Counter<'hook' | 'result'>;
 
-  constructor(opts: { haltedKeys?: () => Promise<number>; inFlight?: () => number; defaultMetrics?: boolean } = {}) {
+  constructor(
+    opts: {
+      haltedKeys?: () => Promise<number>;
+      inFlight?: () => number;
+      /** Notifications waiting in the outbox for delivery (first attempt or a retry), read at scrape time. */
+      outboxPending?: () => Promise<number>;
+      defaultMetrics?: boolean;
+    } = {},
+  ) {
     const registers = [this.registry];
     this.requests = new Counter({
       name: 'signer_http_requests_total',
@@ -70,6 +80,21 @@ export class Metrics implements McpObserver, EngineObserver {
       buckets: [0, 1, 2, 4, 10, 25, 50, 100, 200],
       registers,
     });
+    this.notifications = new Counter({
+      name: 'signer_notifications_total',
+      help: 'Webhook delivery attempts by hook (host~hash of its URL) and result: delivered, retrying (failed, tried again later) or failed (given up)',
+      labelNames: ['hook', 'result'],
+      registers,
+    });
+    const outboxPending = opts.outboxPending;
+    new Gauge({
+      name: 'signer_notifications_pending',
+      help: 'Webhook notifications in the outbox not yet delivered nor given up on (all replicas sharing the ledger)',
+      registers,
+      async collect() {
+        if (outboxPending) this.set(await outboxPending().catch(() => Number.NaN));
+      },
+    });
     // Read at scrape time: the app's own count is the truth.
     const inFlight = opts.inFlight;
     new Gauge({
@@ -110,6 +135,18 @@ export class Metrics implements McpObserver, EngineObserver {
 
   alert(a: EngineAlert): void {
     this.alerts.inc({ kind: a.kind });
+  }
+
+  delivered(hook: string): void {
+    this.notifications.inc({ hook, result: 'delivered' });
+  }
+
+  retrying(hook: string): void {
+    this.notifications.inc({ hook, result: 'retrying' });
+  }
+
+  failed(hook: string): void {
+    this.notifications.inc({ hook, result: 'failed' });
   }
 
   watchPoll(cost: { listings: number; reads: number }): void {

@@ -1,5 +1,5 @@
 /** Wraps a ChainClient so every JSON-RPC call reports its latency and success (the metrics' RPC hook). */
-import type { ChainClient } from '../chain/types';
+import type { ChainClient } from '../rpc/types';
 
 export type RpcObserver = (method: string, durationMs: number, ok: boolean) => void;
 

@@ -5,7 +5,7 @@
  * - The halts table against the chain's halt and resume entries: a halt row deleted behind the ledger's back
  *   would quietly let a halted key sign again; one added by hand has no entry to answer for it.
  */
-import { ChainChecker } from './chain';
+import { ChainChecker } from './hash-chain';
 import { headMismatch } from './head';
 import type { AuditEntry, ChainHead, HaltRecord, VerifyResult } from './types';
 

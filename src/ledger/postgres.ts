@@ -19,7 +19,7 @@ import { hostname } from 'node:os';
 import { Client, Pool, type ClientConfig, type PoolClient, type PoolConfig } from 'pg';
 import { SignerError, errorMessage } from '../util/errors';
 import { verifyAgainstHead } from './audit-check';
-import { boundSummary, sealEntry, validateEntryInput } from './chain';
+import { boundSummary, sealEntry, validateEntryInput } from './hash-chain';
 import { newApprovalId, normaliseApprovalId } from './ids';
 import { KeyedMutex, cancelledError } from './mutex';
 import { applyDecision, haltEntry, resumeEntry } from './records';
@@ -37,6 +37,15 @@ import {
   type Row,
 } from './sql/rows';
 import { statements } from './sql/statements';
+import { UsageBooks } from './usage-books';
+import { nowSeconds } from '../util/time';
+import {
+  notificationRowValues,
+  outboxStatements,
+  rowToNotification,
+  rowsToCounts,
+  settlementRowValues,
+} from './sql/outbox';
 import { OPERATOR_SQL as OP } from './sql/operator-statements';
 import {
   nonceRowValues,
@@ -47,8 +56,6 @@ import {
   settingValue,
 } from './sql/operator-rows';
 import type { EnrollmentRecord, NoncePurpose, NonceRecord, PasskeyRecord } from './operators';
-import { UsageBooks } from './usage-books';
-import { nowSeconds } from '../util/time';
 import type {
   ApprovalDecision,
   ApprovalRecord,
@@ -63,6 +70,10 @@ import type {
   KeyLockInfo,
   Ledger,
   Usage,
+  NotificationInput,
+  NotificationRecord,
+  NotificationSettlement,
+  NotificationStatus,
   VerifyResult,
 } from './types';
 
@@ -85,6 +96,7 @@ export function advisoryLockId(name: string): string {
 }
 
 const SQL = statements(postgresDialect);
+const OUTBOX = outboxStatements(postgresDialect);
 const PAGE = 1000;
 
 const MIGRATION_LOCK = advisoryLockId('migrations');
@@ -563,6 +575,49 @@ export class PostgresLedger implements Ledger {
       if (changed) await c.query(SQL.decideApproval, decisionRowValues(record));
       return record;
     });
+  }
+
+  async enqueueNotifications(rows: readonly NotificationInput[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.transaction('cannot record notifications', async (c) => {
+      for (const n of rows) await c.query(OUTBOX.insert, notificationRowValues(n));
+    });
+  }
+
+  async claimNotifications(owner: string, now: number, leaseMs: number, limit: number): Promise<NotificationRecord[]> {
+    const rows = await this.query('cannot claim notifications', OUTBOX.claim, [owner, now + leaseMs, now, limit]);
+    return rows.map(rowToNotification);
+  }
+
+  async settleNotification(id: string, owner: string, state: NotificationSettlement): Promise<boolean> {
+    this.checkOpen();
+    try {
+      const res = await this.pool.query(OUTBOX.settle, settlementRowValues(id, owner, state));
+      return res.rowCount === 1;
+    } catch (e) {
+      throw ledgerError('cannot record a delivery', e);
+    }
+  }
+
+  async listNotifications(opts: { limit: number; status?: NotificationStatus }): Promise<NotificationRecord[]> {
+    const limit = Math.max(0, Math.floor(opts.limit));
+    const rows = opts.status
+      ? await this.query('cannot read notifications', OUTBOX.listByStatus, [opts.status, limit], { read: true })
+      : await this.query('cannot read notifications', OUTBOX.list, [limit], { read: true });
+    return rows.map(rowToNotification);
+  }
+
+  async notificationCounts(): Promise<Record<NotificationStatus, number>> {
+    return rowsToCounts(await this.query('cannot read notifications', OUTBOX.counts, [], { read: true }));
+  }
+
+  async pruneNotifications(before: number): Promise<number> {
+    this.checkOpen();
+    try {
+      return (await this.pool.query(OUTBOX.prune, [before])).rowCount ?? 0;
+    } catch (e) {
+      throw ledgerError('cannot prune notifications', e);
+    }
   }
 
   async createEnrollment(rec: Omit<EnrollmentRecord, 'used_at'>): Promise<void> {

@@ -16,7 +16,7 @@ import Database from 'better-sqlite3';
 import { SignerError, errorMessage } from '../util/errors';
 import { nowSeconds } from '../util/time';
 import { verifyAgainstHead } from './audit-check';
-import { boundSummary, sealEntry, validateEntryInput } from './chain';
+import { boundSummary, sealEntry, validateEntryInput } from './hash-chain';
 import { newApprovalId, normaliseApprovalId } from './ids';
 import { selfIdentity } from './liveness';
 import { KeyedMutex } from './mutex';
@@ -35,6 +35,17 @@ import {
   type Row,
 } from './sql/rows';
 import { statements, type Statements } from './sql/statements';
+import {
+  notificationRowValues,
+  outboxStatements,
+  rowToNotification,
+  rowsToCounts,
+  settlementRowValues,
+} from './sql/outbox';
+import { BUSY_SLICE_MS, retryWhileBusy } from './sqlite-busy';
+import { lockError, sqliteKeyLocks, type HeldRow, type SqliteKeyLocks } from './sqlite-locks';
+import { UsageBooks } from './usage-books';
+import { WalSync } from './sqlite-wal-sync';
 import { OPERATOR_SQL as OP } from './sql/operator-statements';
 import {
   nonceRowValues,
@@ -45,10 +56,6 @@ import {
   settingValue,
 } from './sql/operator-rows';
 import type { EnrollmentRecord, NoncePurpose, NonceRecord, PasskeyRecord } from './operators';
-import { BUSY_SLICE_MS, retryWhileBusy } from './sqlite-busy';
-import { lockError, sqliteKeyLocks, type HeldRow, type SqliteKeyLocks } from './sqlite-locks';
-import { UsageBooks } from './usage-books';
-import { WalSync } from './sqlite-wal-sync';
 import type {
   ApprovalDecision,
   ApprovalRecord,
@@ -63,6 +70,10 @@ import type {
   KeyLockInfo,
   Ledger,
   Usage,
+  NotificationInput,
+  NotificationRecord,
+  NotificationSettlement,
+  NotificationStatus,
   VerifyResult,
 } from './types';
 
@@ -77,6 +88,7 @@ export interface SqliteLedgerOptions {
 
 const bind = sqliteDialect.bind;
 const SQL: Statements = statements(sqliteDialect);
+const OUTBOX = outboxStatements(sqliteDialect);
 const PAGE = 1000;
 
 function ledgerError(what: string, e: unknown): SignerError {
@@ -419,6 +431,43 @@ export class SqliteLedger implements Ledger {
     const { record, changed } = decide(rowToApproval(row));
     if (changed) this.q.run(SQL.decideApproval, decisionRowValues(record));
     return record;
+  }
+
+  async enqueueNotifications(rows: readonly NotificationInput[]): Promise<void> {
+    if (rows.length === 0) return;
+    await this.write('cannot record notifications', () => {
+      for (const n of rows) this.q.run(OUTBOX.insert, notificationRowValues(n));
+    });
+  }
+
+  async claimNotifications(owner: string, now: number, leaseMs: number, limit: number): Promise<NotificationRecord[]> {
+    return await this.write('cannot claim notifications', () =>
+      this.q.all(OUTBOX.claim, [owner, now + leaseMs, now, limit]).map(rowToNotification),
+    );
+  }
+
+  async settleNotification(id: string, owner: string, state: NotificationSettlement): Promise<boolean> {
+    return await this.write(
+      'cannot record a delivery',
+      () => this.q.run(OUTBOX.settle, settlementRowValues(id, owner, state)) === 1,
+    );
+  }
+
+  async listNotifications(opts: { limit: number; status?: NotificationStatus }): Promise<NotificationRecord[]> {
+    const limit = Math.max(0, Math.floor(opts.limit));
+    return await this.run('cannot read notifications', () =>
+      (opts.status ? this.q.all(OUTBOX.listByStatus, [opts.status, limit]) : this.q.all(OUTBOX.list, [limit])).map(
+        rowToNotification,
+      ),
+    );
+  }
+
+  async notificationCounts(): Promise<Record<NotificationStatus, number>> {
+    return await this.run('cannot read notifications', () => rowsToCounts(this.q.all(OUTBOX.counts)));
+  }
+
+  async pruneNotifications(before: number): Promise<number> {
+    return await this.write('cannot prune notifications', () => this.q.run(OUTBOX.prune, [before]));
   }
 
   async createEnrollment(rec: Omit<EnrollmentRecord, 'used_at'>): Promise<void> {

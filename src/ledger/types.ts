@@ -146,6 +146,47 @@ export interface ApprovalRecord extends ApprovalRequest {
   votes: ApprovalVote[];
 }
 
+/** What an outbox row says of its delivery: waiting (first try or a retry), done, or given up on. */
+export type NotificationStatus = 'pending' | 'delivered' | 'failed';
+
+/**
+ * One notification for one webhook, as the outbox stores it (src/notify/ writes and delivers them). `id` is the
+ * Standard Webhooks message id the receiver deduplicates by; times are unix milliseconds.
+ */
+export interface NotificationInput {
+  id: string;
+  /** The hook it goes to (its id: host and a hash of its URL, never the URL itself). */
+  hook: string;
+  event: string;
+  key: string | null;
+  /** The event as JSON text: the same for every attempt, so a retry carries the same signed content. */
+  body: string;
+  created_at: number;
+  /** When the first attempt is due. */
+  next_at: number;
+}
+
+export interface NotificationRecord extends NotificationInput {
+  status: NotificationStatus;
+  attempts: number;
+  /** The deliverer holding it now (its claim runs to claim_until), null when none does. */
+  claimed_by: string | null;
+  claim_until: number | null;
+  /** Why the last attempt failed (a status code, a timeout), null when none has. */
+  last_error: string | null;
+  /** When it was delivered or given up on. */
+  settled_at: number | null;
+}
+
+/** What a deliverer records after an attempt: the row's new state. */
+export interface NotificationSettlement {
+  status: NotificationStatus;
+  attempts: number;
+  next_at: number;
+  last_error: string | null;
+  settled_at: number | null;
+}
+
 /** The head record: the sequence number and hash of the last entry, kept beside the chain and moved with it. */
 export interface ChainHead {
   seq: number;
@@ -241,6 +282,22 @@ export interface Ledger extends OperatorStore {
    * waiting on it; if a later sign of the same payload took it over, it is left as it is. Returns the record.
    */
   leaveApproval(id: string, waiter: string, ts: number): Promise<ApprovalRecord>;
+
+  /** Writes notifications to the outbox (one transaction): durable before it resolves. */
+  enqueueNotifications(rows: readonly NotificationInput[]): Promise<void>;
+  /**
+   * Claims up to `limit` pending notifications due at `now` (unix ms) whose earlier claim, if any, has run out:
+   * each is held for `owner` until `now + leaseMs`, and no other deliverer (process or replica) claims it meanwhile.
+   */
+  claimNotifications(owner: string, now: number, leaseMs: number, limit: number): Promise<NotificationRecord[]>;
+  /** Records an attempt's result and frees the claim; false (nothing written) when `owner` no longer holds it. */
+  settleNotification(id: string, owner: string, state: NotificationSettlement): Promise<boolean>;
+  /** The newest notifications first, of one status or all. */
+  listNotifications(opts: { limit: number; status?: NotificationStatus }): Promise<NotificationRecord[]>;
+  /** How many notifications stand in each status. */
+  notificationCounts(): Promise<Record<NotificationStatus, number>>;
+  /** Deletes delivered notifications settled before `before` (unix ms); returns how many. */
+  pruneNotifications(before: number): Promise<number>;
 
   /**
    * Walks the chain and checks it against the head record (a truncated tail or a deleted last entry fails) and

@@ -3,7 +3,7 @@
  * Reachable in-process through `Localnet.faults`, and over JSON-RPC (`localnet_*`) only when the localnet
  * was started with `controls: true`.
  */
-import type { LocalChain } from './chain';
+import type { LocalChain } from './embedded-chain';
 
 export interface LocalnetFaults {
   /** sendTransaction still answers the signature, but the transaction never lands (a dropped packet). */

@@ -5,7 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { RpcFault } from './chain';
+import { RpcFault } from './embedded-chain';
 
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
 

@@ -6,8 +6,8 @@
  */
 import { decodeBase58, encodeBase58 } from '../util/base58';
 import type { AccountView } from './account-view';
-import type { Commitment, InnerInstructionGroup, LandedTransaction, LocalChain } from './chain';
-import { MAX_SIGNATURES_FOR_ADDRESS, RpcFault } from './chain';
+import type { Commitment, InnerInstructionGroup, LandedTransaction, LocalChain } from './embedded-chain';
+import { MAX_SIGNATURES_FOR_ADDRESS, RpcFault } from './embedded-chain';
 import type { FaultState } from './faults';
 import { parsedAccountData, readTokenAccount, tokenAmount, type MintLookup } from './parsed-accounts';
 

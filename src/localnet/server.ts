@@ -6,7 +6,7 @@
  */
 import { decodeAddress } from '../util/base58';
 import { SignerError } from '../util/errors';
-import { LocalChain } from './chain';
+import { LocalChain } from './embedded-chain';
 import { FaultState, type LocalnetFaults } from './faults';
 import { listenJsonRpc } from './http-server';
 import { LocalnetRpc } from './rpc-methods';

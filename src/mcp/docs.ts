@@ -1,7 +1,7 @@
 /**
  * The four static resources, written for an agent. They describe what the code does (src/signer: payload.ts,
- * checks.ts, engine.ts, flow/v2-source.ts; src/signer/report.ts); change them together. The kit snippets in
- * PAYLOAD are run by test/engine/agent-docs.test.ts. The table of reasons in CHECKS is made from
+ * rules/structural.ts, engine.ts, sources/v2-source.ts; src/signer/report.ts); change them together. The kit snippets in
+ * PAYLOAD are run by test/signer/agent-docs.test.ts. The table of reasons in CHECKS is made from
  * src/signer/refusals.ts, their one definition.
  */
 import { FIGURES, REASONS, REASON_NAMES, type FigureName } from '../signer/refusals';

@@ -1,7 +1,8 @@
 /** What the engine is built from: its config, the chain, the ledger, and where it reports. */
-import type { ChainClient } from '../chain/types';
+import type { ChainClient } from '../rpc/types';
 import type { SignerConfig } from '../config/types';
 import type { Ledger } from '../ledger/types';
+import type { Notifier } from '../notify/outbox';
 import type { Policy } from './policy';
 import type { Report } from './report';
 
@@ -37,4 +38,6 @@ export interface EngineDeps {
   /** Observes every finished check/sign (metrics). */
   onReport?: (tool: 'check' | 'sign', report: Report, durationMs: number) => void;
   observer?: EngineObserver;
+  /** Where events for webhooks are written; absent: the outbox of the ledger for `config.notify`'s hooks. */
+  notifier?: Notifier;
 }

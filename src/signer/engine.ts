@@ -18,18 +18,20 @@ import { silentLogger, type EngineDeps } from './engine-deps';
 import { approvalNeeded, approvalNote, awaitApproval } from './flow/approval';
 import type { SignRecord } from './flow/audit';
 import { writeFinal } from './flow/audit';
-import { destinationRefusal } from './flow/destinations';
-import { judgeTokens } from './flow/tokens';
-import { capReservation, needsApproval, passGate } from './flow/gate';
+import { passGate } from './flow/gate';
+import { judgeSimulation } from './flow/judge';
 import { preflight } from './flow/preflight';
 import { sendAndConfirm } from './flow/send-confirm';
 import { checkLanded } from './flow/tripwire';
-import { recordSimulation, simulate } from './flow/simulate';
+import { simulate } from './flow/simulate';
 import { refuse, stop, type StepWith } from './flow/step';
-import { v1Source, type PreparedTransaction, type TransactionSource } from './flow/transaction';
-import { v2Source } from './flow/v2-source';
+import { v1Source, type PreparedTransaction, type TransactionSource } from './sources/transaction';
+import { v2Source } from './sources/v2-source';
 import { createSignedWatcher, signOnlyIntentDetail } from './flow/watch-signed';
 import { createHaltBook } from './halts';
+import { signRefusedByCap } from '../notify/events';
+import { createOutbox } from '../notify/outbox';
+import { refusalThrottle } from '../notify/throttle';
 import { heldHaltsFile } from './held-halts-file';
 import { fixedPolicy, liveAccess, liveKeySet, policyFor } from './policy';
 import { keyView } from './key-view';
@@ -60,9 +62,10 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   const policy = deps.policy ?? fixedPolicy(policyFor(config));
   const access = liveAccess(policy);
   const keys = liveKeySet(policy);
-  const halts = createHaltBook({ ledger, log, file: heldHaltsFile(config.state_dir) });
+  const notifier = deps.notifier ?? createOutbox({ ledger, notify: config.notify, log });
+  const halts = createHaltBook({ ledger, log, file: heldHaltsFile(config.state_dir), notify: notifier });
   const preflightDeps = { cluster: config.cluster, chain, ledger, halts };
-  const approvalDeps = { ledger, timings: config.timings, log };
+  const approvalDeps = { ledger, timings: config.timings, log, notify: notifier };
   const sendDeps = { chain, timings: config.timings };
   const messages = createMessageFlow({ access, keys, halts, ledger, approval: approvalDeps, log });
   const tripwireDeps = { halts, log, observer: deps.observer };
@@ -78,6 +81,21 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   const done = (tool: 'check' | 'sign', report: Report, started: number): Report => {
     deps.onReport?.(tool, report, performance.now() - started);
     return report;
+  };
+
+  /**
+   * A sign a cap refused is news for the operators' hooks: written to the outbox without the sign waiting for it,
+   * at most one a minute per key (refusalThrottle).
+   */
+  const refusals = refusalThrottle();
+  const signed = (input: SignInput, report: Report, started: number): Report => {
+    if (report.outcome === 'refused' && report.failed_check === 'limits') {
+      const now = Date.now();
+      const { send, heldBack } = refusals.take(report.key ?? '', now);
+      const by = principalLabel(input.principal);
+      if (send) void notifier.emit(signRefusedByCap(report, by, Math.floor(now / 1000), heldBack));
+    }
+    return done('sign', report, started);
   };
 
   /** Settles the key for a parsed transaction payload; a key the principal may not use ends here, before any I/O. */
@@ -108,22 +126,11 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     if (!checked.ok) return done('check', checked.report, started);
     if (checked.prepared.foreignFeePayer !== null) report.warnings.push(foreignFeePayerNote(checked.prepared));
     const figures = await simulate(chain, source.unsigned(checked.prepared), key, 'check');
-    const simulated = recordSimulation(report, figures);
-    if (!simulated.ok) return done('check', simulated.report, started);
-    report.checks.push('simulation');
-    report.logs = figures.sim.logs;
-    // From here check runs sign's own decisions on the same figures, so its outcome is what sign would do.
-    // The token figures go on the report whatever refuses: an agent sees what the transaction would move.
-    const tokens = judgeTokens(key, report, figures);
-    const destinations = destinationRefusal(key, figures.gains) ?? tokens;
-    if (destinations) return done('check', refuse(report, destinations), started);
-    report.checks.push('destinations');
-    report.would_need_approval = needsApproval(key, report.balance_change, figures);
-    if (checked.usageKnown) {
-      const cap = capReservation(key, report, checked.usage, figures);
-      if (!cap.ok) return done('check', cap.report, started);
-      report.checks.push('cap');
-    }
+    // The same judgement sign makes on the same figures, so check's outcome is what sign would do.
+    const judged = judgeSimulation(key, report, figures, { usage: checked.usageKnown ? checked.usage : null });
+    if (figures.sim.err === null) report.logs = figures.sim.logs;
+    if (!judged.ok) return done('check', judged.report, started);
+    if (checked.usageKnown) report.checks.push('cap');
     if (report.would_need_approval) {
       report.detail = `key "${key.name}" needs ${approvalNeeded(key)} to sign this (sa-forge-signer approvals approve ID)`;
     }
@@ -197,20 +204,10 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       built = await source.signed(again.prepared, signer);
       figures = await simulate(chain, built, key, 'sign');
     }
-    const simulated = recordSimulation(report, figures);
-    if (!simulated.ok) return notSent(simulated.report);
-    report.checks.push('simulation');
-    // The token figures go on the report whatever refuses: an agent sees what the transaction would move.
-    const tokens = judgeTokens(key, report, figures);
-    const destinations = destinationRefusal(key, figures.gains) ?? tokens;
-    if (destinations) return notSent(refuse(report, destinations));
-    report.checks.push('destinations');
-    // The cap is checked before an operator is asked (nothing to approve if it would be refused), and again at
-    // the gate, under the key's lock, on the figures and usage of the moment of sending: other signs of the key
-    // may reserve meanwhile, so this early look is a preview, never the decision.
-    report.would_need_approval = needsApproval(key, report.balance_change, figures);
-    const early = capReservation(key, report, checked.usage, figures);
-    if (!early.ok) return notSent(early.report);
+    // The cap is looked at before an operator is asked (nothing to approve if it would be refused), and decided
+    // at the gate, under the key's lock, on the figures and usage of the moment of sending.
+    const judged = judgeSimulation(key, report, figures, { usage: checked.usage });
+    if (!judged.ok) return notSent(judged.report);
 
     if (report.would_need_approval) {
       const approved = await awaitApproval(approvalDeps, {
@@ -231,11 +228,9 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       if (!again.ok) return notSent(again.report);
       built = await source.signed(again.prepared, signer);
       const after = await simulate(chain, built, key, 'sign');
-      const resimulated = recordSimulation(report, after, 'after approval');
-      if (!resimulated.ok) return notSent(resimulated.report);
-      const tokensAfter = judgeTokens(key, report, after);
-      const moved = destinationRefusal(key, after.gains) ?? tokensAfter;
-      if (moved) return notSent(refuse(report, moved));
+      // The usage read before the wait is stale now: the gate reads it afresh.
+      const rejudged = judgeSimulation(key, report, after, { usage: null, after: 'after approval' });
+      if (!rejudged.ok) return notSent(rejudged.report);
       figures = after;
     }
     report.checks.push('approval');
@@ -295,7 +290,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       // A message is signed, never sent: the mode does not apply. It counts as running for the drain.
       running++;
       try {
-        return done('sign', await messages.sign(input, parsed), started);
+        return signed(input, await messages.sign(input, parsed), started);
       } finally {
         running--;
       }
@@ -318,7 +313,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       // A sign's own final entry needs no lock: only this sign writes it, and a usage read counts either the
       // intent's reservation (before the final is appended) or the final figure (after), never both.
       if (!watched) await writeFinal({ ledger, log }, rec, report, sent);
-      return done('sign', report, started);
+      return signed(input, report, started);
     } finally {
       running--;
     }
@@ -378,6 +373,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       await resumed;
       await watcher.close();
       halts.close();
+      await notifier.flush();
       await ledger.close();
       await keys.close();
     },

@@ -10,6 +10,8 @@
  * the key, and writes it to the ledger as soon as it can.
  */
 import type { HaltRecord, Ledger } from '../ledger/types';
+import { keyHalted, keyResumed } from '../notify/events';
+import { noNotifier, type Notifier } from '../notify/outbox';
 import { SignerError, errorMessage } from '../util/errors';
 import { nowSeconds } from '../util/time';
 import type { EngineLogger } from './engine-deps';
@@ -39,8 +41,11 @@ export function createHaltBook(deps: {
   retryMs?: number;
   /** Where held halts outlive this process; none in tests that do not need it. */
   file?: HeldHaltsFile;
+  /** Told of each halt the ledger records and each resume (webhooks). */
+  notify?: Notifier;
 }): HaltBook {
   const { ledger, log, file } = deps;
+  const notify = deps.notify ?? noNotifier;
   const held = new Map<string, HaltRecord>();
   /** The held halts to the file; a file that cannot be written is logged (the halt still holds in this process). */
   const persist = (): void => {
@@ -58,11 +63,13 @@ export function createHaltBook(deps: {
     const running = writing.get(record.key);
     if (running) return running;
     const attempt = ledger.halt(record).then(
-      (stored): HaltWrite => {
+      async (stored): Promise<HaltWrite> => {
         if (held.get(record.key) === record) {
           held.delete(record.key);
           persist();
         }
+        // Only the halt this write recorded: halting a halted key keeps (and already told of) the first.
+        if (stored.ts === record.ts && stored.by === record.by) await notify.emit(keyHalted(stored));
         return { recorded: true, stored };
       },
       (e: unknown): HaltWrite => ({ recorded: false, error: errorMessage(e) }),
@@ -141,7 +148,10 @@ export function createHaltBook(deps: {
           `key "${key}" is halted by this process and the ledger still cannot record that (${pending.error}); nothing was resumed, try again once the ledger is writable`,
         );
       }
-      return ledger.resume(key, by, nowSeconds());
+      const ts = nowSeconds();
+      const lifted = await ledger.resume(key, by, ts);
+      if (lifted) await notify.emit(keyResumed(key, by, ts));
+      return lifted;
     },
 
     close: stopTimer,

@@ -1,7 +1,7 @@
 /** Opens the engine on its real parts: the chain's JSON-RPC endpoint and the configured ledger store. */
 import type { SignerConfig } from '../config/types';
-import { chainClientFor } from '../chain/for-cluster';
-import type { ChainClient } from '../chain/types';
+import { chainClientFor } from '../rpc/for-cluster';
+import type { ChainClient } from '../rpc/types';
 import { openLedger } from '../ledger/open';
 import type { Ledger } from '../ledger/types';
 import { SignerError } from '../util/errors';
@@ -14,6 +14,8 @@ export interface OpenEngineOptions {
   logger?: EngineLogger;
   onReport?: EngineDeps['onReport'];
   observer?: EngineDeps['observer'];
+  /** Where events for webhooks go (the service's outbox, which wakes its deliverer); absent: one made from config. */
+  notifier?: EngineDeps['notifier'];
   /** Parts already opened by the caller (tests, the CLI reusing a ledger). */
   chain?: ChainClient;
   ledger?: Ledger;
@@ -44,6 +46,7 @@ export async function openEngine(config: SignerConfig, opts: OpenEngineOptions =
     onReport: opts.onReport,
     policy: opts.policy,
     ...(opts.observer === undefined ? {} : { observer: opts.observer }),
+    ...(opts.notifier === undefined ? {} : { notifier: opts.notifier }),
   });
   const keyProblems = await engine.verifyKeys();
   // The same checks a reload makes (signer/policy-check.ts); here a problem is logged unless --strict.

@@ -2,14 +2,14 @@
  * key_show's view of one key: its settings, balance, usage and halt, read fresh on every call. The halt is the one
  * this process enforces (see halts.ts), so what an agent sees is what its next sign meets.
  */
-import type { ChainClient } from '../chain/types';
+import type { ChainClient } from '../rpc/types';
 import type { ClusterProfile, KeyConfig } from '../config/types';
 import type { Ledger } from '../ledger/types';
-import { remainingDaily } from './flow/limits';
+import { remainingDaily } from './rules/limits';
 import { keyUsage } from './flow/preflight';
 import type { Usage } from '../ledger/types';
-import { allowedPrograms } from './checks';
-import { dailyLeft } from './tokens/policy';
+import { allowedPrograms } from './rules/structural';
+import { dailyLeft } from './spl-tokens/policy';
 import type { HaltBook } from './halts';
 import type { KeyPolicyView, KeyView } from './types';
 

@@ -3,14 +3,14 @@
  * holds the configured pubkey, and each mint a key may spend is an account on the chain owned by the token program
  * its policy names. A mint that is not there would refuse every payment in it with a message about the chain.
  */
-import type { ChainClient } from '../chain/types';
+import type { ChainClient } from '../rpc/types';
 import { errorMessage } from '../util/errors';
 import type { KeyProblem } from '../keys/key-set';
 
 /** A reason a key of the policy cannot be used: its store's (opening the key) or the chain's (a mint). */
 export type PolicyProblem = Pick<KeyProblem, 'key' | 'message'> & Partial<Pick<KeyProblem, 'store'>>;
 import type { Policy } from './policy';
-import { programId } from './tokens/state';
+import { programId } from './spl-tokens/state';
 
 export async function mintProblems(policy: Policy, chain: ChainClient): Promise<PolicyProblem[]> {
   const wanted = policy.keys.flatMap((k) =>

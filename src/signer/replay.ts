@@ -9,7 +9,7 @@
 import type { ClusterProfile, KeyConfig } from '../config/types';
 import { SPEND_WINDOW_S, spendOf } from '../ledger/usage-book';
 import type { AuditEntry } from '../ledger/types';
-import { allowedPrograms } from './checks';
+import { allowedPrograms } from './rules/structural';
 
 /** Final outcomes of signs that were signed: the ones a stricter policy could have stopped. */
 export const SIGNED_OUTCOMES: ReadonlySet<string> = new Set([

@@ -25,7 +25,7 @@ import { rpcResult } from '../support/rpc';
 import { keyDirSecrets } from '../support/secrets';
 import { ifSetUp } from '../support/set-up';
 import { balanceOf, makeWorld, type World } from '../support/world';
-import { fundedSigner, latestLifetime, transfer, wireTransaction, type Rpc } from '../engine/kit-transactions';
+import { fundedSigner, latestLifetime, transfer, wireTransaction, type Rpc } from '../signer/kit-transactions';
 import { FaultProxy } from './support/fault-proxy';
 import { send, toolCall, toolResult } from './support/mcp-client';
 import { recordFigures, recordSecrets } from './support/record';

@@ -279,7 +279,7 @@ describe('the service under load', () => {
       expect(growth).toBeLessThanOrEqual(0.1);
       // No descriptor leak: no file stays open; every connection the service accepted is closed again; other
       // sockets are back to what they were. The RPC client's keep-alive pool may keep sockets the load opened (the
-      // chain drops idle ones after 60 s), bounded by its maxSockets (64, src/chain/json-rpc-transport.ts).
+      // chain drops idle ones after 60 s), bounded by its maxSockets (64, src/rpc/json-rpc-transport.ts).
       expect(fdAfter.files).toEqual(fdBefore.files);
       expect(socketsAfter.served).toBeLessThanOrEqual(socketsBefore.served);
       expect(socketsAfter.other).toBeLessThanOrEqual(socketsBefore.other);

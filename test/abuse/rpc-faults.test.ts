@@ -8,10 +8,10 @@
  * the same bytes (every sendTransaction the proxy saw for one sign carries identical bytes).
  */
 import crypto from 'node:crypto';
-import { RpcChainClient } from '../../src/chain/rpc-client';
+import { RpcChainClient } from '../../src/rpc/rpc-client';
 import type { Timings } from '../../src/config/types';
 import type { AuditEntry } from '../../src/ledger/types';
-import { retrySettings } from '../../src/chain/for-cluster';
+import { retrySettings } from '../../src/rpc/for-cluster';
 import { createEngine } from '../../src/signer/engine';
 import type { Report } from '../../src/signer/report';
 import { errorMessage, isSignerError } from '../../src/util/errors';
@@ -32,7 +32,7 @@ const TIMINGS: Timings = {
   rebroadcast_every: 3,
   metadata_attempts: 3,
   // Each fault is pinned at the engine's level: one failed call is one failure the engine sees. The chain client's
-  // own retries of the same faults are proven in test/chain/resilience.test.ts.
+  // own retries of the same faults are proven in test/rpc/resilience.test.ts.
   rpc_retries: 0,
 };
 const AMOUNT = 1_000_000;

@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { loadConfig } from '../../src/config/load';
-import { tokenSha256 } from '../../src/keys/tokens';
+import { tokenSha256 } from '../../src/http/bearer-tokens';
 
 const repo = path.resolve(__dirname, '../..');
 let tmp: string;

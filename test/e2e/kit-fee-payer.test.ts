@@ -28,7 +28,7 @@ import { createServiceSigner, type ServiceSigner } from '../../src/client/kit';
 import type { AuditEntry } from '../../src/ledger/types';
 import { balanceOf, makeWorld, type World } from '../support/world';
 import { makeApp, serveConfig, TOKEN } from '../http/support';
-import { fundedSigner, waitConfirmed } from '../engine/kit-transactions';
+import { fundedSigner, waitConfirmed } from '../signer/kit-transactions';
 
 const SOL = 1_000_000_000;
 

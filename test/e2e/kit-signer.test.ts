@@ -33,7 +33,7 @@ import { decodeAddress } from '../../src/util/base58';
 import { randomAddress } from '../support/payloads';
 import { balanceOf, makeWorld, type World } from '../support/world';
 import { makeApp, serveConfig, TOKEN } from '../http/support';
-import { waitConfirmed } from '../engine/kit-transactions';
+import { waitConfirmed } from '../signer/kit-transactions';
 
 let w: World;
 let server: http.Server;

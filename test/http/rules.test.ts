@@ -8,7 +8,7 @@ import {
 } from '../../src/http/host-origin';
 import { redactHeaders } from '../../src/http/redact-headers';
 import { wantsPrettyLogs } from '../../src/http/logging';
-import { TokenVerifier, tokenSha256 } from '../../src/keys/tokens';
+import { TokenVerifier, tokenSha256 } from '../../src/http/bearer-tokens';
 
 describe('Host and Origin', () => {
   const allow = compileAllowList(['127.0.0.1', 'localhost', 'signer.internal:8790', '[::1]']);

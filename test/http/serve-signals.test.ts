@@ -3,7 +3,7 @@
  * stays for the sign), a second exits at once, and what the sign had recorded stays in the ledger, which verifies.
  */
 import path from 'node:path';
-import { newToken, tokenSha256 } from '../../src/keys/tokens';
+import { newToken, tokenSha256 } from '../../src/http/bearer-tokens';
 import { assertBuilt, BIN, run, spawnBin, waitForOutput, writeYaml } from '../support/cli';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
 import { headersFor, rpc } from './support';

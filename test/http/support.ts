@@ -6,7 +6,7 @@ import { DEFAULT_SOCKET_LIMITS, DEFAULT_TIMINGS, type SignerConfig, type TokenCo
 import { createApp } from '../../src/http/app';
 import type { Metrics } from '../../src/http/metrics';
 import { createServiceState, type ServiceState } from '../../src/http/service-state';
-import { tokenSha256 } from '../../src/keys/tokens';
+import { tokenSha256 } from '../../src/http/bearer-tokens';
 import type { SignerEngine } from '../../src/signer/types';
 import { SignerError } from '../../src/util/errors';
 

@@ -10,7 +10,7 @@ import {
   serializeEntry,
   verifyEntries,
   verifyJsonlFile,
-} from '../../src/ledger/chain';
+} from '../../src/ledger/hash-chain';
 import type { AuditEntry } from '../../src/ledger/types';
 import { signInput, containing } from './helpers';
 

@@ -5,12 +5,13 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { GENESIS_PREV, MAX_STORED_SUMMARY, exportJsonl, hashEntry, verifyJsonlFile } from '../../src/ledger/chain';
+import { GENESIS_PREV, MAX_STORED_SUMMARY, exportJsonl, hashEntry, verifyJsonlFile } from '../../src/ledger/hash-chain';
 import type { EnrollmentRecord, PasskeyRecord } from '../../src/ledger/operators';
 import type { AuditEntry, Ledger } from '../../src/ledger/types';
 import { SignerError } from '../../src/util/errors';
 import { intentInput, signInput, matching } from './helpers';
 import { USAGE_HORIZON_S, usageOf } from '../../src/ledger/usage-book';
+import { outboxContract } from './outbox-contract';
 
 export interface StoreUnderTest {
   ledger: Ledger;
@@ -904,6 +905,8 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         await next.release();
       });
     });
+
+    outboxContract({ ledger: () => s.ledger, reopen });
 
     describe('lifecycle', () => {
       it('answers ping, and after close every operation fails with a ledger error', async () => {

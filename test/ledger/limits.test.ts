@@ -3,7 +3,7 @@
  * the rate counts sign-intent entries (attempts that were or may have been
  * sent), so refusals never burn a key's rate budget.
  */
-import { GENESIS_PREV, sealEntry } from '../../src/ledger/chain';
+import { GENESIS_PREV, sealEntry } from '../../src/ledger/hash-chain';
 import { spendOf, usageOf } from '../../src/ledger/usage-book';
 import type { AuditEntry, AuditEntryInput } from '../../src/ledger/types';
 import { intentInput, signInput } from './helpers';

@@ -38,7 +38,7 @@ import {
 } from '@solana-program/token';
 import { startLocalnet, type Localnet } from '../../src/localnet/server';
 import { isRecord } from '../../src/util/is-record';
-import { lookupTableInstructions } from '../engine/kit-transactions';
+import { lookupTableInstructions } from '../signer/kit-transactions';
 
 const SOL = 1_000_000_000;
 const LOOKUP_TABLE_PROGRAM = address('AddressLookupTab1e1111111111111111111111111');

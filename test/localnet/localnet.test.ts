@@ -2,7 +2,7 @@
  * The localnet as a node: real LiteSVM behind the real HTTP endpoint, driven through RpcChainClient with
  * hand-compiled legacy transactions. Blocks advance by hand (blockIntervalMs 0) so every height is exact.
  */
-import { RpcChainClient } from '../../src/chain/rpc-client';
+import { RpcChainClient } from '../../src/rpc/rpc-client';
 import { startLocalnet, type Localnet } from '../../src/localnet/server';
 import { decodeAddress } from '../../src/util/base58';
 import {

@@ -2,7 +2,7 @@
  * `sa-forge-signer localnet`: argument parsing, the announced URL, funding, and a clean stop on SIGTERM.
  * Runs in-process; the signal is delivered to the command's own listener with process.emit.
  */
-import { RpcChainClient } from '../../src/chain/rpc-client';
+import { RpcChainClient } from '../../src/rpc/rpc-client';
 import { parseLocalnetArgs, runLocalnet } from '../../src/localnet/main';
 import { DEFAULT_LOCALNET_GENESIS_HASH } from '../../src/localnet/server';
 import { SignerError } from '../../src/util/errors';

@@ -7,8 +7,8 @@
  * Without a URL the localnet runs in this process (client and chain share one core); with one, it measures
  * against a localnet in another process (`sa-forge-signer localnet`), funding its payer with requestAirdrop.
  */
-import { JsonRpcTransport } from '../../src/chain/json-rpc-transport';
-import { RpcChainClient } from '../../src/chain/rpc-client';
+import { JsonRpcTransport } from '../../src/rpc/json-rpc-transport';
+import { RpcChainClient } from '../../src/rpc/rpc-client';
 import { startLocalnet } from '../../src/localnet/server';
 import { newSigner, randomAddress, signedTransfer, unsignedTransfer } from './legacy-tx';
 

@@ -10,7 +10,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import YAML from 'yaml';
-import { newToken, tokenSha256 } from '../../src/keys/tokens';
+import { newToken, tokenSha256 } from '../../src/http/bearer-tokens';
 import { stopChild, killOnExit } from '../support/children';
 import { BIN, assertBuilt, run, spawnBin, waitForOutput } from '../support/cli';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';

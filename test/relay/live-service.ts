@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createKeyFile } from '../../src/keys/keyfile';
-import { newToken, tokenSha256 } from '../../src/keys/tokens';
+import { newToken, tokenSha256 } from '../../src/http/bearer-tokens';
 import { startLocalnet, type Localnet } from '../../src/localnet/server';
 import { assertBuilt, BIN, ROOT, run, writeYaml, type RunResult } from '../support/cli';
 import { payload, randomAddress, transferInstruction } from '../support/payloads';

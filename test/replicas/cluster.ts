@@ -18,7 +18,7 @@ import path from 'node:path';
 import { Client } from 'pg';
 import { createKeyFile } from '../../src/keys/keyfile';
 import { rpcResult } from '../support/rpc';
-import { newToken, tokenSha256 } from '../../src/keys/tokens';
+import { newToken, tokenSha256 } from '../../src/http/bearer-tokens';
 import type { AuditEntry } from '../../src/ledger/types';
 import { startLocalnet, type Localnet } from '../../src/localnet/server';
 import { assertBuilt, BIN, ROOT, run, writeYaml, type RunResult } from '../support/cli';

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { localCluster } from '../../src/config/clusters';
 import type {
+  NotifyConfig,
   KeyConfig,
   KeyStoreKind,
   KeyStoresConfig,
@@ -90,6 +91,8 @@ export interface WorldOptions {
    * in the world's folder, `pkcs11` generates them in a fresh SoftHSM2 token with its PIN in such a file.
    */
   store?: KeyStoreKind;
+  /** Webhooks: the engine writes their events to the ledger's outbox (a test starts the deliverer itself). */
+  notify?: NotifyConfig;
 }
 
 /** Settings of the world's stores: a low scrypt factor keeps encrypted worlds quick (production uses 18). */
@@ -182,6 +185,7 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
     },
     localnet: null,
     log_level: 'silent',
+    ...(opts.notify === undefined ? {} : { notify: opts.notify }),
   };
   const ledger = await openLedger(config.ledger);
   const reports: Report[] = [];

@@ -3,7 +3,7 @@
  * that proved itself goes on `res.locals.token`; later steps see its name, never the token.
  */
 import type { RequestHandler } from 'express';
-import type { TokenVerifier } from '../../keys/tokens';
+import type { TokenVerifier } from '../bearer-tokens';
 import { sendError } from '../send';
 
 export const UNAUTHORIZED = 'missing or unknown bearer token';

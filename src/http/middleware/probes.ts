@@ -6,7 +6,7 @@
  */
 import { Router } from 'express';
 import type { Logger } from 'pino';
-import type { TokenVerifier } from '../../keys/tokens';
+import type { TokenVerifier } from '../bearer-tokens';
 import type { SignerEngine } from '../../signer/types';
 import { errorMessage } from '../../util/errors';
 import { sendJson } from '../send';

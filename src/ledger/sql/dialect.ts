@@ -10,6 +10,11 @@ export interface Dialect<Bound = unknown> {
    * none: its write transactions are BEGIN IMMEDIATE, so the whole file is already held.
    */
   readonly forUpdate: string;
+  /**
+   * Row locks for a claim that other claimers pass over instead of waiting for: PostgreSQL's FOR UPDATE SKIP LOCKED.
+   * SQLite's write transaction already holds the file, so no two claims ever see the same free row.
+   */
+  readonly skipLocked: string;
   /** The values of `$1…$n` in the shape the driver binds: an array for pg, an object keyed "1"…"n" for SQLite. */
   bind: (values: readonly unknown[]) => Bound;
 }
@@ -17,11 +22,13 @@ export interface Dialect<Bound = unknown> {
 export const sqliteDialect: Dialect<Record<string, unknown>> = {
   name: 'sqlite',
   forUpdate: '',
+  skipLocked: '',
   bind: (values) => Object.fromEntries(values.map((v, i) => [String(i + 1), v])),
 };
 
 export const postgresDialect: Dialect<unknown[]> = {
   name: 'postgres',
   forUpdate: 'FOR UPDATE',
+  skipLocked: 'FOR UPDATE SKIP LOCKED',
   bind: (values) => [...values],
 };

@@ -5,7 +5,7 @@
  * so each has its own list; the statements that read and write them are shared (statements.ts).
  */
 import { SignerError } from '../../util/errors';
-import { GENESIS_PREV } from '../chain';
+import { GENESIS_PREV } from '../hash-chain';
 
 /** What a message sign's approval says the message is (format, application domain, signatories). */
 const MESSAGE_DESCRIPTION_COLUMN = 'ALTER TABLE approvals ADD COLUMN message_description TEXT';
@@ -38,6 +38,30 @@ const QUORUM_COLUMNS = [
   'ALTER TABLE approvals ADD COLUMN waiter TEXT',
   'CREATE INDEX approvals_key_payload ON approvals (key, payload_hash, status)',
 ].join(';\n');
+
+/**
+ * The webhook outbox (src/notify/): one row per notification and hook, written when its event happens and claimed by
+ * one deliverer at a time (claimed_by until claim_until, unix ms), so replicas sharing the ledger never both post it.
+ */
+function outboxTable(int: string): string {
+  return `CREATE TABLE notifications (
+     id TEXT PRIMARY KEY,
+     hook TEXT NOT NULL,
+     event TEXT NOT NULL,
+     key TEXT,
+     body TEXT NOT NULL,
+     created_at ${int} NOT NULL,
+     status TEXT NOT NULL,
+     attempts ${int} NOT NULL,
+     next_at ${int} NOT NULL,
+     claimed_by TEXT,
+     claim_until ${int},
+     last_error TEXT,
+     settled_at ${int}
+   );
+   CREATE INDEX notifications_due ON notifications (status, next_at);
+   CREATE INDEX notifications_created ON notifications (created_at)`;
+}
 
 /**
  * The operator console: passkeys, one-time enrollment links (their token's hash), single-use nonces of the WebAuthn
@@ -132,6 +156,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   TOKEN_AND_MESSAGE_COLUMNS,
   MESSAGE_DESCRIPTION_COLUMN,
   QUORUM_COLUMNS,
+  outboxTable('INTEGER'),
   operatorConsole('INTEGER'),
 ];
 
@@ -177,6 +202,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   TOKEN_AND_MESSAGE_COLUMNS,
   MESSAGE_DESCRIPTION_COLUMN,
   QUORUM_COLUMNS,
+  outboxTable('bigint'),
   operatorConsole('bigint'),
 ];
 

@@ -16,6 +16,8 @@ import { randomUUID } from 'node:crypto';
 import type { KeyConfig, Timings } from '../../config/types';
 import type { ApprovalRecord, Ledger } from '../../ledger/types';
 import { approvedBy } from '../../ledger/records';
+import { approvalDecided, approvalRequested } from '../../notify/events';
+import type { Notifier } from '../../notify/outbox';
 import { errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';
 import type { EngineLogger } from '../engine-deps';
@@ -29,6 +31,8 @@ export interface ApprovalDeps {
   ledger: Ledger;
   timings: Timings;
   log: EngineLogger;
+  /** Told when a request is made and when its final status is known (webhooks). */
+  notify?: Notifier;
 }
 
 export interface ApprovalInput {
@@ -84,7 +88,29 @@ export function approvalNote(record: ApprovalRecord): string {
   return `approval ${record.id} approved by ${who.length > 0 ? who.join(', ') : (record.decided_by ?? 'an operator')}`;
 }
 
+/** Asks for the operators' approval and waits for it; the hooks hear of the request and of its final status. */
 export async function awaitApproval(
+  deps: ApprovalDeps,
+  input: ApprovalInput,
+): Promise<StepWith<{ approval: ApprovalRecord }>> {
+  const asked: { id: string | null } = { id: null };
+  const progress = (p: SignProgress): void => {
+    if (p.stage === 'approval') asked.id = p.approval_id;
+    input.progress(p);
+  };
+  const step = await requestAndWait(deps, { ...input, progress });
+  if (asked.id !== null) await notifyDecided(deps, asked.id);
+  return step;
+}
+
+/** Tells the hooks the request's final status as the ledger holds it (a quorum's decision, expired, abandoned). */
+async function notifyDecided(deps: ApprovalDeps, id: string): Promise<void> {
+  if (!deps.notify) return;
+  const final = await deps.ledger.getApproval(id).catch(() => null);
+  if (final && final.status !== 'pending') await deps.notify.emit(approvalDecided(final));
+}
+
+async function requestAndWait(
   deps: ApprovalDeps,
   input: ApprovalInput,
 ): Promise<StepWith<{ approval: ApprovalRecord }>> {
@@ -126,6 +152,8 @@ export async function awaitApproval(
       ? 'the same payload signed again: waiting on its pending approval'
       : 'waiting for operators: sa-forge-signer approvals approve|reject ID',
   );
+  // A request joined by a later sign of the same payload was announced when it was made.
+  if (!joined) await deps.notify?.emit(approvalRequested(record));
 
   // A joined request keeps the deadline it was opened with.
   const deadline = joined ? record.expires_at * 1000 : Date.now() + timings.approval_timeout_ms;

@@ -8,8 +8,6 @@
  * fenced on the lock, so a lock lost meanwhile (its connection died, its lease was taken over) writes nothing.
  * How the reservation is counted is in docs/policy.md.
  */
-import type { KeyConfig } from '../../config/types';
-import { spendOf } from '../../ledger/usage-book';
 import type { Ledger } from '../../ledger/types';
 import { SignerError, errorMessage } from '../../util/errors';
 import type { EngineLogger } from '../engine-deps';
@@ -18,55 +16,19 @@ import type { SignProgress } from '../types';
 import type { Report } from '../report';
 import { signEntry, type SignRecord } from './audit';
 import { refusal as refusalOf } from '../refusals';
-import { haltRefusal } from './halted';
-import { limitsRefusal, remainingDaily } from './limits';
+import { haltRefusal } from '../rules/halted';
 import { stop, type StepWith } from './step';
-import type { BuiltTransaction } from './transaction';
+import type { BuiltTransaction } from '../sources/transaction';
 import { keyUsage } from './preflight';
 import type { Usage } from '../../ledger/types';
 import type { TokenFigures } from './tokens';
-import { remainingTokens, tokenCapRefusal, tokenFigures, tokensNeedApproval } from '../tokens/policy';
+import { tokenFigures } from '../spl-tokens/policy';
+import { capReservation } from './judge';
 
 export interface GateDeps {
   ledger: Ledger;
   halts: HaltBook;
   log: EngineLogger;
-}
-
-/**
- * What the cap holds for a transaction: exactly what the simulation says the key loses, in lamports and of each
- * mint. The simulated balance change already has the fee taken off, so the fee is not added again.
- */
-export function capReservation(
-  key: KeyConfig,
-  report: Report,
-  usage: Usage,
-  figures: TokenFigures,
-): StepWith<{ reservation: number }> {
-  if (report.balance_change === null) {
-    return stop(
-      report,
-      refusalOf('spend_unknown', "the simulation did not report this key's balance, so the spend cannot be bounded"),
-    );
-  }
-  const reservation = spendOf(report.balance_change);
-  report.remaining_daily_lamports = remainingDaily(key, usage, reservation);
-  if ((key.tokens ?? []).length > 0) report.remaining_daily_tokens = remainingTokens(key, figures.tokens, usage.tokens);
-  const refusal =
-    limitsRefusal(key, usage, reservation) ?? tokenCapRefusal(key, figures.tokens, figures.mints, usage.tokens);
-  if (refusal) return stop(report, refusal);
-  return { ok: true, reservation };
-}
-
-/**
- * With approval `confirm`, whether this spend needs an operator: all of them, or those above a threshold (the
- * lamport one, or a spent mint's).
- */
-export function needsApproval(key: KeyConfig, balanceChange: number | null, figures: TokenFigures): boolean {
-  if (key.approval !== 'confirm') return false;
-  const threshold = key.approve_above_lamports ?? null;
-  const lamports = threshold === null || balanceChange === null || spendOf(balanceChange) > threshold;
-  return lamports || tokensNeedApproval(key, figures.tokens);
 }
 
 /**

@@ -12,8 +12,8 @@
  * that counts as examined, and only a walk that began after a transaction's blockhash had expired can prove that
  * the transaction never landed (docs/reports.md, "Sign-only").
  */
-import { meetsCommitment } from '../../chain/commitment';
-import type { AddressSignature, ChainClient, TransactionMeta } from '../../chain/types';
+import { meetsCommitment } from '../../rpc/commitment';
+import type { AddressSignature, ChainClient, TransactionMeta } from '../../rpc/types';
 
 /** Entries listed per getSignaturesForAddress call. */
 export const HISTORY_PAGE = 100;

@@ -4,19 +4,25 @@
  * checks need (partial signers that must be new, owners of token accounts it creates). The order and the
  * meaning of each check are described in docs/policy.md.
  */
-import type { ChainClient } from '../../chain/types';
+import type { ChainClient } from '../../rpc/types';
 import type { ClusterProfile, KeyConfig } from '../../config/types';
 import type { HaltRecord, Ledger, Usage } from '../../ledger/types';
 import { SignerError, errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';
-import { ataOwnerRefusal, ataOwnersToVerify, structuralRefusal, STRUCTURAL_CHECKS, type CheckSubject } from '../checks';
+import {
+  ataOwnerRefusal,
+  ataOwnersToVerify,
+  structuralRefusal,
+  STRUCTURAL_CHECKS,
+  type CheckSubject,
+} from '../rules/structural';
 import type { HaltBook } from '../halts';
 import { refusal } from '../refusals';
 import type { Report } from '../report';
-import { haltRefusal } from './halted';
-import { feeRefusal, limitsRefusal } from './limits';
+import { haltRefusal } from '../rules/halted';
+import { feeRefusal, limitsRefusal } from '../rules/limits';
 import { stop, type Step, type StepWith } from './step';
-import type { PreparedTransaction, TransactionSource } from './transaction';
+import type { PreparedTransaction, TransactionSource } from '../sources/transaction';
 
 export interface PreflightDeps {
   cluster: ClusterProfile;

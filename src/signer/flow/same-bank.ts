@@ -11,8 +11,8 @@
  * no token account there either), and no account it has is one the simulation's bank did not have, or the other
  * way round. Where the node does not report the pre-state, the read must come from the simulation's slot.
  */
-import type { AccountData, AccountsAtSlot, SimulationResult } from '../../chain/types';
-import { readTokenAccount } from '../tokens/state';
+import type { AccountData, AccountsAtSlot, SimulationResult } from '../../rpc/types';
+import { readTokenAccount } from '../spl-tokens/state';
 
 /**
  * `accountKeys`: the transaction's full account list (static, then loaded writable, then loaded read-only), which

@@ -5,17 +5,17 @@
  * An outcome that is not proven is `unknown`, with what to check before retrying. Resolves to the landed
  * transaction's metadata when the node returned it (what the tripwire compares with the reservation).
  */
-import { meetsCommitment } from '../../chain/commitment';
-import { failureStreak } from '../../chain/failure-streak';
-import type { ChainClient, TransactionMeta } from '../../chain/types';
+import { meetsCommitment } from '../../rpc/commitment';
+import { failureStreak } from '../../rpc/failure-streak';
+import type { ChainClient, TransactionMeta } from '../../rpc/types';
 import type { Timings } from '../../config/types';
 import { errorMessage } from '../../util/errors';
 import { sleep } from '../../util/time';
-import { programError } from '../checks';
+import { programError } from '../rules/structural';
 import type { Report } from '../report';
 import type { SignProgress } from '../types';
 import { seconds } from './step';
-import type { SignedTransaction } from './transaction';
+import type { SignedTransaction } from '../sources/transaction';
 
 export interface SendDeps {
   chain: ChainClient;

@@ -9,18 +9,18 @@
  * a few times at most, then the sign is refused (docs/policy.md, "Spend and slots"). Token balances come from the
  * same two states: every writable token account's amount before and after.
  */
-import type { AccountsAtSlot, ChainClient, SimulationResult } from '../../chain/types';
+import type { AccountsAtSlot, ChainClient, SimulationResult } from '../../rpc/types';
 import type { KeyConfig } from '../../config/types';
-import { programError } from '../checks';
+import { programError } from '../rules/structural';
 import { refusal } from '../refusals';
 import type { Report } from '../report';
-import { tokenMovements, type TokenMovements } from '../tokens/movements';
-import { readMint, type MintState } from '../tokens/state';
+import { tokenMovements, type TokenMovements } from '../spl-tokens/movements';
+import { readMint, type MintState } from '../spl-tokens/state';
 import { writableAccounts } from '../writable-accounts';
-import { feeBound } from './fee-bound';
+import { feeBound } from '../rules/fee-bound';
 import { simulationBankBefore } from './same-bank';
 import { stop, type Step } from './step';
-import type { BuiltTransaction } from './transaction';
+import type { BuiltTransaction } from '../sources/transaction';
 
 /** A writable account other than the key that ends the simulation with more lamports than it had. */
 export interface LamportGain {

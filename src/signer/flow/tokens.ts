@@ -6,8 +6,8 @@ import type { KeyConfig } from '../../config/types';
 import type { Refusal } from '../refusals';
 import type { Report } from '../report';
 import { uiAmount } from '../../util/token-amounts';
-import { uiScaling } from '../tokens/extensions';
-import { tokenFigures, tokenPolicyRefusal } from '../tokens/policy';
+import { uiScaling } from '../spl-tokens/extensions';
+import { tokenFigures, tokenPolicyRefusal } from '../spl-tokens/policy';
 import type { Figures } from './simulate';
 
 export type TokenFigures = Pick<Figures, 'tokens' | 'mints'>;

@@ -6,7 +6,7 @@
  * is raised: the caps then hold from the next sign on, and an operator looks before anything else is signed with
  * that key (docs/policy.md, "The tripwire").
  */
-import type { TokenBalance, TransactionMeta } from '../../chain/types';
+import type { TokenBalance, TransactionMeta } from '../../rpc/types';
 import type { TokenFigure } from '../../ledger/types';
 import type { EngineLogger, EngineObserver } from '../engine-deps';
 import { nowSeconds } from '../../util/time';

@@ -12,8 +12,8 @@
  * signature, as the intent does (the caps pair an intent with its final by that column), and names the landed
  * transaction's id and fee payer in its detail.
  */
-import { meetsCommitment } from '../../chain/commitment';
-import type { ChainClient, SignatureStatus, TransactionMeta } from '../../chain/types';
+import { meetsCommitment } from '../../rpc/commitment';
+import type { ChainClient, SignatureStatus, TransactionMeta } from '../../rpc/types';
 import type { KeyConfig, Timings } from '../../config/types';
 import { SPEND_WINDOW_S, spendOf } from '../../ledger/usage-book';
 import type { AuditEntry, Ledger, TokenFigure } from '../../ledger/types';

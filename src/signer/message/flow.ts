@@ -19,7 +19,7 @@ import { SignerError, errorMessage } from '../../util/errors';
 import { refusal, type Refusal } from '../refusals';
 import type { EngineLogger } from '../engine-deps';
 import { approvalNeeded, awaitApproval, type ApprovalDeps } from '../flow/approval';
-import { haltRefusal } from '../flow/halted';
+import { haltRefusal } from '../rules/halted';
 import { keyUsage } from '../flow/preflight';
 import { refuse, stop, type Step } from '../flow/step';
 import type { HaltBook } from '../halts';

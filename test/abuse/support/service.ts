@@ -19,7 +19,7 @@ import { createLogger } from '../../../src/http/logging';
 import { Metrics } from '../../../src/http/metrics';
 import { listen } from '../../../src/http/server';
 import { createServiceState, type ServiceState } from '../../../src/http/service-state';
-import { newToken, tokenSha256 } from '../../../src/keys/tokens';
+import { newToken, tokenSha256 } from '../../../src/http/bearer-tokens';
 import type { SignerEngine } from '../../../src/signer/types';
 import { BIN, assertBuilt, spawnBin, waitForOutput } from '../../support/cli';
 import { tallyClass } from './class-tally';
