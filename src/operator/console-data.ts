@@ -1,12 +1,15 @@
 /**
  * What the console page shows, read fresh for each page: the pending approvals, each key's caps and what is spent
- * and left (the engine's own key view), the halts, the audit tail and `audit verify`'s verdict.
+ * and left (the engine's own key view), the halts, the audit tail and `audit verify`'s verdict, and the webhooks'
+ * delivery state (the same view as `sa-forge-signer notify list`).
  */
 import type { AuditEntry, ApprovalRecord, HaltRecord, Ledger, VerifyResult } from '../ledger/types';
+import { deliveryState } from '../notify/view';
 import type { KeyView } from '../signer/types';
 import { errorMessage } from '../util/errors';
 
 export const AUDIT_TAIL = 20;
+export const NOTIFICATIONS_SHOWN = 10;
 
 export interface ConsoleData {
   /** Unix seconds. */
@@ -18,6 +21,7 @@ export interface ConsoleData {
   halts: HaltRecord[];
   audit: AuditEntry[];
   verdict: VerifyResult;
+  deliveries: Awaited<ReturnType<typeof deliveryState>>;
 }
 
 export async function readConsoleData(
@@ -25,7 +29,7 @@ export async function readConsoleData(
   keys: () => Promise<KeyView[]>,
   now: number,
 ): Promise<ConsoleData> {
-  const [approvals, halts, audit, verdict, keyViews] = await Promise.all([
+  const [approvals, halts, audit, verdict, keyViews, deliveries] = await Promise.all([
     ledger.listApprovals({ status: 'pending' }),
     ledger.listHalts(),
     ledger.tail(AUDIT_TAIL),
@@ -34,6 +38,7 @@ export async function readConsoleData(
       (views) => ({ views, error: null }),
       (e: unknown) => ({ views: null, error: errorMessage(e) }),
     ),
+    deliveryState(ledger, { limit: NOTIFICATIONS_SHOWN }),
   ]);
   return {
     now,
@@ -43,5 +48,6 @@ export async function readConsoleData(
     halts,
     audit: audit.reverse(),
     verdict,
+    deliveries,
   };
 }

@@ -254,6 +254,43 @@ function auditRow(e: AuditEntry): Html {
   </tr>`;
 }
 
+function deliveriesSection(d: ConsoleData['deliveries']): Html {
+  const c = d.counts;
+  return html`<p>
+      ${c.pending} pending, ${c.delivered} delivered, ${c.failed} failed
+      <span class="muted">(sa-forge-signer notify list shows more)</span>
+    </p>
+    ${
+      d.notifications.length === 0
+        ? html`<p class="muted">No notifications yet (webhooks are configured under notify).</p>`
+        : html`<table>
+            <tr>
+              <th>created</th>
+              <th>event</th>
+              <th>key</th>
+              <th>hook</th>
+              <th>status</th>
+              <th>attempts</th>
+              <th>next attempt or settled</th>
+              <th>last error</th>
+            </tr>
+            ${d.notifications.map(
+              (n) =>
+                html`<tr>
+                  <td>${n.created_at}</td>
+                  <td>${n.event}</td>
+                  <td>${n.key === null ? '' : untrusted(n.key, 64)}</td>
+                  <td><code>${n.hook}</code></td>
+                  <td>${n.status}</td>
+                  <td>${n.attempts}</td>
+                  <td>${n.next_attempt_at ?? n.settled_at ?? ''}</td>
+                  <td>${n.last_error === null ? '' : untrusted(n.last_error, 200)}</td>
+                </tr>`,
+            )}
+          </table>`
+    }`;
+}
+
 export function consolePage(csrf: string, who: SignedInOperator, data: ConsoleData): string {
   const admin = who.role === 'admin';
   const verdict = data.verdict.ok
@@ -293,6 +330,8 @@ export function consolePage(csrf: string, who: SignedInOperator, data: ConsoleDa
       ${data.approvals.length === 0 ? html`<p class="muted">No sign is waiting for an operator.</p>` : data.approvals.map((a) => approvalCard(a, data.now, who.name))}
       <h2>Keys</h2>
       <section class="card">${keys}</section>
+      <h2>Notifications</h2>
+      <section class="card" id="notifications">${deliveriesSection(data.deliveries)}</section>
       <h2>Audit log</h2>
       <section class="card">
         ${verdict}

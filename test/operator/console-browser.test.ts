@@ -152,6 +152,25 @@ run('operator console in chromium', () => {
       ['resume', 'by operator:alice'],
     ]);
     expect(await alice.page.locator('.verdict-ok').innerText()).toMatch(/audit verify: ok/);
+    // No webhooks in this world: the delivery state says so; a notification waiting in the outbox is listed.
+    expect(await alice.page.locator('#notifications').innerText()).toMatch(/0 pending, 0 delivered, 0 failed/);
+    const now = Date.now();
+    await cw.world.ledger.enqueueNotifications([
+      {
+        id: 'msg_console',
+        hook: 'hooks.example-1a2b',
+        event: 'key.halted',
+        key: 'vault',
+        body: '{}',
+        created_at: now,
+        next_at: now,
+      },
+    ]);
+    await open(alice.page, null);
+    const deliveries = await alice.page.locator('#notifications').innerText();
+    expect(deliveries).toMatch(/1 pending, 0 delivered, 0 failed/);
+    expect(deliveries).toMatch(/key\.halted\s+vault\s+hooks\.example-1a2b\s+pending/);
+    await screenshot(alice.page, 'admin-console');
 
     // The approver may not halt: the console offers no such button.
     await open(bob.page, null);
