@@ -181,6 +181,11 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         logger,
         ledger: () => ledgerOpening,
         keys: async () => (await opening).keyShow({ principal: { kind: 'operator' } }),
+        halts: {
+          halt: async (key, reason, name) =>
+            (await opening).halt({ key, reason, principal: { kind: 'operator', name } }),
+          resume: async (key, name) => (await opening).resume(key, `operator:${name}`),
+        },
       });
       operatorServer = opened.server;
       err(

@@ -30,7 +30,7 @@ import { consoleErrorHandler } from './middleware/error-handler';
 import { refuseBearer } from './middleware/refuse-bearer';
 import { sameOrigin } from './middleware/same-origin';
 import type { ConsoleOrigin } from './origin';
-import { apiRoutes, pageRoutes, type RouteDeps } from './routes';
+import { apiRoutes, pageRoutes, type ConsoleHalts, type RouteDeps } from './routes';
 import { consoleSession } from './session';
 import { loadSessionSecret } from './session-secret';
 
@@ -45,6 +45,8 @@ export interface OperatorAppDeps {
   ledger: () => Promise<Ledger>;
   /** Every key as the engine shows it (caps, spent, remaining, halt). */
   keys: () => Promise<KeyView[]>;
+  /** Halts and resumes through the engine. */
+  halts: ConsoleHalts;
   /** Unix ms; tests move it. */
   nowMs?: () => number;
 }
@@ -88,6 +90,7 @@ export function createOperatorApp(deps: OperatorAppDeps): Express {
     ledger: deps.ledger,
     operators: deps.operators,
     keys: deps.keys,
+    halts: deps.halts,
     csrf,
     nowMs,
     logger: deps.logger,

@@ -12,6 +12,7 @@ import type { KeyView } from '../signer/types';
 import { SignerError } from '../util/errors';
 import { createOperatorApp } from './app';
 import { consoleOrigin, type ConsoleOrigin } from './origin';
+import type { ConsoleHalts } from './routes';
 
 export interface OperatorListener {
   server: http.Server;
@@ -24,6 +25,7 @@ export async function startOperatorListener(deps: {
   logger: Logger;
   ledger: () => Promise<Ledger>;
   keys: () => Promise<KeyView[]>;
+  halts: ConsoleHalts;
 }): Promise<OperatorListener> {
   const op = deps.config.serve.operator;
   if (!op) throw new SignerError('internal', 'the operator console is off (serve.operator.listen is null)');
@@ -48,6 +50,7 @@ export async function startOperatorListener(deps: {
     logger: deps.logger,
     ledger: deps.ledger,
     keys: deps.keys,
+    halts: deps.halts,
   });
   return { server, origin, address };
 }

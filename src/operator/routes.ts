@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { OperatorConfig } from '../config/types';
 import type { Ledger } from '../ledger/types';
 import { sendJson, sendError } from '../http/send';
-import type { KeyView } from '../signer/types';
+import type { HaltResult, KeyView } from '../signer/types';
 import { isRecord } from '../util/is-record';
 import type { Decision } from './challenge';
 import { readConsoleData } from './console-data';
@@ -30,10 +30,20 @@ import {
 } from './passkeys';
 import type { Outcome } from './outcome';
 
+/**
+ * Halts as the engine makes them (its HaltBook: a halt the ledger cannot take yet still holds in this process, and
+ * both are announced to the webhooks), in the operator's name.
+ */
+export interface ConsoleHalts {
+  halt(key: string, reason: string, operator: string): Promise<HaltResult>;
+  resume(key: string, operator: string): Promise<boolean>;
+}
+
 export interface RouteDeps {
   ledger: () => Promise<Ledger>;
   operators: () => readonly OperatorConfig[];
   keys: () => Promise<KeyView[]>;
+  halts: ConsoleHalts;
   ceremonies: () => Promise<CeremonyDeps>;
   csrf: DoubleCsrfUtilities;
   nowMs: () => number;
@@ -181,15 +191,13 @@ export function apiRoutes(deps: RouteDeps, guard: RequireOperatorDeps): Router {
       sendError(res, 404, `no key ${key} in the config`);
       return;
     }
-    const rec = await (
-      await deps.ledger()
-    ).halt({
-      key,
-      reason,
-      by: `operator:${who(res).name}`,
-      ts: Math.floor(deps.nowMs() / 1000),
-    });
-    json(res, 200, rec);
+    const result = await deps.halts.halt(key, reason, who(res).name);
+    if (result.not_recorded.length > 0) {
+      // The engine holds the halt in this process and keeps writing it; the ledger has not taken it yet.
+      sendError(res, 503, `the halt holds here but is not recorded yet: ${result.not_recorded[0]?.error ?? ''}`);
+      return;
+    }
+    json(res, 200, result);
   });
   router.post('/keys/:key/resume', signedIn, requireAdmin(), async (req, res) => {
     const key = String(req.params.key);
@@ -197,9 +205,7 @@ export function apiRoutes(deps: RouteDeps, guard: RequireOperatorDeps): Router {
       sendError(res, 404, `no key ${key} in the config`);
       return;
     }
-    const lifted = await (
-      await deps.ledger()
-    ).resume(key, `operator:${who(res).name}`, Math.floor(deps.nowMs() / 1000));
+    const lifted = await deps.halts.resume(key, who(res).name);
     json(res, 200, { key, resumed: lifted });
   });
   return router;

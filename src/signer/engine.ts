@@ -350,7 +350,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       return result;
     },
 
-    resume: (keyName) => halts.resume(access.byName(keyName).name, 'operator'),
+    resume: (keyName, by = 'operator') => halts.resume(access.byName(keyName).name, by),
 
     verifyKeys: () => keys.verify(),
 

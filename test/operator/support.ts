@@ -63,6 +63,10 @@ export async function makeConsoleWorld(): Promise<ConsoleWorld> {
     logger: pino({ level: 'silent' }),
     ledger: () => Promise.resolve(world.ledger),
     keys: () => world.engine.keyShow({ principal: world.operator }),
+    halts: {
+      halt: (key, reason, name) => world.engine.halt({ key, reason, principal: { kind: 'operator', name } }),
+      resume: (key, name) => world.engine.resume(key, `operator:${name}`),
+    },
   });
   return {
     world,
