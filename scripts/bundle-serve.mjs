@@ -30,7 +30,8 @@ await build({
   // an encrypted key (src/keys/age-file.ts); litesvm: a development dependency (--local only); pino-pretty and pg-native:
   // optional, loaded only when present and asked for; @solana/*, @solana-program/* (kit's program clients), pg and
   // prom-client: loaded with the engine and the metrics, after the first answer (a whole package stays outside, so
-  // each still exists once).
+  // each still exists once). @simplewebauthn/browser: files the operator console serves to browsers from node_modules,
+  // never loaded by the service (only its folder is resolved).
   external: [
     'better-sqlite3',
     'pkcs11js',
@@ -42,6 +43,7 @@ await build({
     '@solana-program/*',
     'pg',
     'prom-client',
+    '@simplewebauthn/browser',
   ],
   // ASCII only, comments dropped: V8 keeps a script's source for as long as the process runs, and one non-ASCII
   // character in a comment made the whole 3.5 MB file a two-byte string (7 MB of heap that never goes away).

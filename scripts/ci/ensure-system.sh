@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Makes a fresh Debian machine able to run the suite: a C++ toolchain for better-sqlite3's and pkcs11js's native
-# builds, SoftHSM2 and age for the key stores' tests, and a PostgreSQL server on 127.0.0.1:5432 that trusts local
+# builds, SoftHSM2 and age for the key stores' tests, chromium for the operator console's, and a PostgreSQL server on 127.0.0.1:5432 that trusts local
 # connections as user postgres (the replica and ledger tests create and drop their own databases there). Idempotent: it only installs and starts what is missing.
 set -euo pipefail
 
@@ -24,6 +24,9 @@ missing=()
 [ -e /usr/lib/softhsm/libsofthsm2.so ] && command -v softhsm2-util >/dev/null || missing+=(softhsm2)
 command -v age >/dev/null || missing+=(age)
 [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
+
+# The operator console's browser tests drive Debian's chromium (playwright-core never downloads a browser here).
+command -v chromium >/dev/null || apt_install chromium
 
 pg_ready() { command -v pg_isready >/dev/null && pg_isready -q -h 127.0.0.1 -p 5432; }
 

@@ -56,6 +56,9 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'approvals list', values: [], flags: ['json'], usage: 'approvals list [--json]' },
   { name: 'approvals approve', values: ['as'], flags: [], usage: 'approvals approve ID [--as NAME]' },
   { name: 'approvals reject', values: ['as'], flags: [], usage: 'approvals reject ID [--as NAME]' },
+  { name: 'operator enroll', values: [], flags: [], usage: 'operator enroll NAME' },
+  { name: 'operator list', values: [], flags: ['json'], usage: 'operator list [--json]' },
+  { name: 'operator revoke', values: [], flags: [], usage: 'operator revoke NAME' },
   {
     name: 'notify list',
     values: ['n', 'status'],

@@ -7,6 +7,7 @@
 export const LISTENERS = {
   mcp: { what: 'the MCP endpoint', setting: 'serve.listen', env: 'SIGNER_LISTEN' },
   metrics: { what: 'the metrics endpoint', setting: 'serve.metrics', env: 'SIGNER_METRICS_LISTEN' },
+  operator: { what: 'the operator console', setting: 'serve.operator.listen', env: 'SIGNER_OPERATOR_LISTEN' },
   chain: { what: 'the embedded chain', setting: 'rpc_url', env: 'SIGNER_RPC_URL' },
 } as const;
 

@@ -197,6 +197,11 @@ export function localBanner(local: LocalFiles, address: string): string[] {
     `  ${cli} audit tail                     what was signed and reloaded`,
     `  ${cli} halt ${DEMO_KEY} --reason TEXT       stop signing now (${cli} resume ${DEMO_KEY} releases)`,
   );
+  const admin = (cfg.operators ?? [])[0];
+  if (cfg.serve.operator && admin)
+    lines.push(
+      `  ${cli} operator enroll ${admin.name}          a one-time link to register a passkey for the operator console`,
+    );
   return lines;
 }
 

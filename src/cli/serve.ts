@@ -9,6 +9,7 @@ import path from 'node:path';
 import type http from 'node:http';
 import { loadConfig } from '../config/load';
 import type { SignerConfig } from '../config/types';
+import type { Ledger } from '../ledger/types';
 import type { SignerEngine } from '../signer/types';
 import { VERSION } from '../util/version';
 import { errorMessage } from '../util/errors';
@@ -26,7 +27,6 @@ import { takeRequest, writeAnswer } from './reload-files';
 import { acquireServiceLock } from './service-lock';
 import { readHookSecrets } from '../notify/secrets';
 import type { Deliverer } from '../notify/deliverer';
-import type { Ledger } from '../ledger/types';
 
 /** How long the fresh listener serves alone before the remaining modules load (see main). */
 const START_GRACE_MS = 25;
@@ -48,7 +48,8 @@ Environment:
   SIGNER_VAR_DIR       folder of the embedded default (default ./var/local)
   SIGNER_…             every scalar config key (see config/example.yaml)
 
-Endpoints: POST /mcp (bearer token), GET /health, GET /ready; Prometheus /metrics on serve.metrics.
+Endpoints: POST /mcp (bearer token), GET /health, GET /ready; Prometheus /metrics on serve.metrics; the operator
+console (passkeys, approvals, halts) on serve.operator.listen.
 SIGHUP (or \`sa-forge-signer reload\`) reads the config again and applies its keys in place, or changes nothing and
 says why. One service per state directory: a second one on the same state_dir refuses to start, naming the first.
 SIGTERM/SIGINT drain running signs for up to serve.drain_ms (220 s) before exiting; a second signal exits at
@@ -103,6 +104,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   let localChain: { close(): Promise<void> } | null = null;
   let server: http.Server;
   let metricsServer: http.Server | null = null;
+  let operatorServer: http.Server | null = null;
+  // The operator console reads the ledger the engine opens (one handle per process).
+  let ledgerOpened!: (ledger: Ledger) => void;
+  const ledgerOpening = new Promise<Ledger>((resolve) => (ledgerOpened = resolve));
   const logger = createLogger(config.log_level);
   let engine: SignerEngine | null = null;
   let openedLedger: Ledger | null = null;
@@ -166,6 +171,36 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     metrics = loaded;
     err(`metrics: http://${boundAddress(metricsServer)}/metrics`);
   }
+  if (config.serve.operator) {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
+    const { startOperatorListener } = require('../operator/listener') as typeof import('../operator/listener');
+    const at = config.serve.operator.listen;
+    try {
+      const opened = await startOperatorListener({
+        config,
+        logger,
+        ledger: () => ledgerOpening,
+        keys: async () => (await opening).keyShow({ principal: { kind: 'operator' } }),
+        halts: {
+          halt: async (key, reason, name) =>
+            (await opening).halt({ key, reason, principal: { kind: 'operator', name } }),
+          resume: async (key, name) => (await opening).resume(key, `operator:${name}`),
+        },
+      });
+      operatorServer = opened.server;
+      err(
+        `operator console: ${opened.origin.origin}/ (listening on ${opened.address}; passkeys: sa-forge-signer operator enroll NAME)`,
+      );
+    } catch (e) {
+      server.close();
+      metricsServer?.close();
+      await localChain?.close();
+      lock.release();
+      throw new Error(listenErrorMessage(e, 'operator', `${at.host}:${String(at.port)}`) ?? errorMessage(e), {
+        cause: e,
+      });
+    }
+  }
   // Every listener is open and the state directory is ours: only now may the embedded default start a fresh ledger.
   if (localMod) localMod.freshLedger(config, err);
   // The engine opens in the background, after the listener: tool calls wait for it, /ready says "starting".
@@ -191,6 +226,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
       const { startDeliverer } = require('../notify/deliverer') as typeof import('../notify/deliverer');
       const ledger = await openLedger(config.ledger);
+      ledgerOpened(ledger);
       // Events go to the outbox in the ledger; this process's deliverer is woken at once to send them.
       const notifier = createOutbox({
         ledger,
@@ -284,6 +320,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     if (remaining > 0)
       err(`stopping with ${remaining} request(s) still running; their callers must treat a sign as unknown`);
     metricsServer?.close();
+    operatorServer?.close();
     // Attempts still running are cut off and left due in the outbox (the next start sends them) before the ledger closes.
     await deliverer?.close();
     await Promise.allSettled([engine?.close(), localChain?.close()]);

@@ -25,6 +25,7 @@ import { ALL_OPTIONS, resolveCommand } from './commands';
 import { config, err, keyOf, out, outJson, rpcFor, withEngine, withLedger } from './context';
 import { keyCommand } from './key-commands';
 import { localnetMint } from './localnet-mint';
+import { operatorCommand } from './operator-commands';
 import { runLocksCommand } from './locks';
 import { policyReplay, policyTest } from './policy-commands';
 import { reloadCommand } from './reload-command';
@@ -68,6 +69,10 @@ usage: sa-forge-signer [--config FILE] COMMAND ...
   approvals approve ID | reject ID [--as NAME]
                                         vote on one; with operators configured, --as names the operator
                                         voting (one of the key's approvers)
+  operator enroll NAME                  a one-time link (printed on stdout) where the operator registers a
+                                        passkey for the console (serve.operator); NAME must be under operators
+  operator list [--json]                operators, their roles and passkeys
+  operator revoke NAME                  remove the operator's passkeys: their console sessions stop working
   notify list [-n N] [--status S] [--json]
                                         webhook notifications, newest first: event, key, hook, delivered,
                                         pending (attempts, next try) or failed and why (docs/notifications.md)
@@ -360,6 +365,8 @@ export async function main(argv: string[]): Promise<number> {
       return resumeCommand(args);
     case 'approvals':
       return approvalsCommand(sub, args);
+    case 'operator':
+      return operatorCommand(sub, args);
     case 'notify':
       return notifyList(config(args), args);
     case 'locks': {

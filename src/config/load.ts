@@ -39,6 +39,7 @@ import type {
   OperatorConfig,
   SecretRef,
   LedgerConfig,
+  OperatorListenerConfig,
   NotifyConfig,
   NotifyDelivery,
   NotifyEvent,
@@ -172,6 +173,13 @@ type TopLevel = {
     drain_ms: number;
     param_headers: boolean;
     metrics: string | null;
+    operator: {
+      listen: string | null;
+      public_url: string | null;
+      session_secret_file: string | null;
+      session_ttl_ms: number;
+      enrollment_ttl_ms: number;
+    };
   };
   notify: unknown[];
   notify_delivery: NotifyDelivery;
@@ -312,6 +320,41 @@ function buildTokens(list: unknown[], where: string, keys: KeyConfig[]): TokenCo
     }
     return { name: t.name, sha256: t.sha256, keys: [...new Set(t.keys)] };
   });
+}
+
+/**
+ * The console's public origin: https anywhere, plain http only on localhost, where browsers treat it as a secure
+ * context (passkeys need one) and accept it as the passkeys' host; an IP address cannot be one.
+ */
+export function checkPublicUrl(text: string): string {
+  let u: URL;
+  try {
+    u = new URL(text);
+  } catch {
+    fail(`serve.operator.public_url: ${JSON.stringify(text)} is not a URL (scheme://host[:port])`);
+  }
+  if (u.protocol !== 'https:' && !(u.protocol === 'http:' && u.hostname === 'localhost'))
+    fail('serve.operator.public_url: use https://… (plain http works only for http://localhost:PORT)');
+  if (/^[\d.]+$|^\[/.test(u.hostname))
+    fail('serve.operator.public_url: name the host (passkeys are bound to a domain name, never an IP address)');
+  if ((u.pathname !== '/' && u.pathname !== '') || u.search !== '' || u.hash !== '' || u.username !== '')
+    fail('serve.operator.public_url: give only scheme://host[:port], without a path, query or credentials');
+  return u.origin;
+}
+
+function buildOperatorListener(
+  raw: TopLevel['serve']['operator'],
+  resolve: (p: string) => string,
+): OperatorListenerConfig | null {
+  if (raw.listen === null) return null;
+  const listen = parseListen(raw.listen) ?? fail('serve.operator.listen: not host:port');
+  return {
+    listen,
+    public_url: raw.public_url === null ? null : checkPublicUrl(raw.public_url),
+    session_secret_file: raw.session_secret_file === null ? null : resolve(raw.session_secret_file),
+    session_ttl_ms: raw.session_ttl_ms,
+    enrollment_ttl_ms: raw.enrollment_ttl_ms,
+  };
 }
 
 function readTokensFile(file: string): unknown[] {
@@ -624,6 +667,7 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
       drain_ms: top.serve.drain_ms,
       param_headers: top.serve.param_headers,
       metrics,
+      operator: buildOperatorListener(top.serve.operator, resolve),
     },
     localnet,
     log_level: top.log_level,

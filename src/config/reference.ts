@@ -59,6 +59,11 @@ const SECTIONS: readonly { title: string; prefix: string; schema: Record<string,
     schema: tokenSchema,
   },
   {
+    title: 'An operator (`operators[]`)',
+    prefix: 'operators[]',
+    schema: operatorSchema,
+  },
+  {
     title: 'A webhook (`notify[]`)',
     prefix: 'notify[]',
     schema: notifyHookSchema,

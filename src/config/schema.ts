@@ -143,7 +143,7 @@ export const topLevelSchema = {
     env: 'SIGNER_LOG_LEVEL',
   },
   operators: {
-    doc: "Named operators who vote on approvals, a list of {name, role} (role `approver` or `admin`); each key's `approvals` names whose votes it counts. []: the host's operator decides alone (`approvals approve ID`).",
+    doc: "Named operators who vote on approvals, a list of {name, role} (role `approver` or `admin`); each key's `approvals` names whose votes it counts. []: the host's operator decides alone (`approvals approve ID`). Each logs in to the operator console with a passkey from `sa-forge-signer operator enroll NAME` (docs/operators.md).",
     format: 'object-list',
     default: [] as unknown[],
   },
@@ -372,6 +372,41 @@ export const topLevelSchema = {
       nullable: true,
       env: 'SIGNER_METRICS_LISTEN',
     },
+    operator: {
+      listen: {
+        doc: 'The operator console (host:port), a listener of its own where operators log in with a passkey and approve signs (docs/operators.md); null turns it off. Keep it on loopback, or behind a TLS proxy and set public_url.',
+        format: 'listen-address-or-off',
+        default: null as string | null,
+        nullable: true,
+        env: 'SIGNER_OPERATOR_LISTEN',
+      },
+      public_url: {
+        doc: "The console's address as operators' browsers open it (scheme://host[:port], no path): passkeys are bound to its host, enrollment links point at it, and https makes the session cookie Secure. null: http://localhost:PORT of the listener (browsers allow passkeys over plain http only on localhost).",
+        format: 'string-or-null',
+        default: null as string | null,
+        nullable: true,
+        env: 'SIGNER_OPERATOR_PUBLIC_URL',
+      },
+      session_secret_file: {
+        doc: 'File holding the secret (32 characters or more) that seals console session cookies, the same for every replica (a mounted secret); null: one is generated once and kept in the ledger, which every replica shares.',
+        format: 'string-or-null',
+        default: null as string | null,
+        nullable: true,
+        env: 'SIGNER_OPERATOR_SESSION_SECRET_FILE',
+      },
+      session_ttl_ms: {
+        doc: 'How long a console login lasts; then the operator logs in with the passkey again.',
+        format: 'positive-int',
+        default: 900_000,
+        env: 'SIGNER_OPERATOR_SESSION_TTL_MS',
+      },
+      enrollment_ttl_ms: {
+        doc: 'How long an enrollment link from `sa-forge-signer operator enroll` stays usable (once).',
+        format: 'positive-int',
+        default: 600_000,
+        env: 'SIGNER_OPERATOR_ENROLLMENT_TTL_MS',
+      },
+    },
   },
   notify: {
     doc: "Webhooks told of approvals requested and decided, keys halted and resumed, and signs refused by a cap: a list of {url, events, secret_file, format} (docs/notifications.md). Delivered from a durable outbox in the ledger, signed the Standard Webhooks way, never on a sign's path.",
@@ -564,7 +599,7 @@ export const operatorSchema = {
     default: null as string | null,
   },
   role: {
-    doc: '`approver` (votes on approvals) or `admin` (also resumes halts from the console).',
+    doc: '`approver` (votes on approvals) or `admin` (also halts keys and resumes halts in the operator console).',
     format: [...OPERATOR_ROLES],
     default: 'approver' as OperatorRole,
   },

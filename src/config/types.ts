@@ -50,7 +50,7 @@ export interface KeyApprovals {
   approvers: string[];
 }
 
-/** `approver` votes on approvals; `admin` also may do what the console reserves for admins (resume halts). */
+/** `approver` votes on approvals; `admin` also halts keys and resumes halts in the console. */
 export const OPERATOR_ROLES = ['approver', 'admin'] as const;
 export type OperatorRole = (typeof OPERATOR_ROLES)[number];
 
@@ -164,6 +164,17 @@ export interface TokenConfig {
   keys: string[];
 }
 
+/** The operator console's listener (docs/operators.md). */
+export interface OperatorListenerConfig {
+  listen: { host: string; port: number };
+  /** The origin browsers open (scheme://host[:port]); null: http://localhost:PORT of the listener. */
+  public_url: string | null;
+  /** Where the cookie-sealing secret is read from; null: generated once and kept in the ledger. */
+  session_secret_file: string | null;
+  session_ttl_ms: number;
+  enrollment_ttl_ms: number;
+}
+
 export interface ServeConfig {
   listen: { host: string; port: number };
   allowed_hosts: string[];
@@ -179,6 +190,8 @@ export interface ServeConfig {
   /** SEP-2243 `x-mcp-header` annotation on the `key` argument; off for clients that cannot send custom headers. */
   param_headers: boolean;
   metrics: { host: string; port: number } | null;
+  /** The operator console's listener; absent or null: off. */
+  operator?: OperatorListenerConfig | null;
 }
 
 /** What a webhook can be told of (docs/notifications.md). */
@@ -233,7 +246,10 @@ export interface SignerConfig {
   key_dir: string;
   state_dir: string;
   keys: KeyConfig[]; // sorted by name
-  /** Named operators; absent or empty: the host's single operator decides (`approvals approve` without --as). */
+  /**
+   * Named operators (they vote on approvals and log in to the console); absent or empty: the host's single operator
+   * decides (`approvals approve` without --as).
+   */
   operators?: OperatorConfig[];
   /** Settings of the `encrypted` and `pkcs11` stores; absent means every key is a `file` key. */
   key_stores?: KeyStoresConfig;

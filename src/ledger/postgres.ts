@@ -46,6 +46,16 @@ import {
   rowsToCounts,
   settlementRowValues,
 } from './sql/outbox';
+import { OPERATOR_SQL as OP } from './sql/operator-statements';
+import {
+  nonceRowValues,
+  passkeyRowValues,
+  rowToEnrollment,
+  rowToNonce,
+  rowToPasskey,
+  settingValue,
+} from './sql/operator-rows';
+import type { EnrollmentRecord, NoncePurpose, NonceRecord, PasskeyRecord } from './operators';
 import type {
   ApprovalDecision,
   ApprovalRecord,
@@ -608,6 +618,72 @@ export class PostgresLedger implements Ledger {
     } catch (e) {
       throw ledgerError('cannot prune notifications', e);
     }
+  }
+
+  async createEnrollment(rec: Omit<EnrollmentRecord, 'used_at'>): Promise<void> {
+    await this.query('cannot record the enrollment link', OP.insertEnrollment, [
+      rec.token_hash,
+      rec.operator,
+      rec.created_at,
+      rec.expires_at,
+    ]);
+  }
+
+  async getEnrollment(tokenHash: string): Promise<EnrollmentRecord | null> {
+    const rows = await this.query('cannot read enrollment links', OP.getEnrollment, [tokenHash], { read: true });
+    return rows[0] ? rowToEnrollment(rows[0]) : null;
+  }
+
+  async completeEnrollment(tokenHash: string, now: number, passkey: PasskeyRecord): Promise<boolean> {
+    return this.transaction('cannot record the passkey', async (c) => {
+      const used = (await c.query<Row>(OP.useEnrollment, [tokenHash, now])).rows[0];
+      if (!used) return false;
+      await c.query(OP.insertPasskey, passkeyRowValues(passkey));
+      return true;
+    });
+  }
+
+  async listPasskeys(operator?: string): Promise<PasskeyRecord[]> {
+    const rows =
+      operator === undefined
+        ? await this.query('cannot read passkeys', OP.listPasskeys, [], { read: true })
+        : await this.query('cannot read passkeys', OP.listPasskeysOf, [operator], { read: true });
+    return rows.map(rowToPasskey);
+  }
+
+  async getPasskey(credentialId: string): Promise<PasskeyRecord | null> {
+    const rows = await this.query('cannot read passkeys', OP.getPasskey, [credentialId], { read: true });
+    return rows[0] ? rowToPasskey(rows[0]) : null;
+  }
+
+  async touchPasskey(credentialId: string, counter: number, ts: number): Promise<void> {
+    await this.query('cannot record the passkey use', OP.touchPasskey, [credentialId, counter, ts]);
+  }
+
+  async revokeOperator(operator: string): Promise<number> {
+    return this.transaction('cannot revoke the operator', async (c) => {
+      const removed = (await c.query<Row>(OP.deletePasskeysOf, [operator])).rows.length;
+      await c.query(OP.deleteOpenEnrollmentsOf, [operator]);
+      return removed;
+    });
+  }
+
+  async putNonce(rec: NonceRecord, now: number): Promise<void> {
+    await this.transaction('cannot record the nonce', async (c) => {
+      await c.query(OP.purgeNonces, [now]);
+      await c.query(OP.insertNonce, nonceRowValues(rec));
+    });
+  }
+
+  async takeNonce(nonce: string, purpose: NoncePurpose, now: number): Promise<NonceRecord | null> {
+    const rows = await this.query('cannot take the nonce', OP.takeNonce, [nonce, purpose, now]);
+    return rows[0] ? rowToNonce(rows[0]) : null;
+  }
+
+  async settingOrInit(name: string, proposed: string): Promise<string> {
+    await this.query('cannot read the console settings', OP.initSetting, [name, proposed]);
+    const rows = await this.query('cannot read the console settings', OP.getSetting, [name], { read: true });
+    return settingValue(rows[0]) ?? proposed;
   }
 
   async verify(): Promise<VerifyResult> {

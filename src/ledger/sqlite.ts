@@ -46,6 +46,16 @@ import { BUSY_SLICE_MS, retryWhileBusy } from './sqlite-busy';
 import { lockError, sqliteKeyLocks, type HeldRow, type SqliteKeyLocks } from './sqlite-locks';
 import { UsageBooks } from './usage-books';
 import { WalSync } from './sqlite-wal-sync';
+import { OPERATOR_SQL as OP } from './sql/operator-statements';
+import {
+  nonceRowValues,
+  passkeyRowValues,
+  rowToEnrollment,
+  rowToNonce,
+  rowToPasskey,
+  settingValue,
+} from './sql/operator-rows';
+import type { EnrollmentRecord, NoncePurpose, NonceRecord, PasskeyRecord } from './operators';
 import type {
   ApprovalDecision,
   ApprovalRecord,
@@ -458,6 +468,78 @@ export class SqliteLedger implements Ledger {
 
   async pruneNotifications(before: number): Promise<number> {
     return await this.write('cannot prune notifications', () => this.q.run(OUTBOX.prune, [before]));
+  }
+
+  async createEnrollment(rec: Omit<EnrollmentRecord, 'used_at'>): Promise<void> {
+    await this.run('cannot record the enrollment link', () => {
+      this.q.run(OP.insertEnrollment, [rec.token_hash, rec.operator, rec.created_at, rec.expires_at]);
+    });
+  }
+
+  async getEnrollment(tokenHash: string): Promise<EnrollmentRecord | null> {
+    return await this.run('cannot read enrollment links', () => {
+      const row = this.q.get(OP.getEnrollment, [tokenHash]);
+      return row ? rowToEnrollment(row) : null;
+    });
+  }
+
+  async completeEnrollment(tokenHash: string, now: number, passkey: PasskeyRecord): Promise<boolean> {
+    return await this.write('cannot record the passkey', (): boolean => {
+      if (!this.q.get(OP.useEnrollment, [tokenHash, now])) return false;
+      this.q.run(OP.insertPasskey, passkeyRowValues(passkey));
+      return true;
+    });
+  }
+
+  async listPasskeys(operator?: string): Promise<PasskeyRecord[]> {
+    return await this.run('cannot read passkeys', () =>
+      (operator === undefined ? this.q.all(OP.listPasskeys) : this.q.all(OP.listPasskeysOf, [operator])).map(
+        rowToPasskey,
+      ),
+    );
+  }
+
+  async getPasskey(credentialId: string): Promise<PasskeyRecord | null> {
+    return await this.run('cannot read passkeys', () => {
+      const row = this.q.get(OP.getPasskey, [credentialId]);
+      return row ? rowToPasskey(row) : null;
+    });
+  }
+
+  async touchPasskey(credentialId: string, counter: number, ts: number): Promise<void> {
+    await this.run('cannot record the passkey use', () => {
+      this.q.run(OP.touchPasskey, [credentialId, counter, ts]);
+    });
+  }
+
+  async revokeOperator(operator: string): Promise<number> {
+    return await this.write('cannot revoke the operator', (): number => {
+      const removed = this.q.all(OP.deletePasskeysOf, [operator]).length;
+      this.q.run(OP.deleteOpenEnrollmentsOf, [operator]);
+      return removed;
+    });
+  }
+
+  async putNonce(rec: NonceRecord, now: number): Promise<void> {
+    await this.write('cannot record the nonce', () => {
+      this.q.run(OP.purgeNonces, [now]);
+      this.q.run(OP.insertNonce, nonceRowValues(rec));
+    });
+  }
+
+  async takeNonce(nonce: string, purpose: NoncePurpose, now: number): Promise<NonceRecord | null> {
+    return await this.run('cannot take the nonce', () => {
+      const row = this.q.get(OP.takeNonce, [nonce, purpose, now]);
+      return row ? rowToNonce(row) : null;
+    });
+  }
+
+  async settingOrInit(name: string, proposed: string): Promise<string> {
+    return await this.write('cannot read the console settings', (): string => {
+      this.q.run(OP.initSetting, [name, proposed]);
+      const row = this.q.get(OP.getSetting, [name]);
+      return settingValue(row) ?? proposed;
+    });
   }
 
   async verify(): Promise<VerifyResult> {

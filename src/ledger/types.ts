@@ -4,6 +4,8 @@
  * test suite runs against both. Every write resolves only once it is durable.
  */
 
+import type { OperatorStore } from './operators';
+
 /**
  * Audit entry fields in their serialisation order (docs/operations.md, "Audit log"). Options are null, never omitted.
  * `sign-message`: one entry per off-chain message or sign-in text a key was asked to sign (docs/payloads.md).
@@ -104,6 +106,12 @@ export interface ApprovalRequest {
   requested_by: string;
   ts: number;
   expires_at: number; // unix seconds
+  /** Top-level programs the transaction calls (absent or null: a message sign). */
+  programs?: string[] | null;
+  /** Accounts other than the key that the simulation credits with lamports (absent or null: none or not known). */
+  destinations?: LamportCredit[] | null;
+  /** Who pays the fee: the key, or another account (absent or null: a message sign). */
+  fee_payer?: string | null;
   /** A message sign: the text that would be signed (the agent's, untrusted); null for a transaction. */
   message?: string | null;
   /**
@@ -117,6 +125,12 @@ export interface ApprovalRequest {
   approvers?: string[] | null;
   /** Which sign waits on it (an opaque id of the waiting sign); absent or null: none named. */
   waiter?: string | null;
+}
+
+/** An account the simulation credits with lamports. */
+export interface LamportCredit {
+  address: string;
+  lamports: number;
 }
 
 export interface ApprovalRecord extends ApprovalRequest {
@@ -201,7 +215,8 @@ export interface KeyLock {
   release(): Promise<void>;
 }
 
-export interface Ledger {
+/** The operator console's records (passkeys, enrollment links, nonces, settings) are in ./operators.ts. */
+export interface Ledger extends OperatorStore {
   readonly store: 'sqlite' | 'postgres';
   /** Appends one entry at the end of the single chain; durable before it resolves. */
   append(entry: AuditEntryInput): Promise<AuditEntry>;

@@ -218,6 +218,8 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         report,
         progress,
         signal: input.signal,
+        programs: rec.programs,
+        destinations: figures.gains,
       });
       if (!approved.ok) return notSent(approved.report);
       rec.approval = approvalNote(approved.approval);
@@ -348,7 +350,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       return result;
     },
 
-    resume: (keyName) => halts.resume(access.byName(keyName).name, 'operator'),
+    resume: (keyName, by = 'operator') => halts.resume(access.byName(keyName).name, by),
 
     verifyKeys: () => keys.verify(),
 

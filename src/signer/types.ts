@@ -8,10 +8,12 @@ import type { KeyProblem } from '../keys/key-set';
 import type { Report } from './report';
 
 /** Who asks: an MCP token (may touch only its keys) or the local operator (the CLI: every key). */
-export type Principal = { kind: 'token'; name: string; keys: readonly string[] } | { kind: 'operator' };
+/** Who asks: an agent's token, or an operator (the host's CLI unnamed; a named one from the console). */
+export type Principal = { kind: 'token'; name: string; keys: readonly string[] } | { kind: 'operator'; name?: string };
 
 export function principalLabel(p: Principal): string {
-  return p.kind === 'token' ? `token:${p.name}` : 'operator';
+  if (p.kind === 'token') return `token:${p.name}`;
+  return p.name === undefined ? 'operator' : `operator:${p.name}`;
 }
 
 export interface CheckInput {
@@ -105,8 +107,11 @@ export interface SignerEngine {
   keyShow(input: { key?: string | null; principal: Principal }): Promise<KeyView[]>;
   /** With no key: every key the principal may use. */
   halt(input: { key?: string | null; reason: string; principal: Principal }): Promise<HaltResult>;
-  /** Operator only (never over MCP). Lifts a halt held in this process too; false when the key was not halted. */
-  resume(key: string): Promise<boolean>;
+  /**
+   * Operator only (never over MCP). Lifts a halt held in this process too; false when the key was not halted. `by`
+   * names who lifted it in the audit log (default `operator`, the host's CLI).
+   */
+  resume(key: string, by?: string): Promise<boolean>;
   /** Every key its store cannot open (a missing or loose file, a wrong passphrase, a token without it); empty when all can sign. */
   verifyKeys(): Promise<KeyProblem[]>;
   /** Readiness: the ledger answers, the RPC is on the cluster's genesis, and every key's store can sign with it. */

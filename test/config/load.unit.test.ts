@@ -460,6 +460,43 @@ describe('key stores', () => {
   });
 });
 
+describe('the operator console and its operators', () => {
+  const load = (text: string, env: NodeJS.ProcessEnv = {}) =>
+    loadConfig({ file: write('c.yaml', text), env, forServe: true });
+
+  test('off by default; on with its address, the console origin checked, the secret file relative to the config', () => {
+    expect(load(BASE).serve.operator).toBeNull();
+    expect(load(BASE).operators).toEqual([]);
+    const cfg = load(
+      `${BASE}  operator:\n    listen: 127.0.0.1:8788\n    public_url: https://console.example.com\n    session_secret_file: secret\noperators:\n  - {name: alice, role: admin}\n  - {name: bob, role: approver}\n`,
+    );
+    expect(cfg.serve.operator).toEqual({
+      listen: { host: '127.0.0.1', port: 8788 },
+      public_url: 'https://console.example.com',
+      session_secret_file: path.join(dir, 'secret'),
+      session_ttl_ms: 900_000,
+      enrollment_ttl_ms: 600_000,
+    });
+    expect(cfg.operators).toEqual([
+      { name: 'alice', role: 'admin' },
+      { name: 'bob', role: 'approver' },
+    ]);
+    expect(load(BASE, { SIGNER_OPERATOR_LISTEN: '127.0.0.1:0' }).serve.operator?.listen).toEqual({
+      host: '127.0.0.1',
+      port: 0,
+    });
+  });
+
+  test.each([
+    ['http://console.example.com', /use https/],
+    ['https://10.0.0.1', /never an IP address/],
+    ['https://console.example.com/app', /without a path/],
+    ['not a url', /is not a URL/],
+  ])('refuses public_url %s', (url, why) => {
+    expect(() => load(`${BASE}  operator:\n    listen: 127.0.0.1:8788\n    public_url: ${url}\n`)).toThrow(why);
+  });
+});
+
 describe('operators and approvals by quorum', () => {
   const OPERATORS = `
 operators:

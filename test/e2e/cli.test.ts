@@ -107,7 +107,9 @@ describe('sa-forge-signer (operator CLI)', () => {
     const id = /^(\S+)\s+key wallet/m.exec(list.stdout)?.[1];
     expect(id).toBeDefined();
     expect(list.stdout).toContain('balance change: -1005000 lamports (-0.001005 SOL)');
-    expect(list.stdout).toContain('fee: 5000 lamports (0.000005 SOL)');
+    expect(list.stdout).toContain(`fee: 5000 lamports (0.000005 SOL), paid by ${w.keys.wallet!.pubkey}`);
+    expect(list.stdout).toContain(`SOL to ${w.keys.wallet!.destination}: +1000000 lamports (0.001 SOL)`);
+    expect(list.stdout).toContain('programs: 11111111111111111111111111111111');
     const listed = JSON.parse((await cli('approvals', 'list', '--json')).stdout) as { id: string; fee: number }[];
     expect(listed).toEqual([expect.objectContaining({ id, fee: 5000, balance_change: -1005000 })]);
     const approved = await cli('approvals', 'approve', id!);

@@ -97,6 +97,7 @@ beforeAll(async () => {
     SIGNER_VAR_DIR: varDir,
     SIGNER_LISTEN: '127.0.0.1:0',
     SIGNER_METRICS_LISTEN: '127.0.0.1:0',
+    SIGNER_OPERATOR_LISTEN: '127.0.0.1:0',
     SIGNER_RPC_URL: `http://127.0.0.1:${String(await freePort())}`,
     SIGNER_LOG_PRETTY: '0',
   };

@@ -3,7 +3,8 @@
  * `npm start` sees: no var/local yet): start the embedded default, `sa-forge-signer localnet mint --key demo`,
  * paste the policy it prints under keys.demo in var/local/config.yaml, `sa-forge-signer reload`, then pay.mjs
  * with MINT and MERCHANT. The only departures are the ports: the test sets SIGNER_LISTEN, SIGNER_METRICS_LISTEN,
- * SIGNER_RPC_URL (service and CLI) and SIGNER_URL, RPC_URL (pay.mjs) to free ones instead of the defaults.
+ * SIGNER_OPERATOR_LISTEN, SIGNER_RPC_URL (service and CLI) and SIGNER_URL, RPC_URL (pay.mjs) to free ones instead of
+ * the defaults.
  *
  * The official x402 packages run unchanged; the embedded chain is labelled with devnet's network id inside the
  * example (@x402/svm refuses any other), and every RPC URL points at the embedded chain.
@@ -125,6 +126,7 @@ beforeAll(async () => {
   env = {
     SIGNER_LISTEN: '127.0.0.1:0',
     SIGNER_METRICS_LISTEN: '127.0.0.1:0',
+    SIGNER_OPERATOR_LISTEN: '127.0.0.1:0',
     SIGNER_RPC_URL: `http://127.0.0.1:${String(await freePort())}`,
     SIGNER_LOG_PRETTY: '0',
   };

@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { GENESIS_PREV, MAX_STORED_SUMMARY, exportJsonl, hashEntry, verifyJsonlFile } from '../../src/ledger/hash-chain';
+import type { EnrollmentRecord, PasskeyRecord } from '../../src/ledger/operators';
 import type { AuditEntry, Ledger } from '../../src/ledger/types';
 import { SignerError } from '../../src/util/errors';
 import { intentInput, signInput, matching } from './helpers';
@@ -715,6 +716,123 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
             expect([a.joined, b.joined].sort()).toEqual([false, true]);
           }
           expect(await s.ledger.listApprovals()).toHaveLength(5);
+        });
+      });
+    });
+
+    describe('operator console records', () => {
+      const passkey = (over: Partial<PasskeyRecord> = {}): PasskeyRecord => ({
+        credential_id: 'cred-a',
+        operator: 'alice',
+        public_key: 'pQECAyYgASFYIA',
+        counter: 0,
+        transports: ['internal', 'hybrid'],
+        created_at: 100,
+        last_used_at: null,
+        ...over,
+      });
+      const link = (over: Partial<EnrollmentRecord> = {}) => ({
+        token_hash: 'ab'.repeat(32),
+        operator: 'alice',
+        created_at: 100,
+        expires_at: 400,
+        ...over,
+      });
+
+      it('an enrollment link registers one passkey once, and never after it expired', async () => {
+        await s.ledger.createEnrollment(link());
+        expect(await s.ledger.getEnrollment('ab'.repeat(32))).toEqual({ ...link(), used_at: null });
+        expect(await s.ledger.completeEnrollment('ab'.repeat(32), 200, passkey())).toBe(true);
+        expect(await s.ledger.getEnrollment('ab'.repeat(32))).toMatchObject({ used_at: 200 });
+        expect(await s.ledger.completeEnrollment('ab'.repeat(32), 201, passkey({ credential_id: 'cred-b' }))).toBe(
+          false,
+        );
+        await s.ledger.createEnrollment(link({ token_hash: 'cd'.repeat(32) }));
+        expect(await s.ledger.completeEnrollment('cd'.repeat(32), 401, passkey({ credential_id: 'cred-c' }))).toBe(
+          false,
+        );
+        expect(await s.ledger.completeEnrollment('ef'.repeat(32), 200, passkey({ credential_id: 'cred-d' }))).toBe(
+          false,
+        );
+        expect((await s.ledger.listPasskeys()).map((p) => p.credential_id)).toEqual(['cred-a']);
+      });
+
+      it('two handles racing for one link: exactly one passkey is stored', async () => {
+        const other = await reopen();
+        await s.ledger.createEnrollment(link());
+        const results = await Promise.all([
+          s.ledger.completeEnrollment('ab'.repeat(32), 200, passkey({ credential_id: 'one' })),
+          other.completeEnrollment('ab'.repeat(32), 200, passkey({ credential_id: 'two' })),
+        ]);
+        expect(results.filter(Boolean)).toHaveLength(1);
+        expect(await other.listPasskeys()).toHaveLength(1);
+      });
+
+      it('keeps passkeys exactly, per operator, records their use, and revoking removes them and open links', async () => {
+        for (const [i, p] of [
+          passkey(),
+          passkey({ credential_id: 'cred-b', operator: 'bob', created_at: 90 }),
+        ].entries()) {
+          const token_hash = String(i).repeat(64);
+          await s.ledger.createEnrollment(link({ token_hash, operator: p.operator }));
+          await s.ledger.completeEnrollment(token_hash, 150, p);
+        }
+        await s.ledger.createEnrollment(link({ token_hash: 'ff'.repeat(32) }));
+        expect(await s.ledger.getPasskey('cred-a')).toEqual(passkey());
+        expect((await s.ledger.listPasskeys()).map((p) => p.operator)).toEqual(['alice', 'bob']);
+        expect((await s.ledger.listPasskeys('bob')).map((p) => p.credential_id)).toEqual(['cred-b']);
+        await s.ledger.touchPasskey('cred-a', 7, 300);
+        expect(await (await reopen()).getPasskey('cred-a')).toMatchObject({ counter: 7, last_used_at: 300 });
+        expect(await s.ledger.revokeOperator('alice')).toBe(1);
+        expect(await s.ledger.getPasskey('cred-a')).toBeNull();
+        expect(await s.ledger.getEnrollment('ff'.repeat(32))).toBeNull();
+        expect(await s.ledger.revokeOperator('alice')).toBe(0);
+        expect((await s.ledger.listPasskeys()).map((p) => p.credential_id)).toEqual(['cred-b']);
+      });
+
+      it('a nonce is taken once, only for its purpose, and not after it expired', async () => {
+        const other = await reopen();
+        await s.ledger.putNonce(
+          { nonce: 'n1', purpose: 'decide', subject: 'abc:approved:alice', expires_at: 200 },
+          100,
+        );
+        await s.ledger.putNonce({ nonce: 'n2', purpose: 'login', subject: '', expires_at: 200 }, 100);
+        expect(await s.ledger.takeNonce('n1', 'login', 150)).toBeNull();
+        const taken = await Promise.all([
+          s.ledger.takeNonce('n1', 'decide', 150),
+          other.takeNonce('n1', 'decide', 150),
+        ]);
+        expect(taken.filter((t) => t !== null)).toEqual([
+          { nonce: 'n1', purpose: 'decide', subject: 'abc:approved:alice', expires_at: 200 },
+        ]);
+        expect(await s.ledger.takeNonce('n2', 'login', 201)).toBeNull();
+      });
+
+      it('a setting keeps the first value any handle stored', async () => {
+        const other = await reopen();
+        expect(await s.ledger.settingOrInit('session_secret', 'first')).toBe('first');
+        expect(await other.settingOrInit('session_secret', 'second')).toBe('first');
+      });
+
+      it('stores what an approval shows beyond amounts: programs, lamport credits and the fee payer', async () => {
+        const rec = await s.ledger.createApproval({
+          key: 'wallet',
+          summary: 's',
+          payload_hash: 'cd'.repeat(32),
+          balance_change: -5,
+          fee: 5,
+          compute_units: 1,
+          requested_by: 'token:bot',
+          ts: 1,
+          expires_at: 2,
+          programs: ['11111111111111111111111111111111'],
+          destinations: [{ address: 'Dest1111111111111111111111111111', lamports: 5 }],
+          fee_payer: 'Payer111111111111111111111111111',
+        });
+        expect(await s.ledger.getApproval(rec.id)).toMatchObject({
+          programs: ['11111111111111111111111111111111'],
+          destinations: [{ address: 'Dest1111111111111111111111111111', lamports: 5 }],
+          fee_payer: 'Payer111111111111111111111111111',
         });
       });
     });

@@ -63,6 +63,43 @@ function outboxTable(int: string): string {
    CREATE INDEX notifications_created ON notifications (created_at)`;
 }
 
+/**
+ * The operator console: passkeys, one-time enrollment links (their token's hash), single-use nonces of the WebAuthn
+ * ceremonies and settings (the session secret when no file gives one); and what an approval shows an operator beyond
+ * amounts: the programs called, the lamport credits and the fee payer (JSON text or NULL).
+ */
+function operatorConsole(integer: string): string {
+  return [
+    `CREATE TABLE operator_passkeys (
+       credential_id text PRIMARY KEY,
+       operator text NOT NULL,
+       public_key text NOT NULL,
+       counter ${integer} NOT NULL,
+       transports text NOT NULL,
+       created_at ${integer} NOT NULL,
+       last_used_at ${integer}
+     )`,
+    'CREATE INDEX operator_passkeys_operator ON operator_passkeys (operator, created_at)',
+    `CREATE TABLE operator_enrollments (
+       token_hash text PRIMARY KEY,
+       operator text NOT NULL,
+       created_at ${integer} NOT NULL,
+       expires_at ${integer} NOT NULL,
+       used_at ${integer}
+     )`,
+    `CREATE TABLE operator_nonces (
+       nonce text PRIMARY KEY,
+       purpose text NOT NULL,
+       subject text NOT NULL,
+       expires_at ${integer} NOT NULL
+     )`,
+    'CREATE TABLE operator_settings (name text PRIMARY KEY, value text NOT NULL)',
+    'ALTER TABLE approvals ADD COLUMN programs text',
+    'ALTER TABLE approvals ADD COLUMN destinations text',
+    'ALTER TABLE approvals ADD COLUMN fee_payer text',
+  ].join(';\n');
+}
+
 export const SQLITE_MIGRATIONS: readonly string[] = [
   `CREATE TABLE entries (
      seq INTEGER PRIMARY KEY,
@@ -120,6 +157,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   MESSAGE_DESCRIPTION_COLUMN,
   QUORUM_COLUMNS,
   outboxTable('INTEGER'),
+  operatorConsole('INTEGER'),
 ];
 
 export const POSTGRES_MIGRATIONS: readonly string[] = [
@@ -165,6 +203,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   MESSAGE_DESCRIPTION_COLUMN,
   QUORUM_COLUMNS,
   outboxTable('bigint'),
+  operatorConsole('bigint'),
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */

@@ -10,6 +10,7 @@ import type {
   AuditCommand,
   AuditEntry,
   HaltRecord,
+  LamportCredit,
   TokenFigure,
 } from '../types';
 
@@ -140,7 +141,21 @@ export function rowToApproval(r: Row): ApprovalRecord {
     approvers: approversOf(r.approvers),
     waiter: strOrNull(r.waiter),
     votes: votesOf(r.votes),
+    programs: jsonListOrNull(r.programs) as string[] | null,
+    destinations: jsonListOrNull(r.destinations) as LamportCredit[] | null,
+    fee_payer: strOrNull(r.fee_payer),
   };
+}
+
+/** A JSON column an approval shows (written by approvalRowValues), or null. */
+function jsonListOrNull(v: unknown): unknown[] | null {
+  if (v === null || v === undefined) return null;
+  try {
+    const parsed: unknown = JSON.parse(str(v));
+    return Array.isArray(parsed) ? parsed : null;
+  } catch {
+    return null;
+  }
 }
 
 /** A new request's values for insertApproval: id first, then the request in APPROVAL_COLUMNS order. */
@@ -162,6 +177,9 @@ export function approvalRowValues(id: string, req: ApprovalRequest): unknown[] {
     req.required ?? 1,
     req.approvers ? JSON.stringify(req.approvers) : null,
     req.waiter ?? null,
+    req.programs ? JSON.stringify(req.programs) : null,
+    req.destinations ? JSON.stringify(req.destinations) : null,
+    req.fee_payer ?? null,
   ];
 }
 

@@ -43,6 +43,9 @@ export interface ApprovalInput {
   report: Report;
   progress: (p: SignProgress) => void;
   signal: AbortSignal | undefined;
+  /** A transaction: its top-level programs and the accounts its simulation credits (the console shows them). */
+  programs?: readonly string[];
+  destinations?: readonly { address: string; lamports: number }[];
   /** A message sign: the text the operator approves (shown escaped by `approvals list`). */
   message?: string | null;
   /** A message sign: what the text is (format, application domain, signatories), shown above it. */
@@ -123,6 +126,9 @@ async function requestAndWait(
     fee: report.fee,
     compute_units: report.compute_units,
     tokens: report.token_changes?.map(({ mint, decimals, change, credits }) => ({ mint, decimals, change, credits })),
+    programs: input.programs ? [...input.programs] : null,
+    destinations: input.destinations?.map(({ address, lamports }) => ({ address, lamports })) ?? null,
+    fee_payer: report.fee_payer,
     requested_by: principalLabel(input.principal),
     ts: now,
     expires_at: now + Math.ceil(timings.approval_timeout_ms / 1000),

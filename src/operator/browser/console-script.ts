@@ -1,0 +1,128 @@
+/**
+ * The console's own script, served as /assets/console.js (an ES module; the CSP allows scripts from this origin
+ * only). It runs the WebAuthn ceremonies with @simplewebauthn/browser, served beside it from node_modules, and
+ * sends every state change with the page's CSRF token. Each page says which part runs in <body data-page>.
+ */
+export const CONSOLE_SCRIPT = String.raw`import { startAuthentication, startRegistration } from '/assets/webauthn/index.js';
+
+const csrf = document.querySelector('meta[name="csrf-token"]').getAttribute('content');
+
+function say(text, kind) {
+  const el = document.getElementById('status');
+  el.textContent = text;
+  el.dataset.kind = kind || '';
+}
+
+async function post(path, body) {
+  const res = await fetch(path, {
+    method: 'POST',
+    credentials: 'same-origin',
+    headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
+    body: JSON.stringify(body || {}),
+  });
+  const json = await res.json().catch(() => ({}));
+  if (!res.ok) throw new Error(json.error || 'HTTP ' + res.status);
+  return json;
+}
+
+function guarded(button, work) {
+  button.addEventListener('click', async (event) => {
+    event.preventDefault();
+    button.disabled = true;
+    try {
+      await work();
+    } catch (e) {
+      say(e instanceof Error ? e.message : String(e), 'error');
+    } finally {
+      button.disabled = false;
+    }
+  });
+}
+
+function enrollPage() {
+  // The token came in the fragment, which no server saw; it leaves the address bar (and the history) at once.
+  const token = location.hash.slice(1);
+  history.replaceState(null, '', location.pathname);
+  const button = document.getElementById('register');
+  if (!token) {
+    say('This link carries no enrollment token: open the whole link sa-forge-signer operator enroll printed.', 'error');
+    button.disabled = true;
+    return;
+  }
+  guarded(button, async () => {
+    say('Asking the signer for a registration…');
+    const options = await post('/api/enroll/options', { token });
+    say('Confirm with your authenticator…');
+    const response = await startRegistration({ optionsJSON: options });
+    const done = await post('/api/enroll/verify', { token, response });
+    say('Passkey registered for operator ' + done.operator + '. You can log in now.', 'ok');
+    button.hidden = true;
+    document.getElementById('to-login').hidden = false;
+  });
+}
+
+function loginPage() {
+  guarded(document.getElementById('login'), async () => {
+    const options = await post('/api/login/options');
+    say('Confirm with your authenticator…');
+    const response = await startAuthentication({ optionsJSON: options });
+    await post('/api/login/verify', { response });
+    location.assign('/');
+  });
+}
+
+function consolePage() {
+  for (const card of document.querySelectorAll('[data-approval]')) {
+    const id = card.dataset.approval;
+    for (const button of card.querySelectorAll('[data-decide]')) {
+      const decision = button.dataset.decide;
+      guarded(button, async () => {
+        say((decision === 'approved' ? 'Approving ' : 'Rejecting ') + id + ': confirm with your passkey…');
+        const asked = await post('/api/approvals/' + encodeURIComponent(id) + '/options', { decision });
+        const response = await startAuthentication({ optionsJSON: asked.options });
+        const done = await post('/api/approvals/' + encodeURIComponent(id) + '/decide', {
+          decision,
+          nonce: asked.nonce,
+          response,
+        });
+        say('Approval ' + done.id + ' is ' + done.status + '.', 'ok');
+        location.reload();
+      });
+    }
+  }
+  for (const form of document.querySelectorAll('[data-halt]')) {
+    guarded(form.querySelector('button'), async () => {
+      const reason = form.querySelector('input').value;
+      await post('/api/keys/' + encodeURIComponent(form.dataset.halt) + '/halt', { reason });
+      location.reload();
+    });
+  }
+  for (const button of document.querySelectorAll('[data-resume]')) {
+    guarded(button, async () => {
+      await post('/api/keys/' + encodeURIComponent(button.dataset.resume) + '/resume');
+      location.reload();
+    });
+  }
+  const logout = document.getElementById('logout');
+  if (logout)
+    guarded(logout, async () => {
+      await post('/api/logout');
+      location.assign('/login');
+    });
+  const tick = () => {
+    const now = Date.now() / 1000;
+    for (const el of document.querySelectorAll('[data-expires]')) {
+      const left = Math.max(0, Math.round(Number(el.dataset.expires) - now));
+      el.textContent = left > 0 ? left + ' s left' : 'expired';
+    }
+  };
+  tick();
+  setInterval(tick, 1000);
+}
+
+const pages = { enroll: enrollPage, login: loginPage, console: consolePage };
+const page = pages[document.body.dataset.page];
+if (page) page();
+// The buttons work from now on (a test, or a person's quick click, waits for this).
+document.body.dataset.ready = 'true';
+`;

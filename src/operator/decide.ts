@@ -1,0 +1,19 @@
+/**
+ * The one place a console decision reaches the ledger: the operator's vote, with the passkey credential that signed
+ * the decision's challenge (the ledger keeps it with the vote). The ledger counts it towards the key's quorum.
+ */
+import type { ApprovalRecord, Ledger } from '../ledger/types';
+import type { Decision } from './challenge';
+
+export interface OperatorDecision {
+  approvalId: string;
+  decision: Decision;
+  operator: string;
+  ts: number;
+  /** The passkey whose assertion carried the decision; null for a decision made without one. */
+  credentialId: string | null;
+}
+
+export async function recordDecision(ledger: Ledger, d: OperatorDecision): Promise<ApprovalRecord> {
+  return ledger.decideApproval(d.approvalId, d.decision, d.operator, d.ts, d.credentialId);
+}

@@ -1,0 +1,56 @@
+/**
+ * Starts the operator console on `serve.operator.listen`, with the socket limits of the service's own listener. The
+ * console's origin depends on the port actually bound (a configured port 0 picks one), so the app is made once the
+ * socket is open; nothing is answered before.
+ */
+import type http from 'node:http';
+import type { Logger } from 'pino';
+import type { SignerConfig } from '../config/types';
+import { boundAddress, listen } from '../http/server';
+import type { Ledger } from '../ledger/types';
+import type { KeyView } from '../signer/types';
+import { SignerError } from '../util/errors';
+import { createOperatorApp } from './app';
+import { consoleOrigin, type ConsoleOrigin } from './origin';
+import type { ConsoleHalts } from './routes';
+
+export interface OperatorListener {
+  server: http.Server;
+  origin: ConsoleOrigin;
+  address: string;
+}
+
+export async function startOperatorListener(deps: {
+  config: SignerConfig;
+  logger: Logger;
+  ledger: () => Promise<Ledger>;
+  keys: () => Promise<KeyView[]>;
+  halts: ConsoleHalts;
+}): Promise<OperatorListener> {
+  const op = deps.config.serve.operator;
+  if (!op) throw new SignerError('internal', 'the operator console is off (serve.operator.listen is null)');
+  let app: http.RequestListener | null = null;
+  const server = await listen(
+    (req, res) => {
+      if (app) app(req, res);
+      else res.writeHead(503).end();
+    },
+    deps.config,
+    op.listen.host,
+    op.listen.port,
+  );
+  const address = boundAddress(server);
+  const origin = consoleOrigin(op, Number(address.slice(address.lastIndexOf(':') + 1)));
+  const operators = deps.config.operators ?? [];
+  app = createOperatorApp({
+    listener: op,
+    allowedHosts: deps.config.serve.allowed_hosts,
+    origin,
+    operators: () => operators,
+    logger: deps.logger,
+    ledger: deps.ledger,
+    keys: deps.keys,
+    halts: deps.halts,
+  });
+  return { server, origin, address };
+}

@@ -1,0 +1,182 @@
+/**
+ * The operator console in a real browser: Debian's chromium (playwright-core) with a virtual WebAuthn authenticator
+ * per operator. Two operators enroll with one-time links and log in with their passkeys; a sign of a `confirm` key
+ * waits; the console shows what the signer computed above the agent's words; one operator approves with the passkey
+ * and the transaction confirms on the embedded chain; another sign is rejected and refused. Screenshots go to
+ * .tmp/console/ (docs/console/ keeps copies).
+ */
+import { chromium, type Browser } from 'playwright-core';
+import type { SignProgress } from '../../src/signer/types';
+import { approvalId } from '../support/async';
+import {
+  chromiumInstalled,
+  CHROMIUM,
+  enrollAndLogIn,
+  makeConsoleWorld,
+  open,
+  operatorBrowser,
+  screenshot,
+  type ConsoleWorld,
+} from './support';
+
+const run = chromiumInstalled() ? describe : describe.skip;
+if (!chromiumInstalled())
+  console.warn(`skipped: the console's browser tests need Debian's chromium at ${CHROMIUM} (apt-get install chromium)`);
+
+run('operator console in chromium', () => {
+  let browser: Browser;
+  let cw: ConsoleWorld;
+
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+  });
+  afterAll(async () => {
+    await browser.close();
+  });
+  beforeEach(async () => {
+    cw = await makeConsoleWorld();
+  });
+  afterEach(async () => {
+    await cw.close();
+  });
+
+  it('two operators enroll and log in; one approves a pending sign with the passkey and it confirms; a reject refuses; a 2-of-2 key needs both', async () => {
+    const origin = cw.console.origin.origin;
+    const alice = await operatorBrowser(browser);
+    const bob = await operatorBrowser(browser);
+    await enrollAndLogIn(alice.page, await cw.enrollmentLink('alice'), origin, '');
+    await enrollAndLogIn(bob.page, await cw.enrollmentLink('bob'), origin);
+    expect((await cw.world.ledger.listPasskeys()).map((p) => p.operator)).toEqual(['alice', 'bob']);
+    await alice.page.getByText('No sign is waiting for an operator.').waitFor();
+
+    // A sign of the confirm key waits for an operator.
+    const events: SignProgress[] = [];
+    const summary = 'Pay the shipyard <script>alert(1)</script>\u202e 0.0015 SOL';
+    const signing = cw.world.engine.sign({
+      payload: cw.world.transfer('vault', 1_500_000, summary),
+      principal: cw.world.operator,
+      onProgress: (p) => events.push(p),
+    });
+    const id = await approvalId(events);
+
+    await open(alice.page, null);
+    const card = alice.page.locator(`[data-approval="${id}"]`);
+    await card.waitFor();
+    const text = await card.innerText();
+    // The signer's figures: the key's SOL change (transfer + fee), the destination, the program, fee and fee payer.
+    expect(text).toContain('-1505000 lamports (-0.001505 SOL)');
+    expect(text).toContain(`${cw.world.keys.vault!.destination}: +1500000 lamports (0.0015 SOL)`);
+    expect(text).toContain('11111111111111111111111111111111');
+    expect(text).toContain('5000 lamports (0.000005 SOL)');
+    expect(text).toContain(cw.world.keys.vault!.pubkey);
+    expect(text).toMatch(/\d+ s left/);
+    // The agent's words come after the figures, escaped (a tag is text, the bidi override a visible escape).
+    expect(text.indexOf("The agent's own words")).toBeGreaterThan(text.indexOf('SOL change of the key'));
+    expect(text).toContain('Pay the shipyard <script>alert(1)</script>\\u202e 0.0015 SOL');
+    expect(await card.locator('script').count()).toBe(0);
+    await screenshot(alice.page, 'pending-approval');
+
+    await card.getByRole('button', { name: 'Approve with passkey' }).click();
+    const report = await signing;
+    expect(report.outcome).toBe('confirmed');
+    const decided = await cw.world.ledger.getApproval(id);
+    expect(decided).toMatchObject({ status: 'approved', decided_by: 'alice' });
+    // The vote records the passkey that signed it.
+    const [alicePasskey] = await cw.world.ledger.listPasskeys('alice');
+    expect(decided?.votes).toEqual([
+      expect.objectContaining({ operator: 'alice', decision: 'approved', credential: alicePasskey!.credential_id }),
+    ]);
+    await alice.page.getByText('No sign is waiting for an operator.').waitFor();
+    await screenshot(alice.page, 'console-after-approval');
+
+    // A second sign, rejected by the other operator: the sign is refused and nothing is sent.
+    const more: SignProgress[] = [];
+    const second = cw.world.engine.sign({
+      payload: cw.world.transfer('vault', 2_000_000, 'second payment'),
+      principal: cw.world.operator,
+      onProgress: (p) => more.push(p),
+    });
+    const secondId = await approvalId(more);
+    await open(bob.page, null);
+    await bob.page
+      .locator(`[data-approval="${secondId}"]`)
+      .getByRole('button', { name: 'Reject with passkey' })
+      .click();
+    const refused = await second;
+    expect(refused).toMatchObject({ outcome: 'refused', failed_check: 'approval', signature: null });
+    expect(refused.detail).toContain('rejected by bob');
+    await bob.page.getByText('No sign is waiting for an operator.').waitFor();
+    await screenshot(bob.page, 'approver-console');
+
+    // A 2-of-2 key: alice's approval alone does not send; bob's completes the quorum and the sign confirms.
+    const quorum: SignProgress[] = [];
+    const both = cw.world.engine.sign({
+      payload: cw.world.transfer('fleet', 3_000_000, 'refit the fleet'),
+      principal: cw.world.operator,
+      onProgress: (p) => quorum.push(p),
+    });
+    const quorumId = await approvalId(quorum);
+    await open(alice.page, null);
+    const aliceCard = alice.page.locator(`[data-approval="${quorumId}"]`);
+    expect(await aliceCard.innerText()).toContain('2 of alice, bob; votes so far: none');
+    await aliceCard.getByRole('button', { name: 'Approve with passkey' }).click();
+    await alice.page
+      .locator(`[data-approval="${quorumId}"]`)
+      .getByText('You approved; waiting for the other approvers.')
+      .waitFor();
+    expect(await cw.world.ledger.getApproval(quorumId)).toMatchObject({ status: 'pending' });
+    await open(bob.page, null);
+    const bobCard = bob.page.locator(`[data-approval="${quorumId}"]`);
+    expect(await bobCard.innerText()).toContain('votes so far: alice approved');
+    await screenshot(bob.page, 'quorum-second-approver');
+    await bobCard.getByRole('button', { name: 'Approve with passkey' }).click();
+    expect((await both).outcome).toBe('confirmed');
+    const voted = await cw.world.ledger.getApproval(quorumId);
+    expect(voted).toMatchObject({ status: 'approved', decided_by: 'alice, bob' });
+    const passkeys = await cw.world.ledger.listPasskeys();
+    expect(voted?.votes.map((v) => [v.operator, v.credential])).toEqual(
+      passkeys.map((p) => [p.operator, p.credential_id]),
+    );
+
+    // The admin halts the key from the console and resumes it; the audit log records both with her name.
+    await open(alice.page, null);
+    await alice.page.getByRole('textbox', { name: 'reason to halt vault' }).fill('suspicious spend');
+    await alice.page.getByRole('button', { name: 'Halt vault' }).click();
+    await alice.page.getByRole('button', { name: 'Resume vault' }).waitFor();
+    await screenshot(alice.page, 'admin-console-halted');
+    await alice.page.getByRole('button', { name: 'Resume vault' }).click();
+    await alice.page.getByRole('button', { name: 'Halt vault' }).waitFor();
+    const tail = await cw.world.ledger.tail(2);
+    expect(tail.map((e) => [e.command, e.detail])).toEqual([
+      ['halt', 'by operator:alice'],
+      ['resume', 'by operator:alice'],
+    ]);
+    expect(await alice.page.locator('.verdict-ok').innerText()).toMatch(/audit verify: ok/);
+    // No webhooks in this world: the delivery state says so; a notification waiting in the outbox is listed.
+    expect(await alice.page.locator('#notifications').innerText()).toMatch(/0 pending, 0 delivered, 0 failed/);
+    const now = Date.now();
+    await cw.world.ledger.enqueueNotifications([
+      {
+        id: 'msg_console',
+        hook: 'hooks.example-1a2b',
+        event: 'key.halted',
+        key: 'vault',
+        body: '{}',
+        created_at: now,
+        next_at: now,
+      },
+    ]);
+    await open(alice.page, null);
+    const deliveries = await alice.page.locator('#notifications').innerText();
+    expect(deliveries).toMatch(/1 pending, 0 delivered, 0 failed/);
+    expect(deliveries).toMatch(/key\.halted\s+vault\s+hooks\.example-1a2b\s+pending/);
+    await screenshot(alice.page, 'admin-console');
+
+    // The approver may not halt: the console offers no such button.
+    await open(bob.page, null);
+    expect(await bob.page.getByRole('button', { name: 'Halt vault' }).count()).toBe(0);
+    expect(await bob.page.getByRole('button', { name: 'Halt fleet' }).count()).toBe(0);
+    await alice.context.close();
+    await bob.context.close();
+  });
+});

@@ -1,0 +1,284 @@
+/**
+ * What the operator listener refuses, against the real listener (fetch) with real passkey assertions made in chromium
+ * by a virtual authenticator: an assertion made for another approval, a replayed one, a session cookie without one,
+ * a request without its CSRF token or from another Origin, an expired or reused enrollment link, an agent's bearer
+ * token here and an operator's cookie on /mcp. After each, nothing is approved.
+ */
+import request from 'supertest';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { ApprovalRecord } from '../../src/ledger/types';
+import { createEnrollment } from '../../src/operator/enrollment';
+import { enrollmentUrl } from '../../src/operator/origin';
+import { nowSeconds } from '../../src/util/time';
+import { TOKEN, makeApp, serveConfig } from '../http/support';
+import {
+  CHROMIUM,
+  chromiumInstalled,
+  enrollAndLogIn,
+  makeConsoleWorld,
+  open,
+  operatorBrowser,
+  type ConsoleWorld,
+} from './support';
+
+const run = chromiumInstalled() ? describe : describe.skip;
+if (!chromiumInstalled())
+  console.warn(`skipped: the console's refusal tests need Debian's chromium at ${CHROMIUM} (apt-get install chromium)`);
+
+interface Session {
+  cookie: string;
+  csrf: string;
+}
+
+/** The cookies and CSRF token of a logged-in page, as an attacker who stole them (or a script of ours) would send. */
+async function sessionOf(context: BrowserContext, page: Page): Promise<Session> {
+  const cookies = await context.cookies();
+  const csrf = await page.locator('meta[name="csrf-token"]').getAttribute('content');
+  return { cookie: cookies.map((c) => `${c.name}=${c.value}`).join('; '), csrf: csrf ?? '' };
+}
+
+/**
+ * In the operator's page: asks for a decision's options and has the virtual authenticator sign them. The code runs in
+ * the browser (a string: this project's types have no DOM).
+ */
+async function assertionFor(
+  page: Page,
+  id: string,
+  decision: 'approved' | 'rejected',
+): Promise<{ nonce: string; response: unknown }> {
+  const script = `(async () => {
+    const webauthn = await import('/assets/webauthn/index.js');
+    const csrf = document.querySelector('meta[name="csrf-token"]').getAttribute('content');
+    const res = await fetch('/api/approvals/' + ${JSON.stringify(id)} + '/options', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
+      body: JSON.stringify({ decision: ${JSON.stringify(decision)} }),
+    });
+    const asked = await res.json();
+    return { nonce: asked.nonce, response: await webauthn.startAuthentication({ optionsJSON: asked.options }) };
+  })()`;
+  return page.evaluate<{ nonce: string; response: unknown }>(script);
+}
+
+run('operator listener refusals', () => {
+  let browser: Browser;
+  let cw: ConsoleWorld;
+  let origin: string;
+  let alice: { context: BrowserContext; page: Page };
+  let session: Session;
+
+  const pending = async (): Promise<ApprovalRecord> =>
+    cw.world.ledger.createApproval({
+      key: 'vault',
+      summary: 'buy a ship',
+      payload_hash: 'cd'.repeat(32),
+      balance_change: -1_000_000,
+      fee: 5_000,
+      compute_units: 150,
+      requested_by: 'token:agent',
+      ts: nowSeconds(),
+      expires_at: nowSeconds() + 300,
+    });
+  const post = (path: string, body: unknown, s: Session | null, headers: Record<string, string> = {}) =>
+    fetch(`${origin}${path}`, {
+      method: 'POST',
+      headers: {
+        'Content-Type': 'application/json',
+        Origin: origin,
+        ...(s ? { Cookie: s.cookie, 'X-CSRF-Token': s.csrf } : {}),
+        ...headers,
+      },
+      body: JSON.stringify(body),
+    });
+  const statusOf = async (id: string) => (await cw.world.ledger.getApproval(id))?.status;
+
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+  });
+  afterAll(async () => {
+    await browser.close();
+  });
+  beforeEach(async () => {
+    cw = await makeConsoleWorld();
+    origin = cw.console.origin.origin;
+    alice = await operatorBrowser(browser);
+    await enrollAndLogIn(alice.page, await cw.enrollmentLink('alice'), origin);
+    session = await sessionOf(alice.context, alice.page);
+  });
+  afterEach(async () => {
+    await alice.context.close();
+    await cw.close();
+  });
+
+  it('an assertion made for another approval decides neither', async () => {
+    const a = await pending();
+    const b = await pending();
+    const forA = await assertionFor(alice.page, a.id, 'approved');
+    const forB = await assertionFor(alice.page, b.id, 'approved');
+    // A's assertion with B's nonce: the challenge it signed is not B's.
+    const crossed = await post(
+      `/api/approvals/${b.id}/decide`,
+      { decision: 'approved', nonce: forB.nonce, response: forA.response },
+      session,
+    );
+    expect(crossed.status).toBe(403);
+    expect(((await crossed.json()) as { error: string }).error).toMatch(/does not verify/);
+    // A's assertion with its own nonce, sent to B: the nonce was given for A.
+    const moved = await post(
+      `/api/approvals/${b.id}/decide`,
+      { decision: 'approved', nonce: forA.nonce, response: forA.response },
+      session,
+    );
+    expect(moved.status).toBe(403);
+    // The approve assertion sent as a reject: the decision is part of the challenge.
+    const flipped = await post(
+      `/api/approvals/${a.id}/decide`,
+      { decision: 'rejected', nonce: forA.nonce, response: forA.response },
+      session,
+    );
+    expect(flipped.status).toBe(403);
+    expect([await statusOf(a.id), await statusOf(b.id)]).toEqual(['pending', 'pending']);
+  });
+
+  it('a replayed assertion is refused: used once, it decides nothing more, here or on another approval', async () => {
+    const a = await pending();
+    const signed = await assertionFor(alice.page, a.id, 'rejected');
+    const first = await post(`/api/approvals/${a.id}/decide`, { decision: 'rejected', ...signed }, session);
+    expect(first.status).toBe(200);
+    expect(await statusOf(a.id)).toBe('rejected');
+    const again = await post(`/api/approvals/${a.id}/decide`, { decision: 'rejected', ...signed }, session);
+    expect(again.status).toBe(403);
+    expect(((await again.json()) as { error: string }).error).toMatch(/nonce is used already/);
+    const b = await pending();
+    const fresh = await assertionFor(alice.page, b.id, 'rejected');
+    const replayed = await post(
+      `/api/approvals/${b.id}/decide`,
+      { decision: 'rejected', nonce: fresh.nonce, response: signed.response },
+      session,
+    );
+    expect(replayed.status).toBe(403);
+    expect(await statusOf(b.id)).toBe('pending');
+  });
+
+  it("an operator who is not one of the key's approvers cannot vote, even with a good assertion", async () => {
+    const a = await cw.world.ledger.createApproval({
+      key: 'fleet',
+      summary: 'refit',
+      payload_hash: 'ef'.repeat(32),
+      balance_change: -1_000_000,
+      fee: 5_000,
+      compute_units: 150,
+      requested_by: 'token:agent',
+      ts: nowSeconds(),
+      expires_at: nowSeconds() + 300,
+      approvers: ['bob'],
+    });
+    const signed = await assertionFor(alice.page, a.id, 'approved');
+    const vote = await post(`/api/approvals/${a.id}/decide`, { decision: 'approved', ...signed }, session);
+    expect(vote.status).toBe(403);
+    expect(((await vote.json()) as { error: string }).error).toMatch(/"alice" is not an approver/);
+    expect(await cw.world.ledger.getApproval(a.id)).toMatchObject({ status: 'pending', votes: [] });
+  });
+
+  it('a session cookie alone cannot decide: without a passkey assertion nothing is approved', async () => {
+    const a = await pending();
+    const asked = await post(`/api/approvals/${a.id}/options`, { decision: 'approved' }, session);
+    expect(asked.status).toBe(200);
+    const { nonce } = (await asked.json()) as { nonce: string };
+    const none = await post(`/api/approvals/${a.id}/decide`, { decision: 'approved', nonce }, session);
+    expect(none.status).toBe(400);
+    const forged = await post(
+      `/api/approvals/${a.id}/decide`,
+      { decision: 'approved', nonce, response: { id: 'made-up', rawId: 'made-up', type: 'public-key', response: {} } },
+      session,
+    );
+    expect(forged.status).toBe(403);
+    expect(await statusOf(a.id)).toBe('pending');
+  });
+
+  it('a state change without its CSRF token, or from another Origin, is refused before it runs', async () => {
+    const a = await pending();
+    const signed = await assertionFor(alice.page, a.id, 'approved');
+    const noToken = await post(
+      `/api/approvals/${a.id}/decide`,
+      { decision: 'approved', ...signed },
+      { cookie: session.cookie, csrf: '' },
+    );
+    expect(noToken.status).toBe(403);
+    expect(((await noToken.json()) as { error: string }).error).toMatch(/CSRF token/);
+    const wrongToken = await post(
+      `/api/approvals/${a.id}/decide`,
+      { decision: 'approved', ...signed },
+      { cookie: session.cookie, csrf: 'x' },
+    );
+    expect(wrongToken.status).toBe(403);
+    const elsewhere = await post(`/api/approvals/${a.id}/decide`, { decision: 'approved', ...signed }, session, {
+      Origin: 'http://evil.example',
+    });
+    expect(elsewhere.status).toBe(403);
+    expect(((await elsewhere.json()) as { error: string }).error).toMatch(
+      /origin "http:\/\/evil.example" is not allowed/,
+    );
+    // Another port of an allowed host is another origin (SameSite cookies would still travel there).
+    const halt = await post('/api/keys/vault/halt', { reason: 'x' }, session, { Origin: 'http://localhost:1' });
+    expect(halt.status).toBe(403);
+    expect(await statusOf(a.id)).toBe('pending');
+    expect(await cw.world.ledger.getHalt('vault')).toBeNull();
+    // The same assertion, sent properly, still decides: the refusals above consumed nothing.
+    expect((await post(`/api/approvals/${a.id}/decide`, { decision: 'approved', ...signed }, session)).status).toBe(
+      200,
+    );
+  });
+
+  it("an agent's bearer token opens nothing on the operator listener", async () => {
+    const a = await pending();
+    const page = await fetch(`${origin}/`, { headers: { Authorization: `Bearer ${TOKEN}` }, redirect: 'manual' });
+    expect(page.status).toBe(401);
+    const api = await post(`/api/approvals/${a.id}/options`, { decision: 'approved' }, null, {
+      Authorization: `Bearer ${TOKEN}`,
+    });
+    expect(api.status).toBe(401);
+    const withCookie = await post(`/api/approvals/${a.id}/options`, { decision: 'approved' }, session, {
+      Authorization: `Bearer ${TOKEN}`,
+    });
+    expect(withCookie.status).toBe(401);
+    expect(await statusOf(a.id)).toBe('pending');
+  });
+
+  it("an operator's session cookie opens nothing on /mcp", async () => {
+    const mcp = makeApp({ config: serveConfig({}, cw.world.config), engine: cw.world.engine });
+    const res = await request(mcp)
+      .post('/mcp')
+      .set('Cookie', session.cookie)
+      .set('X-CSRF-Token', session.csrf)
+      .set('Content-Type', 'application/json')
+      .send({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    expect(res.status).toBe(401);
+  });
+
+  it('an enrollment link works once and never after it expired', async () => {
+    const used = await cw.enrollmentLink('bob');
+    const bob = await operatorBrowser(browser);
+    await enrollAndLogIn(bob.page, used, origin);
+    const again = await operatorBrowser(browser);
+    await open(again.page, used);
+    await again.page.getByRole('button', { name: 'Register a passkey' }).click();
+    await again.page.getByText(/unknown, used already or expired/).waitFor();
+    const { token } = await createEnrollment(cw.world.ledger, 'bob', 1_000, nowSeconds() - 60);
+    await open(again.page, enrollmentUrl(cw.console.origin, token));
+    await again.page.getByRole('button', { name: 'Register a passkey' }).click();
+    await again.page.getByText(/unknown, used already or expired/).waitFor();
+    expect((await cw.world.ledger.listPasskeys('bob')).length).toBe(1);
+    await bob.context.close();
+    await again.context.close();
+  });
+
+  it('revoking an operator ends their live session at the next request', async () => {
+    const a = await pending();
+    expect((await post(`/api/approvals/${a.id}/options`, { decision: 'approved' }, session)).status).toBe(200);
+    expect(await cw.world.ledger.revokeOperator('alice')).toBe(1);
+    expect((await post(`/api/approvals/${a.id}/options`, { decision: 'approved' }, session)).status).toBe(401);
+    await alice.page.reload();
+    await alice.page.waitForURL(`${origin}/login`);
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * The console as an operator meets it: the built service started with `serve.operator` prints the console's address;
+ * the built CLI's `operator enroll` prints a link to it; the listener serves its pages under a strict CSP with
+ * HttpOnly SameSite=Strict cookies and @simplewebauthn/browser from node_modules; in chromium the link registers a
+ * passkey and logs in; `operator list` shows it and `operator revoke` ends the session.
+ */
+import type { ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+import YAML from 'yaml';
+import { newToken, tokenSha256 } from '../../src/http/bearer-tokens';
+import { stopChild, killOnExit } from '../support/children';
+import { BIN, assertBuilt, run, spawnBin, waitForOutput } from '../support/cli';
+import { makeWorld, worldConfigDocument, type World } from '../support/world';
+import { CHROMIUM, chromiumInstalled, enrollAndLogIn, operatorBrowser } from './support';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+let world: World;
+let service: ChildProcess | undefined;
+let configFile: string;
+let origin: string;
+
+beforeAll(async () => {
+  assertBuilt(BIN.serve, BIN.signer);
+  world = await makeWorld({ keys: { vault: { approval: 'confirm' } } });
+  const port = await freePort();
+  const doc = worldConfigDocument(world, {
+    serve: {
+      listen: '127.0.0.1:0',
+      metrics: null,
+      tokens: [{ name: 'agent', sha256: tokenSha256(newToken()), keys: ['vault'] }],
+      operator: { listen: `127.0.0.1:${String(port)}` },
+    },
+    operators: [{ name: 'carol', role: 'approver' }],
+  });
+  configFile = path.join(world.dir, 'config.yaml');
+  fs.writeFileSync(configFile, YAML.stringify(doc), { mode: 0o600 });
+  service = spawnBin(BIN.serve, ['--config', configFile], { SIGNER_LOG_PRETTY: '0' });
+  killOnExit(service);
+  const banner = await waitForOutput(service, /operator console: (http:\/\/localhost:\d+)\//, 'stderr', 60_000);
+  origin = /operator console: (http:\/\/localhost:\d+)\//.exec(banner)?.[1] ?? '';
+  expect(origin).toBe(`http://localhost:${String(port)}`);
+}, 90_000);
+
+afterAll(async () => {
+  if (service) await stopChild(service, 'SIGTERM');
+  await world.close();
+});
+
+test('the listener serves its pages with a strict CSP and locked-down cookies, and the browser library', async () => {
+  const login = await fetch(`${origin}/login`);
+  expect(login.status).toBe(200);
+  expect(login.headers.get('content-security-policy')).toBe(
+    "default-src 'none';script-src 'self';style-src 'self';img-src 'self';connect-src 'self';form-action 'self';frame-ancestors 'none';base-uri 'none'",
+  );
+  const cookies = login.headers.getSetCookie();
+  expect(cookies.map((c) => c.split('=')[0]).sort()).toEqual(['console.csrf', 'console.session']);
+  for (const c of cookies) expect(c).toMatch(/; HttpOnly; SameSite=Strict/);
+  const library = await fetch(`${origin}/assets/webauthn/index.js`);
+  expect(library.status).toBe(200);
+  expect(library.headers.get('content-type')).toMatch(/javascript/);
+  expect(await library.text()).toContain("export * from './methods/startAuthentication.js'");
+  expect((await fetch(`${origin}/`, { redirect: 'manual' })).status).toBe(303);
+});
+
+test('operator enroll prints a one-time link to the console; an operator not in the config gets none', async () => {
+  const enrolled = await run(BIN.signer, ['--config', configFile, 'operator', 'enroll', 'carol']);
+  expect(enrolled.code).toBe(0);
+  expect(enrolled.stdout).toMatch(new RegExp(`^${origin}/enroll#[A-Za-z0-9_-]{43}\\n$`));
+  expect(enrolled.stderr).toMatch(/one-time enrollment link for operator carol \(approver\), usable once until /);
+  const stranger = await run(BIN.signer, ['--config', configFile, 'operator', 'enroll', 'mallory']);
+  expect(stranger.code).toBe(1);
+  expect(stranger.stderr).toMatch(/no operator "mallory" under operators in the config/);
+});
+
+(chromiumInstalled() ? test : test.skip)(
+  `the printed link registers a passkey in chromium; operator list shows it; operator revoke ends the session (needs ${CHROMIUM})`,
+  async () => {
+    const link = (await run(BIN.signer, ['--config', configFile, 'operator', 'enroll', 'carol'])).stdout.trim();
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    try {
+      const carol = await operatorBrowser(browser);
+      await enrollAndLogIn(carol.page, link, origin);
+      await carol.page.getByText('No sign is waiting for an operator.').waitFor();
+      const listed = await run(BIN.signer, ['--config', configFile, 'operator', 'list']);
+      expect(listed.stdout).toMatch(/^carol {2}approver {2}1 passkey\(s\)\n {4}\S+ {2}enrolled \S+ {2}last used \S+/);
+      const revoked = await run(BIN.signer, ['--config', configFile, 'operator', 'revoke', 'carol']);
+      expect(revoked.stderr).toMatch(/removed 1 passkey\(s\) of carol/);
+      await carol.page.goto(`${origin}/`);
+      await carol.page.waitForURL(`${origin}/login`);
+    } finally {
+      await browser.close();
+    }
+  },
+);

@@ -1,0 +1,131 @@
+/**
+ * The console's test world: a real engine, ledger and embedded chain (test/support/world.ts) with a `confirm` key,
+ * the operator listener started on them on loopback, and Debian's chromium driven by playwright-core with a virtual
+ * WebAuthn authenticator per operator (the DevTools protocol's, the stand-in for a person's phone or security key).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import pino from 'pino';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { OperatorConfig, SignerConfig } from '../../src/config/types';
+import { createEnrollment } from '../../src/operator/enrollment';
+import { startOperatorListener, type OperatorListener } from '../../src/operator/listener';
+import { enrollmentUrl } from '../../src/operator/origin';
+import { nowSeconds } from '../../src/util/time';
+import { makeWorld, type World } from '../support/world';
+
+export const CHROMIUM = '/usr/bin/chromium';
+export const chromiumInstalled = (): boolean => fs.existsSync(CHROMIUM);
+
+/** Where screenshots go as test artefacts. */
+export const ARTEFACTS = path.resolve(__dirname, '../../.tmp/console');
+
+export const OPERATORS: OperatorConfig[] = [
+  { name: 'alice', role: 'admin' },
+  { name: 'bob', role: 'approver' },
+];
+
+export interface ConsoleWorld {
+  world: World;
+  console: OperatorListener;
+  config: SignerConfig;
+  /** A fresh one-time enrollment link for the operator. */
+  enrollmentLink(operator: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+export async function makeConsoleWorld(): Promise<ConsoleWorld> {
+  const world = await makeWorld({
+    keys: {
+      vault: { approval: 'confirm', class: 'wallet' },
+      // A key that needs both operators (2 of 2).
+      fleet: { approval: 'confirm', class: 'wallet', approvals: { required: 2, approvers: ['alice', 'bob'] } },
+    },
+    // Long enough for a person (and a loaded CI machine) to approve; the test decides well within it.
+    timings: { approval_timeout_ms: 120_000, approval_poll_ms: 20 },
+  });
+  const config: SignerConfig = {
+    ...world.config,
+    operators: OPERATORS,
+    serve: {
+      ...world.config.serve,
+      operator: {
+        listen: { host: '127.0.0.1', port: 0 },
+        public_url: null,
+        session_secret_file: null,
+        session_ttl_ms: 900_000,
+        enrollment_ttl_ms: 600_000,
+      },
+    },
+  };
+  const listener = await startOperatorListener({
+    config,
+    logger: pino({ level: 'silent' }),
+    ledger: () => Promise.resolve(world.ledger),
+    keys: () => world.engine.keyShow({ principal: world.operator }),
+    halts: {
+      halt: (key, reason, name) => world.engine.halt({ key, reason, principal: { kind: 'operator', name } }),
+      resume: (key, name) => world.engine.resume(key, `operator:${name}`),
+    },
+  });
+  return {
+    world,
+    console: listener,
+    config,
+    async enrollmentLink(operator) {
+      const { token } = await createEnrollment(world.ledger, operator, 600_000, nowSeconds());
+      return enrollmentUrl(listener.origin, token);
+    },
+    async close() {
+      await new Promise((r) => listener.server.close(r));
+      listener.server.closeAllConnections();
+      await world.close();
+    },
+  };
+}
+
+/** A browser context with its own virtual authenticator: one operator's browser and device. */
+export async function operatorBrowser(browser: Browser): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  return { context, page };
+}
+
+/** Opens a console URL (or reloads the page) and waits until its script has made the buttons work. */
+export async function open(page: Page, url: string | null): Promise<void> {
+  if (url === null) await page.reload();
+  else await page.goto(url);
+  await page.locator('body[data-ready="true"]').waitFor();
+}
+
+/**
+ * Opens the link, registers a passkey, then logs in with it: the console's first page is open afterwards. With
+ * `shots`, the enrollment and login pages are saved as screenshots under that prefix.
+ */
+export async function enrollAndLogIn(page: Page, link: string, origin: string, shots?: string): Promise<void> {
+  await open(page, link);
+  await page.getByRole('button', { name: 'Register a passkey' }).click();
+  await page.getByText(/Passkey registered for operator/).waitFor();
+  if (shots !== undefined) await screenshot(page, `${shots}enroll`);
+  await open(page, `${origin}/login`);
+  if (shots !== undefined) await screenshot(page, `${shots}login`);
+  await page.getByRole('button', { name: 'Log in with a passkey' }).click();
+  await page.waitForURL(`${origin}/`);
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  fs.mkdirSync(ARTEFACTS, { recursive: true });
+  await page.screenshot({ path: path.join(ARTEFACTS, `${name}.png`), fullPage: true });
+}
