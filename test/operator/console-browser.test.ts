@@ -40,7 +40,7 @@ run('operator console in chromium', () => {
     await cw.close();
   });
 
-  it('two operators enroll and log in; one approves a pending sign with the passkey and it confirms; a reject refuses; a 2-of-2 key needs both', async () => {
+  it('two operators enroll and log in; one approves a pending sign with the passkey and it confirms; a reject refuses; a 2-of-3 key needs two', async () => {
     const origin = cw.console.origin.origin;
     const alice = await operatorBrowser(browser);
     const bob = await operatorBrowser(browser);
@@ -108,7 +108,7 @@ run('operator console in chromium', () => {
     await bob.page.getByText('No sign is waiting for an operator.').waitFor();
     await screenshot(bob.page, 'approver-console');
 
-    // A 2-of-2 key: alice's approval alone does not send; bob's completes the quorum and the sign confirms.
+    // A 2-of-3 key: alice's approval alone does not send; bob's completes the quorum and the sign confirms.
     const quorum: SignProgress[] = [];
     const both = cw.world.engine.sign({
       payload: cw.world.transfer('fleet', 3_000_000, 'refit the fleet'),
@@ -118,7 +118,7 @@ run('operator console in chromium', () => {
     const quorumId = await approvalId(quorum);
     await open(alice.page, null);
     const aliceCard = alice.page.locator(`[data-approval="${quorumId}"]`);
-    expect(await aliceCard.innerText()).toContain('2 of alice, bob; votes so far: none');
+    expect(await aliceCard.innerText()).toContain('2 of alice, bob, carol; votes so far: none');
     await aliceCard.getByRole('button', { name: 'Approve with passkey' }).click();
     await alice.page
       .locator(`[data-approval="${quorumId}"]`)

@@ -23,6 +23,8 @@ export const ARTEFACTS = path.resolve(__dirname, '../../.tmp/console');
 export const OPERATORS: OperatorConfig[] = [
   { name: 'alice', role: 'admin' },
   { name: 'bob', role: 'approver' },
+  // Configured but never enrolled: the quorum key's third approver, so it needs two of three.
+  { name: 'carol', role: 'approver' },
 ];
 
 export interface ConsoleWorld {
@@ -38,8 +40,8 @@ export async function makeConsoleWorld(): Promise<ConsoleWorld> {
   const world = await makeWorld({
     keys: {
       vault: { approval: 'confirm', class: 'wallet' },
-      // A key that needs both operators (2 of 2).
-      fleet: { approval: 'confirm', class: 'wallet', approvals: { required: 2, approvers: ['alice', 'bob'] } },
+      // A key that needs two of its three approvers.
+      fleet: { approval: 'confirm', class: 'wallet', approvals: { required: 2, approvers: ['alice', 'bob', 'carol'] } },
     },
     // Long enough for a person (and a loaded CI machine) to approve; the test decides well within it.
     timings: { approval_timeout_ms: 120_000, approval_poll_ms: 20 },
