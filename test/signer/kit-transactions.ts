@@ -160,6 +160,19 @@ export function lookupTableInstructions(
 
 /** Creates a lookup table holding `addresses` (one transaction: create and extend), usable once this returns. */
 export async function createLookupTable(rpc: Rpc, payer: KeyPairSigner, addresses: string[]): Promise<Address> {
+  // The slot the table is derived from must still be in the SlotHashes sysvar when the transaction runs (512 slots,
+  // about 10 s at the embedded chain's 20 ms blocks): on a machine busy enough to stall this process longer, the
+  // program refuses it as InvalidInstructionData, and a fresh slot is the fix.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await createLookupTableOnce(rpc, payer, addresses);
+    } catch (e) {
+      if (attempt >= 3 || !String(e).includes('InvalidInstructionData')) throw e;
+    }
+  }
+}
+
+async function createLookupTableOnce(rpc: Rpc, payer: KeyPairSigner, addresses: string[]): Promise<Address> {
   // The program takes only a slot in the SlotHashes sysvar, which on the embedded chain starts at the first block
   // it made: a confirmed slot the chain has since moved past, never a finalized one from before the chain began.
   const recentSlot = await rpc.getSlot({ commitment: 'confirmed' }).send();
