@@ -7,8 +7,8 @@ import type { ApprovalMode, KeyClass } from '../config/types';
 import type { KeyProblem } from '../keys/key-set';
 import type { Report } from './report';
 
-/** Who asks: an MCP token (may touch only its keys) or the local operator (the CLI: every key). */
-/** Who asks: an agent's token, or an operator (the host's CLI unnamed; a named one from the console). */
+/** Who asks: an agent's token (may touch only its keys), or an operator (every key: the host's CLI unnamed, a named
+ * one from the console). */
 export type Principal = { kind: 'token'; name: string; keys: readonly string[] } | { kind: 'operator'; name?: string };
 
 export function principalLabel(p: Principal): string {
