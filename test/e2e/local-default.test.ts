@@ -3,25 +3,12 @@
  * ledger and keeps the previous one under state/previous-runs/.
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { prepareLocalDefault, runDemo } from '../../src/cli/local-default';
 import { openLedger } from '../../src/ledger/open';
 import { openEngine } from '../../src/signer';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => {
-        resolve(port);
-      });
-    });
-  });
-}
+import { freePort } from '../support/ports';
 
 let dir: string;
 beforeEach(() => {

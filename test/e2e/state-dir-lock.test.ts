@@ -13,17 +13,7 @@ import { openLedger } from '../../src/ledger/open';
 import { transferPayload } from '../../src/signer/transfer';
 import { killOnExit, stopChild } from '../support/children';
 import { BIN, assertBuilt, run, spawnBin, waitForOutput } from '../support/cli';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from '../support/ports';
 
 let dir: string;
 let varDir: string;

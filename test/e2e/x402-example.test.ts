@@ -11,7 +11,6 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { address, createSolanaRpc, getAddressEncoder, getProgramDerivedAddress } from '@solana/kit';
@@ -21,6 +20,7 @@ import { killOnExit, stopChild } from '../support/children';
 import { BIN, ROOT, assertBuilt, run, waitForOutput, type RunResult } from '../support/cli';
 import { waitFor } from '../relay/live-service';
 import { balanceOf } from './kit-balance';
+import { freePort } from '../support/ports';
 
 const PAY = path.join(ROOT, 'examples/x402-pay/pay.mjs');
 /** pay.mjs's prices and the caps `localnet mint` proposes, in base units of the 6-decimals token. */
@@ -38,17 +38,6 @@ interface AuditRow {
   outcome: string;
   signature: string | null;
   detail: string | null;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** The folder `npm start` runs in (a fresh clone's): var/local/ is made here. */

@@ -6,7 +6,6 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { chromium } from 'playwright-core';
 import YAML from 'yaml';
@@ -15,17 +14,7 @@ import { stopChild, killOnExit } from '../support/children';
 import { BIN, assertBuilt, run, spawnBin, waitForOutput } from '../support/cli';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
 import { CHROMIUM, chromiumInstalled, enrollAndLogIn, operatorBrowser } from './support';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from '../support/ports';
 
 let world: World;
 let service: ChildProcess | undefined;
