@@ -33,7 +33,7 @@ export interface EnrollmentRecord {
  * What a ceremony's nonce stands for: `register` (an enrollment: subject is the link's token hash), `login` (subject
  * empty: any operator's passkey may answer) or `decide` (subject names the approval, the decision and the operator).
  */
-export type NoncePurpose = 'register' | 'login' | 'decide';
+export type NoncePurpose = 'register' | 'login' | 'decide' | 'resume';
 
 export interface NonceRecord {
   nonce: string;

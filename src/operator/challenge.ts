@@ -37,6 +37,18 @@ export function decisionChallenge(a: ApprovalRecord, decision: Decision, nonce: 
     nonce,
     approval: shownFigures(a),
   });
+  return digestOf(text);
+}
+
+/**
+ * The challenge of lifting a key's halt: the key, who lifts it and a single-use nonce. A resume lets a key spend
+ * again, so it takes the operator's passkey like an approval does, and a session cookie alone cannot do it.
+ */
+export function resumeChallenge(key: string, operator: string, nonce: string): Uint8Array<ArrayBuffer> {
+  return digestOf(canonicalJson({ v: 1, purpose: 'sa-forge-signer resume', key, operator, nonce }));
+}
+
+function digestOf(text: string): Uint8Array<ArrayBuffer> {
   const digest = createHash('sha256').update(text, 'utf8').digest();
   const out = new Uint8Array(new ArrayBuffer(digest.length));
   out.set(digest);

@@ -19,7 +19,7 @@ import type { OperatorConfig } from '../config/types';
 import type { PasskeyRecord } from '../ledger/operators';
 import type { ApprovalRecord, Ledger } from '../ledger/types';
 import { errorMessage, isSignerError } from '../util/errors';
-import { challengeText, decisionChallenge, shownFigures, type Decision } from './challenge';
+import { challengeText, decisionChallenge, resumeChallenge, shownFigures, type Decision } from './challenge';
 import { enrollmentTokenHash } from './enrollment';
 import type { SignedInOperator } from './locals';
 import type { ConsoleOrigin } from './origin';
@@ -281,4 +281,55 @@ export async function decideWithPasskey(
   if (decided.status !== input.decision && !(decided.status === 'pending' && counted))
     return refused(409, `approval ${decided.id} is ${decided.status}; it can no longer be ${input.decision}`);
   return done(decided);
+}
+
+// ------------------------------------------------------------------ resumes
+
+const resumeSubject = (key: string, operator: string) => `${key}:${operator}`;
+
+/** The options of a resume's assertion: a fresh nonce and the challenge over the key, the operator and the nonce. */
+export async function resumeOptions(
+  deps: CeremonyDeps,
+  who: SignedInOperator,
+  key: string,
+): Promise<Outcome<{ nonce: string; options: PublicKeyCredentialRequestOptionsJSON }>> {
+  const now = deps.now();
+  const passkeys = await deps.ledger.listPasskeys(who.name);
+  const nonce = randomBytes(24).toString('base64url');
+  await deps.ledger.putNonce(
+    { nonce, purpose: 'resume', subject: resumeSubject(key, who.name), expires_at: now + CEREMONY_TTL_S },
+    now,
+  );
+  const options = await generateAuthenticationOptions({
+    rpID: deps.origin.rpId,
+    challenge: resumeChallenge(key, who.name, nonce),
+    allowCredentials: passkeys.map((p) => ({ id: p.credential_id, transports: transports(p) })),
+    userVerification: 'required',
+  });
+  return done({ nonce, options });
+}
+
+/**
+ * Lifts a key's halt with an assertion: the nonce must be the one handed out for this key and operator, unused, and
+ * the assertion must come from one of the operator's own passkeys and sign the challenge derived from it.
+ */
+export async function resumeWithPasskey(
+  deps: CeremonyDeps,
+  who: SignedInOperator,
+  input: { key: string; nonce: string; response: AuthenticationResponseJSON },
+  lift: (credentialId: string) => Promise<boolean>,
+): Promise<Outcome<{ key: string; resumed: boolean }>> {
+  const now = deps.now();
+  const taken = await deps.ledger.takeNonce(input.nonce, 'resume', now);
+  if (!taken || taken.subject !== resumeSubject(input.key, who.name))
+    return refused(
+      403,
+      'this resume is not the one asked for: its nonce is used already, expired, or was given for another key or operator; ask again',
+    );
+  const expected = challengeText(resumeChallenge(input.key, who.name, input.nonce));
+  const result = await verifyAssertion(deps, input.response, (c) => Promise.resolve(c === expected));
+  if (!result.ok) return result;
+  if (result.value.operator.name !== who.name)
+    return refused(403, 'the passkey that answered belongs to another operator than the one logged in');
+  return done({ key: input.key, resumed: await lift(result.value.passkey.credential_id) });
 }

@@ -26,6 +26,8 @@ import {
   loginOptions,
   registerPasskey,
   registrationOptions,
+  resumeOptions,
+  resumeWithPasskey,
   type CeremonyDeps,
 } from './passkeys';
 import type { Outcome } from './outcome';
@@ -199,14 +201,39 @@ export function apiRoutes(deps: RouteDeps, guard: RequireOperatorDeps): Router {
     }
     json(res, 200, result);
   });
-  router.post('/keys/:key/resume', signedIn, requireAdmin(), async (req, res) => {
+  // Lifting a halt lets a key spend again: like a decision it takes a passkey assertion, not only the session.
+  router.post('/keys/:key/resume/options', signedIn, requireAdmin(), async (req, res) => {
     const key = String(req.params.key);
     if (!(await knownKey(deps, key))) {
       sendError(res, 404, `no key ${key} in the config`);
       return;
     }
-    const lifted = await deps.halts.resume(key, who(res).name);
-    json(res, 200, { key, resumed: lifted });
+    answer(res, await resumeOptions(await deps.ceremonies(), who(res), key));
+  });
+  router.post('/keys/:key/resume', signedIn, requireAdmin(), async (req, res) => {
+    const key = String(req.params.key);
+    const b = body(req);
+    const nonce = str(b.nonce);
+    const response = credentialJson(b.response);
+    if (nonce === null || response === null) {
+      sendError(res, 400, 'a resume needs the nonce and the passkey answer (POST …/resume/options first)');
+      return;
+    }
+    if (!(await knownKey(deps, key))) {
+      sendError(res, 404, `no key ${key} in the config`);
+      return;
+    }
+    const operator = who(res);
+    const result = await resumeWithPasskey(
+      await deps.ceremonies(),
+      operator,
+      { key, nonce, response },
+      (credential) => {
+        deps.logger.info({ key, operator: operator.name, credential }, 'operator lifted a halt with a passkey');
+        return deps.halts.resume(key, operator.name);
+      },
+    );
+    answer(res, result);
   });
   return router;
 }

@@ -60,6 +60,22 @@ async function assertionFor(
   return page.evaluate<{ nonce: string; response: unknown }>(script);
 }
 
+/** In the operator's page: asks for a resume's options for `key` and has the virtual authenticator sign them. */
+async function resumeAssertionFor(page: Page, key: string): Promise<{ nonce: string; response: unknown }> {
+  const script = `(async () => {
+    const webauthn = await import('/assets/webauthn/index.js');
+    const csrf = document.querySelector('meta[name="csrf-token"]').getAttribute('content');
+    const res = await fetch('/api/keys/' + ${JSON.stringify(key)} + '/resume/options', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
+      body: '{}',
+    });
+    const asked = await res.json();
+    return { nonce: asked.nonce, response: await webauthn.startAuthentication({ optionsJSON: asked.options }) };
+  })()`;
+  return page.evaluate<{ nonce: string; response: unknown }>(script);
+}
+
 run('operator listener refusals', () => {
   let browser: Browser;
   let cw: ConsoleWorld;
@@ -194,6 +210,27 @@ run('operator listener refusals', () => {
     );
     expect(forged.status).toBe(403);
     expect(await statusOf(a.id)).toBe('pending');
+  });
+
+  it('a session cookie alone cannot lift a halt, nor an assertion made for another key; the right one can', async () => {
+    await cw.world.ledger.halt({ key: 'vault', reason: 'incident', by: 'operator', ts: nowSeconds() });
+    const halted = async () => (await cw.world.ledger.getHalt('vault')) !== null;
+    expect((await post('/api/keys/vault/resume', {}, session)).status).toBe(400);
+    const forged = { id: 'made-up', rawId: 'made-up', type: 'public-key', response: {} };
+    const { nonce } = await resumeAssertionFor(alice.page, 'vault');
+    expect((await post('/api/keys/vault/resume', { nonce, response: forged }, session)).status).toBe(403);
+    const other = await resumeAssertionFor(alice.page, 'fleet');
+    expect((await post('/api/keys/vault/resume', other, session)).status).toBe(403);
+    expect(await halted()).toBe(true);
+    const right = await resumeAssertionFor(alice.page, 'vault');
+    const lifted = await post('/api/keys/vault/resume', right, session);
+    expect(lifted.status).toBe(200);
+    expect(await lifted.json()).toMatchObject({ key: 'vault', resumed: true });
+    expect(await halted()).toBe(false);
+    // Used once, the same assertion lifts nothing again.
+    await cw.world.ledger.halt({ key: 'vault', reason: 'again', by: 'operator', ts: nowSeconds() });
+    expect((await post('/api/keys/vault/resume', right, session)).status).toBe(403);
+    expect(await halted()).toBe(true);
   });
 
   it('a state change without its CSRF token, or from another Origin, is refused before it runs', async () => {

@@ -99,7 +99,11 @@ function consolePage() {
   }
   for (const button of document.querySelectorAll('[data-resume]')) {
     guarded(button, async () => {
-      await post('/api/keys/' + encodeURIComponent(button.dataset.resume) + '/resume');
+      const at = '/api/keys/' + encodeURIComponent(button.dataset.resume) + '/resume';
+      say('Resuming ' + button.dataset.resume + ': confirm with your passkey…');
+      const asked = await post(at + '/options');
+      const response = await startAuthentication({ optionsJSON: asked.options });
+      await post(at, { nonce: asked.nonce, response });
       location.reload();
     });
   }
