@@ -32,6 +32,7 @@ import { reloadCommand } from './reload-command';
 import { renderApproval, renderAuditEntry } from './render';
 import { notifyList } from './notify-commands';
 import { createHaltBook } from '../signer/halts';
+import { approvalDecided } from '../notify/events';
 import { createOutbox } from '../notify/outbox';
 
 const HELP = `sa-forge-signer ${VERSION}: the operator CLI of the sa-forge-signer transaction signer
@@ -262,14 +263,20 @@ async function haltCommand(args: ParsedArgs): Promise<number> {
   });
 }
 
+/** What the halt book and the outbox log from a CLI command: their errors, as warnings on stderr. */
+const cliLog = { info: () => {}, warn: () => {}, error: (_o: object, msg?: string) => err(`warning: ${msg ?? ''}`) };
+
 async function resumeCommand(args: ParsedArgs): Promise<number> {
   const name = requirePositional(args, 1, 'a key name', 'sa-forge-signer resume KEY');
   const cfg = config(args);
   keyOf(cfg, name);
   return withLedger(cfg, async (l) => {
     // Through the halt book, as the service resumes: the resume is audited and the hooks are told of it.
-    const log = { info: () => {}, warn: () => {}, error: (_o: object, msg?: string) => err(`warning: ${msg ?? ''}`) };
-    const halts = createHaltBook({ ledger: l, log, notify: createOutbox({ ledger: l, notify: cfg.notify, log }) });
+    const halts = createHaltBook({
+      ledger: l,
+      log: cliLog,
+      notify: createOutbox({ ledger: l, notify: cfg.notify, log: cliLog }),
+    });
     const lifted = await halts.resume(name, 'operator');
     halts.close();
     err(lifted ? `resumed ${name}: signing is allowed again` : `${name} was not halted`);
@@ -302,6 +309,8 @@ async function approvalsCommand(sub: string, args: ParsedArgs): Promise<number> 
       err(approvalClosedMessage(record, decision));
       return EXIT_ERROR;
     }
+    // Decided here: the hooks hear of it now (the sign that waited tells them too; the outbox keeps one).
+    await createOutbox({ ledger: l, notify: cfg.notify, log: cliLog }).emit(approvalDecided(record));
     err(`${decision} ${id} (${key})${record.required > 1 ? `: ${votesSoFar(record)}` : ''}`);
     return 0;
   });

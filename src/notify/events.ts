@@ -19,6 +19,12 @@ export interface NotificationEvent {
   /** ISO 8601, when the event happened. */
   timestamp: string;
   data: Record<string, unknown>;
+  /**
+   * Names an event that happens once however many processes report it (an approval's decision, told by the
+   * deciding CLI or console and by the sign that waited on it): the outbox keeps one notification per hook for it.
+   * Not part of the body.
+   */
+  once?: string;
 }
 
 /** Someone else's words, marked as such. */
@@ -72,6 +78,7 @@ export function approvalDecided(r: ApprovalRecord): NotificationEvent {
     type: 'approval.decided',
     timestamp: iso(at),
     data: { ...approvalData(r), decided_by: r.decided_by, decided_at: iso(at) },
+    once: `approval.decided:${r.id}`,
   };
 }
 

@@ -4,7 +4,7 @@
  * failed write is logged and never fails or delays what caused the event: a notification is news about the ledger,
  * not part of it. `flush` waits for the writes still running, so a process closes its ledger only after them.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { NotifyConfig } from '../config/types';
 import type { Ledger, NotificationInput } from '../ledger/types';
 import { errorMessage } from '../util/errors';
@@ -26,6 +26,10 @@ export const noNotifier: Notifier = { emit: () => Promise.resolve(), flush: () =
 /** A fresh Standard Webhooks message id: the receiver's key for ignoring a notification delivered twice. */
 export const newMessageId = (): string => `msg_${randomUUID().replace(/-/g, '')}`;
 
+/** The message id of an event that happens once (`once`), the same in every process that reports it. */
+const onceMessageId = (once: string, hook: string): string =>
+  `msg_${createHash('sha256').update(`${once}\n${hook}`).digest('hex').slice(0, 32)}`;
+
 export function createOutbox(deps: {
   ledger: Ledger;
   notify: NotifyConfig | undefined;
@@ -41,10 +45,11 @@ export function createOutbox(deps: {
     const wanted = hooks.filter((h) => h.events.includes(event.type));
     if (wanted.length === 0) return;
     const now = Date.now();
-    const body = JSON.stringify(event);
+    const { once, ...shown } = event;
+    const body = JSON.stringify(shown);
     const key = typeof event.data.key === 'string' ? event.data.key : null;
     const rows: NotificationInput[] = wanted.map((h) => ({
-      id: newMessageId(),
+      id: once === undefined ? newMessageId() : onceMessageId(once, h.id),
       hook: h.id,
       event: event.type,
       key,

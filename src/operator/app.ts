@@ -17,11 +17,13 @@ import cookieParser from 'cookie-parser';
 import express, { type Express } from 'express';
 import helmet from 'helmet';
 import type { Logger } from 'pino';
-import type { OperatorConfig, OperatorListenerConfig } from '../config/types';
+import type { NotifyConfig, OperatorConfig, OperatorListenerConfig } from '../config/types';
 import { accessLog } from '../http/middleware/access-log';
 import { hostOrigin } from '../http/middleware/host-origin';
 import { sendError } from '../http/send';
 import type { Ledger } from '../ledger/types';
+import { approvalDecided } from '../notify/events';
+import { createOutbox, type Notifier } from '../notify/outbox';
 import type { KeyView } from '../signer/types';
 import { assetsRouter } from './assets';
 import { consoleCsrf } from './csrf';
@@ -49,6 +51,8 @@ export interface OperatorAppDeps {
   halts: ConsoleHalts;
   /** Unix ms; tests move it. */
   nowMs?: () => number;
+  /** The webhooks, told of the decisions made here. */
+  notify: NotifyConfig | undefined;
 }
 
 /** helmet with a CSP that lets the page load nothing but its own files; no upgrade on plain-http localhost. */
@@ -85,6 +89,8 @@ export function createOperatorApp(deps: OperatorAppDeps): Express {
     // The session middleware has resolved the secret before any CSRF check runs.
     secret: () => secret ?? '',
   });
+  // This process's deliverer sends what is written here at its next poll.
+  let outbox: Promise<Notifier> | undefined;
   const guard = { ledger: deps.ledger, operators: deps.operators, ttlMs: deps.listener.session_ttl_ms, nowMs };
   const routeDeps: RouteDeps = {
     ledger: deps.ledger,
@@ -100,6 +106,10 @@ export function createOperatorApp(deps: OperatorAppDeps): Express {
       operators: deps.operators,
       now: () => Math.floor(nowMs() / 1000),
     }),
+    decided: async (record) => {
+      outbox ??= deps.ledger().then((ledger) => createOutbox({ ledger, notify: deps.notify, log: deps.logger }));
+      await (await outbox).emit(approvalDecided(record));
+    },
   };
 
   const app = express();

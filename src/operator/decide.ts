@@ -1,6 +1,7 @@
 /**
  * The one place a console decision reaches the ledger: the operator's vote, with the passkey credential that signed
- * the decision's challenge (the ledger keeps it with the vote). The ledger counts it towards the key's quorum.
+ * the decision's challenge (the ledger keeps it with the vote). The ledger counts it towards the key's quorum; a vote
+ * that decides the request tells the hooks at once (the sign that waited tells them too: the outbox keeps one).
  */
 import type { ApprovalRecord, Ledger } from '../ledger/types';
 import type { Decision } from './challenge';
@@ -14,6 +15,12 @@ export interface OperatorDecision {
   credentialId: string | null;
 }
 
-export async function recordDecision(ledger: Ledger, d: OperatorDecision): Promise<ApprovalRecord> {
-  return ledger.decideApproval(d.approvalId, d.decision, d.operator, d.ts, d.credentialId);
+export async function recordDecision(
+  ledger: Ledger,
+  d: OperatorDecision,
+  tell: (decided: ApprovalRecord) => Promise<void>,
+): Promise<ApprovalRecord> {
+  const record = await ledger.decideApproval(d.approvalId, d.decision, d.operator, d.ts, d.credentialId);
+  if (record.status === d.decision) await tell(record);
+  return record;
 }

@@ -51,6 +51,7 @@ export async function startOperatorListener(deps: {
     ledger: deps.ledger,
     keys: deps.keys,
     halts: deps.halts,
+    notify: deps.config.notify,
   });
   return { server, origin, address };
 }

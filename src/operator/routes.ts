@@ -8,7 +8,7 @@ import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simp
 import type { DoubleCsrfUtilities } from 'csrf-csrf';
 import type { Logger } from 'pino';
 import type { OperatorConfig } from '../config/types';
-import type { Ledger } from '../ledger/types';
+import type { ApprovalRecord, Ledger } from '../ledger/types';
 import { sendJson, sendError } from '../http/send';
 import type { HaltResult, KeyView } from '../signer/types';
 import { isRecord } from '../util/is-record';
@@ -50,6 +50,8 @@ export interface RouteDeps {
   csrf: DoubleCsrfUtilities;
   nowMs: () => number;
   logger: Logger;
+  /** Tells the webhooks an approval was decided. */
+  decided: (record: ApprovalRecord) => Promise<void>;
 }
 
 const json = (res: Response, status: number, value: unknown) => sendJson(res, status, JSON.stringify(value));
@@ -172,7 +174,7 @@ export function apiRoutes(deps: RouteDeps, guard: RequireOperatorDeps): Router {
       await deps.ceremonies(),
       operator,
       { approvalId: String(req.params.id), decision, nonce, response },
-      (d) => recordDecision(ledger, d),
+      (d) => recordDecision(ledger, d, deps.decided),
     );
     if (result.ok)
       deps.logger.info(

@@ -11,6 +11,8 @@ import { NOTIFY_EVENTS, type NotifyConfig, type NotifyDelivery } from '../../src
 import { Metrics } from '../../src/http/metrics';
 import type { NotificationRecord } from '../../src/ledger/types';
 import { startDeliverer, type Deliverer } from '../../src/notify/deliverer';
+import { approvalDecided } from '../../src/notify/events';
+import { createOutbox } from '../../src/notify/outbox';
 import { readHookSecrets } from '../../src/notify/secrets';
 import { silentLogger } from '../../src/signer/engine-deps';
 import type { Principal, SignProgress } from '../../src/signer/types';
@@ -145,6 +147,12 @@ describe('webhooks', () => {
       decided_by: 'operator',
       approved_by: ['operator'],
     });
+    // The CLI or console that decided tells of it too, from another process: the hook still gets it once.
+    const record = await w.ledger.getApproval(id);
+    await createOutbox({ ledger: w.ledger, notify, log: silentLogger }).emit(approvalDecided(record!));
+    const told = await rows(hookId(standard.url), (n) => n.event === 'approval.decided' && n.body.includes(id));
+    expect(told).toHaveLength(1);
+    expect(told[0]!.id).toBe(decided.id);
   });
 
   it('tells of a request whose sign went away as decided: abandoned, by the signer', async () => {

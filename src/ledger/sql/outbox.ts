@@ -29,8 +29,9 @@ export interface OutboxStatements {
 
 export function outboxStatements(d: Dialect): OutboxStatements {
   return {
+    // A notification already written under its id (an event told by two processes) is kept as it is.
     insert: `INSERT INTO notifications (${COLUMNS})
-      VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, NULL, NULL, NULL, NULL)`,
+      VALUES ($1, $2, $3, $4, $5, $6, 'pending', 0, $7, NULL, NULL, NULL, NULL) ON CONFLICT (id) DO NOTHING`,
     claim: `UPDATE notifications SET claimed_by = $1, claim_until = $2
       WHERE id IN (SELECT id FROM notifications
                     WHERE status = 'pending' AND next_at <= $3 AND (claim_until IS NULL OR claim_until < $3)
