@@ -188,6 +188,30 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         }
       });
 
+      it('counts every entry once when reads of several keys run side by side with appends and first loads', async () => {
+        const { ledger } = s;
+        const keys = ['k1', 'k2', 'k3'];
+        const NOW = 2_000_000;
+        const CAP = 1_000_000_000;
+        const reads: Promise<unknown>[] = [];
+        for (let i = 0; i < 60; i++) {
+          const key = keys[i % keys.length]!;
+          const appended = ledger.append(
+            intentInput({ ts: NOW - 100 + i, key, signature: `c${i}`, balance_change: -(i + 1) }),
+          );
+          // Not awaited: these reads (the first of each key loads its book) overlap the appends and each other.
+          reads.push(...keys.map((k) => ledger.keyUsage(k, NOW, CAP)));
+          if (i % 7 === 0) await appended;
+          else reads.push(appended);
+        }
+        await Promise.all(reads);
+        for (const k of keys) {
+          const fresh = usageOf(await ledger.signEntriesForKey(k, NOW - USAGE_HORIZON_S), NOW, CAP);
+          expect(await ledger.keyUsage(k, NOW, CAP)).toEqual(fresh);
+          expect(fresh.spent24h).toBeGreaterThan(0);
+        }
+      });
+
       it('signatureInFlight: an intent of the key with that signature and no final yet', async () => {
         const { ledger } = s;
         expect(await ledger.signatureInFlight('game', 'sig-a')).toBe(false);
