@@ -181,6 +181,37 @@ export async function login(
   });
 }
 
+// ------------------------------------------------------------------ a signed-in operator's own assertions
+
+/** Assertion options over `challenge` for the signed-in operator's own passkeys. */
+async function ownAssertionOptions(
+  deps: CeremonyDeps,
+  who: SignedInOperator,
+  challenge: Uint8Array<ArrayBuffer>,
+): Promise<PublicKeyCredentialRequestOptionsJSON> {
+  const passkeys = await deps.ledger.listPasskeys(who.name);
+  return generateAuthenticationOptions({
+    rpID: deps.origin.rpId,
+    // A Uint8Array: a string would be UTF-8 encoded again and no longer be the value bound here.
+    challenge,
+    allowCredentials: passkeys.map((p) => ({ id: p.credential_id, transports: transports(p) })),
+    userVerification: 'required',
+  });
+}
+
+/** An assertion over `expected` (base64url) made with one of the signed-in operator's own passkeys. */
+async function verifyOwnAssertion(
+  deps: CeremonyDeps,
+  who: SignedInOperator,
+  response: AuthenticationResponseJSON,
+  expected: string,
+): Promise<Outcome<{ passkey: PasskeyRecord; operator: OperatorConfig }>> {
+  const result = await verifyAssertion(deps, response, (c) => Promise.resolve(c === expected));
+  if (result.ok && result.value.operator.name !== who.name)
+    return refused(403, 'the passkey that answered belongs to another operator than the one logged in');
+  return result;
+}
+
 // ------------------------------------------------------------------ decisions
 
 const decideSubject = (approvalId: string, decision: Decision, operator: string) =>
@@ -209,7 +240,6 @@ export async function decisionOptions(
   const open = openApproval(await deps.ledger.getApproval(approvalId), approvalId, now);
   if (!open.ok) return open;
   const approval = open.value;
-  const passkeys = await deps.ledger.listPasskeys(who.name);
   const nonce = randomBytes(24).toString('base64url');
   await deps.ledger.putNonce(
     {
@@ -220,13 +250,7 @@ export async function decisionOptions(
     },
     now,
   );
-  const options = await generateAuthenticationOptions({
-    rpID: deps.origin.rpId,
-    // A Uint8Array: a string would be UTF-8 encoded again and no longer be the value bound here.
-    challenge: decisionChallenge(approval, decision, nonce),
-    allowCredentials: passkeys.map((p) => ({ id: p.credential_id, transports: transports(p) })),
-    userVerification: 'required',
-  });
+  const options = await ownAssertionOptions(deps, who, decisionChallenge(approval, decision, nonce));
   return done({ nonce, options, figures: shownFigures(approval) });
 }
 
@@ -258,10 +282,8 @@ export async function decideWithPasskey(
   const open = openApproval(approval, input.approvalId, now);
   if (!open.ok) return open;
   const expected = challengeText(decisionChallenge(open.value, input.decision, input.nonce));
-  const result = await verifyAssertion(deps, input.response, (c) => Promise.resolve(c === expected));
+  const result = await verifyOwnAssertion(deps, who, input.response, expected);
   if (!result.ok) return result;
-  if (result.value.operator.name !== who.name)
-    return refused(403, 'the passkey that answered belongs to another operator than the one logged in');
   let decided: ApprovalRecord;
   try {
     decided = await record({
@@ -294,19 +316,12 @@ export async function resumeOptions(
   key: string,
 ): Promise<Outcome<{ nonce: string; options: PublicKeyCredentialRequestOptionsJSON }>> {
   const now = deps.now();
-  const passkeys = await deps.ledger.listPasskeys(who.name);
   const nonce = randomBytes(24).toString('base64url');
   await deps.ledger.putNonce(
     { nonce, purpose: 'resume', subject: resumeSubject(key, who.name), expires_at: now + CEREMONY_TTL_S },
     now,
   );
-  const options = await generateAuthenticationOptions({
-    rpID: deps.origin.rpId,
-    challenge: resumeChallenge(key, who.name, nonce),
-    allowCredentials: passkeys.map((p) => ({ id: p.credential_id, transports: transports(p) })),
-    userVerification: 'required',
-  });
-  return done({ nonce, options });
+  return done({ nonce, options: await ownAssertionOptions(deps, who, resumeChallenge(key, who.name, nonce)) });
 }
 
 /**
@@ -327,9 +342,7 @@ export async function resumeWithPasskey(
       'this resume is not the one asked for: its nonce is used already, expired, or was given for another key or operator; ask again',
     );
   const expected = challengeText(resumeChallenge(input.key, who.name, input.nonce));
-  const result = await verifyAssertion(deps, input.response, (c) => Promise.resolve(c === expected));
+  const result = await verifyOwnAssertion(deps, who, input.response, expected);
   if (!result.ok) return result;
-  if (result.value.operator.name !== who.name)
-    return refused(403, 'the passkey that answered belongs to another operator than the one logged in');
   return done({ key: input.key, resumed: await lift(result.value.passkey.credential_id) });
 }
