@@ -38,21 +38,17 @@ async function sessionOf(context: BrowserContext, page: Page): Promise<Session> 
 }
 
 /**
- * In the operator's page: asks for a decision's options and has the virtual authenticator sign them. The code runs in
- * the browser (a string: this project's types have no DOM).
+ * In the operator's page: asks for a ceremony's options at `path` (with `body`) and has the virtual authenticator
+ * sign them. The code runs in the browser (a string: this project's types have no DOM).
  */
-async function assertionFor(
-  page: Page,
-  id: string,
-  decision: 'approved' | 'rejected',
-): Promise<{ nonce: string; response: unknown }> {
+async function assertionAt(page: Page, path: string, body: unknown): Promise<{ nonce: string; response: unknown }> {
   const script = `(async () => {
     const webauthn = await import('/assets/webauthn/index.js');
     const csrf = document.querySelector('meta[name="csrf-token"]').getAttribute('content');
-    const res = await fetch('/api/approvals/' + ${JSON.stringify(id)} + '/options', {
+    const res = await fetch(${JSON.stringify(path)}, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
-      body: JSON.stringify({ decision: ${JSON.stringify(decision)} }),
+      body: ${JSON.stringify(JSON.stringify(body))},
     });
     const asked = await res.json();
     return { nonce: asked.nonce, response: await webauthn.startAuthentication({ optionsJSON: asked.options }) };
@@ -60,21 +56,13 @@ async function assertionFor(
   return page.evaluate<{ nonce: string; response: unknown }>(script);
 }
 
-/** In the operator's page: asks for a resume's options for `key` and has the virtual authenticator sign them. */
-async function resumeAssertionFor(page: Page, key: string): Promise<{ nonce: string; response: unknown }> {
-  const script = `(async () => {
-    const webauthn = await import('/assets/webauthn/index.js');
-    const csrf = document.querySelector('meta[name="csrf-token"]').getAttribute('content');
-    const res = await fetch('/api/keys/' + ${JSON.stringify(key)} + '/resume/options', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
-      body: '{}',
-    });
-    const asked = await res.json();
-    return { nonce: asked.nonce, response: await webauthn.startAuthentication({ optionsJSON: asked.options }) };
-  })()`;
-  return page.evaluate<{ nonce: string; response: unknown }>(script);
-}
+/** A decision's assertion, made in the operator's page. */
+const assertionFor = (page: Page, id: string, decision: 'approved' | 'rejected') =>
+  assertionAt(page, `/api/approvals/${encodeURIComponent(id)}/options`, { decision });
+
+/** A resume's assertion, made in the operator's page. */
+const resumeAssertionFor = (page: Page, key: string) =>
+  assertionAt(page, `/api/keys/${encodeURIComponent(key)}/resume/options`, {});
 
 run('operator listener refusals', () => {
   let browser: Browser;
