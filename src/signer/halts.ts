@@ -118,8 +118,10 @@ export function createHaltBook(deps: {
   return {
     async current(key) {
       const pending = await writeHeld(key);
-      if (pending === null) return ledger.getHalt(key);
-      return pending.recorded ? pending.stored : (held.get(key) ?? null);
+      // Once recorded, the ledger is the truth: another process may have lifted the halt since this write
+      // committed, before its result reached this process.
+      if (pending === null || pending.recorded) return ledger.getHalt(key);
+      return held.get(key) ?? null;
     },
 
     held: (key) => held.get(key) ?? null,

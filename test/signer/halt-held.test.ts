@@ -80,6 +80,50 @@ describe('a halt the ledger could not record', () => {
     expect(w.localnet.stats().sends).toBeGreaterThan(sends);
   });
 
+  it('is lifted by another process even when that resume lands before this process hears its halt was recorded', async () => {
+    // The held halt's write commits (other connections see it) and then waits, as a write waits for its fsync;
+    // meanwhile another process resumes the key. The answer of that write must not bring the halt back.
+    let reportRecorded!: () => void;
+    const recordedReported = new Promise<void>((r) => (reportRecorded = r));
+    let committed!: () => void;
+    const commitSeen = new Promise<void>((r) => (committed = r));
+    await engine.close();
+    const real = await openLedger(w.config.ledger, { sqlite: { busyTimeoutMs: 20 } });
+    const slowHalt: Ledger['halt'] = async (record) => {
+      const stored = await real.halt(record);
+      committed();
+      await recordedReported;
+      return stored;
+    };
+    const slowToHear = new Proxy(real, {
+      get(target, name) {
+        if (name === 'halt') return slowHalt;
+        const value: unknown = Reflect.get(target, name);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    engine = createEngine({
+      config: w.config,
+      chain: new RpcChainClient(w.localnet.url, { timeoutMs: 2000 }),
+      ledger: slowToHear,
+    });
+    holdWriteLock();
+    expect((await engine.halt({ key: 'alpha', reason: 'stop', principal: w.operator })).not_recorded).toHaveLength(1);
+    releaseWriteLock();
+
+    const check = (): ReturnType<SignerEngine['check']> =>
+      engine.check({ payload: w.transfer('alpha', 1_000_000), principal: w.operator });
+    const first = check(); // offers the held halt to the ledger again
+    await commitSeen;
+    expect(await w.ledger.getHalt('alpha')).toMatchObject({ reason: 'stop' });
+    expect(await w.ledger.resume('alpha', 'operator', Math.floor(Date.now() / 1000))).toBe(true);
+    const second = check();
+    reportRecorded();
+    expect((await first).outcome).toBe('ok');
+    expect((await second).outcome).toBe('ok');
+    expect(await commands()).toEqual(['halt:halted', 'resume:resumed']);
+  });
+
   it('is not lifted by a resume while the ledger still cannot record it, and a later resume writes both', async () => {
     holdWriteLock();
     expect((await engine.halt({ key: 'alpha', reason: 'stop', principal: w.operator })).not_recorded).toHaveLength(1);
