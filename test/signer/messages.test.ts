@@ -369,6 +369,10 @@ describe('a confirm key', () => {
     const report = await pending;
     expect(report).toMatchObject({ outcome: 'signed', key: 'careful' });
     expect(verifies('careful', new TextEncoder().encode(text), report.signature)).toBe(true);
+    const [entry] = (await w.ledger.tail(1)).filter((e) => e.command === 'sign-message');
+    expect(entry?.detail).toContain(`approval ${id} approved by operator`);
+    // The operators' names come before the agent's text, which ends the entry whatever it says.
+    expect(entry?.detail?.endsWith(`text: ${text}`)).toBe(true);
   });
 
   it("shows the operator an off-chain message's application domain and signatories beside its text", async () => {

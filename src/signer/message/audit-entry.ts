@@ -17,6 +17,8 @@ export function messageEntry(input: {
   intent: string | null;
   view: MessageView | null;
   report: Report;
+  /** Who approved (flow/approval.ts approvalNote) when operators had to: the entry names them. */
+  approval?: string | null;
 }): AuditEntryInput {
   const { key, payload, view, report } = input;
   const what = view?.describe ?? (payload.format === 'text' ? 'sign-in text (UTF-8)' : 'off-chain message (unread)');
@@ -24,6 +26,8 @@ export function messageEntry(input: {
   const parts = [
     report.outcome === 'signed' ? null : report.detail,
     `${what}, ${payload.bytes.length} bytes, sha256 ${payload.sha256}`,
+    input.approval ?? null,
+    // Last: the agent's own words, whatever they contain.
     text === null ? null : `text: ${text}`,
   ];
   return {

@@ -18,7 +18,7 @@ import { encodeBase58 } from '../../util/base58';
 import { SignerError, errorMessage } from '../../util/errors';
 import { refusal, type Refusal } from '../refusals';
 import type { EngineLogger } from '../engine-deps';
-import { approvalNeeded, awaitApproval, type ApprovalDeps } from '../flow/approval';
+import { approvalNeeded, approvalNote, awaitApproval, type ApprovalDeps } from '../flow/approval';
 import { haltRefusal } from '../rules/halted';
 import { keyUsage } from '../flow/preflight';
 import { refuse, stop, type Step } from '../flow/step';
@@ -146,6 +146,7 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
     const checked = await ledgerChecks(key, report, 'sign');
     if (!checked.ok) return checked.report;
     report.would_need_approval = needsOperator(key);
+    let approval: string | null = null;
     if (report.would_need_approval) {
       const approved = await awaitApproval(deps.approval, {
         principal: input.principal,
@@ -159,12 +160,13 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
         messageDescription: view.describe,
       });
       if (!approved.ok) return approved.report;
+      approval = approvalNote(approved.approval);
     }
     report.checks.push('approval');
     input.onProgress?.({ stage: 'lock' });
     const lock = await ledger.lockKey(key.name, input.signal);
     try {
-      return await signLocked(input, payload, begun);
+      return await signLocked(input, payload, begun, approval);
     } finally {
       await lock
         .release()
@@ -177,6 +179,7 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
     input: SignInput,
     payload: MessagePayload,
     begun: Extract<Begun, { ok: true }>,
+    approval: string | null,
   ): Promise<Report> {
     const { key, report, view } = begun;
     // Other signs of the key may have filled the minute since the first look (or while the operator decided).
@@ -194,7 +197,7 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
     if (payload.format === 'offchain') report.signed_message = signedEnvelope(payload.bytes, key.pubkey, signature);
     report.detail = `signed ${view.describe}; a message is never sent to the chain`;
     // Durable before the signature leaves: if this write fails the caller gets the error, not the signature.
-    await ledger.appendFenced(messageEntry({ key, payload, intent: input.intent ?? null, view, report }));
+    await ledger.appendFenced(messageEntry({ key, payload, intent: input.intent ?? null, view, report, approval }));
     return report;
   }
 
