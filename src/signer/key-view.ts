@@ -45,6 +45,8 @@ function policyView(cluster: ClusterProfile, key: KeyConfig, usage: Usage): KeyP
     per_tx_lamports: key.per_tx_lamports ?? null,
     max_fee_lamports: key.max_fee_lamports ?? null,
     approve_above_lamports: key.approve_above_lamports ?? null,
+    // The count only: which operators may approve is the operators' business, not the agent's.
+    approvals_required: key.approval === 'confirm' ? (key.approvals?.required ?? 1) : null,
     remaining_daily_lamports: remainingDaily(key, usage, 0),
     transfer_to: [...key.transfer_to],
     programs: allowedPrograms(cluster, key),

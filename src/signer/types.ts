@@ -70,6 +70,8 @@ export interface KeyPolicyView {
   per_tx_lamports: number | null;
   max_fee_lamports: number | null;
   approve_above_lamports: number | null;
+  /** How many distinct operators must approve a sign that needs approval; null when the key never asks one. */
+  approvals_required: number | null;
   remaining_daily_lamports: number;
   /** System transfer and lamport destinations. */
   transfer_to: string[];

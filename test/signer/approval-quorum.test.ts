@@ -43,6 +43,10 @@ describe('approvals by quorum (2 of alice, bob, carol)', () => {
     expect(checked.detail).toBe(
       'key "vault" needs the approval of 2 of its operators to sign this (sa-forge-signer approvals approve ID)',
     );
+    // key_show says the same beforehand, and no names either.
+    const [view] = await w.engine.keyShow({ key: 'vault', principal: w.operator });
+    expect(view!.policy.approvals_required).toBe(2);
+    expect(JSON.stringify(view)).not.toMatch(/alice|bob|carol/);
   });
 
   it('the first approval leaves the sign waiting; the second sends it, it confirms, and the audit names both approvers', async () => {

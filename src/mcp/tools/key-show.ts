@@ -37,6 +37,10 @@ const KEY_VIEW_SCHEMA: Json = {
         per_tx_lamports: nullable('integer'),
         max_fee_lamports: nullable('integer'),
         approve_above_lamports: nullable('integer'),
+        approvals_required: nullable('integer', {
+          description:
+            'How many distinct operators must approve a sign that needs approval (a confirm key); null when the key never asks.',
+        }),
         remaining_daily_lamports: { type: 'integer' },
         transfer_to: { type: 'array', items: { type: 'string' } },
         programs: { type: 'array', items: { type: 'string' } },
@@ -75,6 +79,7 @@ const KEY_VIEW_SCHEMA: Json = {
         'per_tx_lamports',
         'max_fee_lamports',
         'approve_above_lamports',
+        'approvals_required',
         'remaining_daily_lamports',
         'transfer_to',
         'programs',
