@@ -30,7 +30,7 @@ test('check and sign take payload v1 or v2 as their payload schema, not a bare o
 test('every tool description says what a refusal means and what to do next', () => {
   for (const tool of toolDefinitions(false)) expect(tool.description).toMatch(/refused|isError|not_recorded/);
   const [check, sign] = toolDefinitions(false);
-  expect(check?.description).toMatch(/failed_check names it/);
+  expect(check?.description).toMatch(/failed_check names it, reason says why as a stable code/);
   expect(sign?.description).toMatch(/look up the signature before building a new one/);
 });
 

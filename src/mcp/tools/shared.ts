@@ -27,6 +27,6 @@ export const SIGN_KEY_ARG =
   "Configured key name; default: the key whose pubkey is the payload's fee payer. Required when another account pays the fee (x402: the key is one of the signers; sign_only). Your token may use only its own keys.";
 
 export const ON_REFUSAL =
-  'outcome "refused" means a policy check failed before anything was signed: failed_check names it and detail says ' +
-  'why (signer://docs/checks). Change the payload to satisfy that check, or ask the operator; sending the same payload ' +
-  'again is refused the same way.';
+  'outcome "refused" means a policy check failed before anything was signed: failed_check names it, reason says why as ' +
+  'a stable code to branch on (figures carries its amounts) and detail says it in words (signer://docs/checks). Change ' +
+  'the payload to satisfy that check, or ask the operator; sending the same payload again is refused the same way.';
