@@ -272,8 +272,17 @@ export async function runEngineBench(seconds: number): Promise<BenchLine[]> {
     for (let i = 0; i < 20; i++) await c.engine.sign({ payload: payloadFor(key, i), principal: operator });
     const n = Math.max(50, seconds * 20);
     c.chain.reset();
+    const stages = new StageClock(c.chain);
     const cpu0 = process.cpuUsage();
-    for (let i = 0; i < n; i++) await c.engine.sign({ payload: payloadFor(key, 1000 + i), principal: operator });
+    for (let i = 0; i < n; i++) {
+      stages.enter('checks');
+      await c.engine.sign({
+        payload: payloadFor(key, 1000 + i),
+        principal: operator,
+        onProgress: (p) => stages.enter(p.stage === 'lock' ? 'gate' : 'send'),
+      });
+      stages.enter(null);
+    }
     const cpu = process.cpuUsage(cpu0);
     const perSign = (cpu.user + cpu.system) / n;
     const rpcPerSign = c.chain.cpuMicros / n;
@@ -293,11 +302,54 @@ export async function runEngineBench(seconds: number): Promise<BenchLine[]> {
       ok: ownPerSign <= 20 * rawUs,
       note: `${(ownPerSign / rawUs).toFixed(1)}x raw`,
     });
+    lines.push(...stages.lines(n));
     lines.push(...(await ledgerParts(c.ledger, key.name, ownPerSign)));
   } finally {
     await c.close();
   }
   return lines;
+}
+
+type Stage = 'checks' | 'gate' | 'send';
+const STAGE_NAMES: Record<Stage, string> = {
+  checks: 'checks, compile and simulation (to the key lock)',
+  gate: 'the gate: lock, usage, cap, durable intent, signing (to sent)',
+  send: 'send, confirmation and the durable final entry',
+};
+
+/**
+ * The engine's own CPU (outside RPC calls) split by the sign's stages, told apart by its progress events. Only
+ * meaningful for signs run one at a time: then all of the process's CPU between two events is that stage's.
+ */
+class StageClock {
+  private readonly own = new Map<Stage, number>();
+  private current: Stage | null = null;
+  private cpuAt = 0;
+  private rpcAt = 0;
+
+  constructor(private readonly chain: CpuAccountedChain) {}
+
+  enter(stage: Stage | null): void {
+    const c = process.cpuUsage();
+    const cpu = c.user + c.system;
+    if (this.current !== null && stage !== this.current) {
+      const own = cpu - this.cpuAt - (this.chain.cpuMicros - this.rpcAt);
+      this.own.set(this.current, (this.own.get(this.current) ?? 0) + own);
+    }
+    if (stage !== this.current) {
+      this.current = stage;
+      this.cpuAt = cpu;
+      this.rpcAt = this.chain.cpuMicros;
+    }
+  }
+
+  lines(n: number): BenchLine[] {
+    return (Object.keys(STAGE_NAMES) as Stage[]).map((s) => ({
+      name: `  stage: ${STAGE_NAMES[s]}`,
+      value: (this.own.get(s) ?? 0) / n,
+      unit: 'µs CPU',
+    }));
+  }
 }
 
 /** CPU of `op` per call, over `n` calls one after another. */
