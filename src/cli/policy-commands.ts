@@ -162,7 +162,7 @@ export async function policyReplay(args: ParsedArgs, now = nowSeconds()): Promis
           showUntrusted(r.key, 64),
           r.signature ?? '-',
           r.was,
-          r.refusal === null ? 'allowed' : `REFUSED ${r.refusal.check}: ${r.refusal.message}`,
+          r.refusal === null ? 'allowed' : `REFUSED ${r.refusal.check} (${r.refusal.reason}): ${r.refusal.message}`,
         ]),
       ]),
     );

@@ -1,15 +1,19 @@
 /**
  * `policy replay`: the signs the audit log recorded, judged again under another policy from what the ledger holds
- * (no new simulation): the key still configured, the top-level programs allowed, the SOL caps on the recorded
- * balance change, and per mint the token policy, its caps and destinations on the recorded token figures. Caps
- * are counted over the replayed signs themselves in a sliding 24 h, as the new policy would have let them happen: a
- * sign it refuses adds nothing to what the next one sees. SOL destinations (`transfer_to`) are not in the ledger, so
- * they are not judged (docs/policy.md, "Replay").
+ * (no new simulation), by the engine's own rules: the key still configured, the top-level programs allowed, per
+ * mint the token policy and its destinations on the recorded token figures, the rate and the SOL caps on the
+ * recorded balance change, and the token caps. Rate and caps are counted over the replayed signs themselves (a
+ * minute and a sliding 24 h), as the new policy would have let them happen: a sign it refuses adds nothing to what
+ * the next one sees. What the ledger does not hold is not judged: SOL destinations (`transfer_to`), the fee cap,
+ * token authority operations and the mints' state (docs/policy.md, "Replay").
  */
 import type { ClusterProfile, KeyConfig } from '../config/types';
-import { SPEND_WINDOW_S, spendOf } from '../ledger/usage-book';
-import type { AuditEntry } from '../ledger/types';
+import { RATE_WINDOW_S, SPEND_WINDOW_S, spendOf } from '../ledger/usage-book';
+import type { AuditEntry, TokenUsage, Usage } from '../ledger/types';
+import { refusal, type Refusal } from './refusals';
+import { limitsRefusal } from './rules/limits';
 import { allowedPrograms } from './rules/structural';
+import { tokenCapRefusal, tokenDestinationRefusal, unlistedMintRefusal, type MintFlow } from './spl-tokens/policy';
 
 /** Final outcomes of signs that were signed: the ones a stricter policy could have stopped. */
 export const SIGNED_OUTCOMES: ReadonlySet<string> = new Set([
@@ -25,29 +29,44 @@ export interface ReplayRow {
   key: string;
   signature: string | null;
   was: string;
-  /** null: the new policy allows it; else the check and why. */
-  refusal: { check: string; message: string } | null;
+  /** null: the new policy allows it; else the engine's refusal (check, reason, message, figures). */
+  refusal: Refusal | null;
 }
 
+/** One recorded sign as the rules see it: when, the lamports it cost, and per mint what moved. */
 interface Spend {
   ts: number;
   lamports: number;
-  /** mint → base units spent; mint → owner → base units received. */
-  tokens: Map<string, bigint>;
-  credits: Map<string, Map<string, bigint>>;
+  mints: MintFlow[];
+  decimals: Map<string, number | null>;
 }
 
 function spendOfEntry(e: AuditEntry): Spend {
-  const tokens = new Map<string, bigint>();
-  const credits = new Map<string, Map<string, bigint>>();
-  for (const f of e.tokens ?? []) {
-    const change = BigInt(f.change);
-    if (change < 0n) tokens.set(f.mint, -change);
-    const byOwner = new Map<string, bigint>();
-    for (const c of f.credits) byOwner.set(c.owner, (byOwner.get(c.owner) ?? 0n) + BigInt(c.amount));
-    credits.set(f.mint, byOwner);
-  }
-  return { ts: e.ts, lamports: e.balance_change === null ? 0 : spendOf(e.balance_change), tokens, credits };
+  const decimals = new Map<string, number | null>();
+  const mints = (e.tokens ?? []).map((f): MintFlow => {
+    decimals.set(f.mint, f.decimals);
+    const credits = new Map<string, bigint>();
+    for (const c of f.credits) credits.set(c.owner, (credits.get(c.owner) ?? 0n) + BigInt(c.amount));
+    return { mint: f.mint, keyChange: BigInt(f.change), credits };
+  });
+  return { ts: e.ts, lamports: e.balance_change === null ? 0 : spendOf(e.balance_change), mints, decimals };
+}
+
+/** The usage the engine would have read before `e`: the signs the new policy allowed in the windows before it. */
+function usageBefore(e: AuditEntry, before: readonly Spend[]): Usage {
+  const tokens: TokenUsage = new Map();
+  for (const b of before)
+    for (const m of b.mints) {
+      const used = tokens.get(m.mint) ?? { spent: 0n, received: new Map<string, bigint>() };
+      if (m.keyChange < 0n) used.spent += -m.keyChange;
+      for (const [owner, amount] of m.credits) used.received.set(owner, (used.received.get(owner) ?? 0n) + amount);
+      tokens.set(m.mint, used);
+    }
+  return {
+    signsLastMinute: before.filter((b) => b.ts >= e.ts - RATE_WINDOW_S).length,
+    spent24h: before.reduce((n, b) => n + b.lamports, 0),
+    tokens,
+  };
 }
 
 function judge(
@@ -56,55 +75,21 @@ function judge(
   e: AuditEntry,
   s: Spend,
   before: readonly Spend[],
-): ReplayRow['refusal'] {
+): Refusal | null {
   const allowed = new Set(allowedPrograms(cluster, key));
   const program = e.programs.find((p) => !allowed.has(p));
   if (program !== undefined)
-    return { check: 'programs', message: `calls ${program}, which the new policy does not allow` };
-  const perTx = key.per_tx_lamports ?? null;
-  if (perTx !== null && s.lamports > perTx)
-    return {
-      check: 'limits',
-      message: `costs ${String(s.lamports)} lamports, more than per_tx_lamports ${String(perTx)}`,
-    };
-  const day = before.reduce((n, b) => n + b.lamports, 0);
-  if (day + s.lamports > key.daily_lamport_cap)
-    return {
-      check: 'limits',
-      message: `${String(day)} lamports in the 24 h before plus ${String(s.lamports)} exceeds daily_lamport_cap ${String(key.daily_lamport_cap)}`,
-    };
-  for (const [mint, amount] of s.tokens) {
-    const policy = (key.tokens ?? []).find((t) => t.mint === mint);
-    if (!policy)
-      return {
-        check: 'tokens',
-        message: `spends ${amount.toString()} of mint ${mint}, which the new policy does not list`,
-      };
-    if (policy.per_tx !== null && amount > policy.per_tx)
-      return {
-        check: 'limits',
-        message: `spends ${amount.toString()} of ${mint}, more than per_tx ${policy.per_tx.toString()}`,
-      };
-    const spent = before.reduce((n, b) => n + (b.tokens.get(mint) ?? 0n), 0n);
-    if (spent + amount > policy.per_day)
-      return {
-        check: 'limits',
-        message: `${spent.toString()} of ${mint} in the 24 h before plus ${amount.toString()} exceeds per_day ${policy.per_day.toString()}`,
-      };
-    for (const [owner, received] of s.credits.get(mint) ?? []) {
-      if (owner === key.pubkey) continue;
-      if (policy.destinations !== null && !policy.destinations.includes(owner))
-        return { check: 'destinations', message: `pays ${owner} in ${mint}, not among the new policy's destinations` };
-      const cap = policy.per_destination_per_day;
-      const got = before.reduce((n, b) => n + (b.credits.get(mint)?.get(owner) ?? 0n), 0n);
-      if (cap !== null && got + received > cap)
-        return {
-          check: 'limits',
-          message: `${owner} received ${got.toString()} of ${mint} in the 24 h before plus ${received.toString()} exceeds per_destination_per_day ${cap.toString()}`,
-        };
-    }
+    return refusal('program_not_allowed', `calls ${program}, which the new policy does not allow`, { program });
+  const decimals = (mint: string): number | null => s.decimals.get(mint) ?? null;
+  for (const m of s.mints) {
+    if (m.keyChange >= 0n) continue;
+    const policy = (key.tokens ?? []).find((t) => t.mint === m.mint);
+    if (!policy) return unlistedMintRefusal(m.mint, -m.keyChange, decimals(m.mint));
+    const destination = tokenDestinationRefusal(key, policy, m, decimals(m.mint));
+    if (destination) return destination;
   }
-  return null;
+  const usage = usageBefore(e, before);
+  return limitsRefusal(key, usage, s.lamports) ?? tokenCapRefusal(key, { mints: s.mints }, decimals, usage.tokens);
 }
 
 /**
@@ -124,12 +109,12 @@ export function replaySigns(
     const key = keys.find((k) => k.name === e.key);
     const s = spendOfEntry(e);
     const history = allowed.get(e.key) ?? [];
-    const before = history.filter((b) => b.ts > e.ts - SPEND_WINDOW_S);
-    const refusal: ReplayRow['refusal'] = key
+    const before = history.filter((b) => b.ts >= e.ts - SPEND_WINDOW_S);
+    const refused = key
       ? judge(key, cluster, e, s, before)
-      : { check: 'authorized', message: `key ${e.key} is not in the new policy` };
-    if (refusal === null) allowed.set(e.key, [...before, s]);
-    if (e.ts >= since) rows.push({ ts: e.ts, key: e.key, signature: e.signature, was: e.outcome, refusal });
+      : refusal('key_not_authorized', `key ${e.key} is not in the new policy`);
+    if (refused === null) allowed.set(e.key, [...before, s]);
+    if (e.ts >= since) rows.push({ ts: e.ts, key: e.key, signature: e.signature, was: e.outcome, refusal: refused });
   }
   return rows;
 }

@@ -56,7 +56,7 @@ describe('policy replay', () => {
     expect(rows).toHaveLength(2);
     expect(rows[0]).toMatch(/confirmed\s+allowed$/);
     expect(rows[1]).toMatch(
-      /confirmed\s+REFUSED limits: \d+ lamports in the 24 h before plus \d+ exceeds daily_lamport_cap 15000000$/,
+      /confirmed\s+REFUSED limits \(per_day_cap\): daily cap: \d+ lamports spent or reserved in 24 h, plus \d+ for this transaction, exceeds 15000000$/,
     );
     expect(r.stdout).toMatch(/: 1 would be refused$/m);
   });
@@ -68,8 +68,9 @@ describe('policy replay', () => {
     writeYaml(file, doc);
     const r = await run(BIN.signer, ['--config', file, 'policy', 'replay', '--json']);
     expect(r.code).toBe(1);
-    const rows = JSON.parse(r.stdout) as { refusal: { check: string } | null }[];
+    const rows = JSON.parse(r.stdout) as { refusal: { check: string; reason: string } | null }[];
     expect(rows.map((x) => x.refusal?.check)).toEqual(['authorized', 'authorized']);
+    expect(rows.map((x) => x.refusal?.reason)).toEqual(['key_not_authorized', 'key_not_authorized']);
   });
 });
 

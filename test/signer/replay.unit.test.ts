@@ -1,6 +1,7 @@
 /**
- * replaySigns on recorded token figures: a mint the new policy does not list, per_tx, per_day counted over the
- * replayed signs (a refused one adds nothing), destinations and per_destination_per_day.
+ * replaySigns judges recorded signs with the engine's own rules, so each row carries the reason a sign would get:
+ * a mint the new policy does not list, per_tx, per_day counted over the replayed signs (a refused one adds nothing),
+ * destinations and per_destination_per_day, the rate, the lamport caps and the program allow-list.
  */
 import { localCluster } from '../../src/config/clusters';
 import type { KeyConfig, TokenPolicy } from '../../src/config/types';
@@ -58,32 +59,69 @@ function payment(ts: number, amount: number, to = MERCHANT): AuditEntry {
   };
 }
 
-const checks = (rows: ReturnType<typeof replaySigns>) => rows.map((r) => r.refusal?.check ?? 'allowed');
+const reasons = (rows: ReturnType<typeof replaySigns>) => rows.map((r) => r.refusal?.reason ?? 'allowed');
 
 test('a mint the new policy does not list refuses every payment in it', () => {
   const rows = replaySigns([payment(100, 10)], [key([])], cluster, 0);
-  expect(rows[0]!.refusal?.message).toMatch(/does not list/);
-  expect(checks(rows)).toEqual(['tokens']);
+  expect(rows[0]!.refusal).toMatchObject({ check: 'tokens', reason: 'mint_not_listed', figures: { mint: MINT } });
+  expect(rows[0]!.refusal?.message).toMatch(/the mint is not in the key's tokens/);
 });
 
 test('per_tx and per_day, counted over what the new policy would have allowed', () => {
   const entries = [payment(100, 40), payment(200, 70), payment(300, 40), payment(400, 30)];
   // per_tx 60 refuses the 70; per_day 100 then sees 40 + 40 = 80, and refuses the 30 (110).
   const rows = replaySigns(entries, [key([{ per_tx: 60n, per_day: 100n }])], cluster, 0);
-  expect(checks(rows)).toEqual(['allowed', 'limits', 'allowed', 'limits']);
-  expect(rows[3]!.refusal?.message).toBe(`80 of ${MINT} in the 24 h before plus 30 exceeds per_day 100`);
+  expect(reasons(rows)).toEqual(['allowed', 'token_per_tx_cap', 'allowed', 'token_per_day_cap']);
+  // The recorded decimals (6) show the amounts as the engine shows them.
+  expect(rows[3]!.refusal?.message).toBe(
+    `daily cap of mint ${MINT}: 80 (0.00008 UI) spent or reserved in 24 h, plus 30 (0.00003 UI) for this transaction, exceeds per_day 100 (0.0001 UI)`,
+  );
+  expect(rows[3]!.refusal?.figures).toEqual({ mint: MINT, spent: '80', requested: '30', cap: '100' });
 });
 
 test('destinations and per_destination_per_day', () => {
   const entries = [payment(100, 10, OTHER), payment(200, 50), payment(300, 60)];
   const rows = replaySigns(entries, [key([{ destinations: [MERCHANT], per_destination_per_day: 100n }])], cluster, 0);
-  expect(checks(rows)).toEqual(['destinations', 'allowed', 'limits']);
+  expect(reasons(rows)).toEqual(['token_destination_not_allowed', 'allowed', 'token_per_destination_cap']);
 });
 
 test('only signs at or after --since are listed; the day before still counts', () => {
   const rows = replaySigns([payment(100, 90), payment(200, 20)], [key([{ per_day: 100n }])], cluster, 150);
   expect(rows).toHaveLength(1);
-  expect(checks(rows)).toEqual(['limits']);
+  expect(reasons(rows)).toEqual(['token_per_day_cap']);
+});
+
+function lamportSign(ts: number, lamports: number, programs = ['11111111111111111111111111111111']): AuditEntry {
+  return { ...payment(ts, 0), programs, balance_change: -lamports, tokens: null };
+}
+
+test('the rate and the lamport caps, counted over what the new policy would have allowed', () => {
+  const agent: KeyConfig = { ...key([]), rate_limit_per_minute: 2, per_tx_lamports: 500, daily_lamport_cap: 1_000 };
+  const entries = [
+    lamportSign(1_000, 100),
+    lamportSign(1_010, 600), // per_tx
+    lamportSign(1_020, 100),
+    lamportSign(1_030, 100), // the third allowed sign in a minute
+    lamportSign(1_100, 400),
+    lamportSign(1_110, 500), // 600 before it: 1,100 would pass the cap (reaching it exactly is allowed)
+  ];
+  const rows = replaySigns(entries, [agent], cluster, 0);
+  expect(reasons(rows)).toEqual(['allowed', 'per_tx_cap', 'allowed', 'rate_limit', 'allowed', 'per_day_cap']);
+  expect(rows[5]!.refusal?.figures).toEqual({ spent: 600, requested: 500, cap: 1_000 });
+});
+
+test('a program outside the new allow-list, and a key the new policy dropped', () => {
+  const other = randomAddress();
+  const rows = replaySigns(
+    [lamportSign(100, 1, [other]), { ...lamportSign(200, 1), key: 'gone' }],
+    [key([])],
+    cluster,
+    0,
+  );
+  expect(rows.map((r) => r.refusal)).toEqual([
+    expect.objectContaining({ check: 'programs', reason: 'program_not_allowed', figures: { program: other } }),
+    expect.objectContaining({ check: 'authorized', reason: 'key_not_authorized' }),
+  ]);
 });
 
 test('--since reads 7d, 24h, 30m and dates', () => {

@@ -10,7 +10,7 @@ import { spendOf } from '../../ledger/usage-book';
 import type { Usage } from '../../ledger/types';
 import { refusal } from '../refusals';
 import type { PassName, Report } from '../report';
-import { remainingTokens, tokenCapRefusal, tokensNeedApproval } from '../spl-tokens/policy';
+import { decimalsFrom, remainingTokens, tokenCapRefusal, tokensNeedApproval } from '../spl-tokens/policy';
 import { destinationRefusal } from '../rules/destinations';
 import { limitsRefusal, remainingDaily } from '../rules/limits';
 import { recordSimulation, type Figures } from './simulate';
@@ -66,7 +66,7 @@ export function capReservation(
   report.remaining_daily_lamports = remainingDaily(key, usage, reservation);
   if ((key.tokens ?? []).length > 0) report.remaining_daily_tokens = remainingTokens(key, figures.tokens, usage.tokens);
   const refused =
-    limitsRefusal(key, usage, reservation) ?? tokenCapRefusal(key, figures.tokens, figures.mints, usage.tokens);
+    limitsRefusal(key, usage, reservation) ?? tokenCapRefusal(key, figures.tokens, decimalsFrom(figures.mints), usage.tokens);
   if (refused) return stop(report, refused);
   return { ok: true, reservation };
 }

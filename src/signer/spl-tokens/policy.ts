@@ -12,20 +12,32 @@ import { uiDecimals, unaccountedExtension } from './extensions';
 import type { MintMovement, TokenMovements } from './movements';
 import type { MintState } from './state';
 
-/** A mint the key spends in this transaction, with its policy and the mint as read from the chain. */
-interface Spend {
-  movement: MintMovement;
+/** What the caps need of a mint's movement: the key's change and each other owner's credit (not the program). */
+export type MintFlow = Pick<MintMovement, 'mint' | 'keyChange' | 'credits'>;
+
+/** A mint the key spends in this transaction, with the mint's decimals (null: show base units). */
+interface Spend<M extends MintFlow> {
+  movement: M;
   amount: bigint;
   decimals: number | null;
 }
 
+/** The decimals amounts of a mint are shown in; null shows base units. */
+export type DecimalsOf = (mint: string) => number | null;
+
+/** Decimals from the mints as read from the chain. */
+export const decimalsFrom =
+  (mints: ReadonlyMap<string, MintState | null>): DecimalsOf =>
+  (mint) =>
+    uiDecimals(mints.get(mint));
+
 const policyFor = (key: KeyConfig, mint: string): TokenPolicy | undefined =>
   (key.tokens ?? []).find((p) => p.mint === mint);
 
-const spends = (movements: TokenMovements, mints: ReadonlyMap<string, MintState | null>): Spend[] =>
+const spends = <M extends MintFlow>(movements: { mints: readonly M[] }, decimals: DecimalsOf): Spend<M>[] =>
   movements.mints
     .filter((m) => m.keyChange < 0n)
-    .map((m) => ({ movement: m, amount: -m.keyChange, decimals: uiDecimals(mints.get(m.mint)) }));
+    .map((m) => ({ movement: m, amount: -m.keyChange, decimals: decimals(m.mint) }));
 
 /** Authority operations, unlisted mints, mints the signer cannot account for, and destinations. */
 export function tokenPolicyRefusal(
@@ -42,17 +54,10 @@ export function tokenPolicyRefusal(
       { token_op: op.op },
     );
   }
-  for (const s of spends(movements, mints)) {
+  for (const s of spends(movements, decimalsFrom(mints))) {
     const { mint, program } = s.movement;
     const policy = policyFor(key, mint);
-    const amount = showAmount(s.amount, s.decimals);
-    if (!policy) {
-      return refusal(
-        'mint_not_listed',
-        `the transaction moves ${amount} of mint ${mint} out of the key's accounts, and the mint is not in the key's tokens`,
-        { mint, requested: s.amount.toString() },
-      );
-    }
+    if (!policy) return unlistedMintRefusal(mint, s.amount, s.decimals);
     if (policy.program !== program) {
       return refusal(
         'mint_program_mismatch',
@@ -64,16 +69,37 @@ export function tokenPolicyRefusal(
     if (state === null) return refusal('mint_unreadable', `mint ${mint} could not be read from the chain`, { mint });
     const extension = unaccountedExtension(state);
     if (extension !== null) return refusal('mint_extension_not_accounted', `mint ${mint}: ${extension}`, { mint });
-    if (policy.destinations === null) continue;
-    const listed = new Set(policy.destinations);
-    for (const [owner, credit] of s.movement.credits) {
-      if (owner === key.pubkey || listed.has(owner)) continue;
-      return refusal(
-        'token_destination_not_allowed',
-        `the transaction moves ${showAmount(credit, s.decimals)} of mint ${mint} to ${owner}, which is not one of the mint's destinations`,
-        { mint, destination: owner, requested: credit.toString() },
-      );
-    }
+    const destination = tokenDestinationRefusal(key, policy, s.movement, s.decimals);
+    if (destination) return destination;
+  }
+  return null;
+}
+
+/** A spend of a mint the key's policy does not list. */
+export function unlistedMintRefusal(mint: string, amount: bigint, decimals: number | null): Refusal {
+  return refusal(
+    'mint_not_listed',
+    `the transaction moves ${showAmount(amount, decimals)} of mint ${mint} out of the key's accounts, and the mint is not in the key's tokens`,
+    { mint, requested: amount.toString() },
+  );
+}
+
+/** The first owner other than the key that receives the mint and is not among the mint's destinations. */
+export function tokenDestinationRefusal(
+  key: KeyConfig,
+  policy: TokenPolicy,
+  movement: MintFlow,
+  decimals: number | null,
+): Refusal | null {
+  if (policy.destinations === null) return null;
+  const listed = new Set(policy.destinations);
+  for (const [owner, credit] of movement.credits) {
+    if (owner === key.pubkey || listed.has(owner)) continue;
+    return refusal(
+      'token_destination_not_allowed',
+      `the transaction moves ${showAmount(credit, decimals)} of mint ${movement.mint} to ${owner}, which is not one of the mint's destinations`,
+      { mint: movement.mint, destination: owner, requested: credit.toString() },
+    );
   }
   return null;
 }
@@ -81,11 +107,11 @@ export function tokenPolicyRefusal(
 /** The per-transaction, daily and per-destination caps of every mint the key spends. */
 export function tokenCapRefusal(
   key: KeyConfig,
-  movements: TokenMovements,
-  mints: ReadonlyMap<string, MintState | null>,
+  movements: { mints: readonly MintFlow[] },
+  decimals: DecimalsOf,
   usage: TokenUsage,
 ): Refusal | null {
-  for (const s of spends(movements, mints)) {
+  for (const s of spends(movements, decimals)) {
     const { mint, credits } = s.movement;
     const policy = policyFor(key, mint);
     if (!policy) continue; // refused by tokenPolicyRefusal already
