@@ -21,6 +21,7 @@ import type { Metrics } from '../http/metrics';
 import { boundAddress, drain, listen } from '../http/server';
 import { createServiceState } from '../http/service-state';
 import type { ReloadResult } from '../signer/reload';
+import type { Policy } from '../signer/policy';
 import type { LocalFiles } from './local-default';
 import { listenErrorMessage, type ListenerName } from './listen-error';
 import { takeRequest, writeAnswer } from './reload-files';
@@ -112,6 +113,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   let engine: SignerEngine | null = null;
   let openedLedger: Ledger | null = null;
   let deliverer: Deliverer | null = null;
+  // The running policy, once the engine has opened it: what a reload replaces.
+  let livePolicy: (() => Policy) | null = null;
   // prom-client loads after the listener is up (it costs tens of milliseconds of start-up); until then nothing is
   // counted.
   let metrics: Metrics | null = null;
@@ -181,6 +184,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         logger,
         ledger: () => ledgerOpening,
         keys: async () => (await opening).keyShow({ principal: { kind: 'operator' } }),
+        // The policy's operators once the engine has opened (a reload may change them), the config's until then.
+        operators: () => livePolicy?.().operators ?? config.operators ?? [],
         halts: {
           halt: async (key, reason, name) =>
             (await opening).halt({ key, reason, principal: { kind: 'operator', name } }),
@@ -221,6 +226,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       const rpc = chainClientFor(config.cluster, config.timings);
       const chain = config.serve.metrics ? timedChain(rpc, rpcObserver) : rpc;
       const holder = policies.createPolicyHolder(policies.policyFor(config));
+      livePolicy = () => holder.current();
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
       const { createOutbox } = require('../notify/outbox') as typeof import('../notify/outbox');
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first

@@ -5,7 +5,7 @@
  */
 import type http from 'node:http';
 import type { Logger } from 'pino';
-import type { SignerConfig } from '../config/types';
+import type { OperatorConfig, SignerConfig } from '../config/types';
 import { boundAddress, listen } from '../http/server';
 import type { Ledger } from '../ledger/types';
 import type { KeyView } from '../signer/types';
@@ -26,6 +26,8 @@ export async function startOperatorListener(deps: {
   ledger: () => Promise<Ledger>;
   keys: () => Promise<KeyView[]>;
   halts: ConsoleHalts;
+  /** The operators now: a reload may add, remove or change them, and a removed one's session ends at once. */
+  operators: () => readonly OperatorConfig[];
 }): Promise<OperatorListener> {
   const op = deps.config.serve.operator;
   if (!op) throw new SignerError('internal', 'the operator console is off (serve.operator.listen is null)');
@@ -41,12 +43,11 @@ export async function startOperatorListener(deps: {
   );
   const address = boundAddress(server);
   const origin = consoleOrigin(op, Number(address.slice(address.lastIndexOf(':') + 1)));
-  const operators = deps.config.operators ?? [];
   app = createOperatorApp({
     listener: op,
     allowedHosts: deps.config.serve.allowed_hosts,
     origin,
-    operators: () => operators,
+    operators: deps.operators,
     logger: deps.logger,
     ledger: deps.ledger,
     keys: deps.keys,

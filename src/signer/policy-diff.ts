@@ -1,9 +1,10 @@
 /**
  * What a reload would change, in two parts: the settings only a restart may change (compared on the config as
- * loaded, everything but `keys` and `source`), and a short account of the policy's change (keys added or removed,
- * caps and other fields changed, per key and per mint) for the reload's audit entry and answer.
+ * loaded, everything but `keys`, `operators` and `source`), and a short account of the policy's change (keys added
+ * or removed, caps and other fields changed, per key and per mint; operators added, removed or given another role)
+ * for the reload's audit entry and answer.
  */
-import type { KeyConfig, SignerConfig, TokenPolicy } from '../config/types';
+import type { KeyConfig, OperatorConfig, SignerConfig, TokenPolicy } from '../config/types';
 import { canonicalJson } from './canonical-json';
 
 const json = (v: unknown): string =>
@@ -14,7 +15,7 @@ export function restartOnlyChanges(running: SignerConfig, next: SignerConfig): s
   const changed: string[] = [];
   const fields = new Set([...Object.keys(running), ...Object.keys(next)]);
   for (const field of [...fields].sort()) {
-    if (field === 'keys' || field === 'source') continue;
+    if (field === 'keys' || field === 'operators' || field === 'source') continue;
     const a = (running as unknown as Record<string, unknown>)[field];
     const b = (next as unknown as Record<string, unknown>)[field];
     if (json(a) === json(b)) continue;
@@ -60,6 +61,18 @@ function tokenChanges(key: string, a: readonly TokenPolicy[], b: readonly TokenP
 }
 
 /** One line per change: `+key`, `-key`, `keys.k.daily_lamport_cap 1000 → 500`, `keys.k.tokens +MINT`. */
+/** Operators added, removed, or given another role: `+operator bob`, `operators.alice.role approver → admin`. */
+export function operatorChanges(a: readonly OperatorConfig[], b: readonly OperatorConfig[]): string[] {
+  const out: string[] = [];
+  for (const o of b) if (!a.some((x) => x.name === o.name)) out.push(`+operator ${o.name}`);
+  for (const o of a) if (!b.some((x) => x.name === o.name)) out.push(`-operator ${o.name}`);
+  for (const o of b) {
+    const old = a.find((x) => x.name === o.name);
+    if (old) out.push(...fieldChanges(`operators.${o.name}`, old, o, ['name']));
+  }
+  return out;
+}
+
 export function policyChanges(a: readonly KeyConfig[], b: readonly KeyConfig[]): string[] {
   const out: string[] = [];
   for (const k of b) if (!a.some((o) => o.name === k.name)) out.push(`+key ${k.name}`);

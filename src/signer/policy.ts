@@ -1,13 +1,14 @@
 /**
- * The policy a service runs: the keys with their caps, destinations and programs, and the tokens that may use
- * them. It is the part of the config `reload` may replace while the service runs (docs/policy.md, "Reload").
+ * The policy a service runs: the keys with their caps, destinations and programs, the tokens that may use them,
+ * and the operators who approve and use the console. The keys and the operators are the part of the config
+ * `reload` may replace while the service runs (docs/policy.md, "Reload").
  *
  * The engine reads it through a holder: each sign takes the key's policy when it begins and is judged by that one
  * to its end (checks, approval, cap gate), so a reload changes the judgement of every sign that begins after it
  * and of none already under way (docs/decisions.md, "Reload").
  */
 import { createHash } from 'node:crypto';
-import type { KeyConfig, SignerConfig } from '../config/types';
+import type { KeyConfig, OperatorConfig, SignerConfig } from '../config/types';
 import { canonicalJson } from './canonical-json';
 import { createKeySet, type KeySet } from '../keys/key-set';
 import { createKeyStores, type KeyStores } from '../keys/stores';
@@ -17,6 +18,8 @@ export interface Policy {
   /** sha256 hex of the policy's canonical JSON: two replicas with the same keys and tokens show the same hash. */
   readonly hash: string;
   readonly keys: readonly KeyConfig[];
+  /** Who votes on approvals and signs in to the console (none: the host's single operator). */
+  readonly operators: readonly OperatorConfig[];
   readonly access: KeyAccess;
   /** This policy's keys, opened from stores every policy of the service shares (one HSM connection, say). */
   readonly keySet: KeySet;
@@ -28,16 +31,19 @@ export interface PolicyHolder {
   replace(next: Policy): void;
 }
 
+type PolicyFields = Pick<SignerConfig, 'keys' | 'serve' | 'operators'>;
+
 /** The policy fields of a config as plain JSON (token amounts are bigint: written as decimal strings). */
-export function policyDocument(config: Pick<SignerConfig, 'keys' | 'serve'>): unknown {
+export function policyDocument(config: PolicyFields): unknown {
   return JSON.parse(
-    JSON.stringify({ keys: config.keys, tokens: config.serve.tokens }, (_k, v: unknown) =>
-      typeof v === 'bigint' ? v.toString() : v,
+    JSON.stringify(
+      { keys: config.keys, tokens: config.serve.tokens, operators: config.operators ?? [] },
+      (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v),
     ),
   );
 }
 
-export function policyHash(config: Pick<SignerConfig, 'keys' | 'serve'>): string {
+export function policyHash(config: PolicyFields): string {
   return createHash('sha256')
     .update(canonicalJson(policyDocument(config)))
     .digest('hex');
@@ -48,12 +54,13 @@ export function policyHash(config: Pick<SignerConfig, 'keys' | 'serve'>): string
  * cannot change them: key_dir and key_stores need a restart), so a token is never connected to twice.
  */
 export function policyFor(
-  config: Pick<SignerConfig, 'keys' | 'serve' | 'key_dir' | 'key_stores'>,
+  config: PolicyFields & Pick<SignerConfig, 'key_dir' | 'key_stores'>,
   stores: KeyStores = createKeyStores(config),
 ): Policy {
   return {
     hash: policyHash(config),
     keys: config.keys,
+    operators: config.operators ?? [],
     access: createKeyAccess(config.keys),
     keySet: createKeySet(config, process.env, stores),
     keyStores: stores,

@@ -94,3 +94,40 @@ test('operator enroll prints a one-time link to the console; an operator not in 
     }
   },
 );
+
+(chromiumInstalled() ? test : test.skip)(
+  `a reload adds an operator who can enroll at once, and removing them ends their session, with no restart (needs ${CHROMIUM})`,
+  async () => {
+    const doc = YAML.parse(fs.readFileSync(configFile, 'utf8')) as { operators: { name: string; role: string }[] };
+    const write = (operators: { name: string; role: string }[]): void =>
+      fs.writeFileSync(configFile, YAML.stringify({ ...doc, operators }), { mode: 0o600 });
+    write([...doc.operators, { name: 'dave', role: 'approver' }]);
+    const added = await run(BIN.signer, ['--config', configFile, 'reload']);
+    expect(added.code).toBe(0);
+    // vault names no approvers, so every operator approves it: dave too, from now on.
+    expect(added.stdout).toMatch(/applied: keys\.vault\.approvals changed; \+operator dave\n/);
+
+    const link = (await run(BIN.signer, ['--config', configFile, 'operator', 'enroll', 'dave'])).stdout.trim();
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    try {
+      const dave = await operatorBrowser(browser);
+      await enrollAndLogIn(dave.page, link, origin);
+      await dave.page.getByText('No sign is waiting for an operator.').waitFor();
+
+      write(doc.operators);
+      const removed = await run(BIN.signer, ['--config', configFile, 'reload']);
+      expect(removed.code).toBe(0);
+      expect(removed.stdout).toMatch(/applied: keys\.vault\.approvals changed; -operator dave\n/);
+      await dave.page.goto(`${origin}/`);
+      await dave.page.waitForURL(`${origin}/login`);
+      const entries = await world.ledger.tail(10);
+      expect(entries.filter((e) => e.command === 'reload').map((e) => e.summary)).toEqual([
+        'keys.vault.approvals changed; +operator dave',
+        'keys.vault.approvals changed; -operator dave',
+      ]);
+    } finally {
+      await browser.close();
+      write(doc.operators);
+    }
+  },
+);
