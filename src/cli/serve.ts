@@ -113,12 +113,12 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   let engine: SignerEngine | null = null;
   let openedLedger: Ledger | null = null;
   let deliverer: Deliverer | null = null;
-  // The running policy, once the engine has opened it: what a reload replaces.
-  let livePolicy: (() => Policy) | null = null;
   // prom-client loads after the listener is up (it costs tens of milliseconds of start-up); until then nothing is
   // counted.
   let metrics: Metrics | null = null;
   const rpcObserver = (m: string, ms: number, ok: boolean): void => metrics?.rpc(m, ms, ok);
+  // The running policy, once the engine has opened it: what a reload replaces.
+  let livePolicy: (() => Policy) | null = null;
   const state = createServiceState();
   // Tool calls wait on `opening` from the first request on, including those that arrive before the engine starts
   // to open (below, after the listener's grace period).
@@ -126,6 +126,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const opening = new Promise<SignerEngine>((resolve) => (startOpening = resolve));
   const app = createApp({
     config,
+    // The policy's tokens once the engine has opened it (a reload may replace them), the config's until then.
+    tokens: () => livePolicy?.().tokens ?? config.serve.tokens,
     version: VERSION,
     logger,
     engine: () => opening,

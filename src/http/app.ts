@@ -18,7 +18,7 @@
 import express, { type Express } from 'express';
 import helmet from 'helmet';
 import type { Logger } from 'pino';
-import type { SignerConfig } from '../config/types';
+import type { SignerConfig, TokenConfig } from '../config/types';
 import { TokenVerifier } from './bearer-tokens';
 import { McpService } from '../mcp/service';
 import type { SignerEngine } from '../signer/types';
@@ -37,6 +37,8 @@ import type { ServiceState } from './service-state';
 
 export interface AppDeps {
   config: SignerConfig;
+  /** The bearer tokens now (a reload may replace them); the config's when absent. */
+  tokens?: () => readonly TokenConfig[];
   version: string;
   logger: Logger;
   /** Resolves once the engine is open (tool calls wait for it). */
@@ -53,7 +55,7 @@ export function createApp(deps: AppDeps): Express {
   const { config, logger, state } = deps;
   const serve = config.serve;
   const metrics = deps.metrics ?? (() => null);
-  const verifier = new TokenVerifier(serve.tokens);
+  const verifier = new TokenVerifier(deps.tokens ?? serve.tokens);
   const mcp = new McpService({
     version: deps.version,
     paramHeaders: serve.param_headers,

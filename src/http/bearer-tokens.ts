@@ -15,10 +15,13 @@ export function tokenSha256(token: string): string {
 }
 
 export class TokenVerifier {
-  private readonly hashes: { token: TokenConfig; digest: Buffer }[];
+  private readonly tokens: () => readonly TokenConfig[];
+  private source: readonly TokenConfig[] | null = null;
+  private hashes: { token: TokenConfig; digest: Buffer }[] = [];
 
-  constructor(tokens: readonly TokenConfig[]) {
-    this.hashes = tokens.map((token) => ({ token, digest: Buffer.from(token.sha256, 'hex') }));
+  /** The tokens, or where to read them on each request (a reload may replace them). */
+  constructor(tokens: readonly TokenConfig[] | (() => readonly TokenConfig[])) {
+    this.tokens = typeof tokens === 'function' ? tokens : () => tokens;
   }
 
   /** The token whose hash matches the `Authorization: Bearer …` value, or null. */
@@ -28,10 +31,20 @@ export class TokenVerifier {
     if (presented.length === 0) return null;
     const digest = crypto.createHash('sha256').update(presented, 'utf8').digest();
     let found: TokenConfig | null = null;
-    for (const entry of this.hashes) {
+    for (const entry of this.current()) {
       if (entry.digest.length === digest.length && crypto.timingSafeEqual(entry.digest, digest) && found === null)
         found = entry.token;
     }
     return found;
+  }
+
+  /** The configured digests, decoded again only when the list itself was replaced. */
+  private current(): { token: TokenConfig; digest: Buffer }[] {
+    const tokens = this.tokens();
+    if (tokens !== this.source) {
+      this.source = tokens;
+      this.hashes = tokens.map((token) => ({ token, digest: Buffer.from(token.sha256, 'hex') }));
+    }
+    return this.hashes;
   }
 }

@@ -1,27 +1,31 @@
 /**
  * What a reload would change, in two parts: the settings only a restart may change (compared on the config as
- * loaded, everything but `keys`, `operators` and `source`), and a short account of the policy's change (keys added
- * or removed, caps and other fields changed, per key and per mint; operators added, removed or given another role)
- * for the reload's audit entry and answer.
+ * loaded, everything but the policy: `keys`, `serve.tokens` and `operators`), and a short account of the policy's
+ * change (keys added or removed, caps and other fields changed, per key and per mint; bearer tokens and operators
+ * added, removed or changed) for the reload's audit entry and answer.
  */
-import type { KeyConfig, OperatorConfig, SignerConfig, TokenPolicy } from '../config/types';
+import type { KeyConfig, OperatorConfig, SignerConfig, TokenConfig, TokenPolicy } from '../config/types';
 import { canonicalJson } from './canonical-json';
 
 const json = (v: unknown): string =>
   canonicalJson(JSON.parse(JSON.stringify(v ?? null, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x))));
+
+/** What a reload replaces (the policy), as config paths; `source` is where the config was read from. */
+const RELOADABLE: ReadonlySet<string> = new Set(['keys', 'operators', 'serve.tokens', 'source']);
 
 /** The settings, as config paths, whose value differs and which only a restart may change. */
 export function restartOnlyChanges(running: SignerConfig, next: SignerConfig): string[] {
   const changed: string[] = [];
   const fields = new Set([...Object.keys(running), ...Object.keys(next)]);
   for (const field of [...fields].sort()) {
-    if (field === 'keys' || field === 'operators' || field === 'source') continue;
+    if (RELOADABLE.has(field)) continue;
     const a = (running as unknown as Record<string, unknown>)[field];
     const b = (next as unknown as Record<string, unknown>)[field];
     if (json(a) === json(b)) continue;
     if (isPlainObject(a) && isPlainObject(b)) {
       // One level down, so the answer names `serve.listen` rather than all of `serve`.
       for (const sub of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+        if (RELOADABLE.has(`${field}.${sub}`)) continue;
         if (json(a[sub]) !== json(b[sub])) changed.push(`${field}.${sub}`);
       }
     } else changed.push(field);
@@ -61,6 +65,23 @@ function tokenChanges(key: string, a: readonly TokenPolicy[], b: readonly TokenP
 }
 
 /** One line per change: `+key`, `-key`, `keys.k.daily_lamport_cap 1000 → 500`, `keys.k.tokens +MINT`. */
+/**
+ * Bearer tokens added, removed, given other keys, or rotated (a new hash under the same name). The hashes are not
+ * shown: the answer and the audit entry say a token changed, not what it is.
+ */
+export function bearerTokenChanges(a: readonly TokenConfig[], b: readonly TokenConfig[]): string[] {
+  const out: string[] = [];
+  for (const t of b) if (!a.some((x) => x.name === t.name)) out.push(`+token ${t.name}`);
+  for (const t of a) if (!b.some((x) => x.name === t.name)) out.push(`-token ${t.name}`);
+  for (const t of b) {
+    const old = a.find((x) => x.name === t.name);
+    if (!old) continue;
+    if (old.sha256 !== t.sha256) out.push(`serve.tokens.${t.name} rotated`);
+    out.push(...fieldChanges(`serve.tokens.${t.name}`, old, t, ['name', 'sha256']));
+  }
+  return out;
+}
+
 /** Operators added, removed, or given another role: `+operator bob`, `operators.alice.role approver → admin`. */
 export function operatorChanges(a: readonly OperatorConfig[], b: readonly OperatorConfig[]): string[] {
   const out: string[] = [];

@@ -1,14 +1,14 @@
 /**
- * The policy a service runs: the keys with their caps, destinations and programs, the tokens that may use them,
- * and the operators who approve and use the console. The keys and the operators are the part of the config
- * `reload` may replace while the service runs (docs/policy.md, "Reload").
+ * The policy a service runs: the keys with their caps, destinations and programs, the bearer tokens that may use
+ * them, and the operators who approve and use the console: the part of the config `reload` may replace while the
+ * service runs (docs/policy.md, "Reload").
  *
  * The engine reads it through a holder: each sign takes the key's policy when it begins and is judged by that one
  * to its end (checks, approval, cap gate), so a reload changes the judgement of every sign that begins after it
  * and of none already under way (docs/decisions.md, "Reload").
  */
 import { createHash } from 'node:crypto';
-import type { KeyConfig, OperatorConfig, SignerConfig } from '../config/types';
+import type { KeyConfig, OperatorConfig, SignerConfig, TokenConfig } from '../config/types';
 import { canonicalJson } from './canonical-json';
 import { createKeySet, type KeySet } from '../keys/key-set';
 import { createKeyStores, type KeyStores } from '../keys/stores';
@@ -18,6 +18,8 @@ export interface Policy {
   /** sha256 hex of the policy's canonical JSON: two replicas with the same keys and tokens show the same hash. */
   readonly hash: string;
   readonly keys: readonly KeyConfig[];
+  /** The bearer tokens agents present, each with the keys it may use. */
+  readonly tokens: readonly TokenConfig[];
   /** Who votes on approvals and signs in to the console (none: the host's single operator). */
   readonly operators: readonly OperatorConfig[];
   readonly access: KeyAccess;
@@ -60,6 +62,7 @@ export function policyFor(
   return {
     hash: policyHash(config),
     keys: config.keys,
+    tokens: config.serve.tokens,
     operators: config.operators ?? [],
     access: createKeyAccess(config.keys),
     keySet: createKeySet(config, process.env, stores),

@@ -13,7 +13,7 @@ import { nowSeconds } from '../util/time';
 import type { EngineLogger } from './engine-deps';
 import { policyFor, type PolicyHolder } from './policy';
 import { policyProblems } from './policy-check';
-import { operatorChanges, policyChanges, restartOnlyChanges } from './policy-diff';
+import { bearerTokenChanges, operatorChanges, policyChanges, restartOnlyChanges } from './policy-diff';
 
 export interface ReloadResult {
   /** applied: the new policy runs; unchanged: the config's policy is the one running; refused: nothing changed. */
@@ -56,10 +56,14 @@ export async function reloadPolicy(deps: ReloadDeps): Promise<ReloadResult> {
   const restart = restartOnlyChanges(deps.started, next);
   if (restart.length > 0)
     return refused(
-      `${restart.join(', ')} ${restart.length === 1 ? 'needs' : 'need'} a restart (a reload changes keys and operators only); put ${restart.length === 1 ? 'it' : 'them'} back, or restart the service to apply ${restart.length === 1 ? 'it' : 'them'}`,
+      `${restart.join(', ')} ${restart.length === 1 ? 'needs' : 'need'} a restart (a reload changes keys, serve.tokens and operators only); put ${restart.length === 1 ? 'it' : 'them'} back, or restart the service to apply ${restart.length === 1 ? 'it' : 'them'}`,
     );
   const policy = policyFor(next, old.keyStores);
-  const changes = [...policyChanges(old.keys, policy.keys), ...operatorChanges(old.operators, policy.operators)];
+  const changes = [
+    ...policyChanges(old.keys, policy.keys),
+    ...bearerTokenChanges(old.tokens, policy.tokens),
+    ...operatorChanges(old.operators, policy.operators),
+  ];
   if (policy.hash === old.hash)
     return {
       status: 'unchanged',
@@ -94,7 +98,7 @@ export async function reloadPolicy(deps: ReloadDeps): Promise<ReloadResult> {
   deps.log.info({ old_hash: old.hash, new_hash: policy.hash, changes }, 'policy reloaded');
   return {
     status: 'applied',
-    message: `policy ${policy.hash} applied: ${changes.length === 0 ? 'no key or operator changed' : changes.join('; ')}`,
+    message: `policy ${policy.hash} applied: ${changes.length === 0 ? 'no key, token or operator changed' : changes.join('; ')}`,
     old_hash: old.hash,
     new_hash: policy.hash,
     changes,
