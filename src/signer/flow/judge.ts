@@ -66,7 +66,8 @@ export function capReservation(
   report.remaining_daily_lamports = remainingDaily(key, usage, reservation);
   if ((key.tokens ?? []).length > 0) report.remaining_daily_tokens = remainingTokens(key, figures.tokens, usage.tokens);
   const refused =
-    limitsRefusal(key, usage, reservation) ?? tokenCapRefusal(key, figures.tokens, decimalsFrom(figures.mints), usage.tokens);
+    limitsRefusal(key, usage, reservation) ??
+    tokenCapRefusal(key, figures.tokens, decimalsFrom(figures.mints), usage.tokens);
   if (refused) return stop(report, refused);
   return { ok: true, reservation };
 }
