@@ -27,6 +27,7 @@ import { listenErrorMessage, type ListenerName } from './listen-error';
 import { takeRequest, writeAnswer } from './reload-files';
 import { acquireServiceLock } from './service-lock';
 import { readHookSecrets } from '../notify/secrets';
+import { NOTIFY_DELIVERY_DEFAULTS } from '../config/types';
 import type { Deliverer } from '../notify/deliverer';
 
 /** How long the fresh listener serves alone before the remaining modules load (see main). */
@@ -85,7 +86,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   }
 
   // Each webhook's signing secret, read now: a hook that could not sign refuses the start, before anything opens.
-  const hookSigners = readHookSecrets(config.notify?.hooks ?? []);
+  // A reload that changes the hooks reads their secrets again before it takes over.
+  let hookSigners = readHookSecrets(config.notify?.hooks ?? []);
 
   // One service per state directory, decided before anything is opened, moved or written (cli/service-lock.ts).
   const lock = acquireServiceLock(config.state_dir, { listen: null, config: config.source, policy_hash: null });
@@ -186,8 +188,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         logger,
         ledger: () => ledgerOpening,
         keys: async () => (await opening).keyShow({ principal: { kind: 'operator' } }),
-        // The policy's operators once the engine has opened (a reload may change them), the config's until then.
+        // The policy's operators and hooks once the engine has opened (a reload may change them), the config's until
+        // then.
         operators: () => livePolicy?.().operators ?? config.operators ?? [],
+        hooks: () => livePolicy?.().hooks ?? config.notify?.hooks ?? [],
         halts: {
           halt: async (key, reason, name) =>
             (await opening).halt({ key, reason, principal: { kind: 'operator', name } }),
@@ -238,7 +242,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       // Events go to the outbox in the ledger; this process's deliverer is woken at once to send them.
       const notifier = createOutbox({
         ledger,
-        notify: config.notify,
+        hooks: () => holder.current().hooks,
         log: logger,
         onEnqueued: () => deliverer?.kick(),
       });
@@ -256,6 +260,25 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
           watchPoll: (cost) => metrics?.watchPoll(cost),
         },
       });
+      lock.update({ policy_hash: holder.current().hash });
+      openedLedger = ledger;
+      // One deliverer per process, once there is a hook; it picks up what an earlier run (or another process) left
+      // undelivered. A reload that adds the first hook starts it.
+      const startDelivering = (): void => {
+        if (deliverer !== null || holder.current().hooks.length === 0) return;
+        deliverer = startDeliverer({
+          ledger,
+          delivery: config.notify?.delivery ?? NOTIFY_DELIVERY_DEFAULTS,
+          hooks: () => ({ hooks: holder.current().hooks, signers: hookSigners }),
+          log: logger,
+          observer: {
+            delivered: (h) => metrics?.delivered(h),
+            retrying: (h) => metrics?.retrying(h),
+            failed: (h) => metrics?.failed(h),
+          },
+        });
+      };
+      startDelivering();
       const file = config.source;
       reloadNow = () =>
         reloadPolicy({
@@ -265,26 +288,19 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
           chain,
           ledger,
           log: logger,
+          prepare: (next) => {
+            // Changed hooks are signed with secrets read now: one that cannot be read refuses the reload.
+            const signers = readHookSecrets(next.hooks);
+            return () => {
+              hookSigners = signers;
+              startDelivering();
+              deliverer?.kick();
+            };
+          },
         }).then((result) => {
           lock.update({ policy_hash: holder.current().hash });
           return result;
         });
-      lock.update({ policy_hash: holder.current().hash });
-      openedLedger = ledger;
-      // One deliverer per process; it picks up what an earlier run (or another process) left undelivered.
-      if (config.notify && config.notify.hooks.length > 0) {
-        deliverer = startDeliverer({
-          ledger,
-          notify: config.notify,
-          signers: hookSigners,
-          log: logger,
-          observer: {
-            delivered: (h) => metrics?.delivered(h),
-            retrying: (h) => metrics?.retrying(h),
-            failed: (h) => metrics?.failed(h),
-          },
-        });
-      }
       engine = opened;
       return opened;
     })(),

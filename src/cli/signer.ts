@@ -275,7 +275,7 @@ async function resumeCommand(args: ParsedArgs): Promise<number> {
     const halts = createHaltBook({
       ledger: l,
       log: cliLog,
-      notify: createOutbox({ ledger: l, notify: cfg.notify, log: cliLog }),
+      notify: createOutbox({ ledger: l, hooks: cfg.notify?.hooks ?? [], log: cliLog }),
     });
     const lifted = await halts.resume(name, 'operator');
     halts.close();
@@ -310,7 +310,7 @@ async function approvalsCommand(sub: string, args: ParsedArgs): Promise<number> 
       return EXIT_ERROR;
     }
     // Decided here: the hooks hear of it now (the sign that waited tells them too; the outbox keeps one).
-    await createOutbox({ ledger: l, notify: cfg.notify, log: cliLog }).emit(approvalDecided(record));
+    await createOutbox({ ledger: l, hooks: cfg.notify?.hooks ?? [], log: cliLog }).emit(approvalDecided(record));
     err(`${decision} ${id} (${key})${record.required > 1 ? `: ${votesSoFar(record)}` : ''}`);
     return 0;
   });

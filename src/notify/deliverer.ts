@@ -10,7 +10,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { fullJitterDelay } from '../rpc/backoff';
-import type { NotifyConfig, NotifyHook } from '../config/types';
+import type { NotifyDelivery, NotifyHook } from '../config/types';
 import type { Ledger, NotificationRecord, NotificationSettlement } from '../ledger/types';
 import { errorMessage } from '../util/errors';
 import { VERSION } from '../util/version';
@@ -50,14 +50,15 @@ type Attempt = { ok: true } | { ok: false; error: string; final: boolean };
 
 export function startDeliverer(deps: {
   ledger: Ledger;
-  notify: NotifyConfig;
-  signers: HookSigners;
+  delivery: NotifyDelivery;
+  /** The hooks and their signers now: a reload may replace them, and each attempt uses the ones it finds. */
+  hooks: () => { hooks: readonly NotifyHook[]; signers: HookSigners };
   log: DeliveryLog;
   observer?: DeliveryObserver;
 }): Deliverer {
-  const { ledger, notify, signers, log } = deps;
-  const settings = notify.delivery;
-  const hooks = new Map<string, NotifyHook>(notify.hooks.map((h) => [h.id, h]));
+  const { ledger, log } = deps;
+  const settings = deps.delivery;
+  const hookOf = (id: string): NotifyHook | undefined => deps.hooks().hooks.find((h) => h.id === id);
   const owner = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
   // The claim outlasts the attempt (cut off at timeout_ms) and the write of its result.
   const leaseMs = settings.timeout_ms * 2 + 10_000;
@@ -81,7 +82,7 @@ export function startDeliverer(deps: {
   };
 
   const attemptOnce = async (row: NotificationRecord, abort: AbortController): Promise<Attempt> => {
-    const hook = hooks.get(row.hook);
+    const hook = hookOf(row.hook);
     if (!hook) return { ok: false, error: 'no hook with this id is configured here', final: false };
     let event: NotificationEvent;
     try {
@@ -97,7 +98,7 @@ export function startDeliverer(deps: {
       'webhook-id': row.id,
       'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
     };
-    const signer = signers.get(hook.id);
+    const signer = deps.hooks().signers.get(hook.id);
     if (signer) headers['webhook-signature'] = signer.sign(row.id, now, body);
     const timeout = AbortSignal.timeout(settings.timeout_ms);
     try {
@@ -121,7 +122,7 @@ export function startDeliverer(deps: {
   };
 
   const attempt = async (row: NotificationRecord, abort: AbortController): Promise<void> => {
-    if (!hooks.has(row.hook)) return handBack(row);
+    if (!hookOf(row.hook)) return handBack(row);
     const result = await attemptOnce(row, abort);
     const now = Date.now();
     if (!result.ok && abort.signal.aborted) {

@@ -5,7 +5,7 @@
  * not part of it. `flush` waits for the writes still running, so a process closes its ledger only after them.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import type { NotifyConfig } from '../config/types';
+import type { NotifyHook } from '../config/types';
 import type { Ledger, NotificationInput } from '../ledger/types';
 import { errorMessage } from '../util/errors';
 import type { NotificationEvent } from './events';
@@ -32,17 +32,18 @@ const onceMessageId = (once: string, hook: string): string =>
 
 export function createOutbox(deps: {
   ledger: Ledger;
-  notify: NotifyConfig | undefined;
+  /** The hooks, or where to read them at each event (a reload may replace them). */
+  hooks: readonly NotifyHook[] | (() => readonly NotifyHook[]);
   log: OutboxLog;
   /** Told after rows are written, so this process's deliverer sends them at once instead of at its next poll. */
   onEnqueued?: () => void;
 }): Notifier {
-  const hooks = deps.notify?.hooks ?? [];
-  if (hooks.length === 0) return noNotifier;
+  if (Array.isArray(deps.hooks) && deps.hooks.length === 0) return noNotifier;
+  const hooks = typeof deps.hooks === 'function' ? deps.hooks : () => deps.hooks as readonly NotifyHook[];
   const running = new Set<Promise<void>>();
 
   const write = async (event: NotificationEvent): Promise<void> => {
-    const wanted = hooks.filter((h) => h.events.includes(event.type));
+    const wanted = hooks().filter((h) => h.events.includes(event.type));
     if (wanted.length === 0) return;
     const now = Date.now();
     const { once, ...shown } = event;

@@ -17,7 +17,7 @@ import cookieParser from 'cookie-parser';
 import express, { type Express } from 'express';
 import helmet from 'helmet';
 import type { Logger } from 'pino';
-import type { NotifyConfig, OperatorConfig, OperatorListenerConfig } from '../config/types';
+import type { NotifyHook, OperatorConfig, OperatorListenerConfig } from '../config/types';
 import { accessLog } from '../http/middleware/access-log';
 import { hostOrigin } from '../http/middleware/host-origin';
 import { sendError } from '../http/send';
@@ -51,8 +51,8 @@ export interface OperatorAppDeps {
   halts: ConsoleHalts;
   /** Unix ms; tests move it. */
   nowMs?: () => number;
-  /** The webhooks, told of the decisions made here. */
-  notify: NotifyConfig | undefined;
+  /** The webhooks now (a reload may change them): told of each decision made here. */
+  hooks: () => readonly NotifyHook[];
 }
 
 /** helmet with a CSP that lets the page load nothing but its own files; no upgrade on plain-http localhost. */
@@ -107,7 +107,7 @@ export function createOperatorApp(deps: OperatorAppDeps): Express {
       now: () => Math.floor(nowMs() / 1000),
     }),
     decided: async (record) => {
-      outbox ??= deps.ledger().then((ledger) => createOutbox({ ledger, notify: deps.notify, log: deps.logger }));
+      outbox ??= deps.ledger().then((ledger) => createOutbox({ ledger, hooks: deps.hooks, log: deps.logger }));
       await (await outbox).emit(approvalDecided(record));
     },
   };

@@ -5,7 +5,7 @@
  */
 import type http from 'node:http';
 import type { Logger } from 'pino';
-import type { OperatorConfig, SignerConfig } from '../config/types';
+import type { NotifyHook, OperatorConfig, SignerConfig } from '../config/types';
 import { boundAddress, listen } from '../http/server';
 import type { Ledger } from '../ledger/types';
 import type { KeyView } from '../signer/types';
@@ -28,6 +28,8 @@ export async function startOperatorListener(deps: {
   halts: ConsoleHalts;
   /** The operators now: a reload may add, remove or change them, and a removed one's session ends at once. */
   operators: () => readonly OperatorConfig[];
+  /** The webhooks now (a reload may change them). */
+  hooks: () => readonly NotifyHook[];
 }): Promise<OperatorListener> {
   const op = deps.config.serve.operator;
   if (!op) throw new SignerError('internal', 'the operator console is off (serve.operator.listen is null)');
@@ -52,7 +54,7 @@ export async function startOperatorListener(deps: {
     ledger: deps.ledger,
     keys: deps.keys,
     halts: deps.halts,
-    notify: deps.config.notify,
+    hooks: deps.hooks,
   });
   return { server, origin, address };
 }

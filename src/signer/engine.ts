@@ -62,7 +62,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   const policy = deps.policy ?? fixedPolicy(policyFor(config));
   const access = liveAccess(policy);
   const keys = liveKeySet(policy);
-  const notifier = deps.notifier ?? createOutbox({ ledger, notify: config.notify, log });
+  const notifier = deps.notifier ?? createOutbox({ ledger, hooks: config.notify?.hooks ?? [], log });
   const halts = createHaltBook({ ledger, log, file: heldHaltsFile(config.state_dir), notify: notifier });
   const preflightDeps = { cluster: config.cluster, chain, ledger, halts };
   const approvalDeps = { ledger, timings: config.timings, log, notify: notifier };

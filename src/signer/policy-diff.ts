@@ -1,17 +1,17 @@
 /**
  * What a reload would change, in two parts: the settings only a restart may change (compared on the config as
- * loaded, everything but the policy: `keys`, `serve.tokens` and `operators`), and a short account of the policy's
- * change (keys added or removed, caps and other fields changed, per key and per mint; bearer tokens and operators
- * added, removed or changed) for the reload's audit entry and answer.
+ * loaded, everything but the policy: `keys`, `serve.tokens`, `operators` and `notify.hooks`), and a short account of
+ * the policy's change (keys added or removed, caps and other fields changed, per key and per mint; bearer tokens,
+ * operators and webhooks added, removed or changed) for the reload's audit entry and answer.
  */
-import type { KeyConfig, OperatorConfig, SignerConfig, TokenConfig, TokenPolicy } from '../config/types';
+import type { KeyConfig, NotifyHook, OperatorConfig, SignerConfig, TokenConfig, TokenPolicy } from '../config/types';
 import { canonicalJson } from './canonical-json';
 
 const json = (v: unknown): string =>
   canonicalJson(JSON.parse(JSON.stringify(v ?? null, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x))));
 
 /** What a reload replaces (the policy), as config paths; `source` is where the config was read from. */
-const RELOADABLE: ReadonlySet<string> = new Set(['keys', 'operators', 'serve.tokens', 'source']);
+const RELOADABLE: ReadonlySet<string> = new Set(['keys', 'operators', 'serve.tokens', 'notify.hooks', 'source']);
 
 /** The settings, as config paths, whose value differs and which only a restart may change. */
 export function restartOnlyChanges(running: SignerConfig, next: SignerConfig): string[] {
@@ -78,6 +78,21 @@ export function bearerTokenChanges(a: readonly TokenConfig[], b: readonly TokenC
     if (!old) continue;
     if (old.sha256 !== t.sha256) out.push(`serve.tokens.${t.name} rotated`);
     out.push(...fieldChanges(`serve.tokens.${t.name}`, old, t, ['name', 'sha256']));
+  }
+  return out;
+}
+
+/**
+ * Webhooks added, removed, or told of other events, by id: the URL may carry a secret (a Slack webhook's path is
+ * one), so it is never shown; a new URL is a new id.
+ */
+export function hookChanges(a: readonly NotifyHook[], b: readonly NotifyHook[]): string[] {
+  const out: string[] = [];
+  for (const h of b) if (!a.some((x) => x.id === h.id)) out.push(`+hook ${h.id}`);
+  for (const h of a) if (!b.some((x) => x.id === h.id)) out.push(`-hook ${h.id}`);
+  for (const h of b) {
+    const old = a.find((x) => x.id === h.id);
+    if (old) out.push(...fieldChanges(`notify.hooks.${h.id}`, old, h, ['id', 'url']));
   }
   return out;
 }

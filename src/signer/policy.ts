@@ -1,14 +1,14 @@
 /**
  * The policy a service runs: the keys with their caps, destinations and programs, the bearer tokens that may use
- * them, and the operators who approve and use the console: the part of the config `reload` may replace while the
- * service runs (docs/policy.md, "Reload").
+ * them, the operators who approve and use the console, and the webhooks told of what happens: the part of the config
+ * `reload` may replace while the service runs (docs/policy.md, "Reload").
  *
  * The engine reads it through a holder: each sign takes the key's policy when it begins and is judged by that one
  * to its end (checks, approval, cap gate), so a reload changes the judgement of every sign that begins after it
  * and of none already under way (docs/decisions.md, "Reload").
  */
 import { createHash } from 'node:crypto';
-import type { KeyConfig, OperatorConfig, SignerConfig, TokenConfig } from '../config/types';
+import type { KeyConfig, NotifyHook, OperatorConfig, SignerConfig, TokenConfig } from '../config/types';
 import { canonicalJson } from './canonical-json';
 import { createKeySet, type KeySet } from '../keys/key-set';
 import { createKeyStores, type KeyStores } from '../keys/stores';
@@ -22,6 +22,8 @@ export interface Policy {
   readonly tokens: readonly TokenConfig[];
   /** Who votes on approvals and signs in to the console (none: the host's single operator). */
   readonly operators: readonly OperatorConfig[];
+  /** The webhooks (`notify`), told of halts, approvals and refusals. */
+  readonly hooks: readonly NotifyHook[];
   readonly access: KeyAccess;
   /** This policy's keys, opened from stores every policy of the service shares (one HSM connection, say). */
   readonly keySet: KeySet;
@@ -33,13 +35,18 @@ export interface PolicyHolder {
   replace(next: Policy): void;
 }
 
-type PolicyFields = Pick<SignerConfig, 'keys' | 'serve' | 'operators'>;
+type PolicyFields = Pick<SignerConfig, 'keys' | 'serve' | 'operators' | 'notify'>;
 
 /** The policy fields of a config as plain JSON (token amounts are bigint: written as decimal strings). */
 export function policyDocument(config: PolicyFields): unknown {
   return JSON.parse(
     JSON.stringify(
-      { keys: config.keys, tokens: config.serve.tokens, operators: config.operators ?? [] },
+      {
+        keys: config.keys,
+        tokens: config.serve.tokens,
+        operators: config.operators ?? [],
+        hooks: config.notify?.hooks ?? [],
+      },
       (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v),
     ),
   );
@@ -64,6 +71,7 @@ export function policyFor(
     keys: config.keys,
     tokens: config.serve.tokens,
     operators: config.operators ?? [],
+    hooks: config.notify?.hooks ?? [],
     access: createKeyAccess(config.keys),
     keySet: createKeySet(config, process.env, stores),
     keyStores: stores,

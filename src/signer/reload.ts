@@ -11,9 +11,9 @@ import type { Ledger } from '../ledger/types';
 import { errorMessage } from '../util/errors';
 import { nowSeconds } from '../util/time';
 import type { EngineLogger } from './engine-deps';
-import { policyFor, type PolicyHolder } from './policy';
+import { policyFor, type Policy, type PolicyHolder } from './policy';
 import { policyProblems } from './policy-check';
-import { bearerTokenChanges, operatorChanges, policyChanges, restartOnlyChanges } from './policy-diff';
+import { bearerTokenChanges, hookChanges, operatorChanges, policyChanges, restartOnlyChanges } from './policy-diff';
 
 export interface ReloadResult {
   /** applied: the new policy runs; unchanged: the config's policy is the one running; refused: nothing changed. */
@@ -33,6 +33,11 @@ export interface ReloadDeps {
   chain: ChainClient;
   ledger: Ledger;
   log: EngineLogger;
+  /**
+   * What else the new policy needs before it may take over (the service reads the webhooks' signing secrets here):
+   * throws to refuse the reload; returns what to do once the policy has taken over.
+   */
+  prepare?: (next: Policy) => () => void;
 }
 
 /** The audit entry's key: a reload concerns every key. */
@@ -56,13 +61,14 @@ export async function reloadPolicy(deps: ReloadDeps): Promise<ReloadResult> {
   const restart = restartOnlyChanges(deps.started, next);
   if (restart.length > 0)
     return refused(
-      `${restart.join(', ')} ${restart.length === 1 ? 'needs' : 'need'} a restart (a reload changes keys, serve.tokens and operators only); put ${restart.length === 1 ? 'it' : 'them'} back, or restart the service to apply ${restart.length === 1 ? 'it' : 'them'}`,
+      `${restart.join(', ')} ${restart.length === 1 ? 'needs' : 'need'} a restart (a reload changes keys, serve.tokens, operators and notify.hooks only); put ${restart.length === 1 ? 'it' : 'them'} back, or restart the service to apply ${restart.length === 1 ? 'it' : 'them'}`,
     );
   const policy = policyFor(next, old.keyStores);
   const changes = [
     ...policyChanges(old.keys, policy.keys),
     ...bearerTokenChanges(old.tokens, policy.tokens),
     ...operatorChanges(old.operators, policy.operators),
+    ...hookChanges(old.hooks, policy.hooks),
   ];
   if (policy.hash === old.hash)
     return {
@@ -75,6 +81,12 @@ export async function reloadPolicy(deps: ReloadDeps): Promise<ReloadResult> {
   const problems = await policyProblems(policy, deps.chain);
   if (problems.length > 0)
     return refused(problems.map((p) => `key "${p.key}": ${p.message}`).join('; '), policy.hash, changes);
+  let takenOver: () => void = () => {};
+  try {
+    takenOver = deps.prepare?.(policy) ?? takenOver;
+  } catch (e) {
+    return refused(errorMessage(e), policy.hash, changes);
+  }
   // Recorded first: a policy the audit log does not know of never judges a sign.
   try {
     await deps.ledger.append({
@@ -95,10 +107,11 @@ export async function reloadPolicy(deps: ReloadDeps): Promise<ReloadResult> {
     return refused(`the audit log could not record the reload: ${errorMessage(e)}`, policy.hash, changes);
   }
   deps.holder.replace(policy);
+  takenOver();
   deps.log.info({ old_hash: old.hash, new_hash: policy.hash, changes }, 'policy reloaded');
   return {
     status: 'applied',
-    message: `policy ${policy.hash} applied: ${changes.length === 0 ? 'no key, token or operator changed' : changes.join('; ')}`,
+    message: `policy ${policy.hash} applied: ${changes.length === 0 ? 'no key, token, operator or hook changed' : changes.join('; ')}`,
     old_hash: old.hash,
     new_hash: policy.hash,
     changes,

@@ -18,6 +18,7 @@ import { killOnExit, stopChild } from '../support/children';
 import { BIN, assertBuilt, run, spawnBin, waitForOutput, writeYaml } from '../support/cli';
 import { newWebhookSecret, startReceiver, type Receiver } from '../support/webhook-receiver';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
+import { headersFor, rpc } from '../http/support';
 
 let w: World;
 let receiver: Receiver;
@@ -155,6 +156,57 @@ describe('webhooks from the service', () => {
     expect(res.stderr).toMatch(new RegExp(`notify\\[0\\] \\(${id}\\): secret_file `));
     expect(res.stderr).toMatch(why);
     expect(res.stderr).not.toContain('hunter2');
+  });
+
+  it('a reload adds a hook that the service then tells, signed; one whose secret cannot be read is refused; a reload removes it', async () => {
+    const config = writeConfig('reload-hooks.yaml', []);
+    const service = await startService(config);
+    const port = /serving on 127\.0\.0\.1:(\d+)/.exec(service.stderr())![1]!;
+    /** halt or resume through the service's own MCP tools, so the service's own outbox writes the event. */
+    const tool = async (name: 'halt', args: Record<string, unknown>): Promise<void> => {
+      const body = rpc('tools/call', { name, arguments: args });
+      const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
+        method: 'POST',
+        headers: { ...headersFor(body), Authorization: `Bearer ${token}` },
+        body: JSON.stringify(body),
+      });
+      expect(res.status).toBe(200);
+    };
+    try {
+      const id = hookId(receiver.url);
+      const missing = path.join(w.dir, 'missing.secret');
+      writeConfig('reload-hooks.yaml', [{ url: receiver.url, secret_file: missing }]);
+      const refused = await cli(config, ['reload']);
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toMatch(
+        /reload refused, nothing changed: notify\[0\] \(.+\): secret_file .* does not exist/,
+      );
+
+      writeConfig('reload-hooks.yaml', [{ url: receiver.url, secret_file: secretFile, events: ['key.halted'] }]);
+      const added = await cli(config, ['reload']);
+      expect(added.code).toBe(0);
+      expect(added.stdout).toContain(`applied: +hook ${id}\n`);
+      await tool('halt', { key: 'alpha', reason: 'after the reload' });
+      await until(
+        () => receiver.accepted.some((r) => JSON.stringify(r.body).includes('after the reload')),
+        'the halt told to the hook added by the reload',
+      );
+      expect(receiver.rejected).toEqual([]);
+      expect((await cli(config, ['resume', 'alpha'])).code).toBe(0);
+
+      writeConfig('reload-hooks.yaml', []);
+      const removed = await cli(config, ['reload']);
+      expect(removed.stdout).toContain(`applied: -hook ${id}\n`);
+      const before = (await rowsOf('key.halted')).length;
+      await tool('halt', { key: 'alpha', reason: 'after the removal' });
+      // The halt is recorded, and no notification is written for a hook the policy no longer has.
+      await until(async () => (await ledger.getHalt('alpha')) !== null, 'the second halt recorded');
+      expect((await rowsOf('key.halted')).length).toBe(before);
+      expect((await cli(config, ['resume', 'alpha'])).code).toBe(0);
+      for (const text of [service.stderr(), added.stdout, removed.stdout]) expect(text).not.toContain(receiver.url);
+    } finally {
+      await stopChild(service.child, 'SIGTERM');
+    }
   });
 
   it('refuses to start with a webhook URL that is not http(s), and says so', async () => {

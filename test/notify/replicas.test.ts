@@ -66,16 +66,17 @@ it('two replicas deliver every notification exactly once between them, whichever
     },
   };
   const counts = [0, 0];
+  const signers = readHookSecrets(notify.hooks);
   deliverers = ledgers.map((ledger, i) =>
     startDeliverer({
       ledger,
-      notify,
-      signers: readHookSecrets(notify.hooks),
+      delivery: notify.delivery,
+      hooks: () => ({ hooks: notify.hooks, signers }),
       log: silentLogger,
       observer: { delivered: () => counts[i]!++, retrying: () => undefined, failed: () => undefined },
     }),
   );
-  const outboxes = ledgers.map((ledger) => createOutbox({ ledger, notify, log: silentLogger }));
+  const outboxes = ledgers.map((ledger) => createOutbox({ ledger, hooks: notify.hooks, log: silentLogger }));
   const events = Array.from({ length: 40 }, (_, i) => ({
     key: `k${i}`,
     reason: `r${i}`,

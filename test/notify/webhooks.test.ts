@@ -43,8 +43,8 @@ async function deliverWith(over: Partial<NotifyDelivery>): Promise<void> {
   await deliverer.close();
   deliverer = startDeliverer({
     ledger: w.ledger,
-    notify: { ...notify, delivery: { ...DELIVERY, ...over } },
-    signers: readHookSecrets(notify.hooks),
+    delivery: { ...DELIVERY, ...over },
+    hooks: () => ({ hooks: notify.hooks, signers: readHookSecrets(notify.hooks) }),
     log: silentLogger,
     observer: metrics,
   });
@@ -88,8 +88,8 @@ beforeAll(async () => {
   });
   deliverer = startDeliverer({
     ledger: w.ledger,
-    notify,
-    signers: readHookSecrets(hooks),
+    delivery: notify.delivery,
+    hooks: () => ({ hooks, signers: readHookSecrets(hooks) }),
     log: silentLogger,
     observer: metrics,
   });
@@ -149,7 +149,7 @@ describe('webhooks', () => {
     });
     // The CLI or console that decided tells of it too, from another process: the hook still gets it once.
     const record = await w.ledger.getApproval(id);
-    await createOutbox({ ledger: w.ledger, notify, log: silentLogger }).emit(approvalDecided(record!));
+    await createOutbox({ ledger: w.ledger, hooks: notify.hooks, log: silentLogger }).emit(approvalDecided(record!));
     const told = await rows(hookId(standard.url), (n) => n.event === 'approval.decided' && n.body.includes(id));
     expect(told).toHaveLength(1);
     expect(told[0]!.id).toBe(decided.id);

@@ -66,6 +66,7 @@ export async function makeConsoleWorld(): Promise<ConsoleWorld> {
     ledger: () => Promise.resolve(world.ledger),
     keys: () => world.engine.keyShow({ principal: world.operator }),
     operators: () => config.operators ?? [],
+    hooks: () => config.notify?.hooks ?? [],
     halts: {
       halt: (key, reason, name) => world.engine.halt({ key, reason, principal: { kind: 'operator', name } }),
       resume: (key, name) => world.engine.resume(key, `operator:${name}`),
