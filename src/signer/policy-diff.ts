@@ -53,33 +53,78 @@ function fieldChanges(where: string, a: object, b: object, skip: readonly string
   return out;
 }
 
-function tokenChanges(key: string, a: readonly TokenPolicy[], b: readonly TokenPolicy[]): string[] {
+/** How a list of the policy is told apart and named: each entry's id, and the words for its changes. */
+interface ListNames<T> {
+  id(entry: T): string;
+  added(id: string): string;
+  removed(id: string): string;
+  /** The config path of an entry in both, before its field's name. */
+  where(id: string): string;
+  /** Fields not compared: the id, and those told in `more`. */
+  skip: readonly string[];
+  /** What else changed of an entry in both. */
+  more?(old: T, now: T): string[];
+}
+
+/** Entries added, then removed, then each entry in both with its changed fields (and `more`), in list order. */
+function listChanges<T extends object>(a: readonly T[], b: readonly T[], names: ListNames<T>): string[] {
   const out: string[] = [];
-  for (const t of b) if (!a.some((o) => o.mint === t.mint)) out.push(`keys.${key}.tokens +${t.mint}`);
-  for (const t of a) if (!b.some((n) => n.mint === t.mint)) out.push(`keys.${key}.tokens -${t.mint}`);
-  for (const t of b) {
-    const old = a.find((o) => o.mint === t.mint);
-    if (old) out.push(...fieldChanges(`keys.${key}.tokens[${t.mint}]`, old, t, ['mint']));
+  const ids = (list: readonly T[]) => new Map(list.map((entry) => [names.id(entry), entry]));
+  const before = ids(a);
+  const after = ids(b);
+  for (const id of after.keys()) if (!before.has(id)) out.push(names.added(id));
+  for (const id of before.keys()) if (!after.has(id)) out.push(names.removed(id));
+  for (const [id, now] of after) {
+    const old = before.get(id);
+    if (!old) continue;
+    out.push(...fieldChanges(names.where(id), old, now, names.skip), ...(names.more?.(old, now) ?? []));
   }
   return out;
 }
 
 /** One line per change: `+key`, `-key`, `keys.k.daily_lamport_cap 1000 → 500`, `keys.k.tokens +MINT`. */
+export function policyChanges(a: readonly KeyConfig[], b: readonly KeyConfig[]): string[] {
+  return listChanges(a, b, {
+    id: (k) => k.name,
+    added: (name) => `+key ${name}`,
+    removed: (name) => `-key ${name}`,
+    where: (name) => `keys.${name}`,
+    skip: ['name', 'tokens'],
+    more: (old, now) =>
+      listChanges<TokenPolicy>(old.tokens ?? [], now.tokens ?? [], {
+        id: (t) => t.mint,
+        added: (mint) => `keys.${now.name}.tokens +${mint}`,
+        removed: (mint) => `keys.${now.name}.tokens -${mint}`,
+        where: (mint) => `keys.${now.name}.tokens[${mint}]`,
+        skip: ['mint'],
+      }),
+  });
+}
+
 /**
  * Bearer tokens added, removed, given other keys, or rotated (a new hash under the same name). The hashes are not
  * shown: the answer and the audit entry say a token changed, not what it is.
  */
 export function bearerTokenChanges(a: readonly TokenConfig[], b: readonly TokenConfig[]): string[] {
-  const out: string[] = [];
-  for (const t of b) if (!a.some((x) => x.name === t.name)) out.push(`+token ${t.name}`);
-  for (const t of a) if (!b.some((x) => x.name === t.name)) out.push(`-token ${t.name}`);
-  for (const t of b) {
-    const old = a.find((x) => x.name === t.name);
-    if (!old) continue;
-    if (old.sha256 !== t.sha256) out.push(`serve.tokens.${t.name} rotated`);
-    out.push(...fieldChanges(`serve.tokens.${t.name}`, old, t, ['name', 'sha256']));
-  }
-  return out;
+  return listChanges(a, b, {
+    id: (t) => t.name,
+    added: (name) => `+token ${name}`,
+    removed: (name) => `-token ${name}`,
+    where: (name) => `serve.tokens.${name}`,
+    skip: ['name', 'sha256'],
+    more: (old, now) => (old.sha256 === now.sha256 ? [] : [`serve.tokens.${now.name} rotated`]),
+  });
+}
+
+/** Operators added, removed, or given another role: `+operator bob`, `operators.alice.role approver → admin`. */
+export function operatorChanges(a: readonly OperatorConfig[], b: readonly OperatorConfig[]): string[] {
+  return listChanges(a, b, {
+    id: (o) => o.name,
+    added: (name) => `+operator ${name}`,
+    removed: (name) => `-operator ${name}`,
+    where: (name) => `operators.${name}`,
+    skip: ['name'],
+  });
 }
 
 /**
@@ -87,37 +132,11 @@ export function bearerTokenChanges(a: readonly TokenConfig[], b: readonly TokenC
  * one), so it is never shown; a new URL is a new id.
  */
 export function hookChanges(a: readonly NotifyHook[], b: readonly NotifyHook[]): string[] {
-  const out: string[] = [];
-  for (const h of b) if (!a.some((x) => x.id === h.id)) out.push(`+hook ${h.id}`);
-  for (const h of a) if (!b.some((x) => x.id === h.id)) out.push(`-hook ${h.id}`);
-  for (const h of b) {
-    const old = a.find((x) => x.id === h.id);
-    if (old) out.push(...fieldChanges(`notify.hooks.${h.id}`, old, h, ['id', 'url']));
-  }
-  return out;
-}
-
-/** Operators added, removed, or given another role: `+operator bob`, `operators.alice.role approver → admin`. */
-export function operatorChanges(a: readonly OperatorConfig[], b: readonly OperatorConfig[]): string[] {
-  const out: string[] = [];
-  for (const o of b) if (!a.some((x) => x.name === o.name)) out.push(`+operator ${o.name}`);
-  for (const o of a) if (!b.some((x) => x.name === o.name)) out.push(`-operator ${o.name}`);
-  for (const o of b) {
-    const old = a.find((x) => x.name === o.name);
-    if (old) out.push(...fieldChanges(`operators.${o.name}`, old, o, ['name']));
-  }
-  return out;
-}
-
-export function policyChanges(a: readonly KeyConfig[], b: readonly KeyConfig[]): string[] {
-  const out: string[] = [];
-  for (const k of b) if (!a.some((o) => o.name === k.name)) out.push(`+key ${k.name}`);
-  for (const k of a) if (!b.some((n) => n.name === k.name)) out.push(`-key ${k.name}`);
-  for (const k of b) {
-    const old = a.find((o) => o.name === k.name);
-    if (!old) continue;
-    out.push(...fieldChanges(`keys.${k.name}`, old, k, ['name', 'tokens']));
-    out.push(...tokenChanges(k.name, old.tokens ?? [], k.tokens ?? []));
-  }
-  return out;
+  return listChanges(a, b, {
+    id: (h) => h.id,
+    added: (id) => `+hook ${id}`,
+    removed: (id) => `-hook ${id}`,
+    where: (id) => `notify.hooks.${id}`,
+    skip: ['id', 'url'],
+  });
 }
