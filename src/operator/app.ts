@@ -27,12 +27,12 @@ import { createOutbox, type Notifier } from '../notify/outbox';
 import type { KeyView } from '../signer/types';
 import { assetsRouter } from './assets';
 import { consoleCsrf } from './csrf';
-import { ceremonyRateLimit } from './middleware/ceremony-rate-limit';
+import { ceremonyRateLimit, PENDING_POLLS_PER_MINUTE } from './middleware/ceremony-rate-limit';
 import { consoleErrorHandler } from './middleware/error-handler';
 import { refuseBearer } from './middleware/refuse-bearer';
 import { sameOrigin } from './middleware/same-origin';
 import type { ConsoleOrigin } from './origin';
-import { apiRoutes, pageRoutes, type ConsoleHalts, type RouteDeps } from './routes';
+import { apiRoutes, pageRoutes, pendingRoute, type ConsoleHalts, type RouteDeps } from './routes';
 import { consoleSession } from './session';
 import { loadSessionSecret } from './session-secret';
 
@@ -127,6 +127,8 @@ export function createOperatorApp(deps: OperatorAppDeps): Express {
   app.use(express.json({ limit: '64kb' }));
   app.use(csrf.doubleCsrfProtection);
   app.use(pageRoutes(routeDeps, guard));
+  // Open pages poll this all day: it has a bound of its own, so polling never takes the ceremonies' share.
+  app.use('/api/pending', ceremonyRateLimit(PENDING_POLLS_PER_MINUTE), pendingRoute(routeDeps, guard));
   app.use('/api', ceremonyRateLimit(), apiRoutes(routeDeps, guard));
   app.use((_req, res) => sendError(res, 404, 'not found'));
   app.use(consoleErrorHandler(deps.logger));

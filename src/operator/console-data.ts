@@ -1,9 +1,10 @@
 /**
  * What the console page shows, read fresh for each page: the pending approvals, each key's caps and what is spent
- * and left (the engine's own key view), the halts, the audit tail and `audit verify`'s verdict, and the webhooks'
- * delivery state (the same view as `sa-forge-signer notify list`).
+ * and left (the engine's own key view), the halts, the audit tail and the webhooks' delivery state (the same view
+ * as `sa-forge-signer notify list`); and `audit verify`'s verdict, which is kept for a while (audit-verdict.ts).
  */
-import type { AuditEntry, ApprovalRecord, HaltRecord, Ledger, VerifyResult } from '../ledger/types';
+import type { AuditEntry, ApprovalRecord, HaltRecord, Ledger } from '../ledger/types';
+import type { AuditVerdict, AuditVerdicts } from './audit-verdict';
 import { deliveryState } from '../notify/view';
 import type { KeyView } from '../signer/types';
 import { errorMessage } from '../util/errors';
@@ -20,20 +21,26 @@ export interface ConsoleData {
   keysError: string | null;
   halts: HaltRecord[];
   audit: AuditEntry[];
-  verdict: VerifyResult;
+  verdict: AuditVerdict;
   deliveries: Awaited<ReturnType<typeof deliveryState>>;
+}
+
+/** The approvals still waiting for an operator at `now` (unix seconds): pending and not yet expired. */
+export async function pendingApprovals(ledger: Ledger, now: number): Promise<ApprovalRecord[]> {
+  return (await ledger.listApprovals({ status: 'pending' })).filter((a) => a.expires_at >= now);
 }
 
 export async function readConsoleData(
   ledger: Ledger,
   keys: () => Promise<KeyView[]>,
+  verdicts: AuditVerdicts,
   now: number,
 ): Promise<ConsoleData> {
   const [approvals, halts, audit, verdict, keyViews, deliveries] = await Promise.all([
-    ledger.listApprovals({ status: 'pending' }),
+    pendingApprovals(ledger, now),
     ledger.listHalts(),
     ledger.tail(AUDIT_TAIL),
-    ledger.verify(),
+    verdicts.current(ledger, now),
     keys().then(
       (views) => ({ views, error: null }),
       (e: unknown) => ({ views: null, error: errorMessage(e) }),
@@ -42,7 +49,7 @@ export async function readConsoleData(
   ]);
   return {
     now,
-    approvals: approvals.filter((a) => a.expires_at >= now),
+    approvals,
     keys: keyViews.views,
     keysError: keyViews.error,
     halts,

@@ -13,7 +13,17 @@ import type { SignedInOperator } from './locals';
 
 const LAMPORTS_PER_SOL = 1_000_000_000n;
 
-function layout(opts: { title: string; page: string; csrf: string; body: Html; operator?: SignedInOperator }): string {
+interface Layout {
+  title: string;
+  page: string;
+  csrf: string;
+  body: Html;
+  operator?: SignedInOperator;
+  /** Approvals waiting: counted in the tab's title, so a console in a background tab shows someone is needed. */
+  waiting?: number;
+}
+
+function layout(opts: Layout): string {
   const who = opts.operator
     ? html`<div>
         ${opts.operator.name} <span class="muted">(${opts.operator.role})</span>
@@ -26,7 +36,7 @@ function layout(opts: { title: string; page: string; csrf: string; body: Html; o
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="csrf-token" content="${opts.csrf}" />
-        <title>${opts.title} · sa-forge-signer</title>
+        <title>${opts.waiting ? `(${String(opts.waiting)}) ` : ''}${opts.title} · sa-forge-signer</title>
         <link rel="stylesheet" href="/assets/console.css" />
         <script type="module" src="/assets/console.js"></script>
       </head>
@@ -165,7 +175,7 @@ function approvalCard(a: ApprovalRecord, now: number, operator: string): Html {
           <th>compute units</th>
           <td>${a.compute_units ?? 'unknown'}</td>
         </tr>`;
-  return html`<section class="card" data-approval="${a.id}">
+  return html`<section class="card" data-approval="${a.id}" data-votes="${a.votes.length}">
     <h3>
       Approval <code>${a.id}</code> · key <b>${a.key}</b> ·
       <span data-expires="${a.expires_at}">${Math.max(0, a.expires_at - now)} s left</span>
@@ -291,12 +301,21 @@ function deliveriesSection(d: ConsoleData['deliveries']): Html {
     }`;
 }
 
+function verdictAge(seconds: number): string {
+  return seconds < 1 ? 'checked just now' : `checked ${String(seconds)} s ago`;
+}
+
 export function consolePage(csrf: string, who: SignedInOperator, data: ConsoleData): string {
   const admin = who.role === 'admin';
-  const verdict = data.verdict.ok
-    ? html`<p class="verdict-ok">audit verify: ok, ${data.verdict.entries} entries, chain and head record agree</p>`
+  const checked = verdictAge(data.now - data.verdict.checkedAt);
+  const result = data.verdict.result;
+  const verdict = result.ok
+    ? html`<p class="verdict-ok">
+        audit verify: ok, ${result.entries} entries, chain and head record agree <span class="muted">(${checked})</span>
+      </p>`
     : html`<p class="verdict-broken">
-        audit verify: broken at line ${data.verdict.line}: ${untrusted(data.verdict.reason)}
+        audit verify: broken at line ${result.line}: ${untrusted(result.reason)}
+        <span class="muted">(${checked})</span>
       </p>`;
   const keys =
     data.keys === null
@@ -323,6 +342,7 @@ export function consolePage(csrf: string, who: SignedInOperator, data: ConsoleDa
         </table>`;
   return layout({
     title: 'Operator console',
+    waiting: data.approvals.length,
     page: 'console',
     csrf,
     operator: who,

@@ -13,7 +13,8 @@ import { sendJson, sendError } from '../http/send';
 import type { HaltResult, KeyView } from '../signer/types';
 import { isRecord } from '../util/is-record';
 import type { Decision } from './challenge';
-import { readConsoleData } from './console-data';
+import { AuditVerdicts } from './audit-verdict';
+import { pendingApprovals, readConsoleData } from './console-data';
 import { recordDecision } from './decide';
 import './locals';
 import type { SignedInOperator } from './locals';
@@ -89,9 +90,28 @@ export function pageRoutes(deps: RouteDeps, guard: RequireOperatorDeps): Router 
   const router = Router();
   router.get('/enroll', (req, res) => page(res, enrollPage(deps.csrf.generateCsrfToken(req, res))));
   router.get('/login', (req, res) => page(res, loginPage(deps.csrf.generateCsrfToken(req, res))));
+  const verdicts = new AuditVerdicts(deps.logger);
   router.get('/', requireOperator(guard, 'page'), async (req, res) => {
-    const data = await readConsoleData(await deps.ledger(), deps.keys, Math.floor(deps.nowMs() / 1000));
+    const now = Math.floor(deps.nowMs() / 1000);
+    const data = await readConsoleData(await deps.ledger(), deps.keys, verdicts, now);
     page(res, consolePage(deps.csrf.generateCsrfToken(req, res), who(res), data));
+  });
+  return router;
+}
+
+/**
+ * What an open console page asks every few seconds to notice approvals that arrived, got a vote or were decided
+ * elsewhere: each pending approval's id and number of votes, nothing an agent wrote.
+ */
+export function pendingRoute(deps: RouteDeps, guard: RequireOperatorDeps): Router {
+  const router = Router();
+  router.get('/', requireOperator(guard, 'api'), async (_req, res) => {
+    const pending = await pendingApprovals(await deps.ledger(), Math.floor(deps.nowMs() / 1000));
+    json(
+      res,
+      200,
+      pending.map((a) => ({ id: a.id, votes: a.votes.length })),
+    );
   });
   return router;
 }

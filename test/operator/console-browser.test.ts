@@ -5,7 +5,7 @@
  * and the transaction confirms on the embedded chain; another sign is rejected and refused. Screenshots go to
  * .tmp/console/ (docs/console/ keeps copies).
  */
-import { chromium, type Browser } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import type { SignProgress } from '../../src/signer/types';
 import { approvalId } from '../support/async';
 import {
@@ -22,6 +22,25 @@ import {
 const run = chromiumInstalled() ? describe : describe.skip;
 if (!chromiumInstalled())
   console.warn(`skipped: the console's browser tests need Debian's chromium at ${CHROMIUM} (apt-get install chromium)`);
+
+/**
+ * Waits until the page shows approval `id` by itself (the page polls and renders anew, no reload by hand) with its
+ * script ready, and returns its card.
+ */
+async function cardShown(page: Page, id: string, text?: string): Promise<Locator> {
+  const card = page.locator(`[data-approval="${id}"]`);
+  await (text === undefined ? card : card.getByText(text)).waitFor();
+  await page.locator('body[data-ready="true"]').waitFor();
+  return card;
+}
+
+/** Waits until the tab's title is `title` (the page's CSP allows no string evaluation: a function runs there). */
+async function titleBecomes(page: Page, title: string): Promise<void> {
+  await page.waitForFunction(
+    (t) => (globalThis as unknown as { document: { title: string } }).document.title === t,
+    title,
+  );
+}
 
 run('operator console in chromium', () => {
   let browser: Browser;
@@ -59,9 +78,8 @@ run('operator console in chromium', () => {
     });
     const id = await approvalId(events);
 
-    await open(alice.page, null);
-    const card = alice.page.locator(`[data-approval="${id}"]`);
-    await card.waitFor();
+    // The open page shows it by itself.
+    const card = await cardShown(alice.page, id);
     const text = await card.innerText();
     // The signer's figures: the key's SOL change (transfer + fee), the destination, the program, fee and fee payer.
     expect(text).toContain('-1505000 lamports (-0.001505 SOL)');
@@ -97,11 +115,7 @@ run('operator console in chromium', () => {
       onProgress: (p) => more.push(p),
     });
     const secondId = await approvalId(more);
-    await open(bob.page, null);
-    await bob.page
-      .locator(`[data-approval="${secondId}"]`)
-      .getByRole('button', { name: 'Reject with passkey' })
-      .click();
+    await (await cardShown(bob.page, secondId)).getByRole('button', { name: 'Reject with passkey' }).click();
     const refused = await second;
     expect(refused).toMatchObject({ outcome: 'refused', failed_check: 'approval', signature: null });
     expect(refused.detail).toContain('rejected by bob');
@@ -116,8 +130,7 @@ run('operator console in chromium', () => {
       onProgress: (p) => quorum.push(p),
     });
     const quorumId = await approvalId(quorum);
-    await open(alice.page, null);
-    const aliceCard = alice.page.locator(`[data-approval="${quorumId}"]`);
+    const aliceCard = await cardShown(alice.page, quorumId);
     expect(await aliceCard.innerText()).toContain('2 of alice, bob, carol; votes so far: none');
     await aliceCard.getByRole('button', { name: 'Approve with passkey' }).click();
     await alice.page
@@ -125,9 +138,8 @@ run('operator console in chromium', () => {
       .getByText('You approved; waiting for the other approvers.')
       .waitFor();
     expect(await cw.world.ledger.getApproval(quorumId)).toMatchObject({ status: 'pending' });
-    await open(bob.page, null);
-    const bobCard = bob.page.locator(`[data-approval="${quorumId}"]`);
-    expect(await bobCard.innerText()).toContain('votes so far: alice approved');
+    // Bob's open page shows alice's vote by itself.
+    const bobCard = await cardShown(bob.page, quorumId, 'votes so far: alice approved');
     await screenshot(bob.page, 'quorum-second-approver');
     await bobCard.getByRole('button', { name: 'Approve with passkey' }).click();
     expect((await both).outcome).toBe('confirmed');
@@ -138,7 +150,9 @@ run('operator console in chromium', () => {
       passkeys.map((p) => [p.operator, p.credential_id]),
     );
 
-    // The admin halts the key from the console and resumes it; the audit log records both with her name.
+    // The admin halts the key from the console and resumes it; the audit log records both with her name. Her page
+    // has shown the decided quorum by itself first, so nothing reloads it meanwhile.
+    await alice.page.getByText('No sign is waiting for an operator.').waitFor();
     await open(alice.page, null);
     await alice.page.getByRole('textbox', { name: 'reason to halt vault' }).fill('suspicious spend');
     await alice.page.getByRole('button', { name: 'Halt vault' }).click();
@@ -151,7 +165,9 @@ run('operator console in chromium', () => {
       ['halt', 'by operator:alice'],
       ['resume', 'by operator:alice'],
     ]);
-    expect(await alice.page.locator('.verdict-ok').innerText()).toMatch(/audit verify: ok/);
+    expect(await alice.page.locator('.verdict-ok').innerText()).toMatch(
+      /^audit verify: ok, \d+ entries, chain and head record agree \(checked (just now|\d+ s ago)\)$/,
+    );
     // No webhooks in this world: the delivery state says so; a notification waiting in the outbox is listed.
     expect(await alice.page.locator('#notifications').innerText()).toMatch(/0 pending, 0 delivered, 0 failed/);
     const now = Date.now();
@@ -178,5 +194,48 @@ run('operator console in chromium', () => {
     expect(await bob.page.getByRole('button', { name: 'Halt fleet' }).count()).toBe(0);
     await alice.context.close();
     await bob.context.close();
+  });
+  it('an open page shows a new approval, and one decided elsewhere, by itself; the tab title counts them; it never reloads under a typed halt reason', async () => {
+    const origin = cw.console.origin.origin;
+    const alice = await operatorBrowser(browser);
+    await enrollAndLogIn(alice.page, await cw.enrollmentLink('alice'), origin);
+    await alice.page.getByText('No sign is waiting for an operator.').waitFor();
+    const title = await alice.page.title();
+
+    const events: SignProgress[] = [];
+    const signing = cw.world.engine.sign({
+      payload: cw.world.transfer('vault', 1_200_000, 'arrives while the page is open'),
+      principal: cw.world.operator,
+      onProgress: (p) => events.push(p),
+    });
+    const id = await approvalId(events);
+    await cardShown(alice.page, id);
+    await titleBecomes(alice.page, `(1) ${title}`);
+
+    // Decided outside the page (the CLI's way): the card leaves the open page by itself and the sign confirms.
+    await cw.world.ledger.decideApproval(id, 'approved', 'alice', Math.floor(Date.now() / 1000));
+    expect((await signing).outcome).toBe('confirmed');
+    await alice.page.getByText('No sign is waiting for an operator.').waitFor();
+    await titleBecomes(alice.page, title);
+
+    // With a halt reason typed, a new approval does not reload the page: the status line says what changed and the
+    // reason stays; once the field is empty again the page shows the approval.
+    const reason = alice.page.getByRole('textbox', { name: 'reason to halt vault' });
+    await reason.fill('half-typed reason');
+    const later: SignProgress[] = [];
+    const waiting = cw.world.engine.sign({
+      payload: cw.world.transfer('vault', 1_300_000, 'arrives while a reason is typed'),
+      principal: cw.world.operator,
+      onProgress: (p) => later.push(p),
+    });
+    const laterId = await approvalId(later);
+    await alice.page.getByText('The approvals waiting changed: the page shows them once you are done here.').waitFor();
+    expect(await reason.inputValue()).toBe('half-typed reason');
+    expect(await alice.page.locator(`[data-approval="${laterId}"]`).count()).toBe(0);
+    await reason.fill('');
+    await cardShown(alice.page, laterId);
+    await cw.world.ledger.decideApproval(laterId, 'rejected', 'alice', Math.floor(Date.now() / 1000));
+    expect((await waiting).outcome).toBe('refused');
+    await alice.context.close();
   });
 });

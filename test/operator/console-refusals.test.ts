@@ -270,6 +270,20 @@ run('operator listener refusals', () => {
     expect(await statusOf(a.id)).toBe('pending');
   });
 
+  it('the pending poll tells a signed-in operator only ids and vote counts, and nobody else anything', async () => {
+    const a = await pending();
+    const res = await fetch(`${origin}/api/pending`, { headers: { Cookie: session.cookie } });
+    expect(res.status).toBe(200);
+    const listed = (await res.json()) as unknown[];
+    expect(listed).toContainEqual({ id: a.id, votes: 0 });
+    for (const item of listed) expect(Object.keys(item as object).sort()).toEqual(['id', 'votes']);
+    expect((await fetch(`${origin}/api/pending`)).status).toBe(401);
+    const bearer = await fetch(`${origin}/api/pending`, {
+      headers: { Cookie: session.cookie, Authorization: `Bearer ${TOKEN}` },
+    });
+    expect(bearer.status).toBe(401);
+  });
+
   it("an operator's session cookie opens nothing on /mcp", async () => {
     const mcp = makeApp({ config: serveConfig({}, cw.world.config), engine: cw.world.engine });
     const res = await request(mcp)

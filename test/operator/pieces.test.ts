@@ -1,14 +1,19 @@
 /**
  * The console's pure pieces: the decision challenge binds every figure shown, the decision and the nonce; pages
  * escape whatever they show; the console's origin and its cookies follow serve.operator; the session secret comes
- * from its file or, generated once, from the ledger every replica shares.
+ * from its file or, generated once, from the ledger every replica shares; `audit verify`'s verdict is kept for a
+ * while and walked again in the background.
  */
+import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { ApprovalRecord } from '../../src/ledger/types';
+import pino from 'pino';
+import type { ApprovalRecord, Ledger } from '../../src/ledger/types';
 import { openLedger } from '../../src/ledger/open';
+import { AuditVerdicts } from '../../src/operator/audit-verdict';
 import { challengeText, decisionChallenge } from '../../src/operator/challenge';
+import { signInput } from '../ledger/helpers';
 import { html, untrusted } from '../../src/operator/html';
 import { consoleOrigin, enrollmentUrl } from '../../src/operator/origin';
 import { cookieName } from '../../src/operator/session';
@@ -133,3 +138,79 @@ describe('session secret', () => {
     }
   });
 });
+
+describe("the console's audit verdict", () => {
+  let dir: string;
+  let file: string;
+  let ledger: Ledger;
+  /** The real ledger, counting the walks over its chain. */
+  let counted: Ledger;
+  let walks: number;
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'console-verdict-'));
+    file = path.join(dir, 'ledger.sqlite');
+    ledger = await openLedger({ store: 'sqlite', path: file });
+    walks = 0;
+    counted = new Proxy(ledger, {
+      get(target, prop, receiver) {
+        if (prop === 'verify')
+          return () => {
+            walks++;
+            return target.verify();
+          };
+        const value: unknown = Reflect.get(target, prop, receiver);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    for (let i = 0; i < 3; i++) await ledger.append(signInput({ summary: `entry ${String(i)}` }));
+  });
+  afterEach(async () => {
+    await ledger.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('walks the chain once for every page within its age, once more in the background after, never twice at once', async () => {
+    const verdicts = new AuditVerdicts(pino({ level: 'silent' }), 60);
+    const [a, b] = await Promise.all([verdicts.current(counted, 1000), verdicts.current(counted, 1000)]);
+    expect(walks).toBe(1);
+    expect(a).toEqual({ result: { ok: true, entries: 3 }, checkedAt: 1000 });
+    expect(b).toBe(a);
+    expect(await verdicts.current(counted, 1059)).toBe(a);
+    expect(walks).toBe(1);
+
+    // Older than its age: the page gets the last verdict at once, and a walk starts for the next page.
+    await ledger.append(signInput({ summary: 'entry 3' }));
+    expect(await verdicts.current(counted, 1060)).toBe(a);
+    expect(walks).toBe(1 + 1);
+    expect(await verdicts.current(counted, 1061)).toBe(a); // the walk still runs: no second one
+    const fresh = await waitForVerdict(verdicts, counted, 1061, (v) => v !== a);
+    expect(fresh).toEqual({ result: { ok: true, entries: 4 }, checkedAt: 1060 });
+    expect(walks).toBe(2);
+  });
+
+  it('shows a chain changed behind the ledger as broken at the first page after its age', async () => {
+    const verdicts = new AuditVerdicts(pino({ level: 'silent' }), 60);
+    expect((await verdicts.current(counted, 1000)).result.ok).toBe(true);
+    const db = new Database(file);
+    db.prepare('UPDATE entries SET summary = ? WHERE seq = 2').run('rewritten');
+    db.close();
+    expect((await verdicts.current(counted, 1030)).result.ok).toBe(true);
+    await verdicts.current(counted, 1060);
+    const broken = await waitForVerdict(verdicts, counted, 1060, (v) => !v.result.ok);
+    expect(broken.result).toMatchObject({ ok: false, line: 2 });
+  });
+});
+
+/** Asks for the verdict until `done` holds: the background walk settles on its own schedule. */
+async function waitForVerdict(
+  verdicts: AuditVerdicts,
+  ledger: Ledger,
+  now: number,
+  done: (v: Awaited<ReturnType<AuditVerdicts['current']>>) => boolean,
+): Promise<Awaited<ReturnType<AuditVerdicts['current']>>> {
+  for (;;) {
+    const v = await verdicts.current(ledger, now);
+    if (done(v)) return v;
+    await new Promise((r) => setImmediate(r));
+  }
+}

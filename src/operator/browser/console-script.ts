@@ -3,6 +3,10 @@
  * only). It runs the WebAuthn ceremonies with @simplewebauthn/browser, served beside it from node_modules, and
  * sends every state change with the page's CSRF token. Each page says which part runs in <body data-page>.
  */
+
+/** How often an open console page asks which approvals are pending (PENDING_POLLS_PER_MINUTE bounds the total). */
+export const PENDING_POLL_MS = 2000;
+
 export const CONSOLE_SCRIPT = String.raw`import { startAuthentication, startRegistration } from '/assets/webauthn/index.js';
 
 const csrf = document.querySelector('meta[name="csrf-token"]').getAttribute('content');
@@ -25,15 +29,20 @@ async function post(path, body) {
   return json;
 }
 
+// Ceremonies and requests under way: the page never reloads itself in the middle of one.
+let busy = 0;
+
 function guarded(button, work) {
   button.addEventListener('click', async (event) => {
     event.preventDefault();
     button.disabled = true;
+    busy++;
     try {
       await work();
     } catch (e) {
       say(e instanceof Error ? e.message : String(e), 'error');
     } finally {
+      busy--;
       button.disabled = false;
     }
   });
@@ -122,6 +131,32 @@ function consolePage() {
   };
   tick();
   setInterval(tick, 1000);
+  watchPending();
+}
+
+// An approval that arrives, gets a vote or is decided by someone else shows without a reload by hand: the page
+// asks which approvals are pending and renders itself anew (the server escapes what an agent wrote) when that
+// changed, unless the operator is in the middle of a ceremony or has typed a halt reason. The title counts them.
+function watchPending() {
+  const state = (approvals) => approvals.map((a) => a.id + ':' + a.votes).sort().join();
+  const cards = [...document.querySelectorAll('[data-approval]')];
+  const shown = state(cards.map((card) => ({ id: card.dataset.approval, votes: card.dataset.votes })));
+  const title = document.title.replace(/^\(\d+\) /, '');
+  const typing = () => [...document.querySelectorAll('[data-halt] input')].some((input) => input.value !== '');
+  const poll = async () => {
+    const res = await fetch('/api/pending', { credentials: 'same-origin', headers: { Accept: 'application/json' } });
+    if (res.status === 401) {
+      location.assign('/login');
+      return;
+    }
+    if (!res.ok) return;
+    const pending = await res.json();
+    document.title = (pending.length > 0 ? '(' + pending.length + ') ' : '') + title;
+    if (state(pending) === shown) return;
+    if (busy === 0 && !typing()) location.reload();
+    else say('The approvals waiting changed: the page shows them once you are done here.');
+  };
+  setInterval(() => poll().catch(() => undefined), ${String(PENDING_POLL_MS)});
 }
 
 const pages = { enroll: enrollPage, login: loginPage, console: consolePage };

@@ -9,6 +9,8 @@ import { rateLimit } from 'express-rate-limit';
 import { sendError } from '../../http/send';
 
 export const CONSOLE_API_PER_MINUTE = 300;
+/** The pending-approvals poll: an open page asks every PENDING_POLL_MS (console-script.ts), twenty tabs stay below. */
+export const PENDING_POLLS_PER_MINUTE = 600;
 
 export function ceremonyRateLimit(perMinute = CONSOLE_API_PER_MINUTE): RequestHandler {
   return rateLimit({
