@@ -301,21 +301,22 @@ function deliveriesSection(d: ConsoleData['deliveries']): Html {
     }`;
 }
 
-function verdictAge(seconds: number): string {
-  return seconds < 1 ? 'checked just now' : `checked ${String(seconds)} s ago`;
+/** When the chain was last walked: entries written since are in the next walk (audit-verdict.ts). */
+function verdictAsOf(seconds: number): string {
+  return seconds < 1 ? 'as of just now' : `as of ${String(seconds)} s ago`;
 }
 
 export function consolePage(csrf: string, who: SignedInOperator, data: ConsoleData): string {
   const admin = who.role === 'admin';
-  const checked = verdictAge(data.now - data.verdict.checkedAt);
+  const asOf = verdictAsOf(data.now - data.verdict.checkedAt);
   const result = data.verdict.result;
   const verdict = result.ok
     ? html`<p class="verdict-ok">
-        audit verify: ok, ${result.entries} entries, chain and head record agree <span class="muted">(${checked})</span>
+        audit verify ${asOf}: ok, ${result.entries} entries, chain and head record agree
+        <span class="muted">(the chain is walked again at most once a minute)</span>
       </p>`
     : html`<p class="verdict-broken">
-        audit verify: broken at line ${result.line}: ${untrusted(result.reason)}
-        <span class="muted">(${checked})</span>
+        audit verify ${asOf}: broken at line ${result.line}: ${untrusted(result.reason)}
       </p>`;
   const keys =
     data.keys === null
