@@ -6,6 +6,7 @@
  * .tmp/console/ (docs/console/ keeps copies).
  */
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import type { Report } from '../../src/signer/report';
 import type { SignProgress } from '../../src/signer/types';
 import { approvalId } from '../support/async';
 import {
@@ -32,6 +33,22 @@ async function cardShown(page: Page, id: string, text?: string): Promise<Locator
   await (text === undefined ? card : card.getByText(text)).waitFor();
   await page.locator('body[data-ready="true"]').waitFor();
   return card;
+}
+
+/** Starts a sign of `key` that waits for an operator: its approval's id, and its report to come. */
+async function waitingSign(
+  cw: ConsoleWorld,
+  key: string,
+  lamports: number,
+  summary: string,
+): Promise<{ id: string; report: Promise<Report> }> {
+  const events: SignProgress[] = [];
+  const report = cw.world.engine.sign({
+    payload: cw.world.transfer(key, lamports, summary),
+    principal: cw.world.operator,
+    onProgress: (p) => events.push(p),
+  });
+  return { id: await approvalId(events), report };
 }
 
 /** Waits until the tab's title is `title` (the page's CSP allows no string evaluation: a function runs there). */
@@ -69,14 +86,8 @@ run('operator console in chromium', () => {
     await alice.page.getByText('No sign is waiting for an operator.').waitFor();
 
     // A sign of the confirm key waits for an operator.
-    const events: SignProgress[] = [];
     const summary = 'Pay the shipyard <script>alert(1)</script>\u202e 0.0015 SOL';
-    const signing = cw.world.engine.sign({
-      payload: cw.world.transfer('vault', 1_500_000, summary),
-      principal: cw.world.operator,
-      onProgress: (p) => events.push(p),
-    });
-    const id = await approvalId(events);
+    const { id, report: signing } = await waitingSign(cw, 'vault', 1_500_000, summary);
 
     // The open page shows it by itself.
     const card = await cardShown(alice.page, id);
@@ -108,13 +119,7 @@ run('operator console in chromium', () => {
     await screenshot(alice.page, 'console-after-approval');
 
     // A second sign, rejected by the other operator: the sign is refused and nothing is sent.
-    const more: SignProgress[] = [];
-    const second = cw.world.engine.sign({
-      payload: cw.world.transfer('vault', 2_000_000, 'second payment'),
-      principal: cw.world.operator,
-      onProgress: (p) => more.push(p),
-    });
-    const secondId = await approvalId(more);
+    const { id: secondId, report: second } = await waitingSign(cw, 'vault', 2_000_000, 'second payment');
     await (await cardShown(bob.page, secondId)).getByRole('button', { name: 'Reject with passkey' }).click();
     const refused = await second;
     expect(refused).toMatchObject({ outcome: 'refused', failed_check: 'approval', signature: null });
@@ -123,13 +128,7 @@ run('operator console in chromium', () => {
     await screenshot(bob.page, 'approver-console');
 
     // A 2-of-3 key: alice's approval alone does not send; bob's completes the quorum and the sign confirms.
-    const quorum: SignProgress[] = [];
-    const both = cw.world.engine.sign({
-      payload: cw.world.transfer('fleet', 3_000_000, 'refit the fleet'),
-      principal: cw.world.operator,
-      onProgress: (p) => quorum.push(p),
-    });
-    const quorumId = await approvalId(quorum);
+    const { id: quorumId, report: both } = await waitingSign(cw, 'fleet', 3_000_000, 'refit the fleet');
     const aliceCard = await cardShown(alice.page, quorumId);
     expect(await aliceCard.innerText()).toContain('2 of alice, bob, carol; votes so far: none');
     await aliceCard.getByRole('button', { name: 'Approve with passkey' }).click();
@@ -202,13 +201,7 @@ run('operator console in chromium', () => {
     await alice.page.getByText('No sign is waiting for an operator.').waitFor();
     const title = await alice.page.title();
 
-    const events: SignProgress[] = [];
-    const signing = cw.world.engine.sign({
-      payload: cw.world.transfer('vault', 1_200_000, 'arrives while the page is open'),
-      principal: cw.world.operator,
-      onProgress: (p) => events.push(p),
-    });
-    const id = await approvalId(events);
+    const { id, report: signing } = await waitingSign(cw, 'vault', 1_200_000, 'arrives while the page is open');
     await cardShown(alice.page, id);
     await titleBecomes(alice.page, `(1) ${title}`);
 
@@ -222,13 +215,12 @@ run('operator console in chromium', () => {
     // reason stays; once the field is empty again the page shows the approval.
     const reason = alice.page.getByRole('textbox', { name: 'reason to halt vault' });
     await reason.fill('half-typed reason');
-    const later: SignProgress[] = [];
-    const waiting = cw.world.engine.sign({
-      payload: cw.world.transfer('vault', 1_300_000, 'arrives while a reason is typed'),
-      principal: cw.world.operator,
-      onProgress: (p) => later.push(p),
-    });
-    const laterId = await approvalId(later);
+    const { id: laterId, report: waiting } = await waitingSign(
+      cw,
+      'vault',
+      1_300_000,
+      'arrives while a reason is typed',
+    );
     await alice.page.getByText('The approvals waiting changed: the page shows them once you are done here.').waitFor();
     expect(await reason.inputValue()).toBe('half-typed reason');
     expect(await alice.page.locator(`[data-approval="${laterId}"]`).count()).toBe(0);
