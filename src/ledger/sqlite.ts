@@ -124,6 +124,8 @@ export class SqliteLedger implements Ledger {
   private readonly locks: SqliteKeyLocks;
   private readonly usageBooks: UsageBooks;
   private readonly walSync: WalSync;
+  /** Entries appended by the write transaction under way, handed to the usage books once it commits. */
+  private appendedInTx: { seq: number; entry: AuditEntry }[] = [];
 
   private constructor(
     private readonly db: Database.Database,
@@ -139,17 +141,21 @@ export class SqliteLedger implements Ledger {
       busyTimeoutMs: busyTimeoutMs,
       me: selfIdentity(),
     });
-    this.usageBooks = new UsageBooks({
-      headSeq: () => this.run('cannot read the head record', () => this.headNow().seq),
-      signEntriesAfter: (after, limit) =>
-        this.run('cannot read audit entries', () =>
-          this.q.all(SQL.signEntriesAfter, [after, limit]).map((r) => ({ seq: Number(r.seq), entry: rowToEntry(r) })),
-        ),
-      keySignEntries: (key, since, through) =>
-        this.run('cannot read audit entries', () =>
-          this.q.all(SQL.keySignEntries, [key, since, through]).map(rowToEntry),
-        ),
-    });
+    // The head record is a page of a local file: reading it first skips the entries read when nothing is new.
+    this.usageBooks = new UsageBooks(
+      {
+        headSeq: () => this.run('cannot read the head record', () => this.headNow().seq),
+        signEntriesAfter: (after, limit) =>
+          this.run('cannot read audit entries', () =>
+            this.q.all(SQL.signEntriesAfter, [after, limit]).map((r) => ({ seq: Number(r.seq), entry: rowToEntry(r) })),
+          ),
+        keySignEntries: (key, since, through) =>
+          this.run('cannot read audit entries', () =>
+            this.q.all(SQL.keySignEntries, [key, since, through]).map(rowToEntry),
+          ),
+      },
+      { headFirst: true },
+    );
   }
 
   /**
@@ -213,7 +219,17 @@ export class SqliteLedger implements Ledger {
    * Resolves once the commit is on disk.
    */
   private async write<T>(what: string, fn: () => T): Promise<T> {
-    const result = await this.run(what, () => this.db.transaction(fn).immediate());
+    const result = await this.run(what, () => {
+      this.appendedInTx = [];
+      try {
+        const r = this.db.transaction(fn).immediate();
+        // Committed: the usage books take in this handle's own entries without reading them back.
+        for (const { seq, entry } of this.appendedInTx) this.usageBooks.committed(seq, entry);
+        return r;
+      } finally {
+        this.appendedInTx = [];
+      }
+    });
     await this.walSync.durable().catch((e: unknown) => Promise.reject(ledgerError(`${what}: cannot sync the log`, e)));
     return result;
   }
@@ -224,6 +240,7 @@ export class SqliteLedger implements Ledger {
     const entry = sealEntry(input, head.hash);
     this.q.run(SQL.insertEntry, entryRowValues(head.seq + 1, entry));
     this.q.run(SQL.moveHead, [head.seq + 1, entry.hash]);
+    this.appendedInTx.push({ seq: head.seq + 1, entry });
     return entry;
   }
 

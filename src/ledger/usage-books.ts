@@ -5,6 +5,11 @@
  * and one cursor is enough: no entry is missed and none is read twice. A key's book is loaded once, from the
  * entries that can still count (USAGE_HORIZON_S), up to the cursor; afterwards it only takes in what is new.
  * Reads run side by side, and each entry is folded in once.
+ *
+ * A store whose head record is cheap to read (a local file) asks for `headFirst`: a read then looks at the head
+ * before the entries and skips them when nothing lies past the cursor, and the store hands its own commits in
+ * (committed), so the entries a handle wrote itself are never read back. Where every read is a round trip to a
+ * server, the head costs as much as the entries, and the books read the entries alone.
  */
 import { USAGE_HORIZON_S, UsageBook } from './usage-book';
 import type { AuditEntry, Usage } from './types';
@@ -31,12 +36,24 @@ interface HeldBook {
   ready: Promise<void>;
 }
 
+export interface UsageBooksOptions {
+  /** Read the head before the entries, and take in the handle's own commits (see above). */
+  headFirst: boolean;
+}
+
 export class UsageBooks {
+  /**
+   * Every sign entry up to here is folded in. With `headFirst` every entry up to here is accounted for (folded, or
+   * not a sign entry), so the handle's next commit, when it is the entry right after, can be folded without a read.
+   */
   private cursor: number | null = null;
   private starting: Promise<void> | null = null;
   private readonly books = new Map<string, HeldBook>();
 
-  constructor(private readonly source: UsageSource) {}
+  constructor(
+    private readonly source: UsageSource,
+    private readonly opts: UsageBooksOptions = { headFirst: false },
+  ) {}
 
   async usage(key: string, now: number, dailyCap: number): Promise<Usage> {
     return (await this.current(key, now)).usage(now, dailyCap);
@@ -68,17 +85,36 @@ export class UsageBooks {
    */
   private async catchUp(): Promise<void> {
     for (;;) {
+      // Read before the entries, so the entries read next hold every sign entry up to it.
+      const head = this.opts.headFirst ? await this.source.headSeq() : null;
+      if (head !== null && this.cursor !== null && head <= this.cursor) return;
       const from = this.cursor ?? 0;
       const rows = await this.source.signEntriesAfter(from, PAGE);
-      for (const { seq, entry } of rows) {
-        if (this.cursor !== null && seq <= this.cursor) continue;
-        const held = this.books.get(entry.key);
-        if (held?.buffer) held.buffer.push(entry);
-        else held?.book.add(entry);
-        this.cursor = seq;
+      for (const { seq, entry } of rows) this.fold(seq, entry);
+      if (rows.length < PAGE) {
+        if (head !== null && this.cursor !== null && head > this.cursor) this.cursor = head;
+        return;
       }
-      if (rows.length < PAGE) return;
     }
+  }
+
+  /**
+   * An entry this handle has just committed (called right after the commit, before anything else runs). When it is
+   * the entry right after the cursor, it is folded now and no read brings it back; otherwise someone else's entries
+   * lie between, and the next read brings them all.
+   */
+  committed(seq: number, entry: AuditEntry): void {
+    if (!this.opts.headFirst || this.cursor === null || seq !== this.cursor + 1) return;
+    this.fold(seq, entry);
+  }
+
+  /** Folds in one entry of the chain, unless a read or a commit already did. */
+  private fold(seq: number, entry: AuditEntry): void {
+    if (this.cursor !== null && seq <= this.cursor) return;
+    const held = this.books.get(entry.key);
+    if (held?.buffer) held.buffer.push(entry);
+    else held?.book.add(entry);
+    this.cursor = seq;
   }
 
   /** Starts loading a key's book from the entries up to the cursor; those folded meanwhile wait in its buffer. */

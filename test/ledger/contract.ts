@@ -212,6 +212,47 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         }
       });
 
+      it("keeps each handle's usage exact when two handles write the same key, with other entries between", async () => {
+        const other = await reopen();
+        const handles = [s.ledger, other];
+        const CAP = 9_000_000;
+        const NOW = 3_000_000;
+        let seed = 29;
+        const rnd = (n: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
+        // Both handles know the key first, so each one's own commits and the other's are folded into a live book.
+        for (const h of handles) await h.keyUsage('game', NOW, CAP);
+        const open: string[] = [];
+        for (let i = 0; i < 80; i++) {
+          const writer = handles[rnd(2)]!;
+          const what = rnd(6);
+          if (what === 0) {
+            // An entry of another command between two sign entries: the head moves, no usage does.
+            await writer.halt({ key: 'other', reason: `r${i}`, by: 'test', ts: NOW - 50 });
+            await writer.resume('other', 'test', NOW - 50);
+          } else if (open.length > 0 && what === 1) {
+            const sig = open.shift()!;
+            await writer.append(
+              signInput({ ts: NOW - 60 + Math.floor(i / 2), key: 'game', signature: sig, balance_change: -7 }),
+            );
+          } else {
+            const sig = `t${i}`;
+            await writer.append(
+              intentInput({ ts: NOW - 60 + Math.floor(i / 2), key: 'game', signature: sig, balance_change: -(i + 1) }),
+            );
+            open.push(sig);
+          }
+          const reader = handles[rnd(2)]!;
+          const fresh = usageOf(await reader.signEntriesForKey('game', NOW - USAGE_HORIZON_S), NOW, CAP);
+          expect(await reader.keyUsage('game', NOW, CAP)).toEqual(fresh);
+          if (open[0] !== undefined) expect(await reader.signatureInFlight('game', open[0])).toBe(true);
+        }
+        for (const h of handles) {
+          const fresh = usageOf(await h.signEntriesForKey('game', NOW - USAGE_HORIZON_S), NOW, CAP);
+          expect(await h.keyUsage('game', NOW, CAP)).toEqual(fresh);
+          expect(fresh.signsLastMinute).toBeGreaterThan(30);
+        }
+      });
+
       it('signatureInFlight: an intent of the key with that signature and no final yet', async () => {
         const { ledger } = s;
         expect(await ledger.signatureInFlight('game', 'sig-a')).toBe(false);
