@@ -58,18 +58,25 @@ export function sqliteKeyLocks(db: Database.Database, opts: SqliteLockOptions) {
      ON CONFLICT (key) DO UPDATE SET owner_id = excluded.owner_id, host = excluded.host, pid = excluded.pid,
        start = excluded.start, acquired_at = excluded.acquired_at, lease_until_ms = excluded.lease_until_ms`,
   );
+  const putIfFree = db.prepare<[Record<string, unknown>]>(
+    `INSERT INTO key_locks (${COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (key) DO NOTHING`,
+  );
   const renew = db.prepare<[Record<string, unknown>]>(
     'UPDATE key_locks SET lease_until_ms = $1 WHERE key = $2 AND owner_id = $3',
   );
   const remove = db.prepare<[Record<string, unknown>]>('DELETE FROM key_locks WHERE key = $1 AND owner_id = $2');
   const withBusy = <T>(what: string, fn: () => T) => retryWhileBusy(fn, opts.busyTimeoutMs, () => what);
 
+  const rowOf = (key: string, ownerId: string, now: number) => {
+    const { host, pid, start } = opts.me;
+    return bind([key, ownerId, host, pid, start, Math.floor(now / 1000), now + opts.leaseMs]);
+  };
+
   const take = db.transaction((key: string, ownerId: string): boolean => {
     const row = get.get(bind([key]));
     const now = Date.now();
     if (row && !lockIsStale(row, now)) return false;
-    const { host, pid, start } = opts.me;
-    put.run(bind([key, ownerId, host, pid, start, Math.floor(now / 1000), now + opts.leaseMs]));
+    put.run(rowOf(key, ownerId, now));
     return true;
   });
 
@@ -99,6 +106,12 @@ export function sqliteKeyLocks(db: Database.Database, opts: SqliteLockOptions) {
     /** Polls until the lock row is ours, then renews its lease until stopRenewing. */
     async acquire(key: string, signal?: AbortSignal): Promise<HeldRow> {
       const ownerId = newOwnerId();
+      if (signal?.aborted) throw cancelledError(key);
+      // A free lock has no row: one statement takes it. Only the first attempt tries this; waiters poll with reads.
+      const free = await withBusy(`cannot take the lock on key ${key}`, () =>
+        putIfFree.run(rowOf(key, ownerId, Date.now())),
+      );
+      if (free.changes === 1) return { ownerId, stopRenewing: startRenewing(key, ownerId) };
       for (;;) {
         if (signal?.aborted) throw cancelledError(key);
         // A cheap read first, so waiters do not queue for the write lock while the holder is alive.
