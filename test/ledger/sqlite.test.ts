@@ -8,7 +8,7 @@ import { SqliteLedger, type SqliteLedgerOptions } from '../../src/ledger/sqlite'
 import type { Ledger } from '../../src/ledger/types';
 import { ledgerContract, type StoreUnderTest } from './contract';
 import { signInput, matching } from './helpers';
-import { stillPending } from '../support/async';
+import { stillPending, until } from '../support/async';
 import { Worker, buildLedger } from './procs';
 import { RACE_AMOUNT, RACE_CAP, RACE_KEY, SIGN_STEPS, raceWithLostLock } from './lock-race';
 
@@ -59,7 +59,7 @@ describe('SQLite store specifics', () => {
     expect(statSync(s.file).mode & 0o777).toBe(0o600);
     const db = new Database(s.file, { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 8 }); // 1: tables, 2: usage indexes, 3: head record and lock leases, 4: token figures and approval messages, 5: approval message descriptions, 6: approvals by quorum, 7: the webhook outbox, 8: the operator console
+    expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 9 }); // 1: tables, 2: usage indexes, 3: head record and lock leases, 4: token figures and approval messages, 5: approval message descriptions, 6: approvals by quorum, 7: the webhook outbox, 8: the operator console, 9: no unread entry indexes
     db.close();
   });
 
@@ -209,7 +209,7 @@ describe('SQLite: a ledger written by schema version 2 (before the head record a
       expect(await ledger.head()).toEqual({ seq: 6, hash: next.hash });
       expect(await ledger.verify()).toEqual({ ok: true, entries: 6 });
       const db = new Database(file, { readonly: true });
-      expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 8 });
+      expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 9 });
       db.close();
     } finally {
       await ledger.close();
@@ -273,13 +273,21 @@ describe('SQLite key lock leases', () => {
   });
 
   it('a live holder renews its lease: a lock held for many lease periods is never taken over', async () => {
-    const a = await open({ lockLeaseMs: 150 });
-    const b = await open({ lockLeaseMs: 150 });
+    // A lease long enough that a loaded machine's pauses (up to a second) do not run it out between two renewals.
+    const LEASE = 1_500;
+    const a = await open({ lockLeaseMs: LEASE });
+    const b = await open({ lockLeaseMs: LEASE });
     const held = await a.lockKey('game');
-    // Many lease periods: B gives up waiting, the lock never having been free.
-    await expect(b.lockKey('game', AbortSignal.timeout(1_000))).rejects.toMatchObject({ code: 'cancelled' });
-    const [info] = await b.keyLocks([]);
-    expect(info!.lease_until_ms! - Date.now()).toBeGreaterThan(0);
+    const leaseNow = async () => (await b.keyLocks([]))[0]!.lease_until_ms!;
+    const first = await leaseNow();
+    const giveUp = new AbortController();
+    const waiting = b.lockKey('game', giveUp.signal);
+    // B waits while A renews its lease past two whole lease periods; then B gives up, the lock never free.
+    await until(async () => (await leaseNow()) >= first + 2 * LEASE, "A's lease renewed past two periods");
+    expect(await stillPending(waiting, 0)).toBe(true);
+    giveUp.abort();
+    await expect(waiting).rejects.toMatchObject({ code: 'cancelled' });
+    expect((await b.keyLocks([]))[0]).toMatchObject({ state: 'held' });
     await held.release();
     await (await b.lockKey('game')).release();
   });

@@ -17,6 +17,14 @@ const USAGE_INDEXES = [
 ].join(';\n');
 
 /**
+ * Indexes no statement reads: a key's usage and its signatures in flight are kept in memory and loaded by key and
+ * command (entries_key_command_ts), and each of these would cost a page written with every entry.
+ */
+const UNREAD_ENTRY_INDEXES = ['DROP INDEX IF EXISTS entries_signature', 'DROP INDEX IF EXISTS entries_key_ts'].join(
+  ';\n',
+);
+
+/**
  * Token figures of signs and of the approvals that show them (JSON text; NULL where nothing moved), and the text of
  * a message an operator is asked to approve (sign-message), shown by `approvals list`.
  */
@@ -158,6 +166,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   QUORUM_COLUMNS,
   outboxTable('INTEGER'),
   operatorConsole('INTEGER'),
+  UNREAD_ENTRY_INDEXES,
 ];
 
 export const POSTGRES_MIGRATIONS: readonly string[] = [
@@ -204,6 +213,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   QUORUM_COLUMNS,
   outboxTable('bigint'),
   operatorConsole('bigint'),
+  UNREAD_ENTRY_INDEXES,
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */
