@@ -17,7 +17,7 @@ import { createKeyStores, defaultKeyStores } from '../src/keys/stores';
 import { openEngine } from '../src/signer';
 import { transferPayload } from '../src/signer/transfer';
 import { encodeBase58 } from '../src/util/base58';
-import { BENCH_SERVE, BLOCK_MS, CpuAccountedChain, startBenchChain, timed } from './engine';
+import { BENCH_SERVE, BLOCK_MS, CpuAccountedChain, WARM_UP_SIGNS, startBenchChain, timed } from './engine';
 import type { BenchLine } from './stats';
 
 const KEYS = 16;
@@ -134,7 +134,7 @@ export async function runStoresBench(seconds: number): Promise<BenchLine[]> {
     try {
       const key = c.keys[0];
       if (!key) throw new Error('no key');
-      for (let i = 0; i < 20; i++) await c.engine.sign({ payload: payloadFor(key, i), principal: operator });
+      for (let i = 0; i < WARM_UP_SIGNS; i++) await c.engine.sign({ payload: payloadFor(key, i), principal: operator });
       const n = Math.max(50, seconds * 20);
       c.chain.reset();
       const cpu0 = process.cpuUsage();
