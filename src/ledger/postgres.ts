@@ -6,8 +6,8 @@
  * - One chain across replicas: an append locks the single head record row (SELECT … FOR UPDATE), inserts the
  *   entry and moves the head in one transaction. Commit order is chain order. The statements are the ones the
  *   SQLite store runs (sql/statements.ts).
- * - The per-key lock is `pg_advisory_lock(hash of key)` on a dedicated connection that is held for the whole sign;
- *   waiters queue in the server, first come first served across replicas. Session advisory locks die with their
+ * - The per-key lock is `pg_advisory_lock(hash of key)` on a dedicated connection, held while a sign passes its
+ *   cap gate (usage read to durable intent, signer/flow/gate.ts); waiters queue in the server, first come first served across replicas. Session advisory locks die with their
  *   connection, so the server frees the lock when a replica dies or its connection is cut; the sign's intent is
  *   appended on that same connection (appendFenced), so a lock lost that way is noticed before anything is sent.
  *   A local FIFO mutex in front keeps one connection per key per process.

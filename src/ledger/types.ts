@@ -210,7 +210,10 @@ export type ClearLockResult = 'cleared' | 'not held' | 'live';
 
 export type VerifyResult = { ok: true; entries: number } | { ok: false; entries: number; line: number; reason: string };
 
-/** Held for the whole sign; released on every path. A dead holder's lock is freed (server-side or by liveness). */
+/**
+ * Held while a sign passes its cap gate (usage read to durable intent); released on every path. A dead holder's lock
+ * is freed (server-side or by liveness).
+ */
 export interface KeyLock {
   release(): Promise<void>;
 }
