@@ -8,9 +8,10 @@
  * one replica runs 32 workers; two replicas run 16 each, one per key, so every key is wanted by both replicas at
  * once and its lock is contended across them (a load balancer spreads an agent's calls over replicas).
  *
- * Besides sign/s each line states: how long a sign holds its key's lock (with every lock always wanted,
- * 16 keys / sign/s), the CPU of the engines, of the chain process and of the whole machine (2 cores), and for
- * PostgreSQL the transactions (≈ round trips) per sign and the connections open.
+ * Besides sign/s each line states: the rate the signs in flight allow at their median latency (a key's lock is held
+ * only at the cap gate, so each sign waits for its own confirmation, not for the others'), the CPU of the engines, of
+ * the chain process and of the whole machine (2 cores), and for PostgreSQL the transactions (≈ round trips) per sign
+ * and the connections open.
  */
 import crypto from 'node:crypto';
 import { fork, type ChildProcess } from 'node:child_process';
@@ -319,27 +320,28 @@ async function runScenario(
 /** What bounds the figure, from what was measured. */
 function boundNote(s: Scenario, m: Measured): string {
   const cores = os.cpus().length;
-  const holdMs = (KEYS * 1000) / m.rate; // every key's lock is always wanted, so sign/s = 16 / hold time
+  const inFlight = KEYS * IN_FLIGHT_PER_KEY;
   const ours = m.oursCores.engines + m.oursCores.chain + (m.oursCores.postgres ?? 0);
   const cpu =
     `CPU: ours ${ours.toFixed(2)} cores (engines ${m.oursCores.engines.toFixed(2)}, chain ${m.oursCores.chain.toFixed(2)}` +
     `${m.oursCores.postgres !== null ? `, PostgreSQL ${m.oursCores.postgres.toFixed(2)}` : ''}), machine ${m.machineCores.toFixed(2)} of ${cores}`;
   const parts = [
-    `lock held ${holdMs.toFixed(0)} ms/sign (16 keys / sign/s)`,
+    // Little's law: with a fixed number in flight, the rate is that number over the time each one takes.
+    `${inFlight} in flight / p50 latency = ${((inFlight * 1000) / m.p50).toFixed(0)} sign/s`,
     cpu,
     `engine ${(m.engineCpuPerSign / 1000).toFixed(2)} ms CPU/sign`,
     s.postgres
       ? `${m.xactsPerSign!.toFixed(1)} PG transactions (round trips)/sign incl. lock waits, ${m.connections} connections`
       : "2 fsync'd appends/sign",
   ];
+  const latency = s.postgres
+    ? 'confirmation (≥ 1 block of 20 ms + poll) plus the ledger round trips'
+    : "confirmation (≥ 1 block of 20 ms + poll) plus 2 fsync'd appends";
   const bound =
     m.machineCores >= cores * 0.85
       ? `CPU, the machine's ${cores} cores are busy${m.machineCores - ours > 0.3 ? ' (partly with other work)' : ''}`
-      : s.replicas > 1
-        ? 'per-key lock hold (confirmation ≥ 1 block + ledger round trips) and its handover between replicas'
-        : s.postgres
-          ? 'per-key lock hold: confirmation (≥ 1 block of 20 ms + poll) plus the ledger round trips under the lock'
-          : "per-key lock hold: confirmation (≥ 1 block of 20 ms + poll) plus 2 fsync'd appends under the lock";
+      : `each sign's own latency with ${inFlight} in flight: ${latency}` +
+        (s.replicas > 1 ? ", and each key's lock handed between replicas at the cap gate" : '');
   return `bound: ${bound}; ${parts.join('; ')}${m.notConfirmed ? `; ${m.notConfirmed} NOT CONFIRMED (${m.firstError})` : ''}`;
 }
 
