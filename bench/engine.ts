@@ -1,6 +1,7 @@
 /**
  * Engine benchmark: check/s for one key, sign/s across 16 keys with the SQLite ledger
- * fsync'd, p50/p99 sign latency, and the engine's own CPU per sign beside one raw Ed25519 signature.
+ * fsync'd, p50/p99 sign latency, the engine's own CPU per sign (one sign at a time) beside one raw Ed25519
+ * signature, and the process's CPU per sign under the sign load (16 keys, two in flight per key).
  *
  * Throughput runs against the in-process chain (LiteSVM behind its JSON-RPC endpoint in this process). The
  * CPU-per-sign figure runs the chain in a child process, so the process CPU measured is the engine's own
