@@ -334,9 +334,7 @@ function boundNote(s: Scenario, m: Measured): string {
       ? `${m.xactsPerSign!.toFixed(1)} PG transactions (round trips)/sign incl. lock waits, ${m.connections} connections`
       : "2 fsync'd appends/sign",
   ];
-  const latency = s.postgres
-    ? 'confirmation (≥ 1 block of 20 ms + poll) plus the ledger round trips'
-    : "confirmation (≥ 1 block of 20 ms + poll) plus 2 fsync'd appends";
+  const latency = `confirmation (≥ 1 block of ${BLOCK_MS} ms + poll) plus ${s.postgres ? 'the ledger round trips' : "2 fsync'd appends"}`;
   const bound =
     m.machineCores >= cores * 0.85
       ? `CPU, the machine's ${cores} cores are busy${m.machineCores - ours > 0.3 ? ' (partly with other work)' : ''}`
