@@ -378,6 +378,15 @@ export class PostgresLedger implements Ledger {
     return rows.map(rowToEntry);
   }
 
+  /**
+   * Always the lock: each read here is a round trip to the server, so a transaction that reads the usage, the
+   * in-flight intents and the halt while holding the chain's head row would hold every replica's appends for
+   * several round trips, where the key's advisory lock holds up only that key's gate.
+   */
+  reserveAtOnce(): Promise<null> {
+    return Promise.resolve(null);
+  }
+
   async lockKey(key: string, signal?: AbortSignal): Promise<KeyLock> {
     this.checkOpen();
     const releaseLocal = await this.mutex.acquire(key, signal);

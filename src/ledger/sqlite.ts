@@ -69,6 +69,9 @@ import type {
   KeyLock,
   KeyLockInfo,
   Ledger,
+  ReserveDecision,
+  ReserveRequest,
+  ReserveView,
   Usage,
   NotificationInput,
   NotificationRecord,
@@ -90,6 +93,9 @@ const bind = sqliteDialect.bind;
 const SQL: Statements = statements(sqliteDialect);
 const OUTBOX = outboxStatements(sqliteDialect);
 const PAGE = 1000;
+
+/** $1 key: who holds the key's lock row, if anyone. */
+const LOCK_OWNER = 'SELECT owner_id FROM key_locks WHERE key = $1';
 
 function ledgerError(what: string, e: unknown): SignerError {
   if (e instanceof SignerError) return e;
@@ -216,20 +222,24 @@ export class SqliteLedger implements Ledger {
 
   /**
    * A write transaction (BEGIN IMMEDIATE): rolled back whole on any failure, so it is safe to retry when busy.
-   * Resolves once the commit is on disk.
+   * Resolves once the commit is on disk; with `syncIfAppended`, a transaction that appended no entry (and wrote
+   * nothing else) resolves at its commit.
    */
-  private async write<T>(what: string, fn: () => T): Promise<T> {
+  private async write<T>(what: string, fn: () => T, opts: { syncIfAppended?: boolean } = {}): Promise<T> {
+    let appended = 0;
     const result = await this.run(what, () => {
       this.appendedInTx = [];
       try {
         const r = this.db.transaction(fn).immediate();
         // Committed: the usage books take in this handle's own entries without reading them back.
         for (const { seq, entry } of this.appendedInTx) this.usageBooks.committed(seq, entry);
+        appended = this.appendedInTx.length;
         return r;
       } finally {
         this.appendedInTx = [];
       }
     });
+    if (opts.syncIfAppended && appended === 0) return result;
     await this.walSync.durable().catch((e: unknown) => Promise.reject(ledgerError(`${what}: cannot sync the log`, e)));
     return result;
   }
@@ -265,7 +275,7 @@ export class SqliteLedger implements Ledger {
     const held = this.heldRows.get(input.key);
     if (!held) throw new SignerError('internal', `a fenced append for key ${input.key} without holding its lock`);
     return await this.write('cannot append an audit entry', () => {
-      const row = this.q.get('SELECT owner_id FROM key_locks WHERE key = $1', [input.key]);
+      const row = this.q.get(LOCK_OWNER, [input.key]);
       if (row?.owner_id !== held.ownerId)
         throw new SignerError(
           'ledger',
@@ -273,6 +283,40 @@ export class SqliteLedger implements Ledger {
         );
       return this.appendInTx(input);
     });
+  }
+
+  /**
+   * The gate in one BEGIN IMMEDIATE transaction. Holding the file's write lock keeps every other writer, in this
+   * process or another, out from the reads to the commit, so no lock row is taken. It leaves the gate to the lock
+   * (null) when the key's lock is held here or has a row in key_locks (whoever's, even a dead holder's: the lock
+   * path takes that over), or when the head has moved past what this handle's usage books hold.
+   */
+  async reserveAtOnce<R>(
+    request: ReserveRequest,
+    decide: (view: ReserveView) => ReserveDecision<R>,
+  ): Promise<R | null> {
+    const { key, now } = request;
+    const decided = await this.write(
+      'cannot append an audit entry',
+      (): { result: R } | null => {
+        if (this.mutex.isHeld(key) || this.q.get(LOCK_OWNER, [key])) return null;
+        const book = this.usageBooks.currentAt(key, this.headNow().seq, now);
+        if (!book) return null;
+        const halt = this.q.get(SQL.getHalt, [key]);
+        const { intent, result } = decide({
+          usage: book.usage(now, request.dailyCap),
+          signatureInFlight: request.signature !== null && book.inFlight(request.signature),
+          halt: halt ? rowToHalt(halt) : null,
+        });
+        if (intent) {
+          validateEntryInput(intent);
+          this.appendInTx(intent);
+        }
+        return { result };
+      },
+      { syncIfAppended: true },
+    );
+    return decided === null ? null : decided.result;
   }
 
   async keyUsage(key: string, now: number, dailyCap: number): Promise<Usage> {

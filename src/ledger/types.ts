@@ -218,6 +218,28 @@ export interface KeyLock {
   release(): Promise<void>;
 }
 
+/** What the cap gate asks the ledger about one key (Ledger.reserveAtOnce). */
+export interface ReserveRequest {
+  key: string;
+  now: number;
+  dailyCap: number;
+  /** The transaction's signature, looked up among the key's intents in flight; null: none to look up. */
+  signature: string | null;
+}
+
+/** What the cap gate decides on, read in the same transaction as its intent is appended. */
+export interface ReserveView {
+  usage: Usage;
+  signatureInFlight: boolean;
+  halt: HaltRecord | null;
+}
+
+/** The gate's answer: an intent to append (then `result` is what the caller gets back), or none. */
+export interface ReserveDecision<R> {
+  intent: AuditEntryInput | null;
+  result: R;
+}
+
 /** The operator console's records (passkeys, enrollment links, nonces, settings) are in ./operators.ts. */
 export interface Ledger extends OperatorStore {
   readonly store: 'sqlite' | 'postgres';
@@ -245,6 +267,15 @@ export interface Ledger extends OperatorStore {
   signatureInFlight(key: string, signature: string): Promise<boolean>;
   /** Waits for the per-key lock (across processes and replicas). Rejects with code 'cancelled' if signal aborts. */
   lockKey(key: string, signal?: AbortSignal): Promise<KeyLock>;
+  /**
+   * The cap gate as one write transaction, when the store can decide it without the key's lock: the key's usage,
+   * whether `signature` is in flight and its halt are read, `decide` is called on them, and the intent it returns
+   * is appended, with no other writer of the key in between; resolves once that intent is durable. Resolves null
+   * (having written nothing and called nothing) when the gate must take the key's lock instead: the store has no
+   * such transaction, the key's lock is held, or this handle has not read what other writers appended. `decide`
+   * may run more than once (a transaction retried while the file is busy) and must give the same answer each time.
+   */
+  reserveAtOnce<R>(request: ReserveRequest, decide: (view: ReserveView) => ReserveDecision<R>): Promise<R | null>;
 
   getHalt(key: string): Promise<HaltRecord | null>;
   listHalts(): Promise<HaltRecord[]>;

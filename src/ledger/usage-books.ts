@@ -63,6 +63,18 @@ export class UsageBooks {
     return (await this.current(key, now)).inFlight(signature);
   }
 
+  /**
+   * The key's book at once, when nothing is left to read for it: it has loaded, and every entry up to `head` (the
+   * chain's head as the caller's write transaction sees it) is accounted for. Null when a read is needed (use
+   * usage and inFlight), and always without `headFirst`, whose cursor says nothing of the entries between.
+   */
+  currentAt(key: string, head: number, now: number): UsageBook | null {
+    const held = this.books.get(key);
+    if (!this.opts.headFirst || this.cursor !== head || !held || held.buffer !== null || held.asOf > now) return null;
+    held.asOf = now;
+    return held.book;
+  }
+
   /** The key's book with every entry written before this call folded in. */
   private async current(key: string, now: number): Promise<UsageBook> {
     this.starting ??= this.source.headSeq().then((seq) => {

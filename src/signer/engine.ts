@@ -3,7 +3,8 @@
  *
  *   check: preflight → simulate
  *   sign:  preflight → sign and simulate → approval (confirm keys; judged again after it) →
- *          [key lock: usage → cap gate → halt → durable intent; unlock] → send and confirm → final audit entry
+ *          [cap gate, the key's other writers kept out: usage → cap → halt → durable intent] → send and confirm →
+ *          final audit entry
  *   sign_only: the same up to the durable intent, then the signed bytes are returned and the watcher writes the
  *          final audit entry once the signature lands or its blockhash expires
  *

@@ -12,6 +12,8 @@ import { SignerError } from '../../src/util/errors';
 import { intentInput, signInput, matching } from './helpers';
 import { USAGE_HORIZON_S, usageOf } from '../../src/ledger/usage-book';
 import { outboxContract } from './outbox-contract';
+import { gateKey, gateOnce } from './gate-race';
+import { nowSeconds } from '../../src/util/time';
 
 export interface StoreUnderTest {
   ledger: Ledger;
@@ -250,6 +252,24 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
           const fresh = usageOf(await h.signEntriesForKey('game', NOW - USAGE_HORIZON_S), NOW, CAP);
           expect(await h.keyUsage('game', NOW, CAP)).toEqual(fresh);
           expect(fresh.signsLastMinute).toBeGreaterThan(30);
+        }
+      });
+
+      it('the cap gate over three handles (processes or replicas) at once: exactly the signs the cap admits pass it', async () => {
+        const handles = [s.ledger, await reopen(), await reopen()];
+        const spend = 1_000;
+        const key = gateKey('gated', 7 * spend);
+        // Each handle has read the key once, as a sign's preflight does, so its gates may take either way.
+        for (const h of handles) await h.keyUsage(key.name, nowSeconds(), key.daily_lamport_cap);
+        const results = await Promise.all(
+          Array.from({ length: 30 }, (_, i) => gateOnce(handles[i % handles.length]!, key, spend)),
+        );
+        expect(results.filter((r) => r.passed).length).toBe(7);
+        for (const r of results.filter((r) => !r.passed)) expect(r.report.reason).toBe('per_day_cap');
+        const intents = (await s.ledger.signEntriesForKey(key.name, 0)).filter((e) => e.command === 'sign-intent');
+        expect(intents).toHaveLength(7);
+        for (const h of handles) {
+          expect((await h.keyUsage(key.name, nowSeconds(), key.daily_lamport_cap)).spent24h).toBe(7 * spend);
         }
       });
 
