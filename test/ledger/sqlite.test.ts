@@ -54,7 +54,7 @@ describe('SQLite store specifics', () => {
   });
   afterEach(() => s.dispose());
 
-  it('creates its folder 0700 and its file 0600, in WAL mode with synchronous=FULL', () => {
+  it('creates its folder 0700 and its file 0600, in WAL mode, at the current schema version', () => {
     expect(statSync(path.dirname(s.file)).mode & 0o777).toBe(0o700);
     expect(statSync(s.file).mode & 0o777).toBe(0o600);
     const db = new Database(s.file, { readonly: true });
