@@ -267,9 +267,10 @@ test('drain: stops accepting, lets a running request finish, and reports none le
     .set(headersFor(body))
     .send(body)
     .then((r) => r);
-  await new Promise((r) => setTimeout(r, 50));
+  // In flight means inside the app: a connection whose request is not read yet is idle, and drain closes those.
+  while (state.inFlight === 0) await new Promise((r) => setTimeout(r, 5));
+  // drain closes the listener before it returns its promise, so a new connection is refused from here on.
   const draining = drain({ server, state, drainMs: 5000, pollMs: 10 });
-  await new Promise((r) => setTimeout(r, 30));
   await expect(request(`http://127.0.0.1:${port}`).post('/mcp').set(headersFor(list)).send(list)).rejects.toThrow();
   release();
   expect((await slow).status).toBe(200);
