@@ -51,10 +51,22 @@ test('more requests than the per-token rate limit are 429 from express-rate-limi
 
 // A stand-in engine whose key_show waits on a gate: the only way to hold a request open on cue (a real slow sign
 // needs minutes). Named fake; the tool path itself is covered with the real engine in tools-engine.test.ts.
-test('requests beyond serve.max_in_flight are 503 with Retry-After', async () => {
+// `inside` resolves once a request has reached it: from then on that request is in flight.
+function gatedEngine(): { engine: SignerEngine; inside: Promise<void>; release: () => void } {
   let release: () => void = () => {};
+  let entered: () => void = () => {};
   const gate = new Promise<void>((r) => (release = r));
-  const engine = { keyShow: async () => (await gate, []) } as unknown as SignerEngine;
+  const inside = new Promise<void>((r) => (entered = r));
+  const keyShow = async () => {
+    entered();
+    await gate;
+    return [];
+  };
+  return { engine: { keyShow } as unknown as SignerEngine, inside, release };
+}
+
+test('requests beyond serve.max_in_flight are 503 with Retry-After', async () => {
+  const { engine, inside, release } = gatedEngine();
   const app = makeApp({ config: serveConfig({ max_in_flight: 1 }), engine });
   const server = http.createServer(app).listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
@@ -65,7 +77,7 @@ test('requests beyond serve.max_in_flight are 503 with Retry-After', async () =>
       .set(headersFor(slowBody))
       .send(slowBody)
       .then((r) => r);
-    await new Promise((r) => setTimeout(r, 50));
+    await inside;
     const busy = await request(server).post('/mcp').set(headersFor(list)).send(list);
     expect(busy.status).toBe(503);
     expect(busy.headers['retry-after']).toBe('1');
@@ -168,9 +180,7 @@ test('metrics count requests by MCP method and status on their own listener', as
 });
 
 test('the in-flight gauge reads the requests being answered when /metrics is scraped', async () => {
-  let release: () => void = () => {};
-  const gate = new Promise<void>((r) => (release = r));
-  const engine = { keyShow: async () => (await gate, []) } as unknown as SignerEngine;
+  const { engine, inside, release } = gatedEngine();
   const state = createServiceState();
   const metrics = new Metrics({ defaultMetrics: false, inFlight: () => state.inFlight });
   const app = makeApp({ engine, metrics, state });
@@ -184,7 +194,7 @@ test('the in-flight gauge reads the requests being answered when /metrics is scr
       .set(headersFor(slowBody))
       .send(slowBody)
       .then((r) => r);
-    await new Promise((r) => setTimeout(r, 50));
+    await inside;
     expect((await request(metricsServer).get('/metrics')).text).toContain('signer_http_in_flight 1');
     release();
     expect((await slow).status).toBe(200);
