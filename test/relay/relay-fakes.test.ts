@@ -24,7 +24,7 @@ beforeAll(() => {
 });
 
 afterEach(async () => {
-  for (const r of relays.splice(0)) r.kill();
+  for (const r of relays.splice(0)) await r.kill();
   for (const f of fakes.splice(0)) await f.close();
 });
 

@@ -40,7 +40,7 @@ beforeAll(async () => {
 });
 
 afterEach(async () => {
-  for (const r of relays.splice(0)) r.kill();
+  for (const r of relays.splice(0)) await r.kill();
   if (ifSetUp(service)) await rejectPending();
 });
 

@@ -136,8 +136,10 @@ export class RelayProcess {
     return this.exited;
   }
 
-  kill(): void {
+  /** SIGKILL, then waits until the process is reaped: a test file ends with no child of its own still running. */
+  async kill(): Promise<void> {
     if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    await this.exited;
   }
 
   private wake(): void {

@@ -17,7 +17,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  relay?.kill();
+  await relay?.kill();
   await ifSetUp(service)?.close();
 });
 
