@@ -87,6 +87,10 @@ test('operator enroll prints a one-time link to the console; an operator not in 
       expect(listed.stdout).toMatch(/^carol {2}approver {2}1 passkey\(s\)\n {4}\S+ {2}enrolled \S+ {2}last used \S+/);
       const revoked = await run(BIN.signer, ['--config', configFile, 'operator', 'revoke', 'carol']);
       expect(revoked.stderr).toMatch(/removed 1 passkey\(s\) of carol/);
+      // The open page finds out by itself: its next look at the pending list is refused (401) and it goes to the
+      // login page. A goto of ours meanwhile would race that navigation, so the test waits for it first.
+      await carol.page.waitForURL(`${origin}/login`);
+      // And the session cookie no longer opens the console.
       await carol.page.goto(`${origin}/`);
       await carol.page.waitForURL(`${origin}/login`);
     } finally {
