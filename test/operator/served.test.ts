@@ -122,6 +122,8 @@ test('operator enroll prints a one-time link to the console; an operator not in 
       const removed = await run(BIN.signer, ['--config', configFile, 'reload']);
       expect(removed.code).toBe(0);
       expect(removed.stdout).toMatch(/applied: keys\.vault\.approvals changed; -operator dave\n/);
+      // As after a revoke: the open page goes to the login page by itself, then / no longer opens for the cookie.
+      await dave.page.waitForURL(`${origin}/login`);
       await dave.page.goto(`${origin}/`);
       await dave.page.waitForURL(`${origin}/login`);
       const entries = await world.ledger.tail(10);
