@@ -317,7 +317,10 @@ run('operator listener refusals', () => {
     expect((await post(`/api/approvals/${a.id}/options`, { decision: 'approved' }, session)).status).toBe(200);
     expect(await cw.world.ledger.revokeOperator('alice')).toBe(1);
     expect((await post(`/api/approvals/${a.id}/options`, { decision: 'approved' }, session)).status).toBe(401);
-    await alice.page.reload();
+    // The open page's next look at the pending list is refused and it goes to the login page by itself; a reload of
+    // ours meanwhile would race that navigation, so the test waits for it, then loads / again.
+    await alice.page.waitForURL(`${origin}/login`);
+    await alice.page.goto(`${origin}/`);
     await alice.page.waitForURL(`${origin}/login`);
   });
 });
