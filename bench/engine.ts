@@ -18,6 +18,7 @@ import { openEngine } from '../src/signer';
 import type { SignerEngine } from '../src/signer/types';
 import { transferPayload } from '../src/signer/transfer';
 import { encodeBase58 } from '../src/util/base58';
+import { nowSeconds } from '../src/util/time';
 import { percentile, type BenchLine } from './stats';
 import { startChainProcess } from './service-fixture';
 import { RpcChainClient } from '../src/rpc/rpc-client';
@@ -416,7 +417,7 @@ async function cpuPerCall(n: number, op: (i: number) => Promise<unknown>): Promi
  */
 async function ledgerParts(ledger: Ledger, key: string, ownPerSign: number): Promise<BenchLine[]> {
   const entry = (i: number): AuditEntryInput => ({
-    ts: Math.floor(Date.now() / 1000),
+    ts: nowSeconds(),
     key: 'parts',
     command: i % 2 === 0 ? 'sign-intent' : 'sign',
     payload_hash: crypto.createHash('sha256').update(String(i)).digest('hex'),
@@ -434,14 +435,13 @@ async function ledgerParts(ledger: Ledger, key: string, ownPerSign: number): Pro
     slot: null,
     balance_change: -1_000_000,
   });
-  const now = () => Math.floor(Date.now() / 1000);
   const append = await cpuPerCall(200, (i) => ledger.append(entry(2 * i + 1)));
-  const usage = await cpuPerCall(500, () => ledger.keyUsage(key, now(), 1e15));
-  await ledger.keyUsage('parts', now(), 1e15);
+  const usage = await cpuPerCall(500, () => ledger.keyUsage(key, nowSeconds(), 1e15));
+  await ledger.keyUsage('parts', nowSeconds(), 1e15);
   let gates = 0;
   const gate = await cpuPerCall(200, async () => {
     const intent = entry(1_000_000 + 2 * gates++);
-    const request = { key: 'parts', now: now(), dailyCap: 1e15, signature: intent.signature };
+    const request = { key: 'parts', now: nowSeconds(), dailyCap: 1e15, signature: intent.signature };
     const passed = await ledger.reserveAtOnce(request, (view) => ({ intent, result: !view.signatureInFlight }));
     if (passed !== true) throw new Error('the bench gate was not one transaction');
   });
@@ -449,7 +449,7 @@ async function ledgerParts(ledger: Ledger, key: string, ownPerSign: number): Pro
   // A busy key's day: 20,000 entries written in batches, then the usage read as a sign makes it.
   for (let b = 0; b < 20_000; b += 500)
     await Promise.all(Array.from({ length: 500 }, (_, i) => ledger.append({ ...entry(b + i), key: 'busy' })));
-  const busyUsage = await cpuPerCall(500, () => ledger.keyUsage('busy', now(), 1e15));
+  const busyUsage = await cpuPerCall(500, () => ledger.keyUsage('busy', nowSeconds(), 1e15));
   const parts = append + usage + gate;
   const line = (name: string, value: number): BenchLine => ({ name, value, unit: 'µs CPU' });
   return [

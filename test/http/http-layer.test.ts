@@ -263,9 +263,7 @@ test('a refused request is logged with its status and no token name; a caller-gi
 });
 
 test('drain: stops accepting, lets a running request finish, and reports none left', async () => {
-  let release: () => void = () => {};
-  const gate = new Promise<void>((r) => (release = r));
-  const engine = { keyShow: async () => (await gate, []), inFlight: () => 0 } as unknown as SignerEngine;
+  const { engine, inside, release } = gatedEngine();
   const config = serveConfig();
   const state = createServiceState();
   const app = makeApp({ config, engine, state });
@@ -278,7 +276,7 @@ test('drain: stops accepting, lets a running request finish, and reports none le
     .send(body)
     .then((r) => r);
   // In flight means inside the app: a connection whose request is not read yet is idle, and drain closes those.
-  while (state.inFlight === 0) await new Promise((r) => setTimeout(r, 5));
+  await inside;
   // drain closes the listener before it returns its promise, so a new connection is refused from here on.
   const draining = drain({ server, state, drainMs: 5000, pollMs: 10 });
   await expect(request(`http://127.0.0.1:${port}`).post('/mcp').set(headersFor(list)).send(list)).rejects.toThrow();

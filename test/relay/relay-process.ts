@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { BIN, ROOT } from '../support/cli';
+import { stopChild } from '../support/children';
 
 export const VERSION = '2026-07-28';
 export const META = {
@@ -138,8 +139,7 @@ export class RelayProcess {
 
   /** SIGKILL, then waits until the process is reaped: a test file ends with no child of its own still running. */
   async kill(): Promise<void> {
-    if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
-    await this.exited;
+    await stopChild(this.child, 'SIGKILL');
   }
 
   private wake(): void {
