@@ -28,7 +28,7 @@ import { simulate } from './flow/simulate';
 import { refuse, stop, type StepWith } from './flow/step';
 import { v1Source, type PreparedTransaction, type TransactionSource } from './sources/transaction';
 import { v2Source } from './sources/v2-source';
-import { createSignedWatcher, signOnlyIntentDetail } from './flow/watch-signed';
+import { createSignedWatcher, sentIntentDetail, signOnlyIntentDetail } from './flow/watch-signed';
 import { createHaltBook } from './halts';
 import { signRefusedByCap } from '../notify/events';
 import { createOutbox } from '../notify/outbox';
@@ -74,9 +74,9 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   const resumed = watcher
     .resume(config.keys)
     .then((n) => {
-      if (n > 0) log.info({ signatures: n }, 'watching sign-only transactions left pending by an earlier run');
+      if (n > 0) log.info({ signatures: n }, 'watching transactions left without a final entry by an earlier run');
     })
-    .catch((e: unknown) => log.error({ err: errorMessage(e) }, 'pending sign-only transactions could not be resumed'));
+    .catch((e: unknown) => log.error({ err: errorMessage(e) }, 'pending transactions could not be resumed'));
   let running = 0;
 
   const done = (tool: 'check' | 'sign', report: Report, started: number): Report => {
@@ -248,7 +248,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         report,
         signal: input.signal,
         progress,
-        detail: mode === 'sign_only' ? signOnlyIntentDetail(lastValid, foreign) : null,
+        detail: mode === 'sign_only' ? signOnlyIntentDetail(lastValid, foreign) : sentIntentDetail(lastValid),
       },
     );
     if (!gate.ok) return notSent(gate.report);
@@ -264,6 +264,8 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       watcher.watch({
         rec,
         signature: built.signature,
+        orphan: false,
+        notBefore: 0,
         lastValidBlockHeight: lastValid,
         feePayer: foreignFeePayer,
         fromSlot: foreign?.fromSlot ?? 0,

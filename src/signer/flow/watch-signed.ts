@@ -5,6 +5,12 @@
  * (`signed_expired`, which releases the reservation), and writes that as the sign's final audit entry.
  * Pending sign-only intents are picked up again from the ledger when the engine starts. docs/reports.md.
  *
+ * It also ends sent transactions whose signer stopped before writing their final entry (the process was killed
+ * while confirming, or a power cut took a final entry the disk had not received yet: ledger.md). At start, every
+ * intent of a sent transaction with no final is picked up, and once it is older than any sign that wrote it could
+ * still be running (orphanAfterMs) it is followed like a sign-only one: landed gives `confirmed` or `failed`; past
+ * its blockhash with no landed status gives `unknown`, which keeps its reservation, as the sign itself would have.
+ *
  * A transaction another account pays the fee for (x402: the facilitator signs and sends after the key) has the
  * fee payer's signature as its id, unknown when the key signed, so no status can be asked for the key's own
  * signature. The watcher finds it among the key's transactions instead (getSignaturesForAddress, then
@@ -43,6 +49,10 @@ export interface WatchDeps {
 export interface WatchedSign {
   rec: SignRecord;
   signature: string;
+  /** The signer sent it itself (mode send) and stopped before its final entry; otherwise a sign-only one. */
+  orphan: boolean;
+  /** Not looked at before this time (ms): until then the sign that wrote the intent may still be running. */
+  notBefore: number;
   /** Past this finalized block height the transaction can no longer land. */
   lastValidBlockHeight: number;
   /** The fee payer when it is not the key: it signs and sends, so `signature` (the key's) is not the id. */
@@ -61,6 +71,22 @@ export const SIGNED_EXPIRED = 'signed_expired';
 
 const INTENT_DETAIL =
   /^sign_only: watched until block height (\d+)(?:; fee payer ([1-9A-HJ-NP-Za-km-z]{32,44}) signs and sends it(?: after slot (\d+))?)?$/;
+
+const SENT_INTENT_DETAIL = /^send: valid until block height (\d+)$/;
+
+/** The intent's detail for a transaction the signer sends: what lets a restarted engine end it if it stopped. */
+export function sentIntentDetail(lastValidBlockHeight: number): string {
+  return `send: valid until block height ${lastValidBlockHeight}`;
+}
+
+/**
+ * How old a sent transaction's intent must be before a watcher takes it for one whose sign stopped: a running sign
+ * ends within the confirmation deadline (its look-ups included) and then writes its final entry, which may wait out
+ * a busy ledger; twice the deadline and a minute leave room for all of that.
+ */
+export function orphanAfterMs(timings: Pick<Timings, 'confirm_deadline_ms'>): number {
+  return 2 * timings.confirm_deadline_ms + 60_000;
+}
 
 /** The intent's detail for a sign-only transaction: what lets a restarted engine resume watching it. */
 export function signOnlyIntentDetail(
@@ -81,7 +107,10 @@ const STATUSES_PER_CALL = 256;
 
 export interface SignedWatcher {
   watch(w: WatchedSign): void;
-  /** Picks up every pending sign-only intent of these keys from the ledger (the last 24 h). */
+  /**
+   * Picks up from the ledger (the last 24 h) every pending sign-only intent of these keys, and every intent of a
+   * sent transaction with no final entry, each looked at once it is old enough to be an orphan.
+   */
   resume(keys: readonly KeyConfig[]): Promise<number>;
   /** Signatures being watched now. */
   pending(): string[];
@@ -117,7 +146,9 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
 
   async function poll(): Promise<void> {
     const pollNumber = ++polls;
-    const everything = [...watched.values()];
+    const now = Date.now();
+    const everything = [...watched.values()].filter((w) => w.notBefore <= now);
+    if (everything.length === 0) return;
     const all = everything.filter((w) => w.feePayer === null);
     const foreign = everything.filter((w) => w.feePayer !== null);
     // The height is read before any look-up: a transaction not found after it cannot land later if it is past.
@@ -136,31 +167,30 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
         listings: SCAN_BUDGET_PER_POLL.listings - budget.listings,
         reads: SCAN_BUDGET_PER_POLL.reads - budget.reads,
       });
-    for (let at = 0; at < all.length; at += STATUSES_PER_CALL) {
-      const batch = all.slice(at, at + STATUSES_PER_CALL);
-      const statuses = await chain.getSignatureStatuses(
-        batch.map((w) => w.signature),
-        { searchTransactionHistory: false },
-      );
-      for (const [i, w] of batch.entries()) {
-        if (closed) return;
-        let status = statuses[i] ?? null;
-        if (!landed(status) && height > w.lastValidBlockHeight) {
-          // Past its last valid height: the chain answers for the signature itself; only a landed status in
-          // history keeps it from having expired.
-          const [history] = await chain.getSignatureStatuses([w.signature], { searchTransactionHistory: true });
-          status = history ?? null;
-          if (!landed(status)) {
-            await finish(w, {
-              outcome: SIGNED_EXPIRED,
-              slot: null,
-              balance_change: null,
-              detail: expiredDetail(height, w),
-            });
-            continue;
+    // An orphan may have landed long before anyone looked: its status is asked of the node's history at once.
+    const groups = [all.filter((w) => !w.orphan), all.filter((w) => w.orphan)];
+    for (const group of groups) {
+      for (let at = 0; at < group.length; at += STATUSES_PER_CALL) {
+        const batch = group.slice(at, at + STATUSES_PER_CALL);
+        const statuses = await chain.getSignatureStatuses(
+          batch.map((w) => w.signature),
+          { searchTransactionHistory: batch[0]?.orphan ?? false },
+        );
+        for (const [i, w] of batch.entries()) {
+          if (closed) return;
+          let status = statuses[i] ?? null;
+          if (!landed(status) && height > w.lastValidBlockHeight) {
+            // Past its last valid height: the chain answers for the signature itself; only a landed status in
+            // history keeps it from having expired.
+            const [history] = await chain.getSignatureStatuses([w.signature], { searchTransactionHistory: true });
+            status = history ?? null;
+            if (!landed(status)) {
+              await finish(w, w.orphan ? orphanUnknownFinal(height, w) : expiredFinal(height, w));
+              continue;
+            }
           }
+          if (status && landed(status)) await finish(w, await landedFinal(w, status));
         }
-        if (status && landed(status)) await finish(w, await landedFinal(w, status));
       }
     }
   }
@@ -202,11 +232,10 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
         const expiredAt = pastExpiry.get(w.signature);
         if (hit) await finish(w, foreignFinal(w, hit));
         else if (expiredAt && progress && progress.completeSince >= expiredAt.poll) {
+          const expired = expiredFinal(height, w);
           await finish(w, {
-            outcome: SIGNED_EXPIRED,
-            slot: null,
-            balance_change: null,
-            detail: `${expiredDetail(height, w)}; every transaction of the key since slot ${w.fromSlot} was examined`,
+            ...expired,
+            detail: `${expired.detail}; every transaction of the key since slot ${w.fromSlot} was examined`,
           });
         } else if (expiredAt && Date.now() - expiredAt.at > timings.confirm_deadline_ms) {
           const why = failure ?? `${progress?.examined ?? 0} transactions of the key examined in the walk under way`;
@@ -231,7 +260,11 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
       slot: s.slot,
       // Unknown stays null: the caps then keep counting the intent's reservation.
       balance_change: change,
-      detail: failed ? `the caller sent it and it failed: ${JSON.stringify(s.err)}` : 'sign_only: landed',
+      detail: w.orphan
+        ? `${ORPHAN_NOTE}; it landed${failed ? ` and failed: ${JSON.stringify(s.err)}` : ''}`
+        : failed
+          ? `the caller sent it and it failed: ${JSON.stringify(s.err)}`
+          : 'sign_only: landed',
       meta,
     };
   }
@@ -275,7 +308,8 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
       if (over.length > 0) await trip(deps.tripwire, { key, signature: w.signature, over });
       forget();
       if (f.outcome === 'unknown') {
-        log.error({ key, signature: w.signature, detail: f.detail }, 'sign-only transaction left unresolved');
+        const what = w.orphan ? 'sent transaction of a stopped sign' : 'sign-only transaction';
+        log.error({ key, signature: w.signature, detail: f.detail }, `${what} left unresolved`);
         deps.tripwire.observer?.alert({ kind: 'watch_unresolved', key, signature: w.signature, detail: f.detail });
       }
     } catch (e) {
@@ -297,7 +331,7 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
       let resumed = 0;
       for (const key of keys) {
         const entries = await ledger.signEntriesForKey(key.name, nowSeconds() - SPEND_WINDOW_S);
-        for (const w of pendingSignOnly(entries, key)) {
+        for (const w of pendingIntents(entries, key, timings)) {
           if (closed || watched.has(w.signature)) continue;
           watched.set(w.signature, w);
           resumed++;
@@ -347,8 +381,25 @@ interface Final {
   meta?: TransactionMeta | null;
 }
 
-function expiredDetail(height: number, w: WatchedSign): string {
-  return `sign_only: the blockhash expired (finalized height ${height} is past ${w.lastValidBlockHeight}) and the signature never landed; its reservation is released`;
+function expiredFinal(height: number, w: WatchedSign): Final {
+  return {
+    outcome: SIGNED_EXPIRED,
+    slot: null,
+    balance_change: null,
+    detail: `sign_only: the blockhash expired (finalized height ${height} is past ${w.lastValidBlockHeight}) and the signature never landed; its reservation is released`,
+  };
+}
+
+const ORPHAN_NOTE = 'the signer stopped before writing the final entry; a restarted signer looked it up';
+
+/** A sent orphan past its blockhash with no landed status: `unknown`, as the sign would have ended (send-confirm.ts). */
+function orphanUnknownFinal(height: number, w: WatchedSign): Final {
+  return {
+    outcome: 'unknown',
+    slot: null,
+    balance_change: null,
+    detail: `${ORPHAN_NOTE}: the blockhash expired (finalized height ${height} is past ${w.lastValidBlockHeight}) and the RPC reports no landed status; that does not prove it never landed, so its reservation stays: look up the signature and check the on-chain state before retrying`,
+  };
 }
 
 /**
@@ -364,21 +415,53 @@ function unresolvedFinal(w: WatchedSign, height: number, deadlineMs: number, why
   };
 }
 
-/** Sign-only intents of one key with no final entry yet, as the watcher needs them. */
-function pendingSignOnly(entries: readonly AuditEntry[], key: KeyConfig): WatchedSign[] {
+/**
+ * Intents of one key with no final entry yet, as the watcher needs them: sign-only ones, and sent ones (orphans once
+ * they are old enough). An intent of a sent transaction from before its detail named the last valid height is left
+ * as it is: without that height its expiry cannot be told.
+ */
+export function pendingIntents(
+  entries: readonly AuditEntry[],
+  key: KeyConfig,
+  timings: Pick<Timings, 'confirm_deadline_ms'>,
+): WatchedSign[] {
   const finals = new Set(entries.filter((e) => e.command === 'sign' && e.signature !== null).map((e) => e.signature));
   const out: WatchedSign[] = [];
   for (const e of entries) {
     if (e.command !== 'sign-intent' || e.signature === null || finals.has(e.signature)) continue;
-    const m = INTENT_DETAIL.exec(e.detail ?? '');
-    if (!m?.[1]) continue;
+    const rec: SignRecord = {
+      key,
+      payloadHash: e.payload_hash,
+      summary: e.summary,
+      programs: e.programs,
+      intent: e.intent,
+    };
+    const movedTokens = (e.tokens ?? []).length > 0;
+    const signOnly = INTENT_DETAIL.exec(e.detail ?? '');
+    if (signOnly?.[1]) {
+      out.push({
+        rec,
+        signature: e.signature,
+        orphan: false,
+        notBefore: 0,
+        lastValidBlockHeight: Number(signOnly[1]),
+        feePayer: signOnly[2] ?? null,
+        fromSlot: signOnly[3] === undefined ? 0 : Number(signOnly[3]),
+        movedTokens,
+      });
+      continue;
+    }
+    const sent = SENT_INTENT_DETAIL.exec(e.detail ?? '');
+    if (!sent?.[1]) continue;
     out.push({
+      rec,
       signature: e.signature,
-      lastValidBlockHeight: Number(m[1]),
-      feePayer: m[2] ?? null,
-      fromSlot: m[3] === undefined ? 0 : Number(m[3]),
-      movedTokens: (e.tokens ?? []).length > 0,
-      rec: { key, payloadHash: e.payload_hash, summary: e.summary, programs: e.programs, intent: e.intent },
+      orphan: true,
+      notBefore: e.ts * 1000 + orphanAfterMs(timings),
+      lastValidBlockHeight: Number(sent[1]),
+      feePayer: null,
+      fromSlot: 0,
+      movedTokens,
     });
   }
   return out;
