@@ -330,7 +330,6 @@ export class PostgresLedger implements Ledger {
     return rowToHead(row);
   }
 
-  /** Every entry is durable at commit here (the server's synchronous_commit): it takes no `durability`. */
   async append(input: AuditEntryInput): Promise<AuditEntry> {
     validateEntryInput(input);
     return this.transaction('cannot append an audit entry', (c) => this.appendInTx(c, input));

@@ -57,7 +57,6 @@ import {
 } from './sql/operator-rows';
 import type { EnrollmentRecord, NoncePurpose, NonceRecord, PasskeyRecord } from './operators';
 import type {
-  AppendOptions,
   ApprovalDecision,
   ApprovalRecord,
   ApprovalRequest,
@@ -226,11 +225,7 @@ export class SqliteLedger implements Ledger {
    * Resolves once the commit is on disk; with `syncIfAppended`, a transaction that appended no entry (and wrote
    * nothing else) resolves at its commit.
    */
-  private async write<T>(
-    what: string,
-    fn: () => T,
-    opts: { syncIfAppended?: boolean; syncSoon?: boolean } = {},
-  ): Promise<T> {
+  private async write<T>(what: string, fn: () => T, opts: { syncIfAppended?: boolean } = {}): Promise<T> {
     let appended = 0;
     const result = await this.run(what, () => {
       this.appendedInTx = [];
@@ -245,10 +240,6 @@ export class SqliteLedger implements Ledger {
       }
     });
     if (opts.syncIfAppended && appended === 0) return result;
-    if (opts.syncSoon) {
-      this.walSync.soon();
-      return result;
-    }
     await this.walSync.durable().catch((e: unknown) => Promise.reject(ledgerError(`${what}: cannot sync the log`, e)));
     return result;
   }
@@ -269,11 +260,9 @@ export class SqliteLedger implements Ledger {
     return rowToHead(row);
   }
 
-  async append(input: AuditEntryInput, opts: AppendOptions = {}): Promise<AuditEntry> {
+  async append(input: AuditEntryInput): Promise<AuditEntry> {
     validateEntryInput(input);
-    return await this.write('cannot append an audit entry', () => this.appendInTx(input), {
-      syncSoon: opts.durability === 'soon',
-    });
+    return await this.write('cannot append an audit entry', () => this.appendInTx(input));
   }
 
   /**

@@ -240,21 +240,11 @@ export interface ReserveDecision<R> {
   result: R;
 }
 
-export interface AppendOptions {
-  /**
-   * `now` (the default): on disk before the append resolves. `soon`: committed when it resolves, on disk with the
-   * next durable write or within a fraction of a second, so a power cut right after may take it (and everything
-   * after it, never an entry in the middle). Only for an entry a restarted signer rebuilds from the chain: a sent
-   * transaction's final entry. PostgreSQL makes every entry durable at commit.
-   */
-  durability?: 'now' | 'soon';
-}
-
 /** The operator console's records (passkeys, enrollment links, nonces, settings) are in ./operators.ts. */
 export interface Ledger extends OperatorStore {
   readonly store: 'sqlite' | 'postgres';
-  /** Appends one entry at the end of the single chain; durable before it resolves unless `opts` says soon. */
-  append(entry: AuditEntryInput, opts?: AppendOptions): Promise<AuditEntry>;
+  /** Appends one entry at the end of the single chain; durable before it resolves. */
+  append(entry: AuditEntryInput): Promise<AuditEntry>;
   /**
    * Appends like `append`, but only while this handle still holds the lock on `entry.key` (taken with lockKey),
    * checked in the same transaction as the insert: a lock lost in the meantime (its database connection died, or

@@ -95,18 +95,6 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         expect(await s.ledger.verify()).toEqual({ ok: true, entries: 2 });
       });
 
-      it('an entry appended to be durable soon is committed when it resolves: the chain goes on from it', async () => {
-        await s.ledger.append(intentInput({ ts: 1, signature: 'sig1', balance_change: -600 }));
-        const final = await s.ledger.append(signInput({ ts: 2, signature: 'sig1', balance_change: -5 }), {
-          durability: 'soon',
-        });
-        const other = await reopen();
-        expect(await other.tail(1)).toEqual([final]);
-        expect((await other.keyUsage('game', 3, 1_000_000)).spent24h).toBe(5);
-        expect((await other.append(signInput({ ts: 3 }))).prev).toBe(final.hash);
-        expect(await s.ledger.verify()).toEqual({ ok: true, entries: 3 });
-      });
-
       it("lists only the key's sign, sign-intent and sign-message entries since a time, for limits", async () => {
         const { ledger } = s;
         await ledger.append(signInput({ ts: 100, key: 'game' }));

@@ -1,13 +1,11 @@
 /**
  * Group commit's fsync scheduling (src/ledger/sqlite-wal-sync.ts): a write that finds no fsync running starts one,
- * those that arrive while it runs share the next, and a log file not yet written is nothing to sync. A write that
- * asks for soon() is covered by the next fsync anyone starts, or by one of its own when none does.
+ * those that arrive while it runs share the next, and a log file not yet written is nothing to sync.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { WalSync } from '../../src/ledger/sqlite-wal-sync';
-import { until } from '../support/async';
 
 describe('WalSync', () => {
   let dir: string;
@@ -34,33 +32,5 @@ describe('WalSync', () => {
     const sync = new WalSync(path.join(dir, 'absent-wal'));
     await expect(sync.durable()).resolves.toBeUndefined();
     await sync.close();
-  });
-
-  it('soon() with no other write: an fsync of its own follows, without anyone waiting for it', async () => {
-    const file = path.join(dir, 'ledger.sqlite-wal');
-    fs.writeFileSync(file, 'frames');
-    const sync = new WalSync(file);
-    sync.soon();
-    expect(sync.syncs).toBe(0);
-    expect(sync.owesSync).toBe(true);
-    await until(() => sync.syncs === 1 && !sync.owesSync, 'the fsync soon() owes');
-    await sync.close();
-  });
-
-  it("soon() before a durable write: that write's fsync covers both, and nothing is owed after it", async () => {
-    const file = path.join(dir, 'ledger.sqlite-wal');
-    fs.writeFileSync(file, 'frames');
-    const sync = new WalSync(file);
-    sync.soon();
-    sync.soon();
-    await sync.durable();
-    expect(sync.syncs).toBe(1);
-    expect(sync.owesSync).toBe(false);
-    // Committed while no fsync runs: owed again until the next one starts.
-    sync.soon();
-    expect(sync.owesSync).toBe(true);
-    await sync.close();
-    expect(sync.owesSync).toBe(false);
-    expect(sync.syncs).toBe(2);
   });
 });

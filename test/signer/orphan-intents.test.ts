@@ -1,9 +1,8 @@
 /**
  * Sent transactions whose signer stopped before writing their final entry. The intents here are written by the
  * test into a ledger of their own, with times in the past: they stand in for a signer killed while confirming, or
- * a final entry a power cut took. The transactions are real (signed by the key, sent to LiteSVM behind its
+ * one whose final entry the ledger refused. The transactions are real (signed by the key, sent to LiteSVM behind its
  * JSON-RPC endpoint, or never sent), and an engine opened on that ledger must end each one as the sign would have.
- * That is what lets a sent transaction's final entry be written without waiting for the disk, checked last here.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -11,7 +10,7 @@ import path from 'node:path';
 import { address, createSolanaRpc, getBase64EncodedWireTransaction, getTransactionDecoder } from '@solana/kit';
 import { openEngine, type SignerEngine } from '../../src/signer';
 import { openLedger } from '../../src/ledger/open';
-import type { AppendOptions, AuditEntry, AuditEntryInput, Ledger } from '../../src/ledger/types';
+import type { AuditEntry, Ledger } from '../../src/ledger/types';
 import { signEntry } from '../../src/signer/flow/audit';
 import { orphanAfterMs, pendingIntents, sentIntentDetail } from '../../src/signer/flow/watch-signed';
 import { encodeBase58 } from '../../src/util/base58';
@@ -125,41 +124,6 @@ describe('intents of sent transactions with no final entry', () => {
     // The poll that ended `lost` had looked at these two first, and left them alone.
     expect(await finalsOf(ledger, recent.signature!)).toEqual([]);
     expect(await finalsOf(ledger, legacy.signature!)).toEqual([]);
-  });
-});
-
-describe("a sign's final entry and the disk", () => {
-  it("a sent transaction's final does not wait for the disk; a final with nothing sent does", async () => {
-    const dir = path.join(w.dir, 'durability');
-    fs.mkdirSync(dir, { recursive: true });
-    const real = await openLedger({ store: 'sqlite', path: path.join(dir, 'ledger.sqlite') });
-    const asked: [string, string, string | undefined][] = [];
-    // The real ledger, each append's command, outcome and durability noted on the way through.
-    const ledger = new Proxy(real, {
-      get(target, prop, receiver) {
-        if (prop !== 'append') return Reflect.get(target, prop, receiver) as unknown;
-        return (entry: AuditEntryInput, opts?: AppendOptions) => {
-          asked.push([entry.command, entry.outcome, opts?.durability]);
-          return target.append(entry, opts);
-        };
-      },
-    });
-    const engine = await openEngine({ ...w.config, state_dir: dir }, { ledger });
-    try {
-      const confirmed = await engine.sign({ payload: w.transfer('alpha', 1_000_000), principal: w.operator });
-      expect(confirmed.outcome).toBe('confirmed');
-      // More than the key holds: the simulation fails, nothing is sent.
-      const failed = await engine.sign({ payload: w.transfer('alpha', 10 ** 15), principal: w.operator });
-      expect(failed.outcome).toBe('simulation_failed');
-    } finally {
-      await engine.close();
-      await real.close();
-    }
-    // The intent is written by the cap gate's own transaction, always durable before the send.
-    expect(asked).toEqual([
-      ['sign', 'confirmed', 'soon'],
-      ['sign', 'simulation_failed', 'now'],
-    ]);
   });
 });
 

@@ -49,8 +49,6 @@ function finalTokens(report: Report): TokenFigure[] | null {
 /**
  * The final entry. Before anything was sent a failure to write it is the sign's error; once sent, the caller
  * must still get the signature, so the report says the entry is missing (the intent keeps the reservation charged).
- * A sent transaction's final does not wait for the disk: its intent already is, and should a power cut take the
- * final, a restarted signer ends the intent from the chain (watch-signed.ts). One fsync a sign instead of two.
  */
 export async function writeFinal(
   deps: { ledger: Ledger; log: EngineLogger },
@@ -69,7 +67,6 @@ export async function writeFinal(
         balance_change: report.balance_change,
         tokens: finalTokens(report),
       }),
-      { durability: sent ? 'soon' : 'now' },
     );
   } catch (e) {
     if (!sent) throw e;
