@@ -5,11 +5,11 @@
  * (`signed_expired`, which releases the reservation), and writes that as the sign's final audit entry.
  * Pending sign-only intents are picked up again from the ledger when the engine starts. docs/reports.md.
  *
- * It also ends sent transactions whose signer stopped before writing their final entry (the process was killed
- * while confirming, or the ledger refused the final: flow/audit.ts). At start, every
- * intent of a sent transaction with no final is picked up, and once it is older than any sign that wrote it could
- * still be running (orphanAfterMs) it is followed like a sign-only one: landed gives `confirmed` or `failed`; past
- * its blockhash with no landed status gives `unknown`, which keeps its reservation, as the sign itself would have.
+ * It also ends sent transactions whose signer stopped before writing their final entry (the process was killed while
+ * confirming, or the ledger refused the final: flow/audit.ts). At start, every intent of a sent transaction with no
+ * final is picked up, and once it is older than any sign that wrote it could still be running (orphanAfterMs) it is
+ * followed like a sign-only one: landed gives `confirmed` or `failed`; past its blockhash with no landed status gives
+ * `unknown`, which keeps its reservation, as the sign itself would have.
  *
  * A transaction another account pays the fee for (x402: the facilitator signs and sends after the key) has the
  * fee payer's signature as its id, unknown when the key signed, so no status can be asked for the key's own
