@@ -168,22 +168,27 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
         reads: SCAN_BUDGET_PER_POLL.reads - budget.reads,
       });
     // An orphan may have landed long before anyone looked: its status is asked of the node's history at once.
-    const groups = [all.filter((w) => !w.orphan), all.filter((w) => w.orphan)];
-    for (const group of groups) {
+    const groups = [
+      { group: all.filter((w) => !w.orphan), searchTransactionHistory: false },
+      { group: all.filter((w) => w.orphan), searchTransactionHistory: true },
+    ];
+    for (const { group, searchTransactionHistory } of groups) {
       for (let at = 0; at < group.length; at += STATUSES_PER_CALL) {
         const batch = group.slice(at, at + STATUSES_PER_CALL);
         const statuses = await chain.getSignatureStatuses(
           batch.map((w) => w.signature),
-          { searchTransactionHistory: batch[0]?.orphan ?? false },
+          { searchTransactionHistory },
         );
         for (const [i, w] of batch.entries()) {
           if (closed) return;
           let status = statuses[i] ?? null;
           if (!landed(status) && height > w.lastValidBlockHeight) {
             // Past its last valid height: the chain answers for the signature itself; only a landed status in
-            // history keeps it from having expired.
-            const [history] = await chain.getSignatureStatuses([w.signature], { searchTransactionHistory: true });
-            status = history ?? null;
+            // history keeps it from having expired (asked again unless the look-up above already searched it).
+            if (!searchTransactionHistory) {
+              const [history] = await chain.getSignatureStatuses([w.signature], { searchTransactionHistory: true });
+              status = history ?? null;
+            }
             if (!landed(status)) {
               await finish(w, w.orphan ? orphanUnknownFinal(height, w) : expiredFinal(height, w));
               continue;
@@ -429,40 +434,40 @@ export function pendingIntents(
   const out: WatchedSign[] = [];
   for (const e of entries) {
     if (e.command !== 'sign-intent' || e.signature === null || finals.has(e.signature)) continue;
-    const rec: SignRecord = {
-      key,
-      payloadHash: e.payload_hash,
-      summary: e.summary,
-      programs: e.programs,
-      intent: e.intent,
-    };
-    const movedTokens = (e.tokens ?? []).length > 0;
-    const signOnly = INTENT_DETAIL.exec(e.detail ?? '');
-    if (signOnly?.[1]) {
-      out.push({
-        rec,
-        signature: e.signature,
-        orphan: false,
-        notBefore: 0,
-        lastValidBlockHeight: Number(signOnly[1]),
-        feePayer: signOnly[2] ?? null,
-        fromSlot: signOnly[3] === undefined ? 0 : Number(signOnly[3]),
-        movedTokens,
-      });
-      continue;
-    }
-    const sent = SENT_INTENT_DETAIL.exec(e.detail ?? '');
-    if (!sent?.[1]) continue;
+    const watch = watchFromDetail(e, timings);
+    if (watch === null) continue;
     out.push({
-      rec,
+      ...watch,
+      rec: { key, payloadHash: e.payload_hash, summary: e.summary, programs: e.programs, intent: e.intent },
       signature: e.signature,
-      orphan: true,
-      notBefore: e.ts * 1000 + orphanAfterMs(timings),
-      lastValidBlockHeight: Number(sent[1]),
-      feePayer: null,
-      fromSlot: 0,
-      movedTokens,
+      movedTokens: (e.tokens ?? []).length > 0,
     });
   }
   return out;
+}
+
+/** What an intent's detail says about watching it: a sign-only one at once, a sent one once it is an orphan. */
+function watchFromDetail(
+  e: AuditEntry,
+  timings: Pick<Timings, 'confirm_deadline_ms'>,
+): Pick<WatchedSign, 'orphan' | 'notBefore' | 'lastValidBlockHeight' | 'feePayer' | 'fromSlot'> | null {
+  const signOnly = INTENT_DETAIL.exec(e.detail ?? '');
+  if (signOnly?.[1]) {
+    return {
+      orphan: false,
+      notBefore: 0,
+      lastValidBlockHeight: Number(signOnly[1]),
+      feePayer: signOnly[2] ?? null,
+      fromSlot: signOnly[3] === undefined ? 0 : Number(signOnly[3]),
+    };
+  }
+  const sent = SENT_INTENT_DETAIL.exec(e.detail ?? '');
+  if (!sent?.[1]) return null;
+  return {
+    orphan: true,
+    notBefore: e.ts * 1000 + orphanAfterMs(timings),
+    lastValidBlockHeight: Number(sent[1]),
+    feePayer: null,
+    fromSlot: 0,
+  };
 }
