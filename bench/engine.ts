@@ -427,23 +427,23 @@ async function idlePrice(n: number, rawUs: number): Promise<BenchLine[]> {
       warmRuns.push(await oneAtATime(w, per, { first, warmUp: r === 0 }));
       idleRuns.push(await oneAtATime(w, per, { first: first + per, warmUp: false, idleMs: IDLE_MS }));
     }
-    const mean = (runs: OneAtATime[]) => ({ own: runs.reduce((sum, x) => sum + x.own, 0) / runs.length });
-    const warm = mean(warmRuns);
-    const idle = mean(idleRuns);
+    const meanOwn = (runs: OneAtATime[]) => runs.reduce((sum, x) => sum + x.own, 0) / runs.length;
+    const warm = meanOwn(warmRuns);
+    const idle = meanOwn(idleRuns);
     const times = (v: number) => `${(v / rawUs).toFixed(1)}x raw`;
     return [
       { name: `  raw signature right after ${IDLE_MS} ms idle`, value: coldRaw, unit: 'µs CPU', note: times(coldRaw) },
       {
         name: `  engine CPU per sign excl. RPC, ${WARM_BLOCK_MS} ms blocks (never idle long)`,
-        value: warm.own,
+        value: warm,
         unit: 'µs CPU',
-        note: times(warm.own),
+        note: times(warm),
       },
       {
         name: `  the same with ${IDLE_MS} ms idle after each sign`,
-        value: idle.own,
+        value: idle,
         unit: 'µs CPU',
-        note: `${times(idle.own)}; the idle adds ${(idle.own - warm.own).toFixed(0)} µs`,
+        note: `${times(idle)}; the idle adds ${(idle - warm).toFixed(0)} µs`,
       },
     ];
   } finally {
