@@ -1,15 +1,19 @@
 /**
  * Crashes: the built service (`dist/src/cli/serve.js --config …`) signing through MCP over HTTP is
  * killed with SIGKILL at a random instant of each of 100 signs and restarted. A recording proxy in front of the
- * chain sees every transaction that could have reached it. Afterwards: `sa-forge-signer audit verify` is ok;
- * every transaction sent is accounted for by a final entry or a charged orphan intent (none lost); and for each
- * key, what left its account on-chain is no more than the ledger charges, which is no more than its daily cap.
+ * chain sees every transaction that could have reached it. Afterwards: `sa-forge-signer audit verify` is ok; the
+ * service started last ends every intent a kill left without a final entry (an orphan) as the chain answers for
+ * it, once it is old enough; every transaction sent then has a final entry (none lost); and for each key, what
+ * left its account on-chain is no more than the ledger charges, which is no more than its daily cap.
  */
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { usageOf } from '../../src/ledger/usage-book';
 import type { AuditEntry } from '../../src/ledger/types';
+import { RpcChainClient } from '../../src/rpc/rpc-client';
+import { orphanAfterMs } from '../../src/signer/flow/watch-signed';
 import { nowSeconds } from '../../src/util/time';
+import { until } from '../support/async';
 import { assertBuilt, BIN, run, writeYaml } from '../support/cli';
 import { keyDirSecrets } from '../support/secrets';
 import { ifSetUp } from '../support/set-up';
@@ -37,6 +41,15 @@ function killDelay(random: () => number, typicalMs: number): number {
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** Signatures of intents with no final `sign` entry: the signs a kill stopped between the two. */
+function orphansIn(entries: readonly AuditEntry[]): string[] {
+  const finals = new Set(entries.filter((e) => e.command === 'sign').map((e) => e.signature));
+  return entries.filter((e) => e.command === 'sign-intent' && !finals.has(e.signature)).map((e) => e.signature!);
+}
+
+/** How a restarted service's final entry for an orphan begins (src/signer/flow/watch-signed.ts). */
+const ORPHAN_ENDED = /^the signer stopped before writing the final entry; a restarted signer looked it up/;
 
 /** A small seeded PRNG, so a failing run can be replayed with ABUSE_SEED. */
 function prng(seed: number): () => number {
@@ -151,6 +164,7 @@ describe('kill -9 of the MCP service at random points across signs', () => {
       else tally.completed++;
     }
 
+    const orphaned = orphansIn(await w.ledger.tail(1_000_000));
     // Restarted once more: the ledger verifies, and the service signs again (locks left by dead holders are taken over).
     const svc = await startServe(configFile, SUITE);
     try {
@@ -167,22 +181,46 @@ describe('kill -9 of the MCP service at random points across signs', () => {
       recordArtefact(SUITE, 'report', last.text);
       expect(toolResult(last).structured?.outcome).toBe('confirmed');
       await scrapeMetrics(svc.metricsUrl!, SUITE);
+
+      // The orphans were written up to a few seconds ago: the service ends each once no sign could still be
+      // running it (orphanAfterMs after its intent), so the wait is bounded by that and a minute for a slow machine.
+      await until(
+        async () => orphansIn(await w.ledger.tail(1_000_000)).length === 0,
+        'the restarted service to end every orphan intent',
+        orphanAfterMs(w.config.timings) + 60_000,
+        500,
+      );
     } finally {
       await svc.stop();
     }
 
-    // Let anything still in flight on the chain land before comparing it with the ledger.
-    await new Promise((r) => setTimeout(r, 500));
+    // Every intent has its final entry now, so no transaction of this run can still land unseen.
     const entries: AuditEntry[] = await w.ledger.tail(1_000_000);
     const finals = new Map(entries.filter((e) => e.command === 'sign' && e.signature).map((e) => [e.signature!, e]));
-    const intents = new Map(
-      entries.filter((e) => e.command === 'sign-intent' && e.signature).map((e) => [e.signature!, e]),
-    );
 
-    // Every transaction that reached the chain is in the ledger: a final entry, or an orphan intent that is charged.
+    // Every transaction that reached the chain has a final entry: its sign's own, or the restarted service's.
     const sent = [...new Set(proxy.forwardedSends.map(signatureOf))];
-    const lost = sent.filter((sig) => !finals.has(sig) && !(intents.has(sig) && intents.get(sig)!.balance_change! < 0));
+    const lost = sent.filter((sig) => !finals.has(sig));
     expect(lost).toEqual([]);
+
+    // Each orphan was ended as the chain answers for its signature: `confirmed` with what it spent if it landed,
+    // `unknown` (its reservation kept) if the chain has no status for it once its blockhash expired.
+    const chain = new RpcChainClient(w.localnet.url, { timeoutMs: 10_000 });
+    const orphanStatuses =
+      orphaned.length === 0 ? [] : await chain.getSignatureStatuses(orphaned, { searchTransactionHistory: true });
+    const orphanFinals = orphaned.map((sig) => finals.get(sig));
+    for (const [i, final] of orphanFinals.entries()) {
+      expect(final?.detail).toMatch(ORPHAN_ENDED);
+      const status = orphanStatuses[i] ?? null;
+      if (status === null) {
+        expect(final?.outcome).toBe('unknown');
+        expect(final?.balance_change).toBeNull();
+      } else {
+        expect(sent).toContain(orphaned[i]);
+        expect(final?.outcome).toBe(status.err === null ? 'confirmed' : 'failed');
+        expect(final?.balance_change).toBeLessThan(0);
+      }
+    }
     // Every intent was written before its send, so no final or intent names a transaction the chain never got,
     // except an intent cut off before the send left (charged all the same).
     for (const sig of finals.keys()) if (finals.get(sig)!.outcome === 'confirmed') expect(sent).toContain(sig);
@@ -213,19 +251,20 @@ describe('kill -9 of the MCP service at random points across signs', () => {
     expect(tally.orphaned).toBeGreaterThan(0);
     expect(tally.completed).toBeGreaterThan(0);
     expect(tally.refusedLimits + tally.cutBeforeEntry + tally.orphaned).toBeGreaterThan(0);
-    const orphans = [...intents.keys()].filter((s) => !finals.has(s)).length;
+    const orphansLanded = orphanFinals.filter((f) => f?.outcome !== 'unknown').length;
     recordFigures(SUITE, {
       crashes: CRASHES,
       lost: lost.length,
       sent: sent.length,
-      orphan_intents: orphans,
+      orphan_intents: orphaned.length,
+      orphans_landed: orphansLanded,
       cap_refusals: capRefusals,
       seed,
       typical_sign_ms: Math.round(typical),
       ...tally,
     });
     console.log(
-      `crash: seed ${seed}, a sign takes ${Math.round(typical)} ms, ${CRASHES} kills, ${sent.length} transactions sent, ${orphans} orphan intents, ${capRefusals} cap refusals, ${JSON.stringify(tally)}`,
+      `crash: seed ${seed}, a sign takes ${Math.round(typical)} ms, ${CRASHES} kills, ${sent.length} transactions sent, ${orphaned.length} orphan intents ended by the restarted service (${orphansLanded} had landed), ${capRefusals} cap refusals, ${JSON.stringify(tally)}`,
     );
   }, 600_000);
 });

@@ -58,7 +58,7 @@ console.log(
   `fuzz: ${show(protocol)} protocol requests, ${show(payloads)} hostile payloads; faults: ${show(figures['rpc-faults'] && figures['rpc-faults'].kinds)}`,
 );
 console.log(
-  `crash: ${show(get('crash', 'sent'))} transactions sent, ${show(get('crash', 'orphan_intents'))} orphan intents charged, ${show(get('crash', 'cap_refusals'))} cap refusals; host/origin: ${show(get('host-origin', 'refused'))}/${show(get('host-origin', 'attempts'))} refused, /metrics ${show(get('host-origin', 'metrics_refused'))}/${show(get('host-origin', 'metrics_attempts'))} refused`,
+  `crash: ${show(get('crash', 'sent'))} transactions sent, ${show(get('crash', 'orphan_intents'))} orphan intents ended by a restarted service (${show(get('crash', 'orphans_landed'))} had landed), ${show(get('crash', 'cap_refusals'))} cap refusals; host/origin: ${show(get('host-origin', 'refused'))}/${show(get('host-origin', 'attempts'))} refused, /metrics ${show(get('host-origin', 'metrics_refused'))}/${show(get('host-origin', 'metrics_attempts'))} refused`,
 );
 console.log(
   `cap holes: a payment under a flood of ${show(holes.flood_transactions)} transactions naming the key ended ${show(holes.flood_final)}, the next was ${show(holes.flood_next)}; bank race ${show(holes.bank_race)}; key's on-chain spend ${show(holes.onchain_spent)} lamports, past its cap ${show(holes.keys_past_cap_onchain)}`,

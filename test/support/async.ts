@@ -26,18 +26,20 @@ export function approvalId(events: readonly SignProgress[]): Promise<string> {
 }
 
 /**
- * Resolves once `condition` holds (a ledger row written, a count reached), checking it again after each check
- * settles; rejects naming `what` if it has not held within `timeoutMs` (a bound for a broken run, not a timing).
+ * Resolves once `condition` holds (a ledger row written, a count reached), checking it again `everyMs` after each
+ * check settles; rejects naming `what` if it has not held within `timeoutMs` (a bound for a broken run, not a
+ * timing). A long wait on a costly check may check less often.
  */
 export async function until(
   condition: () => boolean | Promise<boolean>,
   what: string,
   timeoutMs = 30_000,
+  everyMs = 5,
 ): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`gave up waiting for ${what} after ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
 
