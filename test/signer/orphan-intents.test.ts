@@ -125,6 +125,24 @@ describe('intents of sent transactions with no final entry', () => {
     expect(await finalsOf(ledger, recent.signature!)).toEqual([]);
     expect(await finalsOf(ledger, legacy.signature!)).toEqual([]);
   });
+
+  it('a sign-only transaction signed while an orphan waits minutes to be due is watched at once', async () => {
+    // The engine above still watches `recent`, due in about six minutes: its watcher sleeps until then.
+    expect(engine).not.toBeNull();
+    const tx = await wireTransaction(key.pubkey, [transfer(address(key.pubkey), key.destination, 2_000_000)], {
+      lifetime: await latestLifetime(rpc),
+    });
+    const signed = await engine!.sign({
+      payload: { version: 2, transaction: tx, summary: 'meanwhile', warnings: [] },
+      mode: 'sign_only',
+      principal: w.operator,
+    });
+    expect(signed.outcome).toBe('signed');
+    const wire = getTransactionDecoder().decode(Buffer.from(signed.signed_transaction!, 'base64'));
+    const sent = await rpc.sendTransaction(getBase64EncodedWireTransaction(wire), { encoding: 'base64' }).send();
+    const final = await finalEntry(ledger, sent);
+    expect(final).toMatchObject({ outcome: 'confirmed', detail: 'sign_only: landed' });
+  });
 });
 
 describe('pendingIntents', () => {

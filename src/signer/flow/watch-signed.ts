@@ -105,6 +105,18 @@ const FINAL_LOCK_WAIT_MS = 2_000;
 /** Signature statuses asked for in one call (the RPC's limit). */
 const STATUSES_PER_CALL = 256;
 
+/** The longest delay a Node timer takes (about 24.8 days); a longer one would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * How long the watcher sleeps before its next poll: one poll interval while any watched sign is due, else until
+ * the first one is (orphans wait minutes to be due, and a poll before then would look at nothing).
+ */
+export function nextPollIn(notBefores: readonly number[], now: number, pollIntervalMs: number): number {
+  const firstDue = notBefores.reduce((first, t) => Math.min(first, t), Infinity);
+  return Math.min(MAX_TIMER_MS, Math.max(pollIntervalMs, firstDue - now));
+}
+
 export interface SignedWatcher {
   watch(w: WatchedSign): void;
   /**
@@ -131,8 +143,21 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
   const pastExpiry = new Map<string, { poll: number; at: number }>();
   let polls = 0;
 
+  /** When the pending timer fires (epoch ms), so a newly watched sign due sooner can bring it forward. */
+  let timerAt = 0;
   const schedule = (): void => {
-    if (closed || timer !== null || tick !== null || watched.size === 0) return;
+    if (closed || tick !== null || watched.size === 0) return;
+    const now = Date.now();
+    const delay = nextPollIn(
+      [...watched.values()].map((w) => w.notBefore),
+      now,
+      timings.poll_interval_ms,
+    );
+    if (timer !== null) {
+      if (now + delay >= timerAt) return;
+      clearTimeout(timer);
+    }
+    timerAt = now + delay;
     timer = setTimeout(() => {
       timer = null;
       tick = poll()
@@ -141,7 +166,7 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
           tick = null;
           schedule();
         });
-    }, timings.poll_interval_ms);
+    }, delay);
   };
 
   async function poll(): Promise<void> {
