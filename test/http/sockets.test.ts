@@ -8,6 +8,7 @@ import type http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { listen } from '../../src/http/server';
 import { createServiceState } from '../../src/http/service-state';
+import { until } from '../support/async';
 import { makeWorld, type World } from '../support/world';
 import { headersFor, makeApp, rpc, serveConfig } from './support';
 import type { SignerConfig } from '../../src/config/types';
@@ -23,6 +24,11 @@ async function serve(over: Partial<SignerConfig['serve']>): Promise<{ server: ht
   const app = makeApp({ config, engine: w.engine, state: createServiceState() });
   const server = await listen(app, config, '127.0.0.1', 0);
   return { server, port: (server.address() as AddressInfo).port };
+}
+
+/** Connections the server holds open now. */
+function connections(server: http.Server): Promise<number> {
+  return new Promise((resolve, reject) => server.getConnections((e, n) => (e ? reject(e) : resolve(n))));
 }
 
 async function stop(server: http.Server): Promise<void> {
@@ -75,6 +81,9 @@ async function post(
 test('64 slow-body requests hold no in-flight place: tools/list and a halt are answered at once', async () => {
   const { server, port } = await serve({ max_in_flight: 4, body_timeout_ms: 30_000, max_connections: 256 });
   const slow: RawClient[] = [];
+  // A request event is the server having parsed a head: from then on its request waits for the body.
+  let heads = 0;
+  server.on('request', () => heads++);
   try {
     const list = rpc('tools/list');
     for (let i = 0; i < 64; i++) {
@@ -83,7 +92,7 @@ test('64 slow-body requests hold no in-flight place: tools/list and a halt are a
       c.socket.write(postHead(list, 4000) + JSON.stringify(list).slice(0, 10));
       slow.push(c);
     }
-    await new Promise((r) => setTimeout(r, 200));
+    await until(() => heads === 64, "the server to parse the 64 slow requests' heads");
     const listed = await post(port, list);
     expect(listed.status).toBe(200);
     expect(listed.ms).toBeLessThan(1000);
@@ -141,12 +150,12 @@ test('connections beyond max_connections are refused; the service answers again 
   const held: RawClient[] = [];
   try {
     for (let i = 0; i < 4; i++) held.push(await connect(port));
-    await new Promise((r) => setTimeout(r, 100));
+    await until(async () => (await connections(server)) === 4, 'the server to count the 4 held connections');
     const extra = await connect(port);
     expect(await extra.closed).toBeLessThan(1000);
     expect(extra.received()).toBe('');
     for (const c of held) c.socket.destroy();
-    await new Promise((r) => setTimeout(r, 100));
+    await until(async () => (await connections(server)) === 0, 'the server to see the held connections close');
     expect((await post(port, rpc('tools/list'))).status).toBe(200);
   } finally {
     for (const c of held) c.socket.destroy();
