@@ -91,16 +91,13 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
 
   // One service per state directory, decided before anything is opened, moved or written (cli/service-lock.ts).
   const lock = acquireServiceLock(config.state_dir, { listen: null, config: config.source, policy_hash: null });
-  // Until the engine is open a reload has nothing to replace; the handler is set now because Node's default for
-  // SIGHUP ends the process.
-  let reloadNow: () => Promise<ReloadResult> = () =>
-    Promise.resolve({
-      status: 'refused',
-      message: 'reload refused, nothing changed: the service is still starting; try again in a moment',
-      old_hash: '',
-      new_hash: null,
-      changes: [],
-    });
+  // The engine opens in the background once the listener answers (below). A reload asked before then has nothing
+  // to replace yet: it waits for the engine and is then applied to the policy the engine opened with, as one asked a
+  // moment later would be (an engine that cannot open ends the process). The handler is set now because Node's
+  // default for SIGHUP ends the process.
+  let startOpening!: (engine: Promise<SignerEngine>) => void;
+  const opening = new Promise<SignerEngine>((resolve) => (startOpening = resolve));
+  let reloadNow: () => Promise<ReloadResult> = () => opening.then(() => reloadNow());
   process.on('SIGHUP', () => {
     void reloadOnce(lock.stateDir, () => reloadNow());
   });
@@ -124,8 +121,6 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const state = createServiceState();
   // Tool calls wait on `opening` from the first request on, including those that arrive before the engine starts
   // to open (below, after the listener's grace period).
-  let startOpening!: (engine: Promise<SignerEngine>) => void;
-  const opening = new Promise<SignerEngine>((resolve) => (startOpening = resolve));
   const app = createApp({
     config,
     // The policy's tokens once the engine has opened it (a reload may replace them), the config's until then.
