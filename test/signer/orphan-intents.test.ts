@@ -7,7 +7,13 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { address, createSolanaRpc, getBase64EncodedWireTransaction, getTransactionDecoder } from '@solana/kit';
+import {
+  address,
+  createSolanaRpc,
+  getBase64EncodedWireTransaction,
+  getTransactionDecoder,
+  type Signature,
+} from '@solana/kit';
 import { openEngine, type SignerEngine } from '../../src/signer';
 import { openLedger } from '../../src/ledger/open';
 import type { AuditEntry, Ledger } from '../../src/ledger/types';
@@ -56,6 +62,25 @@ function sentIntent(signature: string, lastValid: number, lamports: number, ago:
 /** Bytes the key signed and nobody will send: their signature is real and never lands. */
 const neverSent = (): string => encodeBase58(crypto.randomBytes(64));
 
+/** A transfer of the key signed by `engine` with mode sign_only, then sent to the chain by the test: its signature. */
+async function signOnlyAndSend(
+  engine: SignerEngine,
+  lamports: number,
+  lifetime: Awaited<ReturnType<typeof latestLifetime>>,
+): Promise<Signature> {
+  const tx = await wireTransaction(key.pubkey, [transfer(address(key.pubkey), key.destination, lamports)], {
+    lifetime,
+  });
+  const signed = await engine.sign({
+    payload: { version: 2, transaction: tx, summary: 'orphan', warnings: [] },
+    mode: 'sign_only',
+    principal: w.operator,
+  });
+  expect(signed.outcome).toBe('signed');
+  const wire = getTransactionDecoder().decode(Buffer.from(signed.signed_transaction!, 'base64'));
+  return rpc.sendTransaction(getBase64EncodedWireTransaction(wire), { encoding: 'base64' }).send();
+}
+
 async function finalsOf(ledger: Ledger, signature: string): Promise<AuditEntry[]> {
   const out: AuditEntry[] = [];
   for await (const e of ledger.entries()) if (e.signature === signature && e.command === 'sign') out.push(e);
@@ -79,17 +104,7 @@ describe('intents of sent transactions with no final entry', () => {
   it('an engine that starts ends old ones as the sign would have, and leaves a recent one to its sign', async () => {
     // A transfer the key signed and that landed, its final entry never written.
     const lifetime = await latestLifetime(rpc);
-    const tx = await wireTransaction(key.pubkey, [transfer(address(key.pubkey), key.destination, 1_000_000)], {
-      lifetime,
-    });
-    const signed = await w.engine.sign({
-      payload: { version: 2, transaction: tx, summary: 'orphan', warnings: [] },
-      mode: 'sign_only',
-      principal: w.operator,
-    });
-    expect(signed.outcome).toBe('signed');
-    const wire = getTransactionDecoder().decode(Buffer.from(signed.signed_transaction!, 'base64'));
-    const sent = await rpc.sendTransaction(getBase64EncodedWireTransaction(wire), { encoding: 'base64' }).send();
+    const sent = await signOnlyAndSend(w.engine, 1_000_000, lifetime);
     await waitConfirmed(rpc, sent);
     const lastValid = Number(lifetime.lastValidBlockHeight);
 
@@ -129,17 +144,7 @@ describe('intents of sent transactions with no final entry', () => {
   it('a sign-only transaction signed while an orphan waits minutes to be due is watched at once', async () => {
     // The engine above still watches `recent`, due in about six minutes: its watcher sleeps until then.
     expect(engine).not.toBeNull();
-    const tx = await wireTransaction(key.pubkey, [transfer(address(key.pubkey), key.destination, 2_000_000)], {
-      lifetime: await latestLifetime(rpc),
-    });
-    const signed = await engine!.sign({
-      payload: { version: 2, transaction: tx, summary: 'meanwhile', warnings: [] },
-      mode: 'sign_only',
-      principal: w.operator,
-    });
-    expect(signed.outcome).toBe('signed');
-    const wire = getTransactionDecoder().decode(Buffer.from(signed.signed_transaction!, 'base64'));
-    const sent = await rpc.sendTransaction(getBase64EncodedWireTransaction(wire), { encoding: 'base64' }).send();
+    const sent = await signOnlyAndSend(engine!, 2_000_000, await latestLifetime(rpc));
     const final = await finalEntry(ledger, sent);
     expect(final).toMatchObject({ outcome: 'confirmed', detail: 'sign_only: landed' });
   });
