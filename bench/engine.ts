@@ -350,7 +350,7 @@ async function loadedProcessCpu(seconds: number, rawUs: number): Promise<BenchLi
   }
 }
 
-interface OneAtATime {
+export interface OneAtATime {
   /** Process CPU per sign, RPC client included. */
   perSign: number;
   /** The same without the CPU spent while an RPC call was outstanding: the engine's own. */
@@ -362,8 +362,8 @@ interface OneAtATime {
  * `n` signs one after another on the setup's first key, after the warm-up, with `idleMs` of nothing between two
  * signs when given (the process CPU counts the wake-up from it, as a sign's own wake-ups are counted).
  */
-async function oneAtATime(
-  c: Setup,
+export async function oneAtATime(
+  c: Pick<Setup, 'engine' | 'keys' | 'chain'>,
   n: number,
   opts: { stages?: StageClock; idleMs?: number; first?: number; warmUp?: boolean } = {},
 ): Promise<OneAtATime> {

@@ -17,7 +17,7 @@ import { createKeyStores, defaultKeyStores } from '../src/keys/stores';
 import { openEngine } from '../src/signer';
 import { transferPayload } from '../src/signer/transfer';
 import { encodeBase58 } from '../src/util/base58';
-import { BENCH_SERVE, BLOCK_MS, CpuAccountedChain, WARM_UP_SIGNS, startBenchChain, timed } from './engine';
+import { BENCH_SERVE, BLOCK_MS, CpuAccountedChain, oneAtATime, startBenchChain, timed } from './engine';
 import type { BenchLine } from './stats';
 
 const KEYS = 16;
@@ -132,19 +132,8 @@ export async function runStoresBench(seconds: number): Promise<BenchLine[]> {
 
     const c = await setup(store, 'child-process', 1);
     try {
-      const key = c.keys[0];
-      if (!key) throw new Error('no key');
-      for (let i = 0; i < WARM_UP_SIGNS; i++) await c.engine.sign({ payload: payloadFor(key, i), principal: operator });
-      const n = Math.max(50, seconds * 20);
-      c.chain.reset();
-      const cpu0 = process.cpuUsage();
-      for (let i = 0; i < n; i++) await c.engine.sign({ payload: payloadFor(key, 1000 + i), principal: operator });
-      const cpu = process.cpuUsage(cpu0);
-      lines.push({
-        name: `stores: ${store} engine CPU per sign excluding RPC calls`,
-        value: (cpu.user + cpu.system - c.chain.cpuMicros) / n,
-        unit: 'µs CPU',
-      });
+      const run = await oneAtATime(c, Math.max(50, seconds * 20));
+      lines.push({ name: `stores: ${store} engine CPU per sign excluding RPC calls`, value: run.own, unit: 'µs CPU' });
     } finally {
       await c.close();
     }
