@@ -23,7 +23,7 @@ import { encodeBase58 } from '../../src/util/base58';
 import { nowSeconds } from '../../src/util/time';
 import { finalEntry } from '../support/async';
 import { makeWorld, type World } from '../support/world';
-import { latestLifetime, transfer, waitConfirmed, wireTransaction, type Rpc } from './kit-transactions';
+import { latestLifetime, transfer, waitConfirmed, wireTransaction, type Lifetime, type Rpc } from './kit-transactions';
 
 const FEE = 5000;
 const HOUR = 3600;
@@ -63,11 +63,7 @@ function sentIntent(signature: string, lastValid: number, lamports: number, ago:
 const neverSent = (): string => encodeBase58(crypto.randomBytes(64));
 
 /** A transfer of the key signed by `engine` with mode sign_only, then sent to the chain by the test: its signature. */
-async function signOnlyAndSend(
-  engine: SignerEngine,
-  lamports: number,
-  lifetime: Awaited<ReturnType<typeof latestLifetime>>,
-): Promise<Signature> {
+async function signOnlyAndSend(engine: SignerEngine, lamports: number, lifetime: Lifetime): Promise<Signature> {
   const tx = await wireTransaction(key.pubkey, [transfer(address(key.pubkey), key.destination, lamports)], {
     lifetime,
   });
