@@ -27,14 +27,39 @@ import type { AuditEntryInput, Ledger } from '../src/ledger/types';
 import type { ChainClient } from '../src/rpc/types';
 
 /**
+ * The process CPU spent while at least one call of one kind is outstanding. With one sign at a time nothing else
+ * runs meanwhile, so that is the share of a sign those calls cost.
+ */
+export class OutstandingCpu {
+  micros = 0;
+  calls = 0;
+  private outstanding = 0;
+  private since: NodeJS.CpuUsage | null = null;
+
+  reset(): void {
+    this.micros = 0;
+    this.calls = 0;
+  }
+
+  /** Starts counting one call; the function returned ends it. */
+  begin(): () => void {
+    this.calls++;
+    if (this.outstanding++ === 0) this.since = process.cpuUsage();
+    return () => {
+      if (--this.outstanding === 0 && this.since) {
+        const d = process.cpuUsage(this.since);
+        this.micros += d.user + d.system;
+      }
+    };
+  }
+}
+
+/**
  * Counts the process CPU spent while at least one RPC call is outstanding (request encoding, socket I/O,
  * response parsing): with one sign at a time, that is the RPC share of a sign; the rest is the engine's own.
  */
 export class CpuAccountedChain implements ChainClient {
-  cpuMicros = 0;
-  calls = 0;
-  private outstanding = 0;
-  private since: NodeJS.CpuUsage | null = null;
+  readonly meter = new OutstandingCpu();
 
   constructor(private readonly inner: ChainClient) {}
 
@@ -42,21 +67,24 @@ export class CpuAccountedChain implements ChainClient {
     return this.inner.commitment;
   }
 
+  get cpuMicros(): number {
+    return this.meter.micros;
+  }
+
+  get calls(): number {
+    return this.meter.calls;
+  }
+
   reset(): void {
-    this.cpuMicros = 0;
-    this.calls = 0;
+    this.meter.reset();
   }
 
   private async wrap<T>(call: () => Promise<T>): Promise<T> {
-    this.calls++;
-    if (this.outstanding++ === 0) this.since = process.cpuUsage();
+    const end = this.meter.begin();
     try {
       return await call();
     } finally {
-      if (--this.outstanding === 0 && this.since) {
-        const d = process.cpuUsage(this.since);
-        this.cpuMicros += d.user + d.system;
-      }
+      end();
     }
   }
 
@@ -80,6 +108,32 @@ export class CpuAccountedChain implements ChainClient {
   isBlockhashValid = (b: string) => this.wrap(() => this.inner.isBlockhashValid(b));
 }
 
+/**
+ * The ledger with the CPU of its calls counted in `meter`: each call from its start until its promise settles,
+ * the durable writes' fsyncs included. Every member of a ledger that is a function is a call.
+ */
+export function cpuAccountedLedger(ledger: Ledger, meter: OutstandingCpu): Ledger {
+  return new Proxy(ledger, {
+    get(target, prop) {
+      const value: unknown = Reflect.get(target, prop, target);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]): unknown => {
+        const end = meter.begin();
+        let result: unknown;
+        try {
+          result = (value as (...a: unknown[]) => unknown).apply(target, args);
+        } catch (e) {
+          end();
+          throw e;
+        }
+        if (result instanceof Promise) return result.finally(end);
+        end();
+        return result;
+      };
+    },
+  });
+}
+
 const KEYS = 16;
 /**
  * Signs made before a CPU-per-sign figure is measured. After 20 signs V8 is still compiling the flow's functions on
@@ -99,6 +153,8 @@ const IDLE_MS = 30;
 interface Setup {
   chain: CpuAccountedChain;
   ledger: Ledger;
+  /** The CPU of the engine's calls into `ledger`. */
+  ledgerCpu: OutstandingCpu;
   dir: string;
   config: SignerConfig;
   engine: SignerEngine;
@@ -179,10 +235,12 @@ async function setup(rpc: 'in-process' | 'child-process', keyCount: number, bloc
   };
   const chain = new CpuAccountedChain(new RpcChainClient(url, { timeoutMs: config.timings.rpc_timeout_ms }));
   const ledger = await openLedger(config.ledger);
-  const engine = await openEngine(config, { chain, ledger });
+  const ledgerCpu = new OutstandingCpu();
+  const engine = await openEngine(config, { chain, ledger: cpuAccountedLedger(ledger, ledgerCpu) });
   return {
     dir,
     ledger,
+    ledgerCpu,
     config,
     engine,
     keys,
@@ -303,7 +361,7 @@ export async function runEngineBench(seconds: number): Promise<BenchLine[]> {
       note: `${(run.own / rawUs).toFixed(1)}x raw`,
     });
     lines.push(...stages.lines(n));
-    lines.push(...(await ledgerParts(c.ledger, c.keys[0]!.name, run.own)));
+    lines.push(...(await ledgerParts(c.ledger, c.keys[0]!.name, run)));
   } finally {
     await c.close();
   }
@@ -356,6 +414,8 @@ export interface OneAtATime {
   /** The same without the CPU spent while an RPC call was outstanding: the engine's own. */
   own: number;
   rpcCalls: number;
+  /** Of `own`, the CPU spent while a ledger call was outstanding; null when the setup does not count it. */
+  ledger: number | null;
 }
 
 /**
@@ -363,7 +423,7 @@ export interface OneAtATime {
  * signs when given (the process CPU counts the wake-up from it, as a sign's own wake-ups are counted).
  */
 export async function oneAtATime(
-  c: Pick<Setup, 'engine' | 'keys' | 'chain'>,
+  c: Pick<Setup, 'engine' | 'keys' | 'chain'> & Partial<Pick<Setup, 'ledgerCpu'>>,
   n: number,
   opts: { stages?: StageClock; idleMs?: number; first?: number; warmUp?: boolean } = {},
 ): Promise<OneAtATime> {
@@ -373,6 +433,7 @@ export async function oneAtATime(
   const payload = (i: number) => payloadFor(key, first + i);
   if (warmUp) for (let i = 0; i < WARM_UP_SIGNS; i++) await c.engine.sign({ payload: payload(i), principal: operator });
   c.chain.reset();
+  c.ledgerCpu?.reset();
   const cpu0 = process.cpuUsage();
   for (let i = 0; i < n; i++) {
     stages?.enter('checks');
@@ -387,7 +448,12 @@ export async function oneAtATime(
   }
   const cpu = process.cpuUsage(cpu0);
   const perSign = (cpu.user + cpu.system) / n;
-  return { perSign, own: perSign - c.chain.cpuMicros / n, rpcCalls: c.chain.calls / n };
+  return {
+    perSign,
+    own: perSign - c.chain.cpuMicros / n,
+    rpcCalls: c.chain.calls / n,
+    ledger: c.ledgerCpu ? c.ledgerCpu.micros / n : null,
+  };
 }
 
 /** CPU of one raw signature made right after `idleMs` of idle, the wake-up itself not counted; median of 100. */
@@ -427,9 +493,11 @@ async function idlePrice(n: number, rawUs: number): Promise<BenchLine[]> {
       warmRuns.push(await oneAtATime(w, per, { first, warmUp: r === 0 }));
       idleRuns.push(await oneAtATime(w, per, { first: first + per, warmUp: false, idleMs: IDLE_MS }));
     }
-    const meanOwn = (runs: OneAtATime[]) => runs.reduce((sum, x) => sum + x.own, 0) / runs.length;
-    const warm = meanOwn(warmRuns);
-    const idle = meanOwn(idleRuns);
+    const mean = (runs: OneAtATime[], of: (r: OneAtATime) => number) =>
+      runs.reduce((sum, x) => sum + of(x), 0) / runs.length;
+    const warm = mean(warmRuns, (r) => r.own);
+    const warmLedger = mean(warmRuns, (r) => r.ledger ?? 0);
+    const idle = mean(idleRuns, (r) => r.own);
     const times = (v: number) => `${(v / rawUs).toFixed(1)}x raw`;
     return [
       { name: `  raw signature right after ${IDLE_MS} ms idle`, value: coldRaw, unit: 'µs CPU', note: times(coldRaw) },
@@ -437,7 +505,7 @@ async function idlePrice(n: number, rawUs: number): Promise<BenchLine[]> {
         name: `  engine CPU per sign excl. RPC, ${WARM_BLOCK_MS} ms blocks (never idle long)`,
         value: warm,
         unit: 'µs CPU',
-        note: times(warm),
+        note: `${times(warm)}; the ledger's calls ${warmLedger.toFixed(0)} µs of it`,
       },
       {
         name: `  the same with ${IDLE_MS} ms idle after each sign`,
@@ -508,8 +576,9 @@ async function cpuPerCall(n: number, op: (i: number) => Promise<unknown>): Promi
  * reads the usage, the in-flight signatures and the halt and appends the durable intent) and appends its durable
  * final. The usage read is also timed on a key with 20,000 entries today, to show that it does not grow with the
  * key's day; the key lock, which a gate takes only when it cannot be one transaction, is timed for comparison.
+ * First, what the same calls cost inside the signs: more than on their own, since a sign reaches each of them cold.
  */
-async function ledgerParts(ledger: Ledger, key: string, ownPerSign: number): Promise<BenchLine[]> {
+async function ledgerParts(ledger: Ledger, key: string, run: OneAtATime): Promise<BenchLine[]> {
   const entry = (i: number): AuditEntryInput => ({
     ts: nowSeconds(),
     key: 'parts',
@@ -546,7 +615,9 @@ async function ledgerParts(ledger: Ledger, key: string, ownPerSign: number): Pro
   const busyUsage = await cpuPerCall(500, () => ledger.keyUsage('busy', nowSeconds(), 1e15));
   const parts = append + usage + gate;
   const line = (name: string, value: number): BenchLine => ({ name, value, unit: 'µs CPU' });
+  const inFlow = run.ledger ?? 0;
   return [
+    line(`  ledger: its calls inside the signs above (usage read, cap gate, final entry; fsyncs included)`, inFlow),
     line('  ledger part: the durable final append', append),
     line('  ledger part: the preflight usage read', usage),
     line('  ledger part: usage read of a key with 20,000 entries today', busyUsage),
@@ -554,9 +625,9 @@ async function ledgerParts(ledger: Ledger, key: string, ownPerSign: number): Pro
     line('  ledger part: a key lock taken and released (gates that cannot be one transaction)', lock),
     {
       name: '  the rest of a sign (payload, checks, compile, signing, reports)',
-      value: ownPerSign - parts,
+      value: run.own - inFlow,
       unit: 'µs CPU',
-      note: `ledger parts together ${parts.toFixed(0)} µs`,
+      note: `the ledger's parts on their own together ${parts.toFixed(0)} µs`,
     },
   ];
 }
