@@ -6,6 +6,7 @@
 import type { KeyConfig, KeyStoreKind } from '../config/types';
 import type { ApprovalRecord, AuditEntry, HaltRecord, TokenFigure } from '../ledger/types';
 import { votesSoFar } from '../signer/flow/approval';
+import type { Refusal } from '../signer/refusals';
 import { showAmount } from '../util/token-amounts';
 import { MAX_MESSAGE_BYTES } from '../signer/wire/sizes';
 import { showUntrusted } from '../util/untrusted';
@@ -28,10 +29,11 @@ const iso = (unixSeconds: number): string => new Date(unixSeconds * 1000).toISOS
  * One pending approval: a header line, then indented lines; the summary last and marked as unverified. A message
  * sign shows the whole message instead of amounts (it moves none), escaped like every other text from an agent.
  */
-export function renderApproval(a: ApprovalRecord): string {
+export function renderApproval(a: ApprovalRecord, policyNow: Refusal | null = null): string {
   if (a.message !== undefined && a.message !== null) {
     return [
       `${a.id}  key ${showUntrusted(a.key, 64)}  expires ${iso(a.expires_at)}`,
+      ...policyNowLines(policyNow),
       ...quorumLines(a),
       `    signs a message, not a transaction: nothing is sent, but the signature can log in or authorise as this key`,
       ...(a.message_description ? [`    what it is: ${showUntrusted(a.message_description, 600)}`] : []),
@@ -42,6 +44,7 @@ export function renderApproval(a: ApprovalRecord): string {
   }
   return [
     `${a.id}  key ${showUntrusted(a.key, 64)}  expires ${iso(a.expires_at)}`,
+    ...policyNowLines(policyNow),
     ...quorumLines(a),
     `    balance change: ${lamportsAndSol(a.balance_change)}  (computed by the signer's simulation)`,
     `    fee: ${lamportsAndSol(a.fee)}${a.fee_payer ? `, paid by ${a.fee_payer}` : ''}`,
@@ -52,6 +55,17 @@ export function renderApproval(a: ApprovalRecord): string {
     `    requested by: ${showUntrusted(a.requested_by, 80)}`,
     `    summary (from the builder, not verified): ${showUntrusted(a.summary)}`,
   ].join('\n');
+}
+
+/**
+ * A warning above the figures when the policy in force now would refuse them: approving it sends nothing, since
+ * the sign is judged again by that policy after the decision.
+ */
+function policyNowLines(refused: Refusal | null): string[] {
+  if (refused === null) return [];
+  return [
+    `    WARNING: the policy in force now refuses this (${refused.reason}): ${showUntrusted(refused.message, 600)}; approving it sends nothing`,
+  ];
 }
 
 /**

@@ -5,7 +5,7 @@
  * command and option is listed in ./commands.ts; anything else is refused with the nearest match.
  */
 import fs from 'node:fs';
-import type { OperatorConfig } from '../config/types';
+import type { KeyConfig, OperatorConfig } from '../config/types';
 import { isValidKeyName } from '../keys/keyfile';
 import { newToken, tokenSha256 } from '../http/bearer-tokens';
 import { exportJsonl, verifyJsonlFile } from '../ledger/hash-chain';
@@ -14,6 +14,8 @@ import { normaliseApprovalId } from '../ledger/ids';
 import type { VerifyResult } from '../ledger/types';
 import { createEngine } from '../signer';
 import { approvalClosedMessage, votesSoFar } from '../signer/flow/approval';
+import { approvalPolicyNow } from '../signer/flow/policy-now';
+import { keyUsage } from '../signer/flow/preflight';
 import { EXIT_CODES, EXIT_ERROR } from '../signer/report';
 import type { SignProgress } from '../signer/types';
 import { SignerError, errorMessage } from '../util/errors';
@@ -141,7 +143,11 @@ function readPayloadArg(arg: string): { text: string; file: string | null } {
   return { text: fs.readFileSync(arg, 'utf8'), file: arg };
 }
 
-function progressPrinter(): (p: SignProgress) => void {
+/**
+ * What a sign from the host's CLI says while it runs. The engine's progress counts approvals and names nobody (an
+ * agent may read it); the operator at this terminal learns who may vote from `approvals list`.
+ */
+function progressPrinter(operatorsConfigured: boolean): (p: SignProgress) => void {
   const live = process.stderr.isTTY;
   let lastStage = '';
   return (p) => {
@@ -151,8 +157,9 @@ function progressPrinter(): (p: SignProgress) => void {
         line = 'waiting for the key lock…';
         break;
       case 'approval': {
-        const who = p.approvers === null ? 'an operator' : `${p.required} of ${p.approvers.join(', ')}`;
-        const as = p.approvers === null ? '' : ' --as NAME';
+        const who = p.required === 1 ? "an operator's approval" : `${String(p.required)} operators' approvals`;
+        // With operators configured a vote names its operator; `approvals list` says who may vote.
+        const as = operatorsConfigured ? ' --as NAME' : '';
         const joined = p.joined ? ' (the same payload was signed again: this waits on its pending approval)' : '';
         line = `waiting for ${who}: sa-forge-signer approvals approve ${p.approval_id}${as} (or reject), until ${new Date(p.expires_at * 1000).toISOString()}${joined}`;
         break;
@@ -178,7 +185,7 @@ async function checkOrSign(args: ParsedArgs, mode: 'check' | 'sign'): Promise<nu
   const key = option(args, 'key');
   const report = await withEngine(cfg, async (engine) => {
     if (mode === 'check') return engine.check({ payload: text, key, principal });
-    const progress = progressPrinter();
+    const progress = progressPrinter((cfg.operators ?? []).length > 0);
     try {
       return await engine.sign({ payload: text, key, intent: option(args, 'intent'), principal, onProgress: progress });
     } finally {
@@ -289,9 +296,14 @@ async function approvalsCommand(sub: string, args: ParsedArgs): Promise<number> 
   return withLedger(cfg, async (l) => {
     if (sub === 'list') {
       const pending = await l.listApprovals({ status: 'pending' });
-      if (flag(args, 'json')) outJson(pending);
-      else if (pending.length === 0) err('no signs are waiting for approval');
-      else out(pending.map(renderApproval).join('\n'));
+      // What the policy in the config file (the one `reload` applies) would refuse of each, for the approver.
+      const read = { usage: (key: KeyConfig) => keyUsage(l, key), halt: (name: string) => l.getHalt(name) };
+      const judged = await Promise.all(
+        pending.map(async (a) => ({ ...a, policy_now: await approvalPolicyNow(cfg.keys, read, a) })),
+      );
+      if (flag(args, 'json')) outJson(judged);
+      else if (judged.length === 0) err('no signs are waiting for approval');
+      else out(judged.map((a) => renderApproval(a, a.policy_now)).join('\n'));
       return 0;
     }
     const decision = sub === 'approve' ? 'approved' : 'rejected';

@@ -131,6 +131,10 @@ export interface ApprovalRequest {
 export interface LamportCredit {
   address: string;
   lamports: number;
+  /** It did not exist before the transaction (absent in requests recorded without it). */
+  created?: boolean;
+  /** Its owner after the simulation (absent in requests recorded without it). */
+  owner?: string;
 }
 
 export interface ApprovalRecord extends ApprovalRequest {

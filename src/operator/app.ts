@@ -21,7 +21,8 @@ import type { NotifyHook, OperatorConfig, OperatorListenerConfig } from '../conf
 import { accessLog } from '../http/middleware/access-log';
 import { hostOrigin } from '../http/middleware/host-origin';
 import { sendError } from '../http/send';
-import type { Ledger } from '../ledger/types';
+import type { ApprovalRecord, Ledger } from '../ledger/types';
+import type { Refusal } from '../signer/refusals';
 import { approvalDecided } from '../notify/events';
 import { createOutbox, type Notifier } from '../notify/outbox';
 import type { KeyView } from '../signer/types';
@@ -47,6 +48,8 @@ export interface OperatorAppDeps {
   ledger: () => Promise<Ledger>;
   /** Every key as the engine shows it (caps, spent, remaining, halt). */
   keys: () => Promise<KeyView[]>;
+  /** What the policy in force now would refuse of a pending approval (the engine's policyNow). */
+  policyNow: (approval: ApprovalRecord) => Promise<Refusal | null>;
   /** Halts and resumes through the engine. */
   halts: ConsoleHalts;
   /** Unix ms; tests move it. */
@@ -96,6 +99,7 @@ export function createOperatorApp(deps: OperatorAppDeps): Express {
     ledger: deps.ledger,
     operators: deps.operators,
     keys: deps.keys,
+    policyNow: deps.policyNow,
     halts: deps.halts,
     csrf,
     nowMs,

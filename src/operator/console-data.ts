@@ -6,6 +6,7 @@
 import type { AuditEntry, ApprovalRecord, HaltRecord, Ledger } from '../ledger/types';
 import type { AuditVerdict, AuditVerdicts } from './audit-verdict';
 import { deliveryState } from '../notify/view';
+import type { Refusal } from '../signer/refusals';
 import type { KeyView } from '../signer/types';
 import { errorMessage } from '../util/errors';
 
@@ -15,7 +16,8 @@ export const NOTIFICATIONS_SHOWN = 10;
 export interface ConsoleData {
   /** Unix seconds. */
   now: number;
-  approvals: ApprovalRecord[];
+  /** Each with what the policy in force now would refuse of it (null: nothing, or the engine is not open yet). */
+  approvals: (ApprovalRecord & { policy_now: Refusal | null })[];
   /** null while the signer engine is still opening or when it failed; keysError says why. */
   keys: KeyView[] | null;
   keysError: string | null;
@@ -30,14 +32,23 @@ export async function pendingApprovals(ledger: Ledger, now: number): Promise<App
   return (await ledger.listApprovals({ status: 'pending' })).filter((a) => a.expires_at >= now);
 }
 
+/** What the page reads through the engine: the keys as it shows them, and its judgement of pending approvals. */
+export interface EngineViews {
+  keys: () => Promise<KeyView[]>;
+  policyNow: (approval: ApprovalRecord) => Promise<Refusal | null>;
+}
+
 export async function readConsoleData(
   ledger: Ledger,
-  keys: () => Promise<KeyView[]>,
+  engine: EngineViews,
   verdicts: AuditVerdicts,
   now: number,
 ): Promise<ConsoleData> {
+  const { keys } = engine;
+  // An engine still opening judges nothing yet: the card then shows no warning, and the sign is judged anyway.
+  const judged = async (a: ApprovalRecord) => ({ ...a, policy_now: await engine.policyNow(a).catch(() => null) });
   const [approvals, halts, audit, verdict, keyViews, deliveries] = await Promise.all([
-    pendingApprovals(ledger, now),
+    pendingApprovals(ledger, now).then((pending) => Promise.all(pending.map(judged))),
     ledger.listHalts(),
     ledger.tail(AUDIT_TAIL),
     verdicts.current(ledger, now),

@@ -7,7 +7,8 @@ import type http from 'node:http';
 import type { Logger } from 'pino';
 import type { NotifyHook, OperatorConfig, SignerConfig } from '../config/types';
 import { boundAddress, listen } from '../http/server';
-import type { Ledger } from '../ledger/types';
+import type { ApprovalRecord, Ledger } from '../ledger/types';
+import type { Refusal } from '../signer/refusals';
 import type { KeyView } from '../signer/types';
 import { SignerError } from '../util/errors';
 import { createOperatorApp } from './app';
@@ -25,6 +26,8 @@ export async function startOperatorListener(deps: {
   logger: Logger;
   ledger: () => Promise<Ledger>;
   keys: () => Promise<KeyView[]>;
+  /** What the policy in force now would refuse of a pending approval (the engine's policyNow). */
+  policyNow: (approval: ApprovalRecord) => Promise<Refusal | null>;
   halts: ConsoleHalts;
   /** The operators now: a reload may add, remove or change them, and a removed one's session ends at once. */
   operators: () => readonly OperatorConfig[];
@@ -53,6 +56,7 @@ export async function startOperatorListener(deps: {
     logger: deps.logger,
     ledger: deps.ledger,
     keys: deps.keys,
+    policyNow: deps.policyNow,
     halts: deps.halts,
     hooks: deps.hooks,
   });

@@ -5,6 +5,7 @@
  */
 import type { ApprovalRecord, AuditEntry, TokenFigure } from '../ledger/types';
 import { uiAmount } from '../util/token-amounts';
+import type { Refusal } from '../signer/refusals';
 import type { KeyView } from '../signer/types';
 import { MAX_MESSAGE_BYTES } from '../signer/wire/sizes';
 import type { ConsoleData } from './console-data';
@@ -132,7 +133,19 @@ function actions(a: ApprovalRecord, operator: string): Html {
   </div>`;
 }
 
-function approvalCard(a: ApprovalRecord, now: number, operator: string): Html {
+/**
+ * Above the figures, when the policy in force now would refuse them (a reload since the sign asked): the approver
+ * learns that approving sends nothing, since the sign is judged again by that policy after the decision.
+ */
+function policyNowWarning(refused: Refusal | null): Html {
+  if (refused === null) return html``;
+  return html`<p class="policy-now" role="alert">
+    <b>The policy in force now refuses this</b> (<code>${refused.reason}</code>): ${untrusted(refused.message, 600)}.
+    Approving it sends nothing.
+  </p>`;
+}
+
+function approvalCard(a: ApprovalRecord & { policy_now: Refusal | null }, now: number, operator: string): Html {
   const isMessage = a.message !== undefined && a.message !== null;
   const destinations = a.destinations ?? [];
   const computed = isMessage
@@ -181,6 +194,7 @@ function approvalCard(a: ApprovalRecord, now: number, operator: string): Html {
       <span data-expires="${a.expires_at}">${Math.max(0, a.expires_at - now)} s left</span>
       <span class="muted">(until ${new Date(a.expires_at * 1000).toISOString()})</span>
     </h3>
+    ${policyNowWarning(a.policy_now)}
     <div class="computed">
       <p class="muted">Computed by the signer from its own simulation:</p>
       <table class="figures">

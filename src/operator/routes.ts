@@ -9,6 +9,7 @@ import type { DoubleCsrfUtilities } from 'csrf-csrf';
 import type { Logger } from 'pino';
 import type { OperatorConfig } from '../config/types';
 import type { ApprovalRecord, Ledger } from '../ledger/types';
+import type { Refusal } from '../signer/refusals';
 import { sendJson, sendError } from '../http/send';
 import type { HaltResult, KeyView } from '../signer/types';
 import { isRecord } from '../util/is-record';
@@ -46,6 +47,7 @@ export interface RouteDeps {
   ledger: () => Promise<Ledger>;
   operators: () => readonly OperatorConfig[];
   keys: () => Promise<KeyView[]>;
+  policyNow: (approval: ApprovalRecord) => Promise<Refusal | null>;
   halts: ConsoleHalts;
   ceremonies: () => Promise<CeremonyDeps>;
   csrf: DoubleCsrfUtilities;
@@ -93,7 +95,7 @@ export function pageRoutes(deps: RouteDeps, guard: RequireOperatorDeps): Router 
   const verdicts = new AuditVerdicts(deps.logger);
   router.get('/', requireOperator(guard, 'page'), async (req, res) => {
     const now = Math.floor(deps.nowMs() / 1000);
-    const data = await readConsoleData(await deps.ledger(), deps.keys, verdicts, now);
+    const data = await readConsoleData(await deps.ledger(), deps, verdicts, now);
     page(res, consolePage(deps.csrf.generateCsrfToken(req, res), who(res), data));
   });
   return router;

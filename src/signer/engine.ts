@@ -2,7 +2,8 @@
  * The signer engine: the order of the flows, each step in its own module under flow/.
  *
  *   check: preflight → simulate
- *   sign:  preflight → sign and simulate → approval (confirm keys; judged again after it) →
+ *   sign:  preflight → sign and simulate → approval (confirm keys; then judged against the approved figures and
+ *          the policy in force, flow/after-approval.ts) →
  *          [cap gate, the key's other writers kept out: usage → cap → halt → durable intent] → send and confirm →
  *          final audit entry
  *   sign_only: the same up to the durable intent, then the signed bytes are returned and the watcher writes the
@@ -19,9 +20,11 @@ import { silentLogger, type EngineDeps } from './engine-deps';
 import { approvalNeeded, approvalNote, awaitApproval } from './flow/approval';
 import type { SignRecord } from './flow/audit';
 import { writeFinal } from './flow/audit';
+import { judgeAfterApproval, type CapKeys } from './flow/after-approval';
 import { passGate } from './flow/gate';
 import { judgeSimulation } from './flow/judge';
-import { preflight } from './flow/preflight';
+import { keyUsage, preflight } from './flow/preflight';
+import { approvalPolicyNow } from './flow/policy-now';
 import { sendAndConfirm } from './flow/send-confirm';
 import { checkLanded } from './flow/tripwire';
 import { simulate } from './flow/simulate';
@@ -210,6 +213,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     const judged = judgeSimulation(key, report, figures, { usage: checked.usage });
     if (!judged.ok) return notSent(judged.report);
 
+    let capKeys: CapKeys = [key];
     if (report.would_need_approval) {
       const approved = await awaitApproval(approvalDeps, {
         principal: input.principal,
@@ -229,10 +233,21 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       if (!again.ok) return notSent(again.report);
       built = await source.signed(again.prepared, signer);
       const after = await simulate(chain, built, key, 'sign');
-      // The usage read before the wait is stale now: the gate reads it afresh.
-      const rejudged = judgeSimulation(key, report, after, { usage: null, after: 'after approval' });
+      // Judged against what was approved and the policy in force now; the usage read before the wait is stale,
+      // so the gate reads it afresh.
+      const rejudged = judgeAfterApproval({
+        approval: approved.approval,
+        began: key,
+        current: access.all.find((k) => k.name === key.name) ?? null,
+        cluster: config.cluster,
+        prepared: built.prepared,
+        programs: rec.programs,
+        figures: after,
+        report,
+      });
       if (!rejudged.ok) return notSent(rejudged.report);
       figures = after;
+      capKeys = rejudged.capKeys;
     }
     report.checks.push('approval');
 
@@ -249,6 +264,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         signal: input.signal,
         progress,
         detail: mode === 'sign_only' ? signOnlyIntentDetail(lastValid, foreign) : sentIntentDetail(lastValid),
+        capKeys,
       },
     );
     if (!gate.ok) return notSent(gate.report);
@@ -354,6 +370,13 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     },
 
     resume: (keyName, by = 'operator') => halts.resume(access.byName(keyName).name, by),
+
+    policyNow: (approval) =>
+      approvalPolicyNow(
+        access.all,
+        { usage: (key) => keyUsage(ledger, key), halt: (name) => halts.current(name) },
+        approval,
+      ),
 
     verifyKeys: () => keys.verify(),
 

@@ -4,8 +4,9 @@
  * `reload` may replace while the service runs (docs/policy.md, "Reload").
  *
  * The engine reads it through a holder: each sign takes the key's policy when it begins and is judged by that one
- * to its end (checks, approval, cap gate), so a reload changes the judgement of every sign that begins after it
- * and of none already under way (docs/decisions.md, "Reload").
+ * to its end, so a reload changes the judgement of every sign that begins after it; a sign that waited for an
+ * operator is judged after the decision by the policy in force then as well (flow/after-approval.ts;
+ * docs/decisions.md, "Reload").
  */
 import { createHash } from 'node:crypto';
 import type { KeyConfig, NotifyHook, OperatorConfig, SignerConfig, TokenConfig } from '../config/types';

@@ -34,7 +34,12 @@ export const FIGURES = {
   blockhash: { type: 'string', meaning: "the transaction's blockhash" },
   genesis_hash: { type: 'string', meaning: "the RPC node's genesis hash" },
   approval_id: { type: 'string', meaning: "the operator's approval request" },
-  by: { type: 'string', meaning: 'who halted the key or rejected the request' },
+  approved: {
+    type: 'amount',
+    meaning:
+      'what the operators approved of it (lamports, or base units of `mint`; credited to `destination` if named)',
+  },
+  by: { type: 'string', meaning: 'who halted the key' },
 } as const satisfies Record<string, { type: FigureType; meaning: string }>;
 
 export type FigureName = keyof typeof FIGURES;
@@ -114,7 +119,7 @@ export const REASONS = {
     check: 'approval',
     meaning: 'an operator rejected the sign',
     action: `do not retry it unchanged; ${ASK} why`,
-    figures: ['by'],
+    figures: ['approval_id'],
   },
   approval_timeout: {
     check: 'approval',
@@ -133,6 +138,13 @@ export const REASONS = {
     meaning: 'the same payload was signed again, and that later sign waits on the approval now',
     action: 'wait for the answer of the later sign; it is the one that can send',
     figures: ['approval_id'],
+  },
+  approval_figures_changed: {
+    check: 'approval',
+    meaning:
+      'after the approval, the transaction would spend, credit or call more than the operators approved (state changed while they decided)',
+    action: 'sign again: a new approval shows the new figures',
+    figures: ['approval_id', 'requested', 'approved', 'mint', 'destination', 'program', 'fee_payer'],
   },
   halted: {
     check: 'halted',

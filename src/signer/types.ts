@@ -5,6 +5,8 @@
  */
 import type { ApprovalMode, KeyClass } from '../config/types';
 import type { KeyProblem } from '../keys/key-set';
+import type { ApprovalRecord } from '../ledger/types';
+import type { Refusal } from './refusals';
 import type { Report } from './report';
 
 /** Who asks: an agent's token (may touch only its keys), or an operator (every key: the host's CLI unnamed, a named
@@ -41,9 +43,8 @@ export type SignProgress =
       expires_at: number;
       /** True when a sign of the same payload had asked already: this one waits on that pending request. */
       joined: boolean;
-      /** Distinct approvals it takes, and whose votes count (null: the host's operator, no operators configured). */
+      /** Distinct approvals it takes: a count, never the operators' names (an agent may read progress). */
       required: number;
-      approvers: string[] | null;
     }
   | { stage: 'sent'; signature: string }
   | { stage: 'confirming'; signature: string; polls: number; elapsed_ms: number; status: string | null };
@@ -114,6 +115,11 @@ export interface SignerEngine {
    * names who lifted it in the audit log (default `operator`, the host's CLI).
    */
   resume(key: string, by?: string): Promise<boolean>;
+  /**
+   * Operator only: what the policy in force now would refuse of a pending approval's figures (null: nothing), for
+   * the approver to see before deciding.
+   */
+  policyNow(approval: ApprovalRecord): Promise<Refusal | null>;
   /** Every key its store cannot open (a missing or loose file, a wrong passphrase, a token without it); empty when all can sign. */
   verifyKeys(): Promise<KeyProblem[]>;
   /** Readiness: the ledger answers, the RPC is on the cluster's genesis, and every key's store can sign with it. */

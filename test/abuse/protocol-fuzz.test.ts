@@ -45,6 +45,7 @@ function withInjectedFault(engine: SignerEngine): SignerEngine {
     keyShow: (i) => engine.keyShow(i),
     halt: (i) => engine.halt(i),
     resume: (k) => engine.resume(k),
+    policyNow: (a) => engine.policyNow(a),
     verifyKeys: () => engine.verifyKeys(),
     ready: () => engine.ready(),
     inFlight: () => engine.inFlight(),

@@ -92,7 +92,7 @@ describe('sa-forge-signer approvals --as (a 2-of-3 key)', () => {
     expect(signed.code).toBe(0);
     expect((JSON.parse(signed.stdout) as { outcome: string }).outcome).toBe('confirmed');
     expect(signed.stderr).toContain(
-      `waiting for 2 of alice, bob, carol: sa-forge-signer approvals approve ${id} --as NAME (or reject)`,
+      `waiting for 2 operators' approvals: sa-forge-signer approvals approve ${id} --as NAME (or reject)`,
     );
     expect(await balanceOf(w, w.keys.vault!.destination)).toBe(1_500_000);
     const late = await cli('approvals', 'reject', id, '--as', 'carol');

@@ -118,6 +118,18 @@ test('halt through MCP refuses the next sign (halted) until the operator resumes
   expect(after.structuredContent!.outcome).toBe('ok');
 });
 
+test("a key an operator halted shows agents who halted it as `operator`, never the operator's name", async () => {
+  await w.engine.halt({ key: 'beta', reason: 'checking a refund', principal: { kind: 'operator', name: 'alice' } });
+  const shown = await callTool('key_show', { key: 'beta' });
+  expect(shown.structuredContent).toMatchObject({ keys: [{ name: 'beta', halted: { by: 'operator' } }] });
+  const again = await callTool('halt', { key: 'beta', reason: 'me too' });
+  expect(again.structuredContent).toMatchObject({ halted: [{ key: 'beta', by: 'operator', already_halted: true }] });
+  const refused = await callTool('check', { payload: w.transfer('beta', 1_000_000), key: 'beta' });
+  expect(refused.structuredContent).toMatchObject({ reason: 'halted', figures: { by: 'operator' } });
+  for (const answer of [shown, again, refused]) expect(JSON.stringify(answer)).not.toContain('alice');
+  expect(await w.engine.resume('beta')).toBe(true);
+});
+
 test('halt without a reason is an argument error (isError), never a protocol error', async () => {
   const res = await callTool('halt', { key: 'alpha' });
   expect(res.isError).toBe(true);

@@ -123,7 +123,8 @@ run('operator console in chromium', () => {
     await (await cardShown(bob.page, secondId)).getByRole('button', { name: 'Reject with passkey' }).click();
     const refused = await second;
     expect(refused).toMatchObject({ outcome: 'refused', failed_check: 'approval', signature: null });
-    expect(refused.detail).toContain('rejected by bob');
+    expect(refused.detail).toContain(`an operator rejected request ${secondId}`);
+    expect(JSON.stringify(refused)).not.toContain('bob');
     await bob.page.getByText('No sign is waiting for an operator.').waitFor();
     await screenshot(bob.page, 'approver-console');
 

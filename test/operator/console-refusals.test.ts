@@ -6,12 +6,15 @@
  */
 import request from 'supertest';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import type { ApprovalRecord } from '../../src/ledger/types';
+import type { ApprovalRecord, ApprovalRequest } from '../../src/ledger/types';
 import { createEnrollment } from '../../src/operator/enrollment';
 import { enrollmentUrl } from '../../src/operator/origin';
 import { nowSeconds } from '../../src/util/time';
 import { TOKEN, makeApp, serveConfig } from '../http/support';
+import { SYSTEM_PROGRAM } from '../../src/signer/programs';
+import { randomAddress } from '../support/payloads';
 import {
+  ARTEFACTS,
   CHROMIUM,
   chromiumInstalled,
   enrollAndLogIn,
@@ -71,7 +74,7 @@ run('operator listener refusals', () => {
   let alice: { context: BrowserContext; page: Page };
   let session: Session;
 
-  const pending = async (): Promise<ApprovalRecord> =>
+  const pending = async (extra: Partial<ApprovalRequest> = {}): Promise<ApprovalRecord> =>
     cw.world.ledger.createApproval({
       key: 'vault',
       summary: 'buy a ship',
@@ -82,6 +85,7 @@ run('operator listener refusals', () => {
       requested_by: 'token:agent',
       ts: nowSeconds(),
       expires_at: nowSeconds() + 300,
+      ...extra,
     });
   const post = (path: string, body: unknown, s: Session | null, headers: Record<string, string> = {}) =>
     fetch(`${origin}${path}`, {
@@ -282,6 +286,23 @@ run('operator listener refusals', () => {
       headers: { Cookie: session.cookie, Authorization: `Bearer ${TOKEN}` },
     });
     expect(bearer.status).toBe(401);
+  });
+
+  it('a pending approval the policy in force now would refuse shows the approver why on its card', async () => {
+    const stranger = randomAddress();
+    const refusedNow = await pending({
+      payload_hash: 'ef'.repeat(32),
+      destinations: [{ address: stranger, lamports: 1_000_000, created: false, owner: SYSTEM_PROGRAM }],
+    });
+    const fine = await pending();
+    await alice.page.goto(`${origin}/`);
+    const warning = alice.page.locator(`[data-approval="${refusedNow.id}"] .policy-now`);
+    await warning.waitFor();
+    expect(await warning.textContent()).toMatch(
+      new RegExp(`The policy in force now refuses this\\s*\\(destination_not_allowed\\):.*${stranger}`),
+    );
+    expect(await alice.page.locator(`[data-approval="${fine.id}"] .policy-now`).count()).toBe(0);
+    await alice.page.screenshot({ path: `${ARTEFACTS}/console-policy-now.png`, fullPage: true });
   });
 
   it("an operator's session cookie opens nothing on /mcp", async () => {

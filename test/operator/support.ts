@@ -65,6 +65,7 @@ export async function makeConsoleWorld(): Promise<ConsoleWorld> {
     logger: pino({ level: 'silent' }),
     ledger: () => Promise.resolve(world.ledger),
     keys: () => world.engine.keyShow({ principal: world.operator }),
+    policyNow: (approval) => world.engine.policyNow(approval),
     operators: () => config.operators ?? [],
     hooks: () => config.notify?.hooks ?? [],
     halts: {

@@ -174,8 +174,8 @@ describe('approval and the key lock', () => {
       outcome: 'refused',
       failed_check: 'approval',
       reason: 'approval_rejected',
-      figures: { by: 'operator' },
-      detail: 'approval: not approved: rejected by operator',
+      figures: { approval_id: id2 },
+      detail: `approval: not approved: an operator rejected request ${id2}`,
     });
     await w.ledger.decideApproval(id1, 'approved', 'operator', Math.floor(Date.now() / 1000));
     const r1 = await p1;

@@ -90,7 +90,7 @@ function stage(events: readonly SignProgress[], wanted: SignProgress['stage']): 
   });
 }
 
-test('a sign being confirmed and a sign waiting for approval finish under the old policy; the next sign meets the new cap', async () => {
+test('a sign being confirmed finishes under the old policy; an approval decided after the reload meets the new cap, and so does the next sign', async () => {
   const operator = world.operator;
   // Two keys, because a sign holds its key's lock until it ends: B on beta, A on alpha.
   // B: waits for an operator.
@@ -122,14 +122,22 @@ test('a sign being confirmed and a sign waiting for approval finish under the ol
     `keys.beta.daily_lamport_cap ${String(OLD_CAP)} → ${String(NEW_CAP)}`,
   ]);
 
-  // A (30 M) was sent under the old cap; B is approved after the reload and is judged by the policy it began
-  // under (30 M fits the old cap, not the new).
+  // A (30 M) was sent under the old cap and finishes under it. B is approved after the reload: what the operator
+  // approves is judged by the stricter of the policy it began under and the one in force now, and 30 M is over
+  // the new cap, so nothing is sent.
+  const sends = world.localnet.stats().sends;
   await world.ledger.decideApproval(id, 'approved', 'operator', nowSeconds());
-  await stage(bEvents, 'sent');
+  const bReport = await b;
+  expect(bReport).toMatchObject({
+    outcome: 'refused',
+    failed_check: 'limits',
+    reason: 'per_day_cap',
+    signature: null,
+    figures: { cap: NEW_CAP, requested: BIG + 5_000 },
+  });
+  expect(world.localnet.stats().sends).toBe(sends);
   world.localnet.faults.clear();
   expect((await a).outcome).toBe('confirmed');
-  const bReport = await b;
-  expect(bReport.outcome).toBe('confirmed');
 
   // C begins after the reload: alpha's new cap (20 M) is already spent by A.
   const c = await engine.sign({ payload: world.transfer('alpha', SMALL), principal: operator });

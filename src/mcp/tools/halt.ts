@@ -1,4 +1,5 @@
 /** `halt`: the emergency brake, durable and seen by every replica; only an operator resumes. */
+import { haltedByForAgents } from '../../signer/rules/halted';
 import { keyArg } from './shared';
 import type { Json, Tool } from './tool';
 
@@ -59,7 +60,9 @@ export const haltTool: Tool = {
 
   async run({ engine, args, key, principal }) {
     const reason = typeof args.reason === 'string' ? args.reason : '';
-    const result = await engine.halt({ key, reason, principal });
+    const halted = await engine.halt({ key, reason, principal });
+    // A key an operator halted earlier answers with that halt: its `by` as agents may read it.
+    const result = { ...halted, halted: halted.halted.map((h) => ({ ...h, by: haltedByForAgents(h.by) })) };
     const outcome = result.not_recorded.length > 0 ? 'not_recorded' : 'ok';
     return {
       structured: result,

@@ -1,4 +1,5 @@
 /** `key_show`: the keys a token may use, with their policy and what is left of it today. */
+import { haltedByForAgents } from '../../signer/rules/halted';
 import { keyArg, nullable } from './shared';
 import type { Json, Tool } from './tool';
 
@@ -127,7 +128,9 @@ export const keyShowTool: Tool = {
   }),
 
   async run({ engine, key, principal }) {
-    const keys = await engine.keyShow({ key, principal });
+    const keys = (await engine.keyShow({ key, principal })).map((k) =>
+      k.halted === null ? k : { ...k, halted: { ...k.halted, by: haltedByForAgents(k.halted.by) } },
+    );
     return { structured: { keys }, outcome: 'ok', failedCheck: null, key, signature: null, isError: false, read: true };
   },
 };

@@ -23,6 +23,7 @@ button.reject { background: #b3261e; color: #fff; border-color: #b3261e; }
 #status[data-kind="error"] { color: #b3261e; } #status[data-kind="ok"] { color: #1e7b34; }
 .verdict-ok { color: #1e7b34; font-weight: 600; } .verdict-broken { color: #b3261e; font-weight: 600; }
 .halted { color: #b3261e; font-weight: 600; }
+.policy-now { color: #b3261e; border: 1px solid #b3261e; border-radius: 4px; padding: 0.4em 0.6em; }
 form.inline { display: flex; gap: .5rem; } form.inline input { flex: 1; min-width: 8rem; }
 .muted { color: #5d6673; font-size: .85rem; }
 `;

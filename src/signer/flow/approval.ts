@@ -25,6 +25,7 @@ import { refusal } from '../refusals';
 import type { Report } from '../report';
 import type { Principal, SignProgress } from '../types';
 import { principalLabel } from '../types';
+import type { LamportGain } from './simulate';
 import { seconds, stop, type StepWith } from './step';
 
 export interface ApprovalDeps {
@@ -43,9 +44,12 @@ export interface ApprovalInput {
   report: Report;
   progress: (p: SignProgress) => void;
   signal: AbortSignal | undefined;
-  /** A transaction: its top-level programs and the accounts its simulation credits (the console shows them). */
+  /**
+   * A transaction: its top-level programs and the accounts its simulation credits (the console shows them; whether
+   * each is new and who owns it tell the destination rule's rent exemption).
+   */
   programs?: readonly string[];
-  destinations?: readonly { address: string; lamports: number }[];
+  destinations?: readonly LamportGain[];
   /** A message sign: the text the operator approves (shown escaped by `approvals list`). */
   message?: string | null;
   /** A message sign: what the text is (format, application domain, signatories), shown above it. */
@@ -72,10 +76,9 @@ export function votesSoFar(record: ApprovalRecord): string {
   return `${names.length} of ${record.required}${names.length > 0 ? `: ${names.join(', ')}` : ''}`;
 }
 
-/** `1 of 2 approvals (alice)`, for a sign's refusal. */
+/** `1 of 2 approvals`, for a sign's refusal: a count, since an agent reads it and never learns operators' names. */
 function approvalsSoFar(record: ApprovalRecord): string {
-  const names = approvedBy(record.votes);
-  return `${names.length} of ${record.required} approvals${names.length > 0 ? ` (${names.join(', ')})` : ''}`;
+  return `${approvedBy(record.votes).length} of ${record.required} approvals`;
 }
 
 /**
@@ -127,7 +130,9 @@ async function requestAndWait(
     compute_units: report.compute_units,
     tokens: report.token_changes?.map(({ mint, decimals, change, credits }) => ({ mint, decimals, change, credits })),
     programs: input.programs ? [...input.programs] : null,
-    destinations: input.destinations?.map(({ address, lamports }) => ({ address, lamports })) ?? null,
+    destinations:
+      input.destinations?.map(({ address, lamports, created, owner }) => ({ address, lamports, created, owner })) ??
+      null,
     fee_payer: report.fee_payer,
     requested_by: principalLabel(input.principal),
     ts: now,
@@ -144,7 +149,6 @@ async function requestAndWait(
     expires_at: record.expires_at,
     joined,
     required: record.required,
-    approvers: record.approvers,
   });
   log.info(
     { key: key.name, approval: record.id, joined, required: record.required },
@@ -171,8 +175,13 @@ async function requestAndWait(
     const current = (await ledger.getApproval(record.id)) ?? record;
     const mine = current.waiter === null || current.waiter === waiter;
     if (current.status === 'rejected') {
-      const by = current.decided_by ?? 'an operator';
-      return stop(report, refusal('approval_rejected', `not approved: rejected by ${by}`, { by }));
+      // Who rejected is in the ledger and the audit log for the operators; the agent learns only that one did.
+      return stop(
+        report,
+        refusal('approval_rejected', `not approved: an operator rejected request ${current.id}`, {
+          approval_id: current.id,
+        }),
+      );
     }
     if (current.status === 'abandoned') {
       return stop(

@@ -11,7 +11,7 @@
  * lost meanwhile (its connection died, its lease was taken over) writes nothing. Both ask the same decision.
  * How the reservation is counted is in docs/policy.md.
  */
-import type { Ledger, ReserveDecision, ReserveView } from '../../ledger/types';
+import type { Ledger, ReserveDecision, ReserveView, Usage } from '../../ledger/types';
 import { SignerError, errorMessage } from '../../util/errors';
 import type { EngineLogger } from '../engine-deps';
 import type { HaltBook } from '../halts';
@@ -26,6 +26,7 @@ import { nowSeconds } from '../../util/time';
 import type { TokenFigures } from './tokens';
 import { tokenFigures } from '../spl-tokens/policy';
 import { capReservation } from './judge';
+import type { CapKeys } from './after-approval';
 
 export interface GateDeps {
   ledger: Ledger;
@@ -43,6 +44,11 @@ export interface GateInput {
   progress: (p: SignProgress) => void;
   /** What the intent says beyond the figures (a sign-only intent carries how long it is watched). */
   detail?: string | null;
+  /**
+   * The key policies whose caps must all hold (after an approval, the one the sign began with and the one in
+   * force now); absent: the sign's own, `rec.key`.
+   */
+  capKeys?: CapKeys;
 }
 
 type Gated = StepWith<{ reservation: number }>;
@@ -52,7 +58,10 @@ export async function passGate(deps: GateDeps, input: GateInput): Promise<Gated>
   const key = input.rec.key;
   input.progress({ stage: 'lock' });
   const decide = gateDecision(input);
-  const request = { key: key.name, dailyCap: key.daily_lamport_cap, signature: input.built.signature };
+  // An entry no figure bounds counts as a whole daily cap: the smallest of the caps judged makes it count least,
+  // and such an entry alone already refuses under that cap (docs/policy.md, "Spend and slots").
+  const dailyCap = Math.min(...capKeysOf(input).map((k) => k.daily_lamport_cap));
+  const request = { key: key.name, dailyCap, signature: input.built.signature };
   // A halt held in memory, not yet in the ledger, is offered to it first: that is the lock path's halts.current.
   if (deps.halts.held(key.name) === null) {
     const atOnce = await deps.ledger.reserveAtOnce({ ...request, now: nowSeconds() }, decide);
@@ -63,7 +72,7 @@ export async function passGate(deps: GateDeps, input: GateInput): Promise<Gated>
     // Read under the lock: every reservation whose intent is durable is in it, whichever replica wrote it.
     const now = nowSeconds();
     const view: ReserveView = {
-      usage: await deps.ledger.keyUsage(key.name, now, key.daily_lamport_cap),
+      usage: await deps.ledger.keyUsage(key.name, now, dailyCap),
       signatureInFlight:
         request.signature !== null && (await deps.ledger.signatureInFlight(key.name, request.signature)),
       halt: await deps.halts.current(key.name),
@@ -102,7 +111,7 @@ function gateDecision(input: GateInput): (view: ReserveView) => ReserveDecision<
         ),
       );
     }
-    const cap = capReservation(rec.key, report, view.usage, input.figures);
+    const cap = stricterCap(capKeysOf(input), report, view.usage, input.figures);
     if (!cap.ok) return refused(cap);
     if (!report.checks.includes('cap')) report.checks.push('cap');
     if (view.halt) return refused(stop(report, haltRefusal(view.halt)));
@@ -122,4 +131,24 @@ function gateDecision(input: GateInput): (view: ReserveView) => ReserveDecision<
     });
     return { intent, result: { ok: true, reservation: cap.reservation } };
   };
+}
+
+const capKeysOf = (input: GateInput): CapKeys => input.capKeys ?? [input.rec.key];
+
+/**
+ * The cap of every policy given: the first refusal, else the reservation (the same figure under each), with the
+ * report's allowance left the smallest of them.
+ */
+function stricterCap(keys: CapKeys, report: Report, usage: Usage, figures: TokenFigures): Gated {
+  let result: Gated | null = null;
+  let lamportsLeft: number | null = null;
+  for (const key of keys) {
+    result = capReservation(key, report, usage, figures);
+    if (!result.ok) return result;
+    const left = report.remaining_daily_lamports;
+    if (left !== null) lamportsLeft = lamportsLeft === null ? left : Math.min(lamportsLeft, left);
+  }
+  if (result === null) throw new Error('the gate judges at least one key policy');
+  report.remaining_daily_lamports = lamportsLeft;
+  return result;
 }

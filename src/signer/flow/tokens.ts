@@ -19,11 +19,9 @@ export function judgeTokens(key: KeyConfig, report: Report, figures: TokenFigure
   }));
   for (const [mint, state] of figures.mints) {
     const scaling = uiScaling(state);
-    if (scaling !== null) {
-      report.warnings.push(
-        `mint ${mint} is ${scaling}: its UI amount is not base units ÷ 10^decimals, so amounts are shown in base units only`,
-      );
-    }
+    const warning = `mint ${mint} is ${scaling ?? ''}: its UI amount is not base units ÷ 10^decimals, so amounts are shown in base units only`;
+    // A sign judges its figures again after an approval: the warning is said once.
+    if (scaling !== null && !report.warnings.includes(warning)) report.warnings.push(warning);
   }
   return tokenPolicyRefusal(key, figures.tokens, figures.mints);
 }

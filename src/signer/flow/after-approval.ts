@@ -1,0 +1,85 @@
+/**
+ * The judgement of a sign whose approval is in, on the transaction prepared and simulated again (the approval can
+ * outlast its blockhash, and state changes while a person decides). Before the cap gate it must hold three ways:
+ *
+ * 1. the policy the sign began with (the simulation's figures, the token policy, the destinations);
+ * 2. the figures the operators approved: nothing approved ever moves more than was shown (rules/approved-figures);
+ * 3. the policy in force now: a reload while the operators decided applies to what they decided, so a key removed
+ *    or set to deny sends nothing, and the structural checks, the fee cap, the destinations and the token policy of
+ *    the new policy are applied too. Where the two policies differ the stricter wins: both must pass, and the gate
+ *    checks the caps of both (`capKeys`).
+ */
+import type { ClusterProfile, KeyConfig } from '../../config/types';
+import type { ApprovalRecord } from '../../ledger/types';
+import { refusal } from '../refusals';
+import type { Report } from '../report';
+import { approvedFiguresRefusal } from '../rules/approved-figures';
+import { feeRefusal } from '../rules/limits';
+import { structuralRefusal } from '../rules/structural';
+import type { PreparedTransaction } from '../sources/transaction';
+import { judgeSimulation } from './judge';
+import type { Figures } from './simulate';
+import { stop, type StepWith } from './step';
+
+export interface AfterApprovalInput {
+  approval: ApprovalRecord;
+  /** The key's policy when the sign began. */
+  began: KeyConfig;
+  /** The same key in the policy in force now; null when a reload removed it. */
+  current: KeyConfig | null;
+  cluster: ClusterProfile;
+  prepared: PreparedTransaction;
+  /** The top-level programs the transaction calls. */
+  programs: readonly string[];
+  figures: Figures;
+  report: Report;
+}
+
+/** The key policies whose caps the gate applies: the one the sign began with, and the current one if it differs. */
+export type CapKeys = readonly KeyConfig[];
+
+export function judgeAfterApproval(input: AfterApprovalInput): StepWith<{ capKeys: CapKeys }> {
+  const { began, current, report, figures, prepared } = input;
+  const after = 'after approval';
+  const judged = judgeSimulation(began, report, figures, { usage: null, after });
+  if (!judged.ok) return judged;
+
+  const bound = approvedFiguresRefusal(input.approval, {
+    balanceChange: report.balance_change,
+    tokens: report.token_changes ?? [],
+    gains: figures.gains,
+    programs: input.programs,
+    feePayer: report.fee_payer,
+  });
+  if (bound) return stop(report, bound);
+
+  if (current === null) {
+    return stop(
+      report,
+      refusal(
+        'key_not_authorized',
+        `key "${began.name}" was removed from the policy (a reload) while its operators decided: nothing was sent`,
+      ),
+    );
+  }
+  if (current === began) return { ok: true, capKeys: [began] };
+  if (current.approval === 'deny') {
+    return stop(
+      report,
+      refusal('key_set_to_deny', `key "${current.name}" was set to deny (a reload) while its operators decided`),
+    );
+  }
+  const structural = structuralRefusal({
+    key: current,
+    cluster: input.cluster,
+    msg: prepared.msg,
+    partialSigners: prepared.partialSigners,
+    foreignFeePayer: prepared.foreignFeePayer,
+  });
+  if (structural) return stop(report, structural);
+  const fee = prepared.foreignFeePayer === null ? feeRefusal(current, prepared.msg) : null;
+  if (fee) return stop(report, fee);
+  const now = judgeSimulation(current, report, figures, { usage: null, after });
+  if (!now.ok) return now;
+  return { ok: true, capKeys: [began, current] };
+}
