@@ -8,6 +8,8 @@
  * - bank race: a transfer simulated before another transaction of the key lands and read after it must be judged
  *   on one bank and refused by the cap.
  * Either way the key's real on-chain spend stays within its cap ("keys past their cap" stays 0).
+ * - approval binding: an allowed destination closes the token accounts an approved payment creates "if missing"
+ *   while the operator decides; the sign answered over MCP after the approval is refused and the key spends nothing.
  */
 import {
   AccountRole,
@@ -17,14 +19,16 @@ import {
   getTransactionDecoder,
   partiallySignTransaction,
   type Instruction,
+  generateKeyPairSigner,
   type KeyPairSigner,
 } from '@solana/kit';
-import { finalEntry } from '../support/async';
+import { finalEntry, until } from '../support/async';
 import { randomAddress } from '../support/payloads';
 import { rpcResult } from '../support/rpc';
 import { keyDirSecrets } from '../support/secrets';
 import { ifSetUp } from '../support/set-up';
 import { balanceOf, makeWorld, type World } from '../support/world';
+import { closingDestination, type ClosingDestination } from '../support/closing-destination';
 import { fundedSigner, latestLifetime, transfer, wireTransaction, type Rpc } from '../signer/kit-transactions';
 import { FaultProxy } from './support/fault-proxy';
 import { send, toolCall, toolResult } from './support/mcp-client';
@@ -43,19 +47,26 @@ let token: string;
 let rpc: Rpc;
 let facilitator: KeyPairSigner;
 let keyStart: number;
+let closing: ClosingDestination;
 const figures: Record<string, string | number> = {};
 
 beforeAll(async () => {
   proxy = await FaultProxy.start();
+  const destination = await generateKeyPairSigner();
   w = await makeWorld({
-    keys: { alpha: { daily_lamport_cap: CAP } },
+    keys: {
+      alpha: { daily_lamport_cap: CAP },
+      vault: { approval: 'confirm', approve_above_lamports: 5_000_000, transfer_to: [destination.address] },
+    },
     rpcUrl: (url) => (proxy.setTarget(url), proxy.url()),
+    timings: { approval_timeout_ms: 60_000 },
   });
+  closing = await closingDestination(w.localnet, { signer: destination });
   recordSecrets(
     SUITE,
     keyDirSecrets(w.config.key_dir).map((s, i) => ({ label: `key file ${i}`, value: s })),
   );
-  const issued = issueTokens(SUITE, [{ name: 'agent', keys: ['alpha'] }]);
+  const issued = issueTokens(SUITE, [{ name: 'agent', keys: ['alpha', 'vault'] }]);
   token = issued.tokens[0]!.token;
   svc = await serveInProcess({ suite: SUITE, config: w.config, engine: w.engine, tokens: issued.config });
   rpc = createSolanaRpc(w.localnet.url);
@@ -160,4 +171,24 @@ it('bank race: a transaction of the key landing between simulation and read does
   } finally {
     proxy.beforeForward = null;
   }
+});
+
+it('approval binding: what the operator approved bounds what is sent, though the destination changed state meanwhile', async () => {
+  const vault = w.keys.vault!;
+  await closing.open();
+  const before = await balanceOf(w, vault.pubkey);
+  const answer = sign({ key: 'vault', payload: await closing.paymentWithCreates(vault.pubkey, 6_000_000) });
+  let id = '';
+  await until(async () => {
+    const [pending] = await w.ledger.listApprovals({ status: 'pending' });
+    id = pending?.id ?? '';
+    return id !== '';
+  }, 'the payment to wait for an operator');
+  await closing.close();
+  await w.ledger.decideApproval(id, 'approved', 'operator', Math.floor(Date.now() / 1000));
+  const report = await answer;
+  expect(report).toMatchObject({ outcome: 'refused', reason: 'approval_figures_changed', signature: null });
+  const spent = before - (await balanceOf(w, vault.pubkey));
+  expect(spent).toBe(0);
+  figures.approval_bound = `${String(report.outcome)} (${String(report.reason)}), the key spent ${String(spent)} lamports`;
 });

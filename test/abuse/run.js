@@ -61,7 +61,7 @@ console.log(
   `crash: ${show(get('crash', 'sent'))} transactions sent, ${show(get('crash', 'orphan_intents'))} orphan intents ended by a restarted service (${show(get('crash', 'orphans_landed'))} had landed), ${show(get('crash', 'cap_refusals'))} cap refusals; host/origin: ${show(get('host-origin', 'refused'))}/${show(get('host-origin', 'attempts'))} refused, /metrics ${show(get('host-origin', 'metrics_refused'))}/${show(get('host-origin', 'metrics_attempts'))} refused`,
 );
 console.log(
-  `cap holes: a payment under a flood of ${show(holes.flood_transactions)} transactions naming the key ended ${show(holes.flood_final)}, the next was ${show(holes.flood_next)}; bank race ${show(holes.bank_race)}; key's on-chain spend ${show(holes.onchain_spent)} lamports, past its cap ${show(holes.keys_past_cap_onchain)}`,
+  `cap holes: a payment under a flood of ${show(holes.flood_transactions)} transactions naming the key ended ${show(holes.flood_final)}, the next was ${show(holes.flood_next)}; bank race ${show(holes.bank_race)}; an approval whose figures grew after it was given: ${show(holes.approval_bound)}; key's on-chain spend ${show(holes.onchain_spent)} lamports, past its cap ${show(holes.keys_past_cap_onchain)}`,
 );
 console.log(
   `load: ${show(load.requests)} requests (${show(load.rps)}/s, p99 ${show(load.p99_ms)} ms), codes ${show(load.status_codes)}, RSS ${show(load.rss_start_mb)}→${show(load.rss_end_mb)} MB, fds ${show(load.fd_before)}→${show(load.fd_after)}, /health ${show(load.health_max_ms)} ms max under ${show(load.idle_connections)} idle connections`,
