@@ -1,19 +1,17 @@
 /**
- * Strict base64 for SEP-2243 `=?base64?…?=` values. Node's decoder accepts missing padding, foreign characters and
- * non-zero pad bits; this accepts only canonical RFC 4648 §4 text (the standard alphabet, `=` padding to a multiple
- * of 4) whose bytes are valid UTF-8.
+ * SEP-2243 header values: plain, or `=?base64?…?=` around canonical base64 (util/base64.ts: the standard alphabet,
+ * `=` padding, zero pad bits) whose bytes are valid UTF-8.
  */
-const STRICT = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+import { decodeCanonicalBase64 } from '../util/base64';
+
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /** The decoded UTF-8 text, or null when the text is not canonical base64 of valid UTF-8. */
 export function decodeStrictBase64(text: string): string | null {
-  if (text.length % 4 !== 0 || !STRICT.test(text)) return null;
-  const bytes = Buffer.from(text, 'base64');
-  // Canonical form only: re-encoding must give the same text (rejects non-zero bits in the last symbol).
-  if (bytes.toString('base64') !== text) return null;
+  const decoded = decodeCanonicalBase64(text);
+  if (!('bytes' in decoded)) return null;
   try {
-    return utf8.decode(bytes);
+    return utf8.decode(decoded.bytes);
   } catch {
     return null;
   }
