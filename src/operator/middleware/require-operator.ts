@@ -1,14 +1,15 @@
 /**
- * A logged-in operator, or nothing: the session must hold a login younger than `session_ttl_ms`, by an operator still
- * in the config, with a passkey still enrolled (`operator revoke` ends every session of that operator at once).
- * Pages send a browser to /login; the API answers 401.
+ * A logged-in operator, or nothing: the cookie must hold a login younger than `session_ttl_ms`, by an operator still
+ * in the config, that the ledger still holds (logout, `operator revoke` and a new login in the same browser end it
+ * there, for every replica at once). A login of an operator no longer configured is ended when seen, so it does not
+ * come back if the name is configured again. Pages send a browser to /login; the API answers 401.
  */
 import type { RequestHandler } from 'express';
 import type { OperatorConfig } from '../../config/types';
 import type { Ledger } from '../../ledger/types';
 import { sendError } from '../../http/send';
 import '../locals';
-import { loginOf } from '../session';
+import { loginOf, sessionKey } from '../session';
 
 export interface RequireOperatorDeps {
   ledger: () => Promise<Ledger>;
@@ -20,12 +21,16 @@ export interface RequireOperatorDeps {
 export function requireOperator(deps: RequireOperatorDeps, answer: 'page' | 'api'): RequestHandler {
   return async function signedIn(req, res, next) {
     const session = res.locals.session;
-    const login = session ? loginOf(session, deps.ttlMs, deps.nowMs()) : null;
+    const nowMs = deps.nowMs();
+    const login = session ? loginOf(session, deps.ttlMs, nowMs) : null;
     const operator = login ? deps.operators().find((o) => o.name === login.operator) : undefined;
-    const passkey = login && operator ? await (await deps.ledger()).getPasskey(login.credential) : null;
-    if (!login || !operator || passkey?.operator !== operator.name) {
+    const ledger = login ? await deps.ledger() : null;
+    if (login && ledger && !operator) await ledger.endSession(sessionKey(login.sid));
+    const live =
+      login && ledger && operator ? await ledger.getSession(sessionKey(login.sid), Math.floor(nowMs / 1000)) : null;
+    if (!login || !operator || live?.operator !== operator.name) {
       if (answer === 'page') res.redirect(303, '/login');
-      else sendError(res, 401, 'log in with your passkey first (your session is missing, expired or revoked)');
+      else sendError(res, 401, 'log in with your passkey first (your session is missing, expired, ended or revoked)');
       return;
     }
     res.locals.operator = { name: operator.name, role: operator.role, credential: login.credential };
