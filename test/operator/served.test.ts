@@ -86,7 +86,11 @@ test('operator enroll prints a one-time link to the console; an operator not in 
       const listed = await run(BIN.signer, ['--config', configFile, 'operator', 'list']);
       expect(listed.stdout).toMatch(/^carol {2}approver {2}1 passkey\(s\)\n {4}\S+ {2}enrolled \S+ {2}last used \S+/);
       const revoked = await run(BIN.signer, ['--config', configFile, 'operator', 'revoke', 'carol']);
-      expect(revoked.stderr).toMatch(/removed 1 passkey\(s\) of carol/);
+      expect(revoked.stderr).toMatch(
+        /^revoked carol: removed 1 passkey\(s\), their unused enrollment links and 1 console session\(s\)/,
+      );
+      const after = await run(BIN.signer, ['--config', configFile, 'operator', 'list']);
+      expect(after.stdout).toMatch(/^carol {2}approver {2}0 passkey\(s\) {2}revoked \S+ \(its votes do not count/m);
       // The open page finds out by itself: its next look at the pending list is refused (401) and it goes to the
       // login page. A goto of ours meanwhile would race that navigation, so the test waits for it first.
       await carol.page.waitForURL(`${origin}/login`);
