@@ -19,16 +19,11 @@ export interface RequireOperatorDeps {
 }
 
 export function requireOperator(deps: RequireOperatorDeps, answer: 'page' | 'api'): RequestHandler {
-  return async function signedIn(req, res, next) {
-    const session = res.locals.session;
+  return async function signedIn(_req, res, next) {
     const nowMs = deps.nowMs();
-    const login = session ? loginOf(session, deps.ttlMs, nowMs) : null;
-    const operator = login ? deps.operators().find((o) => o.name === login.operator) : undefined;
-    const ledger = login ? await deps.ledger() : null;
-    if (login && ledger && !operator) await ledger.endSession(sessionKey(login.sid));
-    const live =
-      login && ledger && operator ? await ledger.getSession(sessionKey(login.sid), Math.floor(nowMs / 1000)) : null;
-    if (!login || !operator || live?.operator !== operator.name) {
+    const login = res.locals.session ? loginOf(res.locals.session, deps.ttlMs, nowMs) : null;
+    const operator = login ? await liveOperator(deps, login, nowMs) : null;
+    if (!login || !operator) {
       if (answer === 'page') res.redirect(303, '/login');
       else sendError(res, 401, 'log in with your passkey first (your session is missing, expired, ended or revoked)');
       return;
@@ -36,6 +31,23 @@ export function requireOperator(deps: RequireOperatorDeps, answer: 'page' | 'api
     res.locals.operator = { name: operator.name, role: operator.role, credential: login.credential };
     next();
   };
+}
+
+/** The configured operator whose login the ledger still holds, or null. */
+async function liveOperator(
+  deps: RequireOperatorDeps,
+  login: { operator: string; sid: string },
+  nowMs: number,
+): Promise<OperatorConfig | null> {
+  const ledger = await deps.ledger();
+  const key = sessionKey(login.sid);
+  const operator = deps.operators().find((o) => o.name === login.operator);
+  if (!operator) {
+    await ledger.endSession(key);
+    return null;
+  }
+  const live = await ledger.getSession(key, Math.floor(nowMs / 1000));
+  return live?.operator === operator.name ? operator : null;
 }
 
 /** Admins only (halts and resumes). */
