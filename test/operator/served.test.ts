@@ -141,3 +141,36 @@ test('operator enroll prints a one-time link to the console; an operator not in 
     }
   },
 );
+
+(chromiumInstalled() ? test : test.skip)(
+  `a reload that removes an operator ends their logins: a saved cookie opens nothing, even once the name is back (needs ${CHROMIUM})`,
+  async () => {
+    const doc = YAML.parse(fs.readFileSync(configFile, 'utf8')) as { operators: { name: string; role: string }[] };
+    const write = (operators: { name: string; role: string }[]): void =>
+      fs.writeFileSync(configFile, YAML.stringify({ ...doc, operators }), { mode: 0o600 });
+    const withEve = [...doc.operators, { name: 'eve', role: 'approver' }];
+    const reload = async (operators: { name: string; role: string }[]) => {
+      write(operators);
+      expect((await run(BIN.signer, ['--config', configFile, 'reload'])).code).toBe(0);
+    };
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    try {
+      await reload(withEve);
+      const link = (await run(BIN.signer, ['--config', configFile, 'operator', 'enroll', 'eve'])).stdout.trim();
+      const eve = await operatorBrowser(browser);
+      await enrollAndLogIn(eve.page, link, origin);
+      const cookie = (await eve.context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+      // The browser is closed: no request of eve's reaches the console while she is not configured.
+      await eve.context.close();
+      const replay = async () => (await fetch(`${origin}/api/pending`, { headers: { Cookie: cookie } })).status;
+      expect(await replay()).toBe(200);
+      await reload(doc.operators);
+      await reload(withEve);
+      expect(await replay()).toBe(401);
+    } finally {
+      await browser.close();
+      write(doc.operators);
+      await run(BIN.signer, ['--config', configFile, 'reload']);
+    }
+  },
+);
