@@ -61,10 +61,16 @@ async function list(args: ParsedArgs): Promise<number> {
   const operators = cfg.operators ?? [];
   return withLedger(cfg, async (ledger) => {
     const passkeys = await ledger.listPasskeys();
+    const standings = await ledger.operatorStandings();
+    const revokedAt = (name: string): number | null => {
+      const s = standings.find((x) => x.operator === name);
+      return s && s.reinstated_at === null ? s.revoked_at : null;
+    };
     const names = [...new Set([...operators.map((o) => o.name), ...passkeys.map((p) => p.operator)])];
     const rows = names.map((name) => ({
       name,
       role: operators.find((o) => o.name === name)?.role ?? null,
+      revoked_at: revokedAt(name),
       passkeys: passkeys
         .filter((p) => p.operator === name)
         .map((p) => ({ credential_id: p.credential_id, created_at: p.created_at, last_used_at: p.last_used_at })),
@@ -76,7 +82,7 @@ async function list(args: ParsedArgs): Promise<number> {
         rows
           .map((r) =>
             [
-              `${r.name}  ${r.role ?? 'not in the config (its passkeys open nothing; operator revoke removes them)'}  ${String(r.passkeys.length)} passkey(s)`,
+              `${r.name}  ${r.role ?? 'not in the config (its passkeys open nothing; operator revoke removes them)'}  ${String(r.passkeys.length)} passkey(s)${r.revoked_at === null ? '' : `  revoked ${iso(r.revoked_at)} (its votes do not count; operator enroll reinstates)`}`,
               ...r.passkeys.map(
                 (p) => `    ${p.credential_id}  enrolled ${iso(p.created_at)}  last used ${iso(p.last_used_at)}`,
               ),
@@ -93,10 +99,12 @@ async function revoke(args: ParsedArgs): Promise<number> {
   if (!OPERATOR_NAME.test(name))
     throw new SignerError('request_invalid', `operator names are 1 to 32 lowercase letters, digits, '-' or '_'`);
   return withLedger(config(args), async (ledger) => {
-    const removed = await ledger.revokeOperator(name);
+    const { passkeys, sessions } = await ledger.revokeOperator(name, nowSeconds());
     err(
-      `removed ${String(removed)} passkey(s) of ${name} and their unused enrollment links; ` +
-        'their console sessions stop working at their next request',
+      `revoked ${name}: removed ${String(passkeys)} passkey(s), their unused enrollment links and ${String(sessions)} ` +
+        'console session(s) (ended at once, in every replica); none of their votes counts any more, on any ' +
+        'approval, until a new enrollment (sa-forge-signer operator enroll NAME) reinstates them, and then only ' +
+        'votes cast after it',
     );
     return 0;
   });

@@ -13,6 +13,7 @@ import type { Ledger } from '../ledger/types';
 import type { SignerEngine } from '../signer/types';
 import { VERSION } from '../util/version';
 import { errorMessage } from '../util/errors';
+import { endRemovedOperatorsLogins } from '../operator/removed-operators';
 import { parseArgs, option } from './args';
 import { limitOldGenerationGrowth } from './heap';
 import { createApp } from '../http/app';
@@ -276,8 +277,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       };
       startDelivering();
       const file = config.source;
-      reloadNow = () =>
-        reloadPolicy({
+      reloadNow = () => {
+        // The logins of operators the reload removes end before its answer (the takeover starts it).
+        let loginsEnded = Promise.resolve();
+        return reloadPolicy({
           load: () => loadConfig({ file: file ?? undefined, env, forServe: true }),
           started: config,
           holder,
@@ -287,16 +290,20 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
           prepare: (next) => {
             // Changed hooks are signed with secrets read now: one that cannot be read refuses the reload.
             const signers = readHookSecrets(next.hooks);
+            const operatorsBefore = holder.current().operators;
             return () => {
               hookSigners = signers;
               startDelivering();
               deliverer?.kick();
+              loginsEnded = endRemovedOperatorsLogins(ledger, operatorsBefore, next.operators, logger);
             };
           },
-        }).then((result) => {
+        }).then(async (result) => {
+          await loginsEnded;
           lock.update({ policy_hash: holder.current().hash });
           return result;
         });
+      };
       engine = opened;
       return opened;
     })(),

@@ -11,6 +11,7 @@ import { newToken, tokenSha256 } from '../http/bearer-tokens';
 import { exportJsonl, verifyJsonlFile } from '../ledger/hash-chain';
 import { entriesUpToHead, formatHead, parseHead } from '../ledger/head';
 import { normaliseApprovalId } from '../ledger/ids';
+import { votersOf } from '../ledger/records';
 import type { VerifyResult } from '../ledger/types';
 import { createEngine } from '../signer';
 import { approvalClosedMessage, votesSoFar } from '../signer/flow/approval';
@@ -311,7 +312,8 @@ async function approvalsCommand(sub: string, args: ParsedArgs): Promise<number> 
       requirePositional(args, 2, 'an approval id', `sa-forge-signer approvals ${sub} ID [--as NAME]`),
     );
     const by = voter(cfg.operators ?? [], option(args, 'as'), sub);
-    const record = await l.decideApproval(id, decision, by, nowSeconds());
+    const voters = votersOf(cfg.operators ?? []);
+    const record = await l.decideApproval(id, decision, by, nowSeconds(), null, voters);
     const key = `key ${showUntrusted(record.key, 64)}`;
     if (record.status === 'pending' && decision === 'approved') {
       err(`voted to approve ${id} (${key}): ${votesSoFar(record)}; it needs ${record.required} approvals`);

@@ -22,7 +22,7 @@ import { verifyAgainstHead } from './audit-check';
 import { boundSummary, sealEntry, validateEntryInput } from './hash-chain';
 import { newApprovalId, normaliseApprovalId } from './ids';
 import { KeyedMutex, cancelledError } from './mutex';
-import { applyDecision, haltEntry, resumeEntry } from './records';
+import { applyDecision, electorate, haltEntry, recountDecision, resumeEntry, type Electorate } from './records';
 import { postgresDialect } from './sql/dialect';
 import { POSTGRES_MIGRATIONS, schemaTooNew } from './sql/migrations';
 import {
@@ -53,9 +53,20 @@ import {
   rowToEnrollment,
   rowToNonce,
   rowToPasskey,
+  rowToSession,
+  rowToStanding,
+  sessionRowValues,
   settingValue,
 } from './sql/operator-rows';
-import type { EnrollmentRecord, NoncePurpose, NonceRecord, PasskeyRecord } from './operators';
+import type {
+  EnrollmentRecord,
+  NoncePurpose,
+  NonceRecord,
+  OperatorStanding,
+  PasskeyRecord,
+  Revocation,
+  SessionRecord,
+} from './operators';
 import type {
   ApprovalDecision,
   ApprovalRecord,
@@ -556,31 +567,42 @@ export class PostgresLedger implements Ledger {
     by: string,
     ts: number,
     credential: string | null = null,
+    voters: readonly string[] | null = null,
   ): Promise<ApprovalRecord> {
-    return this.decideIn(id, (rec) => applyDecision(rec, decision, by, ts, credential));
+    return this.decideIn(voters, (rec, e) => applyDecision(rec, decision, by, ts, credential, e), id);
+  }
+
+  async recountApproval(id: string, voters: readonly string[] | null, ts: number): Promise<ApprovalRecord> {
+    return this.decideIn(voters, (rec, e) => recountDecision(rec, e, ts), id);
   }
 
   async leaveApproval(id: string, waiter: string, ts: number): Promise<ApprovalRecord> {
-    return this.decideIn(id, (rec) =>
-      rec.waiter === null || rec.waiter === waiter
-        ? applyDecision(rec, 'abandoned', 'signer', ts, null)
-        : { record: rec, changed: false },
+    return this.decideIn(
+      null,
+      (rec, e) =>
+        rec.waiter === null || rec.waiter === waiter
+          ? applyDecision(rec, 'abandoned', 'signer', ts, null, e)
+          : { record: rec, changed: false },
+      id,
     );
   }
 
   /**
    * Reads the request row-locked (FOR UPDATE), decides on it and writes it back in one transaction: votes cast at
-   * once on several replicas queue on the row, and each sees the votes before it.
+   * once on several replicas queue on the row, and each sees the votes before it. The revocations are read after
+   * the row lock, so a revocation committed before a vote's turn is seen by it.
    */
   private async decideIn(
+    voters: readonly string[] | null,
+    decide: (rec: ApprovalRecord, e: Electorate) => { record: ApprovalRecord; changed: boolean },
     id: string,
-    decide: (rec: ApprovalRecord) => { record: ApprovalRecord; changed: boolean },
   ): Promise<ApprovalRecord> {
     const wanted = normaliseApprovalId(id);
     return this.transaction('cannot record the decision', async (c) => {
       const row = (await c.query<Row>(SQL.getApprovalForDecision, [wanted])).rows[0];
       if (!row) throw new SignerError('request_invalid', `no approval request with id ${id}`);
-      const { record, changed } = decide(rowToApproval(row));
+      const standings = (await c.query<Row>(OP.listStandings)).rows.map(rowToStanding);
+      const { record, changed } = decide(rowToApproval(row), electorate(voters, standings));
       if (changed) await c.query(SQL.decideApproval, decisionRowValues(record));
       return record;
     });
@@ -648,6 +670,7 @@ export class PostgresLedger implements Ledger {
       const used = (await c.query<Row>(OP.useEnrollment, [tokenHash, now])).rows[0];
       if (!used) return false;
       await c.query(OP.insertPasskey, passkeyRowValues(passkey));
+      await c.query(OP.reinstate, [passkey.operator, now]);
       return true;
     });
   }
@@ -669,12 +692,38 @@ export class PostgresLedger implements Ledger {
     await this.query('cannot record the passkey use', OP.touchPasskey, [credentialId, counter, ts]);
   }
 
-  async revokeOperator(operator: string): Promise<number> {
+  async revokeOperator(operator: string, ts: number): Promise<Revocation> {
     return this.transaction('cannot revoke the operator', async (c) => {
-      const removed = (await c.query<Row>(OP.deletePasskeysOf, [operator])).rows.length;
+      const passkeys = (await c.query<Row>(OP.deletePasskeysOf, [operator])).rows.length;
       await c.query(OP.deleteOpenEnrollmentsOf, [operator]);
-      return removed;
+      const sessions = (await c.query<Row>(OP.endSessionsOf, [operator])).rows.length;
+      await c.query(OP.revoke, [operator, ts]);
+      return { passkeys, sessions };
     });
+  }
+
+  async operatorStandings(): Promise<OperatorStanding[]> {
+    return (await this.query('cannot read revocations', OP.listStandings, [], { read: true })).map(rowToStanding);
+  }
+
+  async openSession(rec: SessionRecord, now: number): Promise<void> {
+    await this.transaction('cannot record the login', async (c) => {
+      await c.query(OP.purgeSessions, [now]);
+      await c.query(OP.insertSession, sessionRowValues(rec));
+    });
+  }
+
+  async getSession(idHash: string, now: number): Promise<SessionRecord | null> {
+    const rows = await this.query('cannot read sessions', OP.getSession, [idHash, now], { read: true });
+    return rows[0] ? rowToSession(rows[0]) : null;
+  }
+
+  async endSession(idHash: string): Promise<void> {
+    await this.query('cannot end the session', OP.endSession, [idHash]);
+  }
+
+  async endSessionsOf(operator: string): Promise<number> {
+    return (await this.query('cannot end sessions', OP.endSessionsOf, [operator])).length;
   }
 
   async putNonce(rec: NonceRecord, now: number): Promise<void> {

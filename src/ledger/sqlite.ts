@@ -20,7 +20,7 @@ import { boundSummary, sealEntry, validateEntryInput } from './hash-chain';
 import { newApprovalId, normaliseApprovalId } from './ids';
 import { selfIdentity } from './liveness';
 import { KeyedMutex } from './mutex';
-import { applyDecision, haltEntry, resumeEntry } from './records';
+import { applyDecision, electorate, haltEntry, recountDecision, resumeEntry, type Electorate } from './records';
 import { sqliteDialect } from './sql/dialect';
 import { SQLITE_MIGRATIONS, schemaTooNew } from './sql/migrations';
 import {
@@ -53,9 +53,20 @@ import {
   rowToEnrollment,
   rowToNonce,
   rowToPasskey,
+  rowToSession,
+  rowToStanding,
+  sessionRowValues,
   settingValue,
 } from './sql/operator-rows';
-import type { EnrollmentRecord, NoncePurpose, NonceRecord, PasskeyRecord } from './operators';
+import type {
+  EnrollmentRecord,
+  NoncePurpose,
+  NonceRecord,
+  OperatorStanding,
+  PasskeyRecord,
+  Revocation,
+  SessionRecord,
+} from './operators';
 import type {
   ApprovalDecision,
   ApprovalRecord,
@@ -466,17 +477,29 @@ export class SqliteLedger implements Ledger {
     by: string,
     ts: number,
     credential: string | null = null,
+    voters: readonly string[] | null = null,
   ): Promise<ApprovalRecord> {
     return await this.write('cannot record the decision', () =>
-      this.decideInTx(id, (rec) => applyDecision(rec, decision, by, ts, credential)),
+      this.decideInTx(id, (rec) => applyDecision(rec, decision, by, ts, credential, this.electorateInTx(voters))),
     );
+  }
+
+  async recountApproval(id: string, voters: readonly string[] | null, ts: number): Promise<ApprovalRecord> {
+    return await this.write('cannot record the decision', () =>
+      this.decideInTx(id, (rec) => recountDecision(rec, this.electorateInTx(voters), ts)),
+    );
+  }
+
+  /** Inside a transaction: whose votes count, with the revocations as they stand in it. */
+  private electorateInTx(voters: readonly string[] | null): Electorate {
+    return electorate(voters, this.q.all(OP.listStandings).map(rowToStanding));
   }
 
   async leaveApproval(id: string, waiter: string, ts: number): Promise<ApprovalRecord> {
     return await this.write('cannot record the decision', () =>
       this.decideInTx(id, (rec) =>
         rec.waiter === null || rec.waiter === waiter
-          ? applyDecision(rec, 'abandoned', 'signer', ts, null)
+          ? applyDecision(rec, 'abandoned', 'signer', ts, null, electorate(null, []))
           : { record: rec, changed: false },
       ),
     );
@@ -548,6 +571,7 @@ export class SqliteLedger implements Ledger {
     return await this.write('cannot record the passkey', (): boolean => {
       if (!this.q.get(OP.useEnrollment, [tokenHash, now])) return false;
       this.q.run(OP.insertPasskey, passkeyRowValues(passkey));
+      this.q.run(OP.reinstate, [passkey.operator, now]);
       return true;
     });
   }
@@ -573,12 +597,42 @@ export class SqliteLedger implements Ledger {
     });
   }
 
-  async revokeOperator(operator: string): Promise<number> {
-    return await this.write('cannot revoke the operator', (): number => {
-      const removed = this.q.all(OP.deletePasskeysOf, [operator]).length;
+  async revokeOperator(operator: string, ts: number): Promise<Revocation> {
+    return await this.write('cannot revoke the operator', (): Revocation => {
+      const passkeys = this.q.all(OP.deletePasskeysOf, [operator]).length;
       this.q.run(OP.deleteOpenEnrollmentsOf, [operator]);
-      return removed;
+      const sessions = this.q.all(OP.endSessionsOf, [operator]).length;
+      this.q.run(OP.revoke, [operator, ts]);
+      return { passkeys, sessions };
     });
+  }
+
+  async operatorStandings(): Promise<OperatorStanding[]> {
+    return await this.run('cannot read revocations', () => this.q.all(OP.listStandings).map(rowToStanding));
+  }
+
+  async openSession(rec: SessionRecord, now: number): Promise<void> {
+    await this.write('cannot record the login', () => {
+      this.q.run(OP.purgeSessions, [now]);
+      this.q.run(OP.insertSession, sessionRowValues(rec));
+    });
+  }
+
+  async getSession(idHash: string, now: number): Promise<SessionRecord | null> {
+    return await this.run('cannot read sessions', () => {
+      const row = this.q.get(OP.getSession, [idHash, now]);
+      return row ? rowToSession(row) : null;
+    });
+  }
+
+  async endSession(idHash: string): Promise<void> {
+    await this.run('cannot end the session', () => {
+      this.q.run(OP.endSession, [idHash]);
+    });
+  }
+
+  async endSessionsOf(operator: string): Promise<number> {
+    return await this.write('cannot end sessions', () => this.q.all(OP.endSessionsOf, [operator]).length);
   }
 
   async putNonce(rec: NonceRecord, now: number): Promise<void> {

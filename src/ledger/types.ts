@@ -85,6 +85,9 @@ export type ApprovalDecision = Exclude<ApprovalStatus, 'pending'>;
 /** What an operator votes; the other decisions are the signer's (the deadline passed, the sign went away). */
 export type VoteDecision = 'approved' | 'rejected';
 
+/** Why a vote cast does not count (any more): its operator is not in the config now, or was revoked after it. */
+export type NotCounted = 'not_configured' | 'revoked';
+
 /** One operator's vote on an approval. */
 export interface ApprovalVote {
   operator: string;
@@ -92,6 +95,8 @@ export interface ApprovalVote {
   ts: number;
   /** The passkey credential the operator voted with (the console's), null for the host's CLI. */
   credential: string | null;
+  /** Set when the request was last judged and this vote did not count then (absent: it counted). */
+  not_counted?: NotCounted;
 }
 
 export interface ApprovalRequest {
@@ -303,10 +308,12 @@ export interface Ledger extends OperatorStore {
   /**
    * The one way to decide. `approved`/`rejected` is the vote of operator `by` (with the passkey `credential` it
    * used, null from the CLI): refused with a 'request_invalid' error when `by` is not one of the request's
-   * approvers; counted once per operator; the request becomes approved once `required` distinct approvers
-   * approved, rejected as soon as one rejects. `expired`/`abandoned` are the signer's. Only a pending, unexpired
-   * request changes (a vote after `expires_at` makes it expired); returns the record as it stands afterwards, votes
-   * included. One write transaction (a row lock where the store has them), so concurrent votes all count.
+   * approvers, not one of `voters` (the operators configured now; null or absent: none are) or revoked; counted
+   * once per operator; the request becomes approved once `required` distinct approvers whose votes count now
+   * approved (records.ts applyDecision), rejected as soon as one rejects. `expired`/`abandoned` are the signer's.
+   * Only a pending, unexpired request changes (a vote after `expires_at` makes it expired); returns the record as
+   * it stands afterwards, votes included. One write transaction (a row lock where the store has them), which also
+   * reads the revocations, so concurrent votes all count and none slips past a revocation.
    */
   decideApproval(
     id: string,
@@ -314,7 +321,14 @@ export interface Ledger extends OperatorStore {
     by: string,
     ts: number,
     credential?: string | null,
+    voters?: readonly string[] | null,
   ): Promise<ApprovalRecord>;
+  /**
+   * An approved request as its sign takes it: judged again with whose votes count now (`voters` as in
+   * decideApproval, and the revocations), in one write transaction; back to pending (or expired past its deadline)
+   * when they no longer reach its quorum (records.ts recountDecision). Returns the record as it stands afterwards.
+   */
+  recountApproval(id: string, voters: readonly string[] | null, ts: number): Promise<ApprovalRecord>;
   /**
    * The sign waiting on a pending request went away: the request is abandoned if `waiter` is still the sign
    * waiting on it; if a later sign of the same payload took it over, it is left as it is. Returns the record.

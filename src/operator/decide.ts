@@ -13,6 +13,8 @@ export interface OperatorDecision {
   ts: number;
   /** The passkey whose assertion carried the decision; null for a decision made without one. */
   credentialId: string | null;
+  /** The operators configured now, whose votes may count (ledger/records.ts votersOf). */
+  voters: readonly string[] | null;
 }
 
 export async function recordDecision(
@@ -20,7 +22,7 @@ export async function recordDecision(
   d: OperatorDecision,
   tell: (decided: ApprovalRecord) => Promise<void>,
 ): Promise<ApprovalRecord> {
-  const record = await ledger.decideApproval(d.approvalId, d.decision, d.operator, d.ts, d.credentialId);
+  const record = await ledger.decideApproval(d.approvalId, d.decision, d.operator, d.ts, d.credentialId, d.voters);
   if (record.status === d.decision) await tell(record);
   return record;
 }

@@ -3,7 +3,7 @@
  * wrote (summaries, messages, halt reasons, audit summaries) also through `untrusted`, and sits below the signer's
  * own figures in a box that says whose words they are.
  */
-import type { ApprovalRecord, AuditEntry, TokenFigure } from '../ledger/types';
+import type { ApprovalRecord, AuditEntry, NotCounted, TokenFigure } from '../ledger/types';
 import { uiAmount } from '../util/token-amounts';
 import type { Refusal } from '../signer/refusals';
 import type { KeyView } from '../signer/types';
@@ -108,10 +108,17 @@ function tokenRows(tokens: readonly TokenFigure[]): Html[] {
   );
 }
 
+const NOT_COUNTED: Record<NotCounted, string> = { revoked: 'revoked', not_configured: 'no longer an operator' };
+
 /** The quorum line: how many approvals it takes, of whom, and the votes so far (names from the config). */
 function quorumLine(a: ApprovalRecord): Html {
   const who = a.approvers === null ? 'any operator' : a.approvers.join(', ');
-  const votes = a.votes.map((v) => `${v.operator} ${v.decision}`).join(', ');
+  const votes = a.votes
+    .map(
+      (v) =>
+        `${v.operator} ${v.decision}${v.not_counted === undefined ? '' : ` (not counted: ${NOT_COUNTED[v.not_counted]})`}`,
+    )
+    .join(', ');
   return html`<tr>
     <th>approvals needed</th>
     <td>${a.required} of ${who}; votes so far: ${votes === '' ? 'none' : votes}</td>
@@ -122,7 +129,9 @@ function quorumLine(a: ApprovalRecord): Html {
 function actions(a: ApprovalRecord, operator: string): Html {
   if (a.approvers !== null && !a.approvers.includes(operator))
     return html`<p class="muted">You are not one of this key's approvers.</p>`;
-  const approved = a.votes.some((v) => v.operator === operator && v.decision === 'approved');
+  const approved = a.votes.some(
+    (v) => v.operator === operator && v.decision === 'approved' && v.not_counted === undefined,
+  );
   return html`<div class="actions">
     ${
       approved

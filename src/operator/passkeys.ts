@@ -23,7 +23,7 @@ import { challengeText, decisionChallenge, resumeChallenge, shownFigures, type D
 import { enrollmentTokenHash } from './enrollment';
 import type { SignedInOperator } from './locals';
 import type { ConsoleOrigin } from './origin';
-import { done, refused, type Outcome } from './outcome';
+import { done, refused, type Outcome, type Refusal } from './outcome';
 
 /** How long a ceremony's challenge is good for: enough to find and touch the authenticator. */
 export const CEREMONY_TTL_S = 120;
@@ -55,6 +55,16 @@ function credentialOf(p: PasskeyRecord) {
 
 // ------------------------------------------------------------------ enrollment
 
+/** The refusal of an enrollment for an operator the config no longer names, or null when it names them. */
+function notConfigured(deps: CeremonyDeps, operator: string): Refusal | null {
+  if (deps.operators().some((o) => o.name === operator)) return null;
+  return refused(
+    403,
+    `operator ${operator} is no longer in the config (operators): nothing was registered; add them back and ask for a new link (sa-forge-signer operator enroll NAME)`,
+    'operator_not_configured',
+  );
+}
+
 export async function registrationOptions(
   deps: CeremonyDeps,
   token: string,
@@ -63,8 +73,8 @@ export async function registrationOptions(
   const hash = enrollmentTokenHash(token);
   const link = await deps.ledger.getEnrollment(hash);
   if (!link || link.used_at !== null || link.expires_at < now) return refused(410, LINK_CLOSED);
-  if (!deps.operators().some((o) => o.name === link.operator))
-    return refused(403, `operator ${link.operator} is no longer in the config (operators)`);
+  const gone = notConfigured(deps, link.operator);
+  if (gone) return gone;
   const existing = await deps.ledger.listPasskeys(link.operator);
   const options = await generateRegistrationOptions({
     rpName: RP_NAME,
@@ -96,6 +106,10 @@ export async function registerPasskey(
   const hash = enrollmentTokenHash(token);
   const link = await deps.ledger.getEnrollment(hash);
   if (!link || link.used_at !== null || link.expires_at < now) return refused(410, LINK_CLOSED);
+  // Checked again here: a reload may have removed the operator since the options were fetched, and a passkey stored
+  // under a name no longer configured would open the console again the day the name is reused.
+  const gone = notConfigured(deps, link.operator);
+  if (gone) return gone;
   let verified;
   try {
     verified = await verifyRegistrationResponse({
@@ -299,7 +313,9 @@ export async function decideWithPasskey(
     throw e;
   }
   // Counted: the request is decided, or still pending with this vote among those its quorum waits for.
-  const counted = decided.votes.some((v) => v.operator === who.name && v.decision === input.decision);
+  const counted = decided.votes.some(
+    (v) => v.operator === who.name && v.decision === input.decision && v.not_counted === undefined,
+  );
   if (decided.status !== input.decision && !(decided.status === 'pending' && counted))
     return refused(409, `approval ${decided.id} is ${decided.status}; it can no longer be ${input.decision}`);
   return done(decided);

@@ -8,6 +8,7 @@ import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simp
 import type { DoubleCsrfUtilities } from 'csrf-csrf';
 import type { Logger } from 'pino';
 import type { OperatorConfig } from '../config/types';
+import { votersOf } from '../ledger/records';
 import type { ApprovalRecord, Ledger } from '../ledger/types';
 import type { Refusal } from '../signer/refusals';
 import { sendJson, sendError } from '../http/send';
@@ -33,6 +34,7 @@ import {
   type CeremonyDeps,
 } from './passkeys';
 import type { Outcome } from './outcome';
+import { sessionKey } from './session';
 
 /**
  * Halts as the engine makes them (its HaltBook: a halt the ledger cannot take yet still holds in this process, and
@@ -61,6 +63,7 @@ const json = (res: Response, status: number, value: unknown) => sendJson(res, st
 
 function answer<T>(res: Response, outcome: Outcome<T>): void {
   if (outcome.ok) json(res, 200, outcome.value);
+  else if (outcome.reason !== undefined) json(res, outcome.status, { error: outcome.error, reason: outcome.reason });
   else sendError(res, outcome.status, outcome.error);
 }
 
@@ -156,11 +159,25 @@ export function apiRoutes(deps: RouteDeps, guard: RequireOperatorDeps): Router {
     const result = await login(await deps.ceremonies(), response);
     const session = res.locals.session;
     if (result.ok && session) {
+      const ledger = await deps.ledger();
+      // A login made before in this browser ends: a copy of its cookie opens nothing any more.
+      if (session.sid !== undefined && session.operator !== undefined) await ledger.endSession(sessionKey(session.sid));
       // A new session id at login: nothing from before the login (a planted cookie, its CSRF tokens) carries over.
       session.sid = randomBytes(16).toString('base64url');
       session.operator = result.value.name;
       session.credential = result.value.credential;
       session.login_at = deps.nowMs();
+      // Live while the ledger holds it: logout and revocation end it in every replica (require-operator.ts).
+      await ledger.openSession(
+        {
+          id_hash: sessionKey(session.sid),
+          operator: result.value.name,
+          credential: result.value.credential,
+          created_at: Math.floor(session.login_at / 1000),
+          expires_at: Math.ceil((session.login_at + guard.ttlMs) / 1000),
+        },
+        Math.floor(session.login_at / 1000),
+      );
       await session.save();
       deps.logger.info({ operator: result.value.name, credential: result.value.credential }, 'operator logged in');
       json(res, 200, { operator: result.value.name, role: result.value.role });
@@ -168,8 +185,12 @@ export function apiRoutes(deps: RouteDeps, guard: RequireOperatorDeps): Router {
     }
     answer(res, result);
   });
-  router.post('/logout', (_req, res) => {
-    res.locals.session?.destroy();
+  router.post('/logout', async (_req, res) => {
+    const session = res.locals.session;
+    // Ended in the ledger first: the cookie's copies (another tab, a stolen one) open nothing afterwards either.
+    if (session?.sid !== undefined && session.operator !== undefined)
+      await (await deps.ledger()).endSession(sessionKey(session.sid));
+    session?.destroy();
     json(res, 200, { ok: true });
   });
 
@@ -196,7 +217,7 @@ export function apiRoutes(deps: RouteDeps, guard: RequireOperatorDeps): Router {
       await deps.ceremonies(),
       operator,
       { approvalId: String(req.params.id), decision, nonce, response },
-      (d) => recordDecision(ledger, d, deps.decided),
+      (d) => recordDecision(ledger, { ...d, voters: votersOf(deps.operators()) }, deps.decided),
     );
     if (result.ok)
       deps.logger.info(

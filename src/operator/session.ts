@@ -1,10 +1,11 @@
 /**
- * The console's session cookie (iron-session: the session is sealed into the cookie itself, so every replica reads it
- * with the shared secret and none keeps state). HttpOnly, SameSite=Strict, Secure (and __Host- prefixed) behind TLS.
- * Every visitor gets a session id, which the CSRF tokens are bound to; a passkey login adds the operator, and lasts
- * `session_ttl_ms` from the login, however active the operator is.
+ * The console's session cookie (iron-session: the session is sealed into the cookie, so every replica reads it with
+ * the shared secret). HttpOnly, SameSite=Strict, Secure (and __Host- prefixed) behind TLS. Every visitor gets a
+ * session id, which the CSRF tokens are bound to; a passkey login gives a new one, adds the operator, and lasts
+ * `session_ttl_ms` from the login, however active the operator is, while the ledger holds a record of that id: a
+ * sealed cookie cannot be taken back, so logging out and revoking delete the record instead.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import { getIronSession, type SessionOptions } from 'iron-session';
 import './locals';
@@ -44,13 +45,19 @@ export function consoleSession(s: SessionSettings): RequestHandler {
   };
 }
 
-/** Whether the session holds a login that has not run out at `nowMs`. */
+/** What the ledger keeps of a session's id (the hash: the ledger alone opens no session). */
+export function sessionKey(sid: string): string {
+  return createHash('sha256').update(sid, 'utf8').digest('hex');
+}
+
+/** Whether the cookie holds a login that has not run out at `nowMs` (whether it was ended is the ledger's to say). */
 export function loginOf(
   session: ConsoleSession,
   ttlMs: number,
   nowMs: number,
-): { operator: string; credential: string } | null {
-  if (session.operator === undefined || session.credential === undefined || session.login_at === undefined) return null;
-  if (nowMs >= session.login_at + ttlMs) return null;
-  return { operator: session.operator, credential: session.credential };
+): { operator: string; credential: string; sid: string } | null {
+  const { sid, operator, credential, login_at: at } = session;
+  if (sid === undefined || operator === undefined || credential === undefined || at === undefined) return null;
+  if (nowMs >= at + ttlMs) return null;
+  return { operator, credential, sid };
 }

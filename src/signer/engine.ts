@@ -13,6 +13,7 @@
  * checks, the report and the outcomes.
  */
 import type { KeyConfig } from '../config/types';
+import { votersOf } from '../ledger/records';
 import type { HaltRecord } from '../ledger/types';
 import { SignerError, errorMessage } from '../util/errors';
 import { nowSeconds } from '../util/time';
@@ -69,7 +70,8 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   const notifier = deps.notifier ?? createOutbox({ ledger, hooks: config.notify?.hooks ?? [], log });
   const halts = createHaltBook({ ledger, log, file: heldHaltsFile(config.state_dir), notify: notifier });
   const preflightDeps = { cluster: config.cluster, chain, ledger, halts };
-  const approvalDeps = { ledger, timings: config.timings, log, notify: notifier };
+  const voters = () => votersOf(policy().operators);
+  const approvalDeps = { ledger, timings: config.timings, log, notify: notifier, voters };
   const sendDeps = { chain, timings: config.timings };
   const messages = createMessageFlow({ access, keys, halts, ledger, approval: approvalDeps, log });
   const tripwireDeps = { halts, log, observer: deps.observer };

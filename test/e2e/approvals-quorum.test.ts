@@ -100,6 +100,36 @@ describe('sa-forge-signer approvals --as (a 2-of-3 key)', () => {
     expect(late.stderr.trim()).toBe(`approval ${id} is approved; it can no longer be rejected`);
   }, 120_000);
 
+  it("after `operator revoke bob`, bob's earlier approval no longer counts and his new vote is refused", async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const asked = await w.ledger.createApproval({
+      key: 'vault',
+      summary: 'refit',
+      payload_hash: 'ef'.repeat(32),
+      balance_change: -1_000_000,
+      fee: 5_000,
+      compute_units: 150,
+      requested_by: 'token:agent',
+      ts: now,
+      expires_at: now + 300,
+      required: 2,
+      approvers: ['alice', 'bob', 'carol'],
+    });
+    expect((await cli('approvals', 'approve', asked.id, '--as', 'bob')).code).toBe(0);
+    const revoked = await cli('operator', 'revoke', 'bob');
+    expect(revoked.code).toBe(0);
+    expect(revoked.stderr).toMatch(/^revoked bob: .*none of their votes counts any more/);
+    const again = await cli('approvals', 'approve', asked.id, '--as', 'bob');
+    expect(again.code).toBe(1);
+    expect(again.stderr.trim()).toBe(
+      'error: operator "bob" is revoked (sa-forge-signer operator revoke); a new passkey enrollment reinstates them: their vote would not count',
+    );
+    const carol = await cli('approvals', 'approve', asked.id, '--as', 'carol');
+    expect(carol.code).toBe(0);
+    expect(carol.stderr.trim()).toBe(`voted to approve ${asked.id} (key vault): 1 of 2: carol; it needs 2 approvals`);
+    expect(await w.ledger.getApproval(asked.id)).toMatchObject({ status: 'pending', decided_by: null });
+  });
+
   it('without operators configured, --as is refused: the host operator decides alone (cli.test.ts)', async () => {
     const plain = path.join(w.dir, 'plain.yaml');
     const doc = worldConfigDocument(w) as { keys: Record<string, Record<string, unknown>> };

@@ -6,8 +6,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { GENESIS_PREV, MAX_STORED_SUMMARY, exportJsonl, hashEntry, verifyJsonlFile } from '../../src/ledger/hash-chain';
-import type { EnrollmentRecord, PasskeyRecord } from '../../src/ledger/operators';
-import type { AuditEntry, Ledger } from '../../src/ledger/types';
+import type { EnrollmentRecord, PasskeyRecord, SessionRecord } from '../../src/ledger/operators';
+import type { ApprovalRecord, AuditEntry, Ledger } from '../../src/ledger/types';
 import { SignerError } from '../../src/util/errors';
 import { intentInput, signInput, matching } from './helpers';
 import { USAGE_HORIZON_S, usageOf } from '../../src/ledger/usage-book';
@@ -717,6 +717,120 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
             expect(final?.votes.map((v) => v.operator).sort()).toEqual(['alice', 'bob']);
           }
         });
+        describe('whose votes count: revoked and removed operators', () => {
+          const VOTERS = ['alice', 'bob', 'carol'];
+          const counted = (r: ApprovalRecord) => r.votes.map((v) => [v.operator, v.not_counted ?? 'counted']);
+
+          it("a revoked operator's approval does not count: bob approves, is revoked, carol approves, and it is still pending", async () => {
+            const rec = await s.ledger.createApproval(quorum());
+            await s.ledger.decideApproval(rec.id, 'approved', 'bob', 110, null, VOTERS);
+            await s.ledger.revokeOperator('bob', 115);
+            const after = await s.ledger.decideApproval(rec.id, 'approved', 'carol', 120, 'cred-c', VOTERS);
+            expect(after).toMatchObject({ status: 'pending', decided_by: null, decided_at: null });
+            expect(counted(after)).toEqual([
+              ['bob', 'revoked'],
+              ['carol', 'counted'],
+            ]);
+            // Another handle (a replica) reads the same record and refuses bob's vote too.
+            const other = await reopen();
+            expect(await other.getApproval(rec.id)).toEqual(after);
+            await expect(other.decideApproval(rec.id, 'approved', 'bob', 121, null, VOTERS)).rejects.toMatchObject({
+              code: 'request_invalid',
+              message: expect.stringMatching(/operator "bob" is revoked/) as unknown,
+            });
+            await expect(other.decideApproval(rec.id, 'rejected', 'bob', 121, null, VOTERS)).rejects.toMatchObject({
+              code: 'request_invalid',
+            });
+            const done = await s.ledger.decideApproval(rec.id, 'approved', 'alice', 130, null, VOTERS);
+            expect(done).toMatchObject({ status: 'approved', decided_by: 'carol, alice', decided_at: 130 });
+          });
+
+          it('a revocation in the same second as a vote voids it; an enrollment reinstates the operator for votes after the revocation only', async () => {
+            const rec = await s.ledger.createApproval(quorum({ required: 3 }));
+            await s.ledger.decideApproval(rec.id, 'approved', 'bob', 115, null, VOTERS);
+            await s.ledger.revokeOperator('bob', 115);
+            expect(await s.ledger.operatorStandings()).toEqual([
+              { operator: 'bob', revoked_at: 115, reinstated_at: null },
+            ]);
+            await s.ledger.createEnrollment({
+              token_hash: 'be'.repeat(32),
+              operator: 'bob',
+              created_at: 116,
+              expires_at: 400,
+            });
+            expect(
+              await s.ledger.completeEnrollment('be'.repeat(32), 117, {
+                credential_id: 'cred-bob-2',
+                operator: 'bob',
+                public_key: 'pQECAyYgASFYIA',
+                counter: 0,
+                transports: [],
+                created_at: 117,
+                last_used_at: null,
+              }),
+            ).toBe(true);
+            expect(await s.ledger.operatorStandings()).toEqual([
+              { operator: 'bob', revoked_at: 115, reinstated_at: 117 },
+            ]);
+            // Reinstated: bob votes again, and that vote counts; the one from before the revocation still does not.
+            const again = await s.ledger.decideApproval(rec.id, 'approved', 'bob', 118, null, VOTERS);
+            expect(counted(again)).toEqual([
+              ['bob', 'revoked'],
+              ['bob', 'counted'],
+            ]);
+            await s.ledger.decideApproval(rec.id, 'approved', 'alice', 119, null, VOTERS);
+            const done = await s.ledger.decideApproval(rec.id, 'approved', 'carol', 120, null, VOTERS);
+            expect(done).toMatchObject({ status: 'approved', decided_by: 'bob, alice, carol' });
+          });
+
+          it('an approver no longer configured: their vote stops counting, and a new one is refused', async () => {
+            const rec = await s.ledger.createApproval(quorum());
+            await s.ledger.decideApproval(rec.id, 'approved', 'bob', 110, null, VOTERS);
+            const withoutBob = ['alice', 'carol'];
+            await expect(
+              s.ledger.decideApproval(rec.id, 'approved', 'bob', 111, null, withoutBob),
+            ).rejects.toMatchObject({
+              code: 'request_invalid',
+              message: expect.stringMatching(/"bob" is no longer under operators/) as unknown,
+            });
+            const after = await s.ledger.decideApproval(rec.id, 'approved', 'carol', 120, null, withoutBob);
+            expect(after.status).toBe('pending');
+            expect(counted(after)).toEqual([
+              ['bob', 'not_configured'],
+              ['carol', 'counted'],
+            ]);
+            // Configured again (a later reload): bob's vote counts again, nobody revoked it.
+            expect(await s.ledger.decideApproval(rec.id, 'approved', 'alice', 130, null, VOTERS)).toMatchObject({
+              status: 'approved',
+              decided_by: 'bob, carol, alice',
+            });
+          });
+
+          it('an approved request judged again as its sign takes it: pending again when an approver was revoked since', async () => {
+            const rec = await s.ledger.createApproval(quorum());
+            await s.ledger.decideApproval(rec.id, 'approved', 'bob', 110, null, VOTERS);
+            const approved = await s.ledger.decideApproval(rec.id, 'approved', 'carol', 111, null, VOTERS);
+            expect(approved.status).toBe('approved');
+            // Nothing changed: it stays as it is.
+            expect(await s.ledger.recountApproval(rec.id, VOTERS, 112)).toEqual(approved);
+            await s.ledger.revokeOperator('bob', 113);
+            const reopened = await (await reopen()).recountApproval(rec.id, VOTERS, 114);
+            expect(reopened).toMatchObject({ status: 'pending', decided_by: null, decided_at: null });
+            expect(counted(reopened)).toEqual([
+              ['bob', 'revoked'],
+              ['carol', 'counted'],
+            ]);
+            expect(await s.ledger.getApproval(rec.id)).toEqual(reopened);
+            const done = await s.ledger.decideApproval(rec.id, 'approved', 'alice', 115, null, VOTERS);
+            expect(done).toMatchObject({ status: 'approved', decided_by: 'carol, alice' });
+            // Removed from the config: alice's approval no longer counts either; past the deadline it is expired.
+            expect(await s.ledger.recountApproval(rec.id, ['bob', 'carol'], 221)).toMatchObject({
+              status: 'expired',
+              decided_by: null,
+              decided_at: 221,
+            });
+          });
+        });
       });
 
       describe('a sign asking again for the same payload', () => {
@@ -868,11 +982,43 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         expect((await s.ledger.listPasskeys('bob')).map((p) => p.credential_id)).toEqual(['cred-b']);
         await s.ledger.touchPasskey('cred-a', 7, 300);
         expect(await (await reopen()).getPasskey('cred-a')).toMatchObject({ counter: 7, last_used_at: 300 });
-        expect(await s.ledger.revokeOperator('alice')).toBe(1);
+        expect(await s.ledger.revokeOperator('alice', 310)).toEqual({ passkeys: 1, sessions: 0 });
         expect(await s.ledger.getPasskey('cred-a')).toBeNull();
         expect(await s.ledger.getEnrollment('ff'.repeat(32))).toBeNull();
-        expect(await s.ledger.revokeOperator('alice')).toBe(0);
+        expect(await s.ledger.revokeOperator('alice', 320)).toEqual({ passkeys: 0, sessions: 0 });
+        expect(await s.ledger.operatorStandings()).toEqual([
+          { operator: 'alice', revoked_at: 320, reinstated_at: null },
+        ]);
         expect((await s.ledger.listPasskeys()).map((p) => p.credential_id)).toEqual(['cred-b']);
+      });
+
+      it('a console login lives until it is ended (logout), its operator revoked, or it expires, on every handle', async () => {
+        const session = (over: Partial<SessionRecord> = {}): SessionRecord => ({
+          id_hash: '01'.repeat(32),
+          operator: 'alice',
+          credential: 'cred-a',
+          created_at: 100,
+          expires_at: 1000,
+          ...over,
+        });
+        const other = await reopen();
+        await s.ledger.openSession(session(), 100);
+        await s.ledger.openSession(session({ id_hash: '02'.repeat(32) }), 100);
+        await s.ledger.openSession(session({ id_hash: '03'.repeat(32), operator: 'bob' }), 100);
+        await s.ledger.openSession(session({ id_hash: '04'.repeat(32), expires_at: 200 }), 100);
+        expect(await other.getSession('01'.repeat(32), 500)).toEqual(session());
+        expect(await other.getSession('04'.repeat(32), 201)).toBeNull();
+        // Logging out in one browser ends that login only.
+        await s.ledger.endSession('01'.repeat(32));
+        await s.ledger.endSession('01'.repeat(32));
+        expect(await other.getSession('01'.repeat(32), 500)).toBeNull();
+        expect(await other.getSession('02'.repeat(32), 500)).not.toBeNull();
+        // Revoking ends all of the operator's, and only theirs.
+        expect(await other.revokeOperator('alice', 510)).toEqual({ passkeys: 0, sessions: 2 });
+        expect(await s.ledger.getSession('02'.repeat(32), 500)).toBeNull();
+        expect(await s.ledger.getSession('03'.repeat(32), 500)).not.toBeNull();
+        expect(await s.ledger.endSessionsOf('bob')).toBe(1);
+        expect(await s.ledger.getSession('03'.repeat(32), 500)).toBeNull();
       });
 
       it('a nonce is taken once, only for its purpose, and not after it expired', async () => {

@@ -19,6 +19,7 @@ import {
   chromiumInstalled,
   enrollAndLogIn,
   makeConsoleWorld,
+  OPERATORS,
   open,
   operatorBrowser,
   type ConsoleWorld,
@@ -336,12 +337,93 @@ run('operator listener refusals', () => {
   it('revoking an operator ends their live session at the next request', async () => {
     const a = await pending();
     expect((await post(`/api/approvals/${a.id}/options`, { decision: 'approved' }, session)).status).toBe(200);
-    expect(await cw.world.ledger.revokeOperator('alice')).toBe(1);
+    expect(await cw.world.ledger.revokeOperator('alice', nowSeconds())).toEqual({ passkeys: 1, sessions: 1 });
     expect((await post(`/api/approvals/${a.id}/options`, { decision: 'approved' }, session)).status).toBe(401);
     // The open page's next look at the pending list is refused and it goes to the login page by itself; a reload of
     // ours meanwhile would race that navigation, so the test waits for it, then loads / again.
     await alice.page.waitForURL(`${origin}/login`);
     await alice.page.goto(`${origin}/`);
     await alice.page.waitForURL(`${origin}/login`);
+  });
+
+  /** What a saved copy of the session cookie opens now: the pending list (200) or nothing (401). */
+  const replay = async (saved: Session) =>
+    (await fetch(`${origin}/api/pending`, { headers: { Cookie: saved.cookie } })).status;
+
+  it('logging out ends the session: a saved copy of its cookie opens nothing afterwards, nor can it halt', async () => {
+    const saved = session;
+    expect(await replay(saved)).toBe(200);
+    const out = await post('/api/logout', {}, session);
+    expect(out.status).toBe(200);
+    expect(await replay(saved)).toBe(401);
+    const halt = await post('/api/keys/vault/halt', { reason: 'with a stolen cookie' }, saved);
+    expect(halt.status).toBe(401);
+    expect(await cw.world.ledger.getHalt('vault')).toBeNull();
+  });
+
+  it('logging out in one browser leaves the same operator logged in in another', async () => {
+    const other = await operatorBrowser(browser);
+    // alice's passkey lives in her first browser's authenticator: the second one enrolls a passkey of its own.
+    await enrollAndLogIn(other.page, await cw.enrollmentLink('alice'), origin);
+    const second = await sessionOf(other.context, other.page);
+    expect((await post('/api/logout', {}, session)).status).toBe(200);
+    expect(await replay(session)).toBe(401);
+    expect(await replay(second)).toBe(200);
+    await other.context.close();
+  });
+
+  it('a saved cookie opens nothing after `operator revoke`', async () => {
+    const saved = session;
+    await cw.world.ledger.revokeOperator('alice', nowSeconds());
+    expect(await replay(saved)).toBe(401);
+    // Enrolled again (reinstated), alice logs in anew; the old cookie still opens nothing.
+    const again = await operatorBrowser(browser);
+    await enrollAndLogIn(again.page, await cw.enrollmentLink('alice'), origin);
+    expect(await replay(await sessionOf(again.context, again.page))).toBe(200);
+    expect(await replay(saved)).toBe(401);
+    await again.context.close();
+  });
+
+  it('removing the operator by reload ends their session, and it stays ended when the name is configured again', async () => {
+    const saved = session;
+    cw.setOperators(OPERATORS.filter((o) => o.name !== 'alice'));
+    expect(await replay(saved)).toBe(401);
+    cw.setOperators(OPERATORS);
+    expect(await replay(saved)).toBe(401);
+  });
+
+  it('an enrollment cannot finish for an operator a reload removed after the options were fetched: nothing is stored', async () => {
+    const link = await cw.enrollmentLink('bob');
+    const token = new URL(link).hash.slice(1);
+    const bob = await operatorBrowser(browser);
+    await open(bob.page, link);
+    // The page's own calls, split where the reload comes: the options and the authenticator's answer first.
+    const registration = await bob.page.evaluate<unknown>(`(async () => {
+      const webauthn = await import('/assets/webauthn/index.js');
+      const csrf = document.querySelector('meta[name="csrf-token"]').getAttribute('content');
+      const res = await fetch('/api/enroll/options', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
+        body: JSON.stringify({ token: ${JSON.stringify(token)} }),
+      });
+      return webauthn.startRegistration({ optionsJSON: await res.json() });
+    })()`);
+    cw.setOperators(OPERATORS.filter((o) => o.name !== 'bob'));
+    const verified = await bob.page.evaluate<{ status: number; body: unknown }>(`(async () => {
+      const csrf = document.querySelector('meta[name="csrf-token"]').getAttribute('content');
+      const res = await fetch('/api/enroll/verify', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-CSRF-Token': csrf },
+        body: JSON.stringify({ token: ${JSON.stringify(token)}, response: ${JSON.stringify(registration)} }),
+      });
+      return { status: res.status, body: await res.json() };
+    })()`);
+    expect(verified.status).toBe(403);
+    expect(verified.body).toMatchObject({
+      reason: 'operator_not_configured',
+      error: expect.stringMatching(/operator bob is no longer in the config/) as unknown,
+    });
+    expect(await cw.world.ledger.listPasskeys('bob')).toEqual([]);
+    await bob.context.close();
   });
 });

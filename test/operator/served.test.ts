@@ -86,7 +86,11 @@ test('operator enroll prints a one-time link to the console; an operator not in 
       const listed = await run(BIN.signer, ['--config', configFile, 'operator', 'list']);
       expect(listed.stdout).toMatch(/^carol {2}approver {2}1 passkey\(s\)\n {4}\S+ {2}enrolled \S+ {2}last used \S+/);
       const revoked = await run(BIN.signer, ['--config', configFile, 'operator', 'revoke', 'carol']);
-      expect(revoked.stderr).toMatch(/removed 1 passkey\(s\) of carol/);
+      expect(revoked.stderr).toMatch(
+        /^revoked carol: removed 1 passkey\(s\), their unused enrollment links and 1 console session\(s\)/,
+      );
+      const after = await run(BIN.signer, ['--config', configFile, 'operator', 'list']);
+      expect(after.stdout).toMatch(/^carol {2}approver {2}0 passkey\(s\) {2}revoked \S+ \(its votes do not count/m);
       // The open page finds out by itself: its next look at the pending list is refused (401) and it goes to the
       // login page. A goto of ours meanwhile would race that navigation, so the test waits for it first.
       await carol.page.waitForURL(`${origin}/login`);
@@ -134,6 +138,39 @@ test('operator enroll prints a one-time link to the console; an operator not in 
     } finally {
       await browser.close();
       write(doc.operators);
+    }
+  },
+);
+
+(chromiumInstalled() ? test : test.skip)(
+  `a reload that removes an operator ends their logins: a saved cookie opens nothing, even once the name is back (needs ${CHROMIUM})`,
+  async () => {
+    const doc = YAML.parse(fs.readFileSync(configFile, 'utf8')) as { operators: { name: string; role: string }[] };
+    const write = (operators: { name: string; role: string }[]): void =>
+      fs.writeFileSync(configFile, YAML.stringify({ ...doc, operators }), { mode: 0o600 });
+    const withEve = [...doc.operators, { name: 'eve', role: 'approver' }];
+    const reload = async (operators: { name: string; role: string }[]) => {
+      write(operators);
+      expect((await run(BIN.signer, ['--config', configFile, 'reload'])).code).toBe(0);
+    };
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true });
+    try {
+      await reload(withEve);
+      const link = (await run(BIN.signer, ['--config', configFile, 'operator', 'enroll', 'eve'])).stdout.trim();
+      const eve = await operatorBrowser(browser);
+      await enrollAndLogIn(eve.page, link, origin);
+      const cookie = (await eve.context.cookies()).map((c) => `${c.name}=${c.value}`).join('; ');
+      // The browser is closed: no request of eve's reaches the console while she is not configured.
+      await eve.context.close();
+      const replay = async () => (await fetch(`${origin}/api/pending`, { headers: { Cookie: cookie } })).status;
+      expect(await replay()).toBe(200);
+      await reload(doc.operators);
+      await reload(withEve);
+      expect(await replay()).toBe(401);
+    } finally {
+      await browser.close();
+      write(doc.operators);
+      await run(BIN.signer, ['--config', configFile, 'reload']);
     }
   },
 );

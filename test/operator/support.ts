@@ -33,6 +33,8 @@ export interface ConsoleWorld {
   config: SignerConfig;
   /** A fresh one-time enrollment link for the operator. */
   enrollmentLink(operator: string): Promise<string>;
+  /** The operators from now on, as a reload that applied a config naming these would make them. */
+  setOperators(operators: OperatorConfig[]): void;
   close(): Promise<void>;
 }
 
@@ -60,13 +62,14 @@ export async function makeConsoleWorld(): Promise<ConsoleWorld> {
       },
     },
   };
+  let operators: readonly OperatorConfig[] = OPERATORS;
   const listener = await startOperatorListener({
     config,
     logger: pino({ level: 'silent' }),
     ledger: () => Promise.resolve(world.ledger),
     keys: () => world.engine.keyShow({ principal: world.operator }),
     policyNow: (approval) => world.engine.policyNow(approval),
-    operators: () => config.operators ?? [],
+    operators: () => operators,
     hooks: () => config.notify?.hooks ?? [],
     halts: {
       halt: (key, reason, name) => world.engine.halt({ key, reason, principal: { kind: 'operator', name } }),
@@ -77,6 +80,9 @@ export async function makeConsoleWorld(): Promise<ConsoleWorld> {
     world,
     console: listener,
     config,
+    setOperators(next) {
+      operators = next;
+    },
     async enrollmentLink(operator) {
       const { token } = await createEnrollment(world.ledger, operator, 600_000, nowSeconds());
       return enrollmentUrl(listener.origin, token);

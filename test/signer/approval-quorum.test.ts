@@ -6,7 +6,9 @@
  */
 import { approvalId, until } from '../support/async';
 import { balanceOf, makeWorld, type World } from '../support/world';
+import type { Timings } from '../../src/config/types';
 import type { SignProgress } from '../../src/signer/types';
+import { createDatabase, dbUrl, dropDatabase } from '../ledger/pg';
 
 const now = () => Math.floor(Date.now() / 1000);
 
@@ -212,5 +214,88 @@ describe('a quorum not reached in time', () => {
     } finally {
       await w.close();
     }
+  });
+});
+
+describe.each(['sqlite', 'postgres'] as const)("a revoked operator's approval (%s ledger)", (store) => {
+  const OPERATORS = ['alice', 'bob', 'carol'].map((name) => ({ name, role: 'approver' as const }));
+  const VOTERS = OPERATORS.map((o) => o.name);
+  let w: World;
+  let db: string | null = null;
+  /** A world with a 2-of-3 key on this ledger; each sign below ends at its deadline, which the test waits for. */
+  const world = async (timings: Partial<Timings>) => {
+    db = store === 'postgres' ? await createDatabase() : null;
+    w = await makeWorld({
+      keys: {
+        vault: { class: 'wallet', approval: 'confirm', approvals: { required: 2, approvers: VOTERS } },
+      },
+      operators: OPERATORS,
+      ...(db === null ? {} : { ledger: { store: 'postgres', url: dbUrl(db), pool_size: 4 } }),
+      timings,
+    });
+  };
+  afterEach(async () => {
+    await w.close();
+    if (db !== null) await dropDatabase(db);
+  });
+
+  it('does not count: bob approves, `operator revoke bob`, carol approves, and the sign is not sent', async () => {
+    await world({ approval_timeout_ms: 5_000 });
+    const events: SignProgress[] = [];
+    const signing = w.engine.sign({
+      payload: w.transfer('vault', 1_000_000),
+      principal: w.operator,
+      onProgress: (e) => events.push(e),
+    });
+    const id = await approvalId(events);
+    await w.ledger.decideApproval(id, 'approved', 'bob', now(), null, VOTERS);
+    await w.ledger.revokeOperator('bob', now());
+    const after = await w.ledger.decideApproval(id, 'approved', 'carol', now(), null, VOTERS);
+    expect(after).toMatchObject({ status: 'pending', decided_by: null });
+    expect(after.votes.map((v) => [v.operator, v.not_counted ?? null])).toEqual([
+      ['bob', 'revoked'],
+      ['carol', null],
+    ]);
+
+    const report = await signing;
+    expect(report).toMatchObject({ outcome: 'refused', failed_check: 'approval', signature: null });
+    expect(report.detail).toBe(
+      `approval: not approved: request ${id} got 1 of 2 approvals within 5 s, not enough`,
+    );
+    expect(await w.ledger.getApproval(id)).toMatchObject({ status: 'expired', decided_by: null });
+    expect(w.localnet.stats().sends).toBe(0);
+    expect(await balanceOf(w, w.keys.vault!.destination)).toBe(0);
+    expect((await w.ledger.tail(10)).filter((e) => e.command === 'sign-intent')).toHaveLength(0);
+  });
+
+  it('approved, then an approver revoked before the sign takes the approval: it is not sent', async () => {
+    // The sign reads the request once, then sleeps to its deadline (the poll is longer), and reads it there.
+    await world({ approval_timeout_ms: 3_000, approval_poll_ms: 60_000 });
+    const reads = jest.spyOn(w.ledger, 'getApproval');
+    const events: SignProgress[] = [];
+    const signing = w.engine.sign({
+      payload: w.transfer('vault', 1_000_000),
+      principal: w.operator,
+      onProgress: (e) => events.push(e),
+    });
+    const id = await approvalId(events);
+    await until(() => Promise.resolve(reads.mock.calls.length > 0), "the sign's first look at its request");
+    await w.ledger.decideApproval(id, 'approved', 'bob', now(), null, VOTERS);
+    expect((await w.ledger.decideApproval(id, 'approved', 'carol', now(), null, VOTERS)).status).toBe('approved');
+    await w.ledger.revokeOperator('bob', now());
+
+    const report = await signing;
+    expect(report).toMatchObject({ outcome: 'refused', failed_check: 'approval', signature: null });
+    expect(report.detail).toBe(
+      `approval: not approved: request ${id} got 1 of 2 approvals within 3 s, not enough`,
+    );
+    const final = await w.ledger.getApproval(id);
+    expect(final).toMatchObject({ status: 'expired', decided_by: null });
+    expect(final!.votes.map((v) => [v.operator, v.not_counted ?? null])).toEqual([
+      ['bob', 'revoked'],
+      ['carol', null],
+    ]);
+    expect(w.localnet.stats().sends).toBe(0);
+    expect((await w.ledger.tail(10)).filter((e) => e.command === 'sign-intent')).toHaveLength(0);
   });
 });

@@ -10,6 +10,8 @@ import { localCluster } from '../../src/config/clusters';
 import type {
   NotifyConfig,
   KeyConfig,
+  LedgerConfig,
+  OperatorConfig,
   KeyStoreKind,
   KeyStoresConfig,
   SecretRef,
@@ -93,6 +95,10 @@ export interface WorldOptions {
   store?: KeyStoreKind;
   /** Webhooks: the engine writes their events to the ledger's outbox (a test starts the deliverer itself). */
   notify?: NotifyConfig;
+  /** The ledger (a SQLite file in the world's state directory by default). */
+  ledger?: LedgerConfig;
+  /** Who votes on approvals (none by default: the host's single operator). */
+  operators?: OperatorConfig[];
 }
 
 /** Settings of the world's stores: a low scrypt factor keeps encrypted worlds quick (production uses 18). */
@@ -169,7 +175,7 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
     key_stores: keyStores,
     state_dir: path.join(dir, 'state'),
     keys: keyConfigs.sort((a, b) => a.name.localeCompare(b.name)),
-    ledger: { store: 'sqlite', path: path.join(dir, 'state', 'ledger.sqlite') },
+    ledger: opts.ledger ?? { store: 'sqlite', path: path.join(dir, 'state', 'ledger.sqlite') },
     timings: { ...FAST_TIMINGS, ...opts.timings },
     serve: {
       listen: { host: '127.0.0.1', port: 0 },
@@ -186,6 +192,7 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
     localnet: null,
     log_level: 'silent',
     ...(opts.notify === undefined ? {} : { notify: opts.notify }),
+    ...(opts.operators === undefined ? {} : { operators: opts.operators }),
   };
   const ledger = await openLedger(config.ledger);
   const reports: Report[] = [];

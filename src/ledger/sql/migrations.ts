@@ -108,6 +108,28 @@ function operatorConsole(integer: string): string {
   ].join(';\n');
 }
 
+/**
+ * The console's logins, so logging out and revoking end them in every replica at once (only the hash of a session's
+ * id: the cookie carries the id), and operators' revocations, so a revoked operator's votes stop counting.
+ */
+function operatorSessions(integer: string): string {
+  return [
+    `CREATE TABLE operator_sessions (
+       id_hash text PRIMARY KEY,
+       operator text NOT NULL,
+       credential text NOT NULL,
+       created_at ${integer} NOT NULL,
+       expires_at ${integer} NOT NULL
+     )`,
+    'CREATE INDEX operator_sessions_operator ON operator_sessions (operator)',
+    `CREATE TABLE operator_standing (
+       operator text PRIMARY KEY,
+       revoked_at ${integer},
+       reinstated_at ${integer}
+     )`,
+  ].join(';\n');
+}
+
 export const SQLITE_MIGRATIONS: readonly string[] = [
   `CREATE TABLE entries (
      seq INTEGER PRIMARY KEY,
@@ -167,6 +189,7 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   outboxTable('INTEGER'),
   operatorConsole('INTEGER'),
   UNREAD_ENTRY_INDEXES,
+  operatorSessions('INTEGER'),
 ];
 
 export const POSTGRES_MIGRATIONS: readonly string[] = [
@@ -214,6 +237,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   outboxTable('bigint'),
   operatorConsole('bigint'),
   UNREAD_ENTRY_INDEXES,
+  operatorSessions('bigint'),
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */

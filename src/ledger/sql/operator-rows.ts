@@ -1,5 +1,12 @@
 /** Rows of the operator console's tables to records and back (numbers through Number(), as in rows.ts). */
-import type { EnrollmentRecord, NoncePurpose, NonceRecord, PasskeyRecord } from '../operators';
+import type {
+  EnrollmentRecord,
+  NoncePurpose,
+  NonceRecord,
+  OperatorStanding,
+  PasskeyRecord,
+  SessionRecord,
+} from '../operators';
 import type { Row } from './rows';
 
 const text = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'number' ? String(v) : '');
@@ -62,4 +69,22 @@ export function rowToNonce(r: Row): NonceRecord {
 
 export function nonceRowValues(n: NonceRecord): unknown[] {
   return [n.nonce, n.purpose, n.subject, n.expires_at];
+}
+
+export function rowToStanding(r: Row): OperatorStanding {
+  return { operator: text(r.operator), revoked_at: numOrNull(r.revoked_at), reinstated_at: numOrNull(r.reinstated_at) };
+}
+
+export function rowToSession(r: Row): SessionRecord {
+  return {
+    id_hash: text(r.id_hash),
+    operator: text(r.operator),
+    credential: text(r.credential),
+    created_at: Number(r.created_at),
+    expires_at: Number(r.expires_at),
+  };
+}
+
+export function sessionRowValues(s: SessionRecord): unknown[] {
+  return [s.id_hash, s.operator, s.credential, s.created_at, s.expires_at];
 }

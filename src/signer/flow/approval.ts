@@ -16,6 +16,7 @@ import { randomUUID } from 'node:crypto';
 import type { KeyConfig, Timings } from '../../config/types';
 import type { ApprovalRecord, Ledger } from '../../ledger/types';
 import { approvedBy } from '../../ledger/records';
+import { approvalAtDeadline, approvalNow } from './approval-now';
 import { approvalDecided, approvalRequested } from '../../notify/events';
 import type { Notifier } from '../../notify/outbox';
 import { errorMessage } from '../../util/errors';
@@ -34,6 +35,8 @@ export interface ApprovalDeps {
   log: EngineLogger;
   /** Told when a request is made and when its final status is known (webhooks). */
   notify?: Notifier;
+  /** The operators configured now, whose votes may count (null: none are); absent: as null. */
+  voters?: () => readonly string[] | null;
 }
 
 export interface ApprovalInput {
@@ -86,7 +89,7 @@ function approvalsSoFar(record: ApprovalRecord): string {
  * from the host's CLI).
  */
 export function approvalNote(record: ApprovalRecord): string {
-  const approvals = record.votes.filter((v) => v.decision === 'approved');
+  const approvals = record.votes.filter((v) => v.decision === 'approved' && v.not_counted === undefined);
   const who = approvals.map((v) => (v.credential === null ? v.operator : `${v.operator} (credential ${v.credential})`));
   return `approval ${record.id} approved by ${who.length > 0 ? who.join(', ') : (record.decided_by ?? 'an operator')}`;
 }
@@ -161,6 +164,7 @@ async function requestAndWait(
 
   // A joined request keeps the deadline it was opened with.
   const deadline = joined ? record.expires_at * 1000 : Date.now() + timings.approval_timeout_ms;
+  const voters = () => deps.voters?.() ?? null;
   const notInTime = (last: ApprovalRecord) => {
     const counted = approvedBy(last.votes).length;
     const within = `within ${seconds(timings.approval_timeout_ms)} s`;
@@ -172,7 +176,7 @@ async function requestAndWait(
   };
   for (;;) {
     if (signal?.aborted) return abandon(deps, record.id, waiter, report);
-    const current = (await ledger.getApproval(record.id)) ?? record;
+    const current = (await approvalNow(ledger, record.id, voters())) ?? record;
     const mine = current.waiter === null || current.waiter === waiter;
     if (current.status === 'rejected') {
       // Who rejected is in the ledger and the audit log for the operators; the agent learns only that one did.
@@ -193,8 +197,7 @@ async function requestAndWait(
     if (current.status === 'approved') return { ok: true, approval: current };
     if (current.status === 'expired') return notInTime(current);
     if (Date.now() >= deadline) {
-      await ledger.decideApproval(record.id, 'expired', 'signer', nowSeconds()).catch(() => undefined);
-      const last = (await ledger.getApproval(record.id)) ?? current;
+      const last = (await approvalAtDeadline(ledger, record.id, voters())) ?? current;
       // Approved in the last instant, and still this sign's to send.
       if (last.status === 'approved' && (last.waiter === null || last.waiter === waiter))
         return { ok: true, approval: last };
