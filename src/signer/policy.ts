@@ -112,6 +112,7 @@ export function liveKeySet(current: () => Policy): KeySet {
     signerFor: (key) => current().keySet.signerFor(key),
     verify: () => current().keySet.verify(),
     health: () => current().keySet.health(),
+    status: (key) => current().keySet.status(key),
     close: () => current().keySet.close(),
   };
 }
