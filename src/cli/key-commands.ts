@@ -4,6 +4,7 @@ import path from 'node:path';
 import { loadConfig } from '../config/load';
 import { KEY_STORE_KINDS, type KeyConfig, type KeyStoreKind, type SignerConfig } from '../config/types';
 import { assertKeyName, keypairBytesFromJson } from '../keys/keyfile';
+import { createKeySet } from '../keys/key-set';
 import { createKeyStores, type KeyStores } from '../keys/stores';
 import { parseZinkAmount, transferPayload } from '../signer/transfer';
 import { decodeAddress } from '../util/base58';
@@ -122,19 +123,13 @@ async function keyList(args: ParsedArgs): Promise<number> {
 }
 
 async function keyShow(args: ParsedArgs, cfg: SignerConfig, key: KeyConfig): Promise<number> {
-  // The key opened as the service opens it (file mode, passphrase, token object and probe), and its store's health.
-  const { keyFile, storeHealth } = await withStores(cfg, async (stores) => {
-    const store = stores.storeOf(key);
-    const opened = await store.open(key).then(
-      () => 'ok',
-      (e: unknown) => {
-        const m = errorMessage(e);
-        const held = /(?:has|holds) pubkey (\S+)/.exec(m);
-        return held ? `MISMATCH: the store holds ${held[1] ?? '?'}` : `unavailable: ${m}`;
-      },
-    );
-    return { keyFile: opened, storeHealth: await store.health() };
-  });
+  // The key opened as the service opens it (file mode, passphrase, token object and probe), beside its store's
+  // health: the status key_show gives agents, with the reasons.
+  const keySet = createKeySet({ ...cfg, keys: [key] });
+  const status = await keySet.status(key).finally(() => keySet.close());
+  const held = /(?:has|holds) pubkey (\S+)/.exec(status.key);
+  const keyFile =
+    status.key === 'ok' ? 'ok' : held ? `MISMATCH: the store holds ${held[1] ?? '?'}` : `unavailable: ${status.key}`;
   const balance = await rpcFor(cfg)
     .getBalance(key.pubkey)
     .then(
@@ -160,7 +155,8 @@ async function keyShow(args: ParsedArgs, cfg: SignerConfig, key: KeyConfig): Pro
     key,
     keyFile,
     store: key.store ?? 'file',
-    storeHealth,
+    storeHealth: status.store,
+    storeState: status.state,
     balance,
     halt,
     policy: { config_hash: policyHash(cfg), service },

@@ -4,6 +4,7 @@
  * amounts an operator decides on are the signer's own figures, never the agent's words.
  */
 import type { KeyConfig, KeyStoreKind } from '../config/types';
+import type { StoreState } from '../keys/key-status';
 import type { ApprovalRecord, AuditEntry, HaltRecord, TokenFigure } from '../ledger/types';
 import { votesSoFar } from '../signer/flow/approval';
 import type { Refusal } from '../signer/refusals';
@@ -98,8 +99,9 @@ export interface KeyShowView {
   /** `ok`, or why the key's store cannot open it. */
   keyFile: string;
   store: KeyStoreKind;
-  /** `ok`, or why the store cannot sign now (a token that went away). */
+  /** `ok`, or what is wrong with the store for this key: it cannot sign now (a token gone), or cannot open the key. */
   storeHealth: string;
+  storeState: StoreState;
   balance: { lamports: number } | { error: string };
   /** The key's halt, or why the ledger could not say (a read-only filesystem, a database that is down). */
   halt: { record: HaltRecord | null } | { error: string };
@@ -146,6 +148,7 @@ export function keyShowJson(v: KeyShowView): Record<string, unknown> {
     profile: v.key.profile,
     store: v.store,
     store_health: v.storeHealth,
+    store_status: v.storeState,
     key_file: v.keyFile,
     balance_lamports: 'lamports' in v.balance ? v.balance.lamports : null,
     balance_error: 'error' in v.balance ? v.balance.error : null,

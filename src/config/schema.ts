@@ -74,7 +74,7 @@ export const topLevelSchema = {
         env: 'SIGNER_KEY_PASSPHRASE_FILE',
       },
       passphrase_env: {
-        doc: 'Name of an environment variable holding the passphrase of the encrypted keys (instead of passphrase_file).',
+        doc: 'Name of an environment variable holding the passphrase of the encrypted keys (instead of passphrase_file). The signer removes the variable from its environment once it has read it (at start), and keeps the passphrase in memory for later opens.',
         format: 'string-or-null',
         default: null as string | null,
         nullable: true,
@@ -110,7 +110,7 @@ export const topLevelSchema = {
         env: 'SIGNER_PKCS11_PIN_FILE',
       },
       pin_env: {
-        doc: "Name of an environment variable holding the token's user PIN (instead of pin_file).",
+        doc: "Name of an environment variable holding the token's user PIN (instead of pin_file). The signer removes the variable from its environment once it has read it (at start), and keeps the PIN in memory for reconnects.",
         format: 'string-or-null',
         default: null as string | null,
         nullable: true,

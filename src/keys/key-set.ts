@@ -7,6 +7,8 @@
 import type { KeyConfig, KeyStoreKind, SignerConfig } from '../config/types';
 import { errorMessage } from '../util/errors';
 import type { KeySigner } from './key-signer';
+import { keyStatus, type KeyStatus } from './key-status';
+import type { KeyStore } from './store';
 import { createKeyStores, type KeyStores } from './stores';
 
 export interface KeyProblem {
@@ -22,8 +24,13 @@ export interface KeySet {
   verify(): Promise<KeyProblem[]>;
   /** `verify`, plus each store in use that cannot sign now (a token gone), as a problem of each of its keys. */
   health(): Promise<KeyProblem[]>;
+  /** The key opened as a sign opens it, beside its store's health: what key_show and `key show` say of it. */
+  status(key: KeyConfig): Promise<KeyStatus>;
   close(): Promise<void>;
 }
+
+/** A pkcs11 store's health signs a probe in the token: asked at most once a second for `status`, however often. */
+const HEALTH_FRESH_MS = 1000;
 
 export function createKeySet(
   config: Pick<SignerConfig, 'key_dir' | 'key_stores' | 'keys'>,
@@ -51,6 +58,14 @@ export function createKeySet(
     );
     return results.filter((p) => p !== null);
   };
+  const healths = new Map<KeyStore, { at: number; health: Promise<string> }>();
+  const healthOf = (store: KeyStore): Promise<string> => {
+    const known = healths.get(store);
+    if (known && Date.now() - known.at < HEALTH_FRESH_MS) return known.health;
+    const health = store.health().catch((e: unknown) => errorMessage(e));
+    healths.set(store, { at: Date.now(), health });
+    return health;
+  };
   return {
     signerFor,
     verify,
@@ -64,6 +79,13 @@ export function createKeySet(
             problems.push({ key: key.name, store: store.kind, message: status });
       }
       return problems.sort((a, b) => a.key.localeCompare(b.key));
+    },
+    async status(key) {
+      const opened = await signerFor(key).then(
+        () => 'ok',
+        (e: unknown) => errorMessage(e),
+      );
+      return keyStatus(await healthOf(stores.storeOf(key)), opened);
     },
     close: () => stores.close(),
   };

@@ -1,12 +1,14 @@
 /**
  * Picks each key's store from config. Stores are made on first use, so a signer with only file keys never loads
- * the age or PKCS#11 code, and one token connection serves every pkcs11 key.
+ * the age or PKCS#11 code, and one token connection serves every pkcs11 key. Secrets named by variables are taken
+ * out of the environment at once (secret-source.ts).
  */
 import path from 'node:path';
 import type { KeyConfig, KeyStoreKind, KeyStoresConfig, SignerConfig } from '../config/types';
 import { createEncryptedStore } from './encrypted-store';
 import { createFileStore } from './file-store';
 import { createPkcs11Store } from './pkcs11-store';
+import { takeSecretFromEnv } from './secret-source';
 import type { KeyStore } from './store';
 
 export interface KeyStores {
@@ -32,6 +34,9 @@ export function createKeyStores(
   env: NodeJS.ProcessEnv = process.env,
 ): KeyStores {
   const settings = config.key_stores ?? defaultKeyStores(config.key_dir);
+  // A passphrase or PIN in a variable leaves the environment now, not when the first key that needs it opens.
+  takeSecretFromEnv(settings.encrypted.passphrase, env);
+  takeSecretFromEnv(settings.pkcs11.pin, env);
   const stores = new Map<KeyStoreKind, KeyStore>();
   const make: Record<KeyStoreKind, () => KeyStore> = {
     file: () => createFileStore(config.key_dir),

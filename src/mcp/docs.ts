@@ -55,7 +55,8 @@ see a key. Four tools: \`check\`, \`sign\`, \`key_show\`, \`halt\`.
 - \`key\` is optional. Without it the signer uses the configured key whose pubkey is the payload's fee payer
   (v1: \`transaction.fee_payer\`; v2: the transaction's first account). A v2 transaction someone else pays the
   fee for (an x402 facilitator) needs \`key\`, and \`mode: "sign_only"\`: the signer fills only the key's slot. Your token may use only the keys it lists; \`key_show\` without arguments lists them
-  with their balance, limits, what was spent or reserved in the last 24 h, and whether they are halted.
+  with their balance, limits, what was spent or reserved in the last 24 h, whether they are halted, and
+  \`store_status\`: anything but \`ok\` means every sign with that key fails until the operator fixes it; ask them.
 - A refusal names the check that failed in \`failed_check\`, with the reason in \`detail\`; \`reason\` names it for
   a program and \`figures\` carries its amounts and addresses. signer://docs/checks says what each check and reason
   means and how to fix the payload. Do not retry a refused payload unchanged.

@@ -346,7 +346,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
 
     keyShow: async ({ key, principal }) =>
       Promise.all(
-        access.select(principal, key).map((k) => keyView({ chain, ledger, halts, cluster: config.cluster }, k)),
+        access.select(principal, key).map((k) => keyView({ chain, ledger, halts, cluster: config.cluster, keys }, k)),
       ),
 
     async halt(input) {

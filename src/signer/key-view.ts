@@ -1,7 +1,9 @@
 /**
- * key_show's view of one key: its settings, balance, usage and halt, read fresh on every call. The halt is the one
- * this process enforces (see halts.ts), so what an agent sees is what its next sign meets.
+ * key_show's view of one key: its settings, balance, usage, halt and whether its store can sign with it, read fresh
+ * on every call. The halt is the one this process enforces (see halts.ts), and the store's status comes from the
+ * keys signs use, so what an agent sees is what its next sign meets.
  */
+import type { KeySet } from '../keys/key-set';
 import type { ChainClient } from '../rpc/types';
 import type { ClusterProfile, KeyConfig } from '../config/types';
 import type { Ledger } from '../ledger/types';
@@ -14,13 +16,14 @@ import type { HaltBook } from './halts';
 import type { KeyPolicyView, KeyView } from './types';
 
 export async function keyView(
-  deps: { chain: ChainClient; ledger: Ledger; halts: HaltBook; cluster: ClusterProfile },
+  deps: { chain: ChainClient; ledger: Ledger; halts: HaltBook; cluster: ClusterProfile; keys: KeySet },
   key: KeyConfig,
 ): Promise<KeyView> {
-  const [balance, usage, halt] = await Promise.all([
+  const [balance, usage, halt, status] = await Promise.all([
     deps.chain.getBalance(key.pubkey).catch(() => null),
     keyUsage(deps.ledger, key),
     deps.halts.current(key.name),
+    deps.keys.status(key),
   ]);
   return {
     name: key.name,
@@ -35,6 +38,7 @@ export async function keyView(
     spent_or_reserved_24h: usage.spent24h,
     halted: halt ? { reason: halt.reason, by: halt.by, ts: halt.ts } : null,
     sign_messages: key.sign_messages === true,
+    store_status: status.state,
     policy: policyView(deps.cluster, key, usage),
   };
 }

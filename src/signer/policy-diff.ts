@@ -1,8 +1,9 @@
 /**
  * What a reload would change, in two parts: the settings only a restart may change (compared on the config as
  * loaded, everything but the policy: `keys`, `serve.tokens`, `operators` and `notify.hooks`), and a short account of
- * the policy's change (keys added or removed, caps and other fields changed, per key and per mint; bearer tokens,
- * operators and webhooks added, removed or changed) for the reload's audit entry and answer.
+ * the policy's change (keys added or removed, caps and other fields changed, lists by the items added and removed,
+ * per key and per mint; bearer tokens, operators and webhooks added, removed or changed) for the reload's audit entry
+ * and answer.
  */
 import type { KeyConfig, NotifyHook, OperatorConfig, SignerConfig, TokenConfig, TokenPolicy } from '../config/types';
 import { canonicalJson } from './canonical-json';
@@ -39,6 +40,45 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 
 const scalar = (v: unknown): string => (v === undefined || v === null ? 'none' : json(v).replace(/^"|"$/g, ''));
 
+/**
+ * Items a list change names on each side; the rest are counted. A list of addresses can be long, and the change
+ * is one line of the reload's answer and of its audit entry.
+ */
+export const MAX_LISTED_ITEMS = 4;
+
+const absent = (v: unknown): v is null | undefined => v === undefined || v === null;
+const isScalarList = (v: unknown): v is unknown[] =>
+  Array.isArray(v) && v.every((x) => absent(x) || typeof x !== 'object');
+
+/** `A, B, C, D and 3 more`: at most MAX_LISTED_ITEMS named. */
+function someItems(items: readonly string[]): string {
+  const named = items.slice(0, MAX_LISTED_ITEMS).join(', ');
+  const more = items.length - MAX_LISTED_ITEMS;
+  return more > 0 ? `${named} and ${String(more)} more` : named;
+}
+
+/**
+ * A list field's change by its items: `added 2: A, B; removed 1: C`, `reordered` when only the order differs, and
+ * `none → A, B` (or back) when the field is set or unset, since an unset list may mean "any" rather than "none".
+ */
+function listFieldChange(x: unknown[] | null | undefined, y: unknown[] | null | undefined): string {
+  const items = (list: readonly unknown[]) => list.map(scalar);
+  if (absent(x) || absent(y)) {
+    const side = (v: unknown[] | null | undefined) =>
+      absent(v) ? 'none' : v.length === 0 ? 'empty' : someItems(items(v));
+    return `${side(x)} → ${side(y)}`;
+  }
+  const before = new Set(items(x));
+  const after = new Set(items(y));
+  const added = [...after].filter((i) => !before.has(i));
+  const removed = [...before].filter((i) => !after.has(i));
+  const parts = [
+    ...(added.length > 0 ? [`added ${String(added.length)}: ${someItems(added)}`] : []),
+    ...(removed.length > 0 ? [`removed ${String(removed.length)}: ${someItems(removed)}`] : []),
+  ];
+  return parts.length > 0 ? parts.join('; ') : 'reordered';
+}
+
 function fieldChanges(where: string, a: object, b: object, skip: readonly string[]): string[] {
   const out: string[] = [];
   const ra = a as Record<string, unknown>;
@@ -47,8 +87,11 @@ function fieldChanges(where: string, a: object, b: object, skip: readonly string
     if (skip.includes(f) || json(ra[f]) === json(rb[f])) continue;
     const x = ra[f];
     const y = rb[f];
-    const simple = (v: unknown) => v === undefined || v === null || typeof v !== 'object';
-    out.push(simple(x) && simple(y) ? `${where}.${f} ${scalar(x)} → ${scalar(y)}` : `${where}.${f} changed`);
+    const simple = (v: unknown) => absent(v) || typeof v !== 'object';
+    const list = (v: unknown): v is unknown[] | null | undefined => absent(v) || isScalarList(v);
+    if (simple(x) && simple(y)) out.push(`${where}.${f} ${scalar(x)} → ${scalar(y)}`);
+    else if (list(x) && list(y)) out.push(`${where}.${f} ${listFieldChange(x, y)}`);
+    else out.push(`${where}.${f} changed`);
   }
   return out;
 }
@@ -82,7 +125,10 @@ function listChanges<T extends object>(a: readonly T[], b: readonly T[], names: 
   return out;
 }
 
-/** One line per change: `+key`, `-key`, `keys.k.daily_lamport_cap 1000 → 500`, `keys.k.tokens +MINT`. */
+/**
+ * One line per change: `+key`, `-key`, `keys.k.daily_lamport_cap 1000 → 500`, `keys.k.transfer_to added 1: A`,
+ * `keys.k.tokens +MINT`.
+ */
 export function policyChanges(a: readonly KeyConfig[], b: readonly KeyConfig[]): string[] {
   return listChanges(a, b, {
     id: (k) => k.name,

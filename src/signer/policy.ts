@@ -113,6 +113,7 @@ export function liveKeySet(current: () => Policy): KeySet {
     signerFor: (key) => current().keySet.signerFor(key),
     verify: () => current().keySet.verify(),
     health: () => current().keySet.health(),
+    status: (key) => current().keySet.status(key),
     close: () => current().keySet.close(),
   };
 }

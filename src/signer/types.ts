@@ -3,6 +3,7 @@
  * Failures that are not a report (a payload that does not parse, an RPC failure before anything was sent,
  * an unknown key) reject with a SignerError carrying a code and a user-actionable message.
  */
+import type { StoreState } from '../keys/key-status';
 import type { ApprovalMode, KeyClass } from '../config/types';
 import type { KeyProblem } from '../keys/key-set';
 import type { ApprovalRecord } from '../ledger/types';
@@ -63,6 +64,11 @@ export interface KeyView {
   halted: { reason: string; by: string; ts: number } | null;
   /** Whether the key signs off-chain messages and sign-in texts (config `sign_messages`). */
   sign_messages: boolean;
+  /**
+   * Whether its store can sign with the key now (keys/key-status.ts): the state only, never why, which may name
+   * where the key lives; the operator's `key show` says why.
+   */
+  store_status: StoreState;
   /** What an agent needs to plan a sign (docs/policy.md): never where the key file lives. */
   policy: KeyPolicyView;
 }

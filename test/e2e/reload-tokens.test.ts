@@ -61,7 +61,7 @@ test('a rotated token, an added one, a removed one and other keys all take effec
   const rotated = await run(BIN.signer, ['--config', configFile, 'reload']);
   expect(rotated.code).toBe(0);
   expect(rotated.stdout).toMatch(
-    /applied: \+token ops; serve\.tokens\.agent\.keys changed; serve\.tokens\.agent rotated\n/,
+    /applied: \+token ops; serve\.tokens\.agent\.keys added 1: beta; serve\.tokens\.agent rotated\n/,
   );
   expect(rotated.stdout).not.toContain(tokenSha256(agentRotated));
   expect(await keysSeenWith(agentFirst)).toEqual({ status: 401, keys: [] });
@@ -76,7 +76,7 @@ test('a rotated token, an added one, a removed one and other keys all take effec
 
   const reloads = (await w.ledger.tail(20)).filter((e) => e.command === 'reload');
   expect(reloads.map((e) => e.summary)).toEqual([
-    '+token ops; serve.tokens.agent.keys changed; serve.tokens.agent rotated',
+    '+token ops; serve.tokens.agent.keys added 1: beta; serve.tokens.agent rotated',
     '-token ops',
   ]);
   expect(JSON.stringify(reloads)).not.toContain(tokenSha256(agentRotated));

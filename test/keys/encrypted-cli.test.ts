@@ -2,7 +2,8 @@
  * The encrypted store through the built CLI and service: `key new` and `key import` leave no trace of a seed under
  * the key or state directories (the test decrypts each key and searches every file for its seed and keypair in
  * hex, base58, base64 and as a JSON byte array), the age tool opens the files with the passphrase, and a wrong
- * passphrase stops the service's start with a message naming the key.
+ * passphrase makes `key show` say the store cannot open the key and stops the service's start with a message naming
+ * the key.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -75,7 +76,11 @@ describe('encrypted keys through the CLI and the service', () => {
     outside = fs.mkdtempSync(path.join(os.tmpdir(), 'import-from-'));
     config = path.join(w.dir, 'config.yaml');
     doc = worldConfigDocument(w, {
-      serve: { listen: '127.0.0.1:0', tokens: [{ name: 'agent', sha256: 'a'.repeat(64), keys: ['alpha'] }] },
+      serve: {
+        listen: '127.0.0.1:0',
+        metrics: null,
+        tokens: [{ name: 'agent', sha256: 'a'.repeat(64), keys: ['alpha'] }],
+      },
     });
     fs.writeFileSync(config, YAML.stringify(doc));
   });
@@ -118,6 +123,26 @@ describe('encrypted keys through the CLI and the service', () => {
     expect(list).toEqual([expect.objectContaining({ name: 'alpha', store: 'encrypted' })]);
     const show = await cli('key', 'show', 'alpha');
     expect(show.stdout).toMatch(/\nstore: encrypted \(ok\)\nkey: ok\n/);
+    expect(JSON.parse((await cli('key', 'show', 'alpha', '--json')).stdout)).toMatchObject({ store_status: 'ok' });
+  });
+
+  it('key show with a wrong passphrase says the store cannot open the key, not that it is ok', async () => {
+    const wrong = path.join(outside, 'wrong-passphrase-show');
+    fs.writeFileSync(wrong, 'not the passphrase\n', { mode: 0o600 });
+    const env = { SIGNER_KEY_PASSPHRASE_FILE: wrong };
+    const show = await run(BIN.signer, ['--config', config, 'key', 'show', 'alpha'], { env });
+    expect(show.code).toBe(0);
+    expect(show.stdout).toMatch(
+      /\nstore: encrypted \(cannot open this key\)\nkey: unavailable: the passphrase does not open the encrypted key file of "alpha" /,
+    );
+    const json = await run(BIN.signer, ['--config', config, 'key', 'show', 'alpha', '--json'], { env });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      store: 'encrypted',
+      store_status: 'key_unavailable',
+      store_health: 'cannot open this key',
+      key_file: expect.stringMatching(/^unavailable: the passphrase does not open/) as unknown,
+    });
+    expect(show.stdout + json.stdout).not.toContain('not the passphrase');
   });
 
   it('a wrong passphrase stops the start, naming the key and why', async () => {

@@ -3,7 +3,8 @@
  * (POST /mcp and GET /ready on the Express app, the real engine, chain and ledger). "Token removed" is its
  * directory moved out of SoftHSM2's token directory (test/support/softhsm.ts): the module then fails every call
  * on the key, as it would for an unplugged device. The next sign is an error result naming the token, nothing is
- * sent or audited, /ready says why, and once the directory is back the same key signs again without a restart.
+ * sent or audited, /ready says why, key_show says the store is unavailable, and once the directory is back the same
+ * key signs again without a restart.
  */
 import type { Express } from 'express';
 import request from 'supertest';
@@ -37,6 +38,14 @@ async function sign(lamports: number): Promise<{ isError: boolean; text: string;
   return { isError: result.isError, text: result.content[0]?.text ?? '', outcome: result.structuredContent?.outcome };
 }
 
+/** key_show's store_status for the key, as an agent sees it. */
+async function storeStatus(): Promise<unknown> {
+  const body = rpc('tools/call', { name: 'key_show', arguments: { key: 'alpha' } });
+  const r = await request(app).post('/mcp').set(headersFor(body)).send(body);
+  const result = (r.body as RpcReply).result as { structuredContent: { keys: { store_status: unknown }[] } };
+  return result.structuredContent.keys[0]?.store_status;
+}
+
 const ready = async () => {
   const r = await request(app).get('/ready').set('Authorization', `Bearer ${TOKEN}`);
   return { status: r.status, body: r.body as { status: string; detail?: Record<string, string> } };
@@ -58,12 +67,14 @@ it('token removed: the sign is an error result, nothing is sent, /ready says why
     expect(await balanceOf(w, destination)).toBe(1_000_000);
     const notReady = await firstAnswer(ready, (r) => r.status === 503);
     expect(notReady.body.detail?.keys).toMatch(/^alpha: .*PKCS#11 token "t-\w+" (failed|is not present)/);
+    expect(await storeStatus()).toBe('store_unavailable');
   } finally {
     w.token!.restore();
   }
 
   // Readiness probes reconnect (reconnect_ms is 50 in the world) and answer 200 once the token answers again.
   await firstAnswer(ready, (r) => r.status === 200);
+  await firstAnswer(storeStatus, (status) => status === 'ok');
   expect(await sign(2_000_000)).toMatchObject({ isError: false, outcome: 'confirmed' });
   expect(await balanceOf(w, destination)).toBe(3_000_000);
 });

@@ -259,9 +259,7 @@ describe.each(['sqlite', 'postgres'] as const)("a revoked operator's approval (%
 
     const report = await signing;
     expect(report).toMatchObject({ outcome: 'refused', failed_check: 'approval', signature: null });
-    expect(report.detail).toBe(
-      `approval: not approved: request ${id} got 1 of 2 approvals within 5 s, not enough`,
-    );
+    expect(report.detail).toBe(`approval: not approved: request ${id} got 1 of 2 approvals within 5 s, not enough`);
     expect(await w.ledger.getApproval(id)).toMatchObject({ status: 'expired', decided_by: null });
     expect(w.localnet.stats().sends).toBe(0);
     expect(await balanceOf(w, w.keys.vault!.destination)).toBe(0);
@@ -286,9 +284,7 @@ describe.each(['sqlite', 'postgres'] as const)("a revoked operator's approval (%
 
     const report = await signing;
     expect(report).toMatchObject({ outcome: 'refused', failed_check: 'approval', signature: null });
-    expect(report.detail).toBe(
-      `approval: not approved: request ${id} got 1 of 2 approvals within 3 s, not enough`,
-    );
+    expect(report.detail).toBe(`approval: not approved: request ${id} got 1 of 2 approvals within 3 s, not enough`);
     const final = await w.ledger.getApproval(id);
     expect(final).toMatchObject({ status: 'expired', decided_by: null });
     expect(final!.votes.map((v) => [v.operator, v.not_counted ?? null])).toEqual([

@@ -157,6 +157,21 @@ test('a sign being confirmed finishes under the old policy; an approval decided 
   doc = withKeys({ daily_lamport_cap: NEW_CAP }, ['alpha', 'beta']);
 }, 60_000);
 
+test('a reload that changes a list names the items added and removed in its audit entry, at most four a side', async () => {
+  const [before] = (doc.keys as Record<string, { transfer_to: string[] }>).alpha!.transfer_to;
+  const added = Array.from({ length: 6 }, () => randomAddress());
+  write(withAlpha({ transfer_to: added }));
+  const applied = await reload();
+  expect(applied.status).toBe('applied');
+  const change = `keys.alpha.transfer_to added 6: ${added.slice(0, 4).join(', ')} and 2 more; removed 1: ${before!}`;
+  expect(applied.changes).toEqual([change]);
+  const entry = (await world.ledger.tail(50)).find(
+    (e) => e.command === 'reload' && e.detail?.includes(`→ ${applied.new_hash!}`) === true,
+  );
+  expect(entry).toMatchObject({ key: '*', outcome: 'reloaded', summary: change });
+  doc = withAlpha({ transfer_to: added });
+}, 30_000);
+
 describe('an invalid reload changes nothing and says why', () => {
   const refusedWith = async (d: Record<string, unknown>, reason: RegExp): Promise<void> => {
     const before = holder.current();

@@ -1,4 +1,5 @@
 /** `key_show`: the keys a token may use, with their policy and what is left of it today. */
+import { STORE_STATES } from '../../keys/key-status';
 import { haltedByForAgents } from '../../signer/rules/halted';
 import { keyArg, nullable } from './shared';
 import type { Json, Tool } from './tool';
@@ -29,6 +30,12 @@ const KEY_VIEW_SCHEMA: Json = {
     sign_messages: {
       type: 'boolean',
       description: 'Whether sign accepts message payloads (off-chain messages, sign-in texts) for this key.',
+    },
+    store_status: {
+      type: 'string',
+      enum: [...STORE_STATES],
+      description:
+        "Whether the key's store can sign with it now: ok; key_unavailable (the store cannot open this key: a file, passphrase or token object an operator must fix); store_unavailable (the store cannot sign at all now, e.g. an HSM token gone). A sign is refused with an error until it is ok: ask an operator.",
     },
     policy: {
       type: 'object',
@@ -103,6 +110,7 @@ const KEY_VIEW_SCHEMA: Json = {
     'spent_or_reserved_24h',
     'halted',
     'sign_messages',
+    'store_status',
     'policy',
   ],
 };
@@ -112,7 +120,7 @@ export const keyShowTool: Tool = {
     name: 'key_show',
     title: 'Show keys',
     description:
-      'Show a key this token may use (or all of them, without `key`): pubkey, class, approval mode, balance, limits, what was signed in the last minute and spent or reserved in 24 h, and whether it is halted. Use it to plan: a sign above the remaining cap or rate, or on a halted key, is refused. The figures may be up to a second old; check and sign always use fresh ones. ' +
+      'Show a key this token may use (or all of them, without `key`): pubkey, class, approval mode, balance, limits, what was signed in the last minute and spent or reserved in 24 h, whether it is halted, and whether its store can sign with it now. Use it to plan: a sign above the remaining cap or rate, or on a halted key, is refused, and one on a key whose store_status is not ok fails. The figures may be up to a second old; check and sign always use fresh ones. ' +
       'A key this token may not use is an error result (isError): use one of the keys listed without `key`.',
     inputSchema: {
       type: 'object',
