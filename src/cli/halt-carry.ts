@@ -24,8 +24,8 @@ import { archiveLedger, archivedLedgerPath } from './ledger-archive';
 
 /**
  * Moves the SQLite ledger at `ledgerPath` to state/previous-runs/ and records its halts, and any held ones, in the
- * fresh ledger. Returns the archive's path, or null when there was no ledger. When the old ledger's halts or the
- * held-halts file cannot be read, nothing is moved and the start stops with a `ledger` error.
+ * fresh ledger. Returns the archive's path, or null when there was no ledger. When the old ledger's halts cannot be
+ * read, or cannot be kept in the state directory, nothing is moved and the start stops with a `ledger` error.
  */
 export async function archiveKeepingHalts(
   config: SignerConfig,
@@ -33,26 +33,41 @@ export async function archiveKeepingHalts(
   log: (line: string) => void,
   now: Date = new Date(),
 ): Promise<string | null> {
-  if (!fs.existsSync(ledgerPath)) return null;
-  const stateDir = config.state_dir;
-  const from = path.relative(stateDir, archivedLedgerPath(ledgerPath, stateDir, now));
-  const file = heldHaltsFile(stateDir);
-  const carried = (await haltsOf(ledgerPath)).map((h): HaltRecord => ({ ...h, carried_from: from }));
-  if (carried.length > 0) {
-    // The old ledger's record of a key wins over one held for it: a held halt of a halted key was never the one
-    // in force.
-    const keys = new Set(carried.map((h) => h.key));
-    const held = readHeld(file).filter((h) => !keys.has(h.key));
-    file.save([...held, ...carried]);
+  const file = heldHaltsFile(config.state_dir);
+  let archived: string | null = null;
+  let carried: HaltRecord[] = [];
+  if (fs.existsSync(ledgerPath)) {
+    const from = path.relative(config.state_dir, archivedLedgerPath(ledgerPath, config.state_dir, now));
+    carried = (await haltsOf(ledgerPath)).map((h): HaltRecord => ({ ...h, carried_from: from }));
+    if (carried.length > 0) keep(file, carried);
+    archived = archiveLedger(ledgerPath, config.state_dir, now);
+    if (archived !== null) log(`fresh embedded chain, so a fresh ledger: the previous run's ledger is now ${archived}`);
   }
-  const archived = archiveLedger(ledgerPath, stateDir, now);
-  if (archived !== null) log(`fresh embedded chain, so a fresh ledger: the previous run's ledger is now ${archived}`);
+  // Also when there was no ledger to move: a start cut short after the move left its halts in the file.
   await recordHeld(config, ledgerPath, file, log);
   if (carried.length > 0)
     log(
       `halts carried over to the fresh ledger: ${carried.map((h) => h.key).join(', ')} (halted until an operator runs sa-forge-signer resume KEY)`,
     );
   return archived;
+}
+
+/**
+ * Adds the halts to carry to the held-halts file. The old ledger's record of a key wins over one held for it: a
+ * held halt of a key the ledger had halted was never the one in force.
+ */
+function keep(file: HeldHaltsFile, carried: readonly HaltRecord[]): void {
+  const keys = new Set(carried.map((h) => h.key));
+  const held = readHeld(file).filter((h) => !keys.has(h.key));
+  try {
+    file.save([...held, ...carried]);
+  } catch (e) {
+    throw new SignerError(
+      'ledger',
+      `cannot start a fresh ledger: the previous run's halts cannot be kept in the state directory (${errorMessage(e)}); nothing was moved`,
+      { cause: e },
+    );
+  }
 }
 
 /** The halts in force in the ledger about to move. */

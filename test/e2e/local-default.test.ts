@@ -117,3 +117,34 @@ test("a restart records the previous ledger's halts and the held ones in the fre
     await second.close();
   }
 });
+
+test('a start cut short after the move left the halts in the state directory: the next start records them', async () => {
+  const env = { SIGNER_RPC_URL: `http://127.0.0.1:${String(await freePort())}` };
+  const first = await prepareLocalDefault(dir, env, () => {});
+  await first.close();
+  // What a start leaves when it stops right after moving the ledger: no ledger, the halt to carry in the file.
+  const stateDir = path.join(dir, 'state');
+  fs.mkdirSync(stateDir, { recursive: true });
+  const carried = {
+    key: 'demo',
+    reason: 'runaway agent',
+    by: 'operator',
+    ts: 5,
+    carried_from: 'previous-runs/2026-01-01T00-00-00-000Z/ledger.sqlite',
+  };
+  fs.writeFileSync(path.join(stateDir, HELD_HALTS_FILE), JSON.stringify([carried]));
+
+  const second = await prepareLocalDefault(dir, env, () => {});
+  try {
+    expect(second.archivedLedger).toBeNull();
+    const ledger = await openLedger(second.config.ledger);
+    expect(await ledger.getHalt('demo')).toEqual({ key: 'demo', reason: 'runaway agent', by: 'operator', ts: 5 });
+    expect((await ledger.tail(1))[0]!.detail).toBe(
+      'by operator; carried over from the archived ledger previous-runs/2026-01-01T00-00-00-000Z/ledger.sqlite',
+    );
+    await ledger.close();
+    expect(fs.existsSync(path.join(stateDir, HELD_HALTS_FILE))).toBe(false);
+  } finally {
+    await second.close();
+  }
+});
