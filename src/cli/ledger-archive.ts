@@ -10,14 +10,18 @@ export const KEPT_RUNS = 10;
 
 const SIDE_FILES = ['', '-wal', '-shm', '-journal'];
 
+/** Where archiveLedger moves the ledger when called with the same `now`. */
+export function archivedLedgerPath(ledgerPath: string, stateDir: string, now: Date): string {
+  const stamp = now.toISOString().replace(/[:.]/g, '-');
+  return path.join(stateDir, 'previous-runs', stamp, path.basename(ledgerPath));
+}
+
 /** Returns the archived ledger's path, or null when there was no ledger to move. */
 export function archiveLedger(ledgerPath: string, stateDir: string, now: Date = new Date()): string | null {
   if (!fs.existsSync(ledgerPath)) return null;
   const runs = path.join(stateDir, 'previous-runs');
-  const stamp = now.toISOString().replace(/[:.]/g, '-');
-  const dir = path.join(runs, stamp);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const target = path.join(dir, path.basename(ledgerPath));
+  const target = archivedLedgerPath(ledgerPath, stateDir, now);
+  fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
   for (const suffix of SIDE_FILES) {
     if (fs.existsSync(ledgerPath + suffix)) fs.renameSync(ledgerPath + suffix, target + suffix);
   }

@@ -5,8 +5,8 @@
  *
  * The embedded chain lives in memory and starts from genesis on every start, so a ledger kept from an earlier run
  * would describe a chain that no longer exists (spend charged against the daily cap, signatures nobody can look
- * up). Each start therefore begins a fresh ledger and moves the previous one to state/previous-runs/, see
- * docs/running.md "The embedded default". A policy change needs no restart: `sa-forge-signer reload` applies it
+ * up). Each start therefore begins a fresh ledger and moves the previous one to state/previous-runs/; its halts
+ * are carried into the fresh one (halt-carry.ts), see docs/running.md "The embedded default". A policy change needs no restart: `sa-forge-signer reload` applies it
  * to the running service, whose chain keeps every account made meanwhile (docs/decisions.md, "Reload").
  */
 import fs from 'node:fs';
@@ -23,7 +23,7 @@ import { randomBytes } from 'node:crypto';
 import { transferPayload } from '../signer/transfer';
 import { errorMessage } from '../util/errors';
 import { listenErrorMessage } from './listen-error';
-import { archiveLedger } from './ledger-archive';
+import { archiveKeepingHalts } from './halt-carry';
 
 export const DEMO_KEY = 'demo';
 const DEMO_FUNDING = 100_000_000_000; // 100 tokens of 9 decimals: plenty for a day of experiments
@@ -83,14 +83,12 @@ export async function startLocalChain(config: SignerConfig): Promise<{ close(): 
 }
 
 /**
- * The fresh chain gets a fresh ledger: the previous run's moves to state/previous-runs/. Called only by the process
- * that holds the state directory (cli/service-lock.ts) once every listener is open, so a start that fails, or a
- * second service on the same directory, never moves a ledger.
+ * The fresh chain gets a fresh ledger: the previous run's moves to state/previous-runs/, and its halts hold on in
+ * the fresh one. Called only by the process that holds the state directory (cli/service-lock.ts) once every
+ * listener is open, so a start that fails, or a second service on the same directory, never moves a ledger.
  */
-export function freshLedger(config: SignerConfig, log: (line: string) => void): string | null {
-  const archived = config.ledger.store === 'sqlite' ? archiveLedger(config.ledger.path, config.state_dir) : null;
-  if (archived !== null) log(`fresh embedded chain, so a fresh ledger: the previous run's ledger is now ${archived}`);
-  return archived;
+export async function freshLedger(config: SignerConfig, log: (line: string) => void): Promise<string | null> {
+  return config.ledger.store === 'sqlite' ? archiveKeepingHalts(config, config.ledger.path, log) : null;
 }
 
 /**
@@ -104,8 +102,13 @@ export async function prepareLocalDefault(
 ): Promise<LocalDefault> {
   const files = loadLocalDefault(varDir, env);
   const localnet = await startLocalChain(files.config);
-  const archivedLedger = freshLedger(files.config, log);
-  return { ...files, archivedLedger, close: () => localnet.close() };
+  try {
+    const archivedLedger = await freshLedger(files.config, log);
+    return { ...files, archivedLedger, close: () => localnet.close() };
+  } catch (e) {
+    await localnet.close();
+    throw e;
+  }
 }
 
 function writeFirstConfig(varDir: string, configFile: string): void {

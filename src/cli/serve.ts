@@ -210,7 +210,19 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     }
   }
   // Every listener is open and the state directory is ours: only now may the embedded default start a fresh ledger.
-  if (localMod) localMod.freshLedger(config, err);
+  if (localMod) {
+    try {
+      await localMod.freshLedger(config, err);
+    } catch (e) {
+      // Nothing was moved (or the halts are held in the state directory): the next start tries again.
+      server.close();
+      metricsServer?.close();
+      operatorServer?.close();
+      await localChain?.close();
+      lock.release();
+      throw e;
+    }
+  }
   // The engine opens in the background, after the listener: tool calls wait for it, /ready says "starting".
   startOpening(
     (async () => {

@@ -14,8 +14,12 @@ import type {
   NotCounted,
 } from './types';
 
-/** The 'halt' audit entry: the reason as summary, who pulled the brake as detail. */
+/**
+ * The 'halt' audit entry: the reason as summary, who pulled the brake as detail, and for a halt carried over from
+ * an archived ledger, which one (the entry keeps the halt's own time, as the record does).
+ */
 export function haltEntry(rec: HaltRecord): AuditEntryInput {
+  const carried = rec.carried_from === undefined ? '' : `; carried over from the archived ledger ${rec.carried_from}`;
   return {
     ts: rec.ts,
     key: rec.key,
@@ -25,7 +29,7 @@ export function haltEntry(rec: HaltRecord): AuditEntryInput {
     summary: rec.reason,
     intent: null,
     outcome: 'halted',
-    detail: `by ${rec.by}`,
+    detail: `by ${rec.by}${carried}`,
     signature: null,
     slot: null,
     balance_change: null,

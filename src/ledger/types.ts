@@ -73,6 +73,12 @@ export interface HaltRecord {
   reason: string;
   by: string; // who pulled the brake: "token:<name>" or "operator"
   ts: number;
+  /**
+   * The archived ledger this halt was recorded in before a fresh ledger took it over (the embedded default,
+   * cli/halt-carry.ts), as a path under the state directory. Named in the halt's audit entry; the halts table does
+   * not keep it, so a halt read back from a ledger has none.
+   */
+  carried_from?: string;
 }
 
 /**

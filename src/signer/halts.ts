@@ -28,6 +28,8 @@ export interface HaltBook {
   halt(record: HaltRecord): Promise<HaltWrite>;
   /** Lifts the key's halt, held or recorded; false when it was not halted. Throws when the ledger cannot record it. */
   resume(key: string, by: string): Promise<boolean>;
+  /** Offers every held halt to the ledger once; resolves when each is recorded or still refused. */
+  settle(): Promise<void>;
   /** Stops the retry timer (held halts are not written any more). */
   close(): void;
 }
@@ -68,8 +70,10 @@ export function createHaltBook(deps: {
           held.delete(record.key);
           persist();
         }
-        // Only the halt this write recorded: halting a halted key keeps (and already told of) the first.
-        if (stored.ts === record.ts && stored.by === record.by) await notify.emit(keyHalted(stored));
+        // Only the halt this write recorded: halting a halted key keeps (and already told of) the first, and a halt
+        // carried over from an archived ledger was told of when it was pulled.
+        if (stored.ts === record.ts && stored.by === record.by && record.carried_from === undefined)
+          await notify.emit(keyHalted(stored));
         return { recorded: true, stored };
       },
       (e: unknown): HaltWrite => ({ recorded: false, error: errorMessage(e) }),
@@ -154,6 +158,10 @@ export function createHaltBook(deps: {
       const lifted = await ledger.resume(key, by, ts);
       if (lifted) await notify.emit(keyResumed(key, by, ts));
       return lifted;
+    },
+
+    async settle() {
+      await Promise.all([...held.keys()].map(writeHeld));
     },
 
     close: stopTimer,

@@ -49,6 +49,7 @@ function isHaltRecord(v: unknown): v is HaltRecord {
     typeof v['key'] === 'string' &&
     typeof v['reason'] === 'string' &&
     typeof v['by'] === 'string' &&
-    typeof v['ts'] === 'number'
+    typeof v['ts'] === 'number' &&
+    (v['carried_from'] === undefined || typeof v['carried_from'] === 'string')
   );
 }

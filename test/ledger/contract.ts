@@ -519,6 +519,24 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         expect(await ledger.verify()).toEqual({ ok: true, entries: 2 });
       });
 
+      it('a halt carried over from an archived ledger is recorded as it was, its entry naming the archive', async () => {
+        const { ledger } = s;
+        const was = { key: 'game', reason: 'agent looping', by: 'token:bot', ts: 10 };
+        await ledger.halt({ ...was, carried_from: 'previous-runs/2026-01-01T00-00-00-000Z/ledger.sqlite' });
+        expect(await ledger.getHalt('game')).toEqual(was);
+        expect((await ledger.tail(1))[0]).toMatchObject({
+          command: 'halt',
+          key: 'game',
+          summary: 'agent looping',
+          outcome: 'halted',
+          detail:
+            'by token:bot; carried over from the archived ledger previous-runs/2026-01-01T00-00-00-000Z/ledger.sqlite',
+          ts: 10,
+        });
+        expect(await ledger.resume('game', 'operator', 20)).toBe(true);
+        expect(await ledger.verify()).toEqual({ ok: true, entries: 2 });
+      });
+
       it('a halt made through one handle is seen by another', async () => {
         const other = await reopen();
         await s.ledger.halt({ key: 'a', reason: 'r', by: 'operator', ts: 1 });
