@@ -13,19 +13,19 @@ import { entriesUpToHead, formatHead, parseHead } from '../ledger/head';
 import { normaliseApprovalId } from '../ledger/ids';
 import { votersOf } from '../ledger/records';
 import type { VerifyResult } from '../ledger/types';
-import { createEngine } from '../signer';
 import { approvalClosedMessage, votesSoFar } from '../signer/flow/approval';
 import { approvalPolicyNow } from '../signer/flow/policy-now';
 import { keyUsage } from '../signer/flow/preflight';
 import { EXIT_CODES, EXIT_ERROR } from '../signer/report';
 import type { SignProgress } from '../signer/types';
+import { principalLabel } from '../signer/types';
 import { SignerError, errorMessage } from '../util/errors';
 import { nowSeconds } from '../util/time';
 import { showUntrusted } from '../util/untrusted';
 import { VERSION } from '../util/version';
 import { flag, option, parseArgs, requireOption, requirePositional, type ParsedArgs } from './args';
 import { ALL_OPTIONS, resolveCommand } from './commands';
-import { config, err, keyOf, out, outJson, rpcFor, withEngine, withLedger } from './context';
+import { config, err, keyOf, out, outJson, withEngine, withLedger } from './context';
 import { keyCommand } from './key-commands';
 import { localnetMint } from './localnet-mint';
 import { operatorCommand } from './operator-commands';
@@ -35,6 +35,8 @@ import { reloadCommand } from './reload-command';
 import { renderApproval, renderAuditEntry } from './render';
 import { notifyList } from './notify-commands';
 import { createHaltBook } from '../signer/halts';
+import { haltKeys } from '../signer/halt-keys';
+import { heldHaltsFile } from '../signer/held-halts-file';
 import { approvalDecided } from '../notify/events';
 import { createOutbox } from '../notify/outbox';
 
@@ -264,10 +266,22 @@ async function haltCommand(args: ParsedArgs): Promise<number> {
   const cfg = config(args);
   if (!all && key !== undefined) keyOf(cfg, key);
   return withLedger(cfg, async (ledger) => {
-    const engine = createEngine({ config: cfg, ledger, chain: rpcFor(cfg) });
-    const result = await engine.halt({ key: all ? null : (key ?? null), reason, principal: { kind: 'operator' } });
-    outJson(result);
-    return result.not_recorded.length > 0 ? EXIT_ERROR : 0;
+    // Through the halt book as the service halts (audited, the hooks told), with no engine: a sign of the running
+    // service left without its final entry is that service's to follow, not this command's.
+    const halts = createHaltBook({
+      ledger,
+      log: cliLog,
+      file: heldHaltsFile(cfg.state_dir),
+      notify: createOutbox({ ledger, hooks: cfg.notify?.hooks ?? [], log: cliLog }),
+    });
+    try {
+      const keys = all ? cfg.keys : [keyOf(cfg, key ?? '')];
+      const result = await haltKeys(halts, keys, reason, principalLabel({ kind: 'operator' }));
+      outJson(result);
+      return result.not_recorded.length > 0 ? EXIT_ERROR : 0;
+    } finally {
+      halts.close();
+    }
   });
 }
 

@@ -14,9 +14,7 @@
  */
 import type { KeyConfig } from '../config/types';
 import { votersOf } from '../ledger/records';
-import type { HaltRecord } from '../ledger/types';
 import { SignerError, errorMessage } from '../util/errors';
-import { nowSeconds } from '../util/time';
 import { silentLogger, type EngineDeps } from './engine-deps';
 import { approvalNeeded, approvalNote, awaitApproval } from './flow/approval';
 import type { SignRecord } from './flow/audit';
@@ -34,6 +32,7 @@ import { v1Source, type PreparedTransaction, type TransactionSource } from './so
 import { v2Source } from './sources/v2-source';
 import { createSignedWatcher, sentIntentDetail, signOnlyIntentDetail } from './flow/watch-signed';
 import { createHaltBook } from './halts';
+import { haltKeys } from './halt-keys';
 import { signRefusedByCap } from '../notify/events';
 import { createOutbox } from '../notify/outbox';
 import { refusalThrottle } from '../notify/throttle';
@@ -45,7 +44,7 @@ import { parseRequestPayload } from './message/request';
 import type { Payload } from './payload';
 import { refusal } from './refusals';
 import { emptyReport, type Report } from './report';
-import type { CheckInput, HaltResult, SignerEngine, SignInput, SignMode, SignProgress } from './types';
+import type { CheckInput, SignerEngine, SignInput, SignMode, SignProgress } from './types';
 import { principalLabel } from './types';
 
 export type { EngineDeps, EngineLogger } from './engine-deps';
@@ -58,7 +57,6 @@ interface Begun {
   report: Report;
 }
 
-const MAX_HALT_REASON = 1000;
 
 export function createEngine(deps: EngineDeps): SignerEngine {
   const { config, chain, ledger } = deps;
@@ -349,27 +347,8 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         access.select(principal, key).map((k) => keyView({ chain, ledger, halts, cluster: config.cluster, keys }, k)),
       ),
 
-    async halt(input) {
-      const reason = input.reason.trim();
-      if (reason.length === 0) throw new SignerError('request_invalid', 'a halt needs a reason');
-      if (reason.length > MAX_HALT_REASON)
-        throw new SignerError('request_invalid', `a halt reason is at most ${MAX_HALT_REASON} characters`);
-      const keys = access.select(input.principal, input.key);
-      const by = principalLabel(input.principal);
-      const result: HaltResult = { halted: [], not_recorded: [] };
-      for (const key of keys) {
-        const record: HaltRecord = { key: key.name, reason, by, ts: nowSeconds() };
-        const written = await halts.halt(record);
-        if (!written.recorded) {
-          result.not_recorded.push({ key: key.name, error: written.error });
-          continue;
-        }
-        const { stored } = written;
-        const already = stored.ts !== record.ts || stored.reason !== record.reason || stored.by !== record.by;
-        result.halted.push({ ...stored, already_halted: already });
-      }
-      return result;
-    },
+    halt: (input) =>
+      haltKeys(halts, access.select(input.principal, input.key), input.reason, principalLabel(input.principal)),
 
     resume: (keyName, by = 'operator') => halts.resume(access.byName(keyName).name, by),
 

@@ -3,7 +3,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { approvalId } from '../support/async';
+import { approvalId, until } from '../support/async';
 import { assertBuilt, BIN, run, writeYaml } from '../support/cli';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
 import type { SignProgress } from '../../src/signer/types';
@@ -118,6 +118,28 @@ describe('sa-forge-signer (operator CLI)', () => {
     const again = await cli('approvals', 'reject', id!);
     expect(again.code).toBe(1);
     expect(again.stderr).toMatch(/is approved; it can no longer be rejected/);
+  });
+
+  it('halts a key while one of its transactions is still being confirmed, and exits', async () => {
+    // The world's engine has a sent transaction with no final entry yet: the command must record the halt and
+    // end, leaving that transaction to the engine that sent it.
+    w.localnet.faults.stallConfirmations(true);
+    const events: SignProgress[] = [];
+    const inFlight = w.engine.sign({
+      payload: w.transfer('alpha', 1_000_000),
+      principal: w.operator,
+      onProgress: (p) => events.push(p),
+    });
+    try {
+      await until(() => events.some((e) => e.stage === 'sent'), 'the transaction to be sent');
+      const halted = await cli('halt', 'alpha', '--reason', 'stop while one is in flight');
+      expect(halted.code).toBe(0);
+      expect(parsed(halted.stdout)).toMatchObject({ halted: [{ key: 'alpha', by: 'operator' }], not_recorded: [] });
+    } finally {
+      w.localnet.faults.stallConfirmations(false);
+    }
+    expect((await inFlight).outcome).toBe('confirmed');
+    expect((await cli('resume', 'alpha')).stderr).toMatch(/resumed alpha/);
   });
 
   it('halts and resumes a key', async () => {
