@@ -168,6 +168,7 @@ export const BENCH_SERVE: SignerConfig['serve'] = {
   allowed_hosts: [],
   tokens: [],
   max_in_flight: 32,
+  max_in_flight_per_token: 16,
   rate_limit_per_minute: 1,
   body_limit_bytes: 1,
   ...DEFAULT_SOCKET_LIMITS,

@@ -164,6 +164,7 @@ type TopLevel = {
     tokens: unknown[];
     tokens_file: string | null;
     max_in_flight: number;
+    max_in_flight_per_token: number;
     rate_limit_per_minute: number;
     body_limit_bytes: number;
     body_timeout_ms: number;
@@ -658,6 +659,7 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
       allowed_hosts: top.serve.allowed_hosts.map((h) => h.toLowerCase()),
       tokens,
       max_in_flight: top.serve.max_in_flight,
+      max_in_flight_per_token: top.serve.max_in_flight_per_token,
       rate_limit_per_minute: top.serve.rate_limit_per_minute,
       body_limit_bytes: top.serve.body_limit_bytes,
       body_timeout_ms: top.serve.body_timeout_ms,

@@ -317,6 +317,12 @@ export const topLevelSchema = {
       default: 32,
       env: 'SIGNER_MAX_IN_FLIGHT',
     },
+    max_in_flight_per_token: {
+      doc: "One token's share of max_in_flight: more of its requests at once are answered 503 with Retry-After while other tokens are served. As many of its signs may wait for an operator's approval besides, holding no place. `halt` and the lists never need a place.",
+      format: 'positive-int',
+      default: 16,
+      env: 'SIGNER_MAX_IN_FLIGHT_PER_TOKEN',
+    },
     rate_limit_per_minute: {
       doc: 'HTTP requests per minute per token; more are answered 429 with Retry-After.',
       format: 'positive-int',

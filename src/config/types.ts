@@ -180,6 +180,7 @@ export interface ServeConfig {
   allowed_hosts: string[];
   tokens: TokenConfig[];
   max_in_flight: number; // 503 beyond
+  max_in_flight_per_token: number; // one token's share of max_in_flight (503 beyond); as many waiting for a person
   rate_limit_per_minute: number; // per token, 429 beyond
   body_limit_bytes: number; // 1 MiB
   body_timeout_ms: number; // a body must arrive this soon after its headers (408)

@@ -7,8 +7,8 @@
  *   → probes: GET /health, GET /ready (no token)
  *   → bearer auth (401, before the body is read)
  *   → rate limit per token (express-rate-limit, 429)
- *   → /mcp Router: POST reads the body in time (408) as JSON ≤ limit (413/415), then the in-flight cap (503) and
- *     the JSON-RPC service; GET/DELETE 405
+ *   → /mcp Router: POST reads the body in time (408) as JSON ≤ limit (413/415), then the in-flight cap (503:
+ *     places overall and per token; halt and the lists need none) and the JSON-RPC service; GET/DELETE 405
  *   → 404 → the one error handler.
  *
  * The in-flight cap counts requests whose body has arrived, so it sits behind the body parser, inside the Router:
@@ -82,7 +82,7 @@ export function createApp(deps: AppDeps): Express {
       state,
       bodyLimitBytes: serve.body_limit_bytes,
       bodyTimeoutMs: serve.body_timeout_ms,
-      maxInFlight: serve.max_in_flight,
+      inFlight: { total: serve.max_in_flight, perToken: serve.max_in_flight_per_token },
     }),
   );
   app.use((_req, res) => sendError(res, 404, 'not found'));

@@ -4,6 +4,7 @@
  */
 import type { TokenConfig } from '../config/types';
 import type { ToolSummary } from '../mcp/service';
+import type { SignProgress } from '../signer/types';
 
 export interface McpOutcome {
   /** The JSON-RPC method when the body named one. */
@@ -17,5 +18,7 @@ declare module 'express-serve-static-core' {
   interface Locals {
     token?: TokenConfig;
     mcp?: McpOutcome;
+    /** The in-flight cap's ear on a sign's progress: a sign waiting for a person gives its place back. */
+    signProgress?: (p: SignProgress) => void;
   }
 }

@@ -1,13 +1,14 @@
 /**
  * The `/mcp` endpoint as an Express Router. POST: the body must arrive in time (408), is parsed as JSON (413/415),
- * takes a place under the in-flight cap (503) only once it has arrived, then goes to the JSON-RPC service. GET and
+ * takes a place under the in-flight cap (503) only once it has arrived, then goes to the JSON-RPC service, which
+ * tells the cap when a sign starts waiting for a person. GET and
  * DELETE are 405: a server of MCP 2026-07-28 opens no event stream and keeps no session.
  */
 import { Router, type Request, type Response } from 'express';
 import type { McpService } from '../mcp/service';
 import { parseErrorReply } from '../mcp/envelope';
 import { bodyDeadline } from './middleware/body-deadline';
-import { inFlightCap } from './middleware/in-flight-cap';
+import { inFlightCap, type InFlightLimits } from './middleware/in-flight-cap';
 import { jsonBody } from './middleware/json-body';
 import { sendError, sendJson } from './send';
 import type { ServiceState } from './service-state';
@@ -17,7 +18,7 @@ export interface McpRouterOptions {
   state: ServiceState;
   bodyLimitBytes: number;
   bodyTimeoutMs: number;
-  maxInFlight: number;
+  inFlight: InFlightLimits;
 }
 
 /** An abort signal for the tool: a client that disconnects before its answer cancels the request. */
@@ -45,6 +46,7 @@ export function mcpRouter(opts: McpRouterOptions): Router {
       rawHeaders: req.rawHeaders,
       principal: { kind: 'token', name: token.name, keys: token.keys },
       signal: cancelledWhenGone(res),
+      onProgress: res.locals.signProgress,
     });
     res.locals.mcp = { method: reply.method, read: reply.read === true, tool: reply.tool ?? null };
     if (res.destroyed) return;
@@ -58,7 +60,7 @@ export function mcpRouter(opts: McpRouterOptions): Router {
     '/',
     bodyDeadline(opts.bodyTimeoutMs),
     ...jsonBody(opts.bodyLimitBytes),
-    inFlightCap(opts.maxInFlight, opts.state),
+    inFlightCap(opts.inFlight, opts.state),
     answer,
   );
   router.all('/', (_req, res) => sendError(res, 405, 'use POST', { Allow: 'POST' }));

@@ -5,7 +5,7 @@
  * and encoded to UTF-8 once at construction: they never change while the process runs, and a reply only wraps the
  * bytes in the request's envelope.
  */
-import type { SignerEngine, Principal } from '../signer/types';
+import type { SignerEngine, Principal, SignProgress } from '../signer/types';
 import { isSignerError, errorMessage } from '../util/errors';
 import { isRecord } from '../util/is-record';
 import { errorReply, readMessage, resultReply, resultReplyBytes, type RequestId } from './envelope';
@@ -41,6 +41,8 @@ export interface McpRequest {
   principal: Principal;
   /** Made on demand (only tools need one): aborted when the client goes away. */
   signal?: () => AbortSignal;
+  /** Told of a sign's progress (the HTTP layer frees a sign waiting for a person of its in-flight place). */
+  onProgress?: (p: SignProgress) => void;
 }
 
 /** What a tool call did, for the access log: never an argument an agent wrote beyond the key's name. */
@@ -326,7 +328,14 @@ export class McpService {
     });
     try {
       const engine = await this.opts.engine();
-      const r = await TOOLS[name].run({ engine, args, key, principal: req.principal, signal: req.signal });
+      const r = await TOOLS[name].run({
+        engine,
+        args,
+        key,
+        principal: req.principal,
+        signal: req.signal,
+        onProgress: req.onProgress,
+      });
       this.opts.observer?.toolResult?.(name, r.outcome, r.failedCheck, performance.now() - started);
       return this.toolReply(
         id,

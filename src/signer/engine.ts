@@ -57,7 +57,6 @@ interface Begun {
   report: Report;
 }
 
-
 export function createEngine(deps: EngineDeps): SignerEngine {
   const { config, chain, ledger } = deps;
   const log = deps.logger ?? silentLogger;

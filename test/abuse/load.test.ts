@@ -142,7 +142,8 @@ describe('the service under load', () => {
     const issued = issueTokens(SUITE, [{ name: 'load', keys: ['alpha'] }]);
     token = issued.tokens[0]!.token;
     const configFile = path.join(w.dir, 'serve.yaml');
-    // The in-flight cap is sized above the 64 connections: this measures the service, not its busy answer.
+    // The in-flight cap and the token's share are sized above the 64 connections: this measures the service, not
+    // its busy answer.
     writeYaml(
       configFile,
       worldConfigDocument(w, {
@@ -152,6 +153,7 @@ describe('the service under load', () => {
           metrics: '127.0.0.1:0',
           tokens: issued.config,
           max_in_flight: 256,
+          max_in_flight_per_token: 256,
           rate_limit_per_minute: 10_000_000,
         },
       }),

@@ -66,6 +66,10 @@ console.log(
 console.log(
   `load: ${show(load.requests)} requests (${show(load.rps)}/s, p99 ${show(load.p99_ms)} ms), codes ${show(load.status_codes)}, RSS ${show(load.rss_start_mb)}→${show(load.rss_end_mb)} MB, fds ${show(load.fd_before)}→${show(load.fd_after)}, /health ${show(load.health_max_ms)} ms max under ${show(load.idle_connections)} idle connections`,
 );
+const inFlight = figures['in-flight'] || {};
+console.log(
+  `in flight: ${show(inFlight.waiting_signs)} signs of one token waiting for an operator; another token's halt, tools/list, check and the token's own halt answered ${show(inFlight.others_served)}/${show(inFlight.others_tried)} (max ${show(inFlight.others_max_ms)} ms); the waiting token's next check ${show(inFlight.own_next_work_status)}`,
+);
 const loop = figures['event-loop'] || {};
 const nesting = figures['event-loop-nesting'] || {};
 console.log(

@@ -4,11 +4,16 @@
  * requests announcing a body they never send. While they are all open, a halt and a tools/list from a legitimate
  * client are answered at once (none of the slow ones holds an in-flight place), and every slow connection is
  * closed by the service within its body or headers timeout (none is kept indefinitely).
+ *
+ * And requests that are slow on purpose: 32 signs of one token waiting for an operator's approval. Another token's
+ * halt, tools/list and check, and the waiting token's own halt, are answered at once; the waiting token's next
+ * check is refused 503, since the waits beyond its waiting places fill its own share, never another token's.
  */
 import net from 'node:net';
+import { until } from '../support/async';
 import { keyDirSecrets } from '../support/secrets';
 import { makeWorld, type World } from '../support/world';
-import { mcpRequest, toolCall } from './support/mcp-client';
+import { mcpRequest, toolCall, type McpRequestSpec } from './support/mcp-client';
 import { recordFigures, recordSecrets } from './support/record';
 import { issueTokens, serveInProcess, type InProcessService } from './support/service';
 
@@ -112,4 +117,106 @@ describe('slow bodies and silent connections', () => {
       await w.engine.resume('alpha');
     }
   }, 60_000);
+});
+
+describe('signs of one token waiting for an operator', () => {
+  const IN_FLIGHT = 'in-flight';
+  const WAITS = 32;
+  let w: World;
+  let svc: InProcessService;
+  let waiter: string;
+  let bystander: string;
+
+  beforeAll(async () => {
+    w = await makeWorld({
+      keys: { vault: { approval: 'confirm' }, beta: {}, alpha: {} },
+      timings: { approval_timeout_ms: 120_000 }, // the signs wait for the whole case
+    });
+    recordSecrets(
+      IN_FLIGHT,
+      keyDirSecrets(w.config.key_dir).map((s, i) => ({ label: `key file ${i}`, value: s })),
+    );
+    const issued = issueTokens(IN_FLIGHT, [
+      { name: 'waiter', keys: ['vault', 'beta'] },
+      { name: 'bystander', keys: ['alpha'] },
+    ]);
+    [waiter, bystander] = issued.tokens.map((t) => t.token) as [string, string];
+    // The default cap: 32 places, 16 a token.
+    svc = await serveInProcess({ suite: IN_FLIGHT, config: w.config, engine: w.engine, tokens: issued.config });
+  });
+
+  afterAll(async () => {
+    await svc.close();
+    await w.close();
+  });
+
+  async function answer(spec: McpRequestSpec, signal?: AbortSignal) {
+    const started = performance.now();
+    const r = await fetch(`${svc.url}/mcp`, {
+      method: 'POST',
+      headers: spec.headers,
+      body: JSON.stringify(spec.body),
+      signal,
+    });
+    return { status: r.status, text: await r.text(), ms: performance.now() - started };
+  }
+
+  const pending = async () => (await w.ledger.listApprovals({ status: 'pending' })).length;
+
+  it(`${WAITS} waiting signs of one token keep no other token's halt, tools/list or check waiting`, async () => {
+    const callers: AbortController[] = [];
+    const signs: Promise<unknown>[] = [];
+    try {
+      for (let i = 0; i < WAITS; i++) {
+        const caller = new AbortController();
+        callers.push(caller);
+        // A payload of its own each (its amount), so each asks for an approval of its own.
+        const sign = toolCall('sign', { key: 'vault', payload: w.transfer('vault', 1_000_000 + i) }, waiter);
+        let early: unknown = null;
+        signs.push(
+          answer(sign, caller.signal).then(
+            (a) => (early = a),
+            (e: unknown) => e,
+          ),
+        );
+        await until(
+          async () => {
+            if (early !== null)
+              throw new Error(`sign ${i + 1} was answered instead of waiting: ${JSON.stringify(early)}`);
+            return (await pending()) === i + 1;
+          },
+          `sign ${i + 1} to wait for approval`,
+        );
+      }
+      const served = [
+        await answer(toolCall('halt', { key: 'alpha', reason: 'in-flight abuse case' }, bystander)),
+        await answer(mcpRequest('tools/list', {}, bystander)),
+        await answer(toolCall('check', { key: 'alpha', payload: w.transfer('alpha', 1000) }, bystander)),
+        await answer(toolCall('halt', { key: 'beta', reason: 'in-flight abuse case' }, waiter)),
+      ];
+      const own = await answer(toolCall('check', { key: 'beta', payload: w.transfer('beta', 1000) }, waiter));
+      const servedMax = Math.round(Math.max(...served.map((a) => a.ms)));
+      recordFigures(IN_FLIGHT, {
+        waiting_signs: WAITS,
+        others_served: served.filter((a) => a.status === 200).length,
+        others_tried: served.length,
+        others_max_ms: servedMax,
+        own_next_work_status: String(own.status),
+      });
+      expect(served.map((a) => a.status)).toEqual([200, 200, 200, 200]);
+      expect(servedMax).toBeLessThan(1000);
+      expect(own.status).toBe(503);
+      expect(JSON.parse(own.text)).toEqual({
+        error:
+          'busy: this token has 16 requests being answered (serve.max_in_flight_per_token); retry when one is answered',
+      });
+    } finally {
+      // The callers go away: each approval is abandoned and its sign ends.
+      for (const c of callers) c.abort();
+      await Promise.all(signs);
+      await until(() => w.engine.inFlight() === 0, 'the abandoned signs to end');
+      await w.engine.resume('alpha');
+      await w.engine.resume('beta');
+    }
+  }, 120_000);
 });

@@ -65,7 +65,7 @@ function gatedEngine(): { engine: SignerEngine; inside: Promise<void>; release: 
   return { engine: { keyShow } as unknown as SignerEngine, inside, release };
 }
 
-test('requests beyond serve.max_in_flight are 503 with Retry-After', async () => {
+test('work beyond serve.max_in_flight is 503 with Retry-After; tools/list is answered all the same', async () => {
   const { engine, inside, release } = gatedEngine();
   const app = makeApp({ config: serveConfig({ max_in_flight: 1 }), engine });
   const server = http.createServer(app).listen(0, '127.0.0.1');
@@ -78,12 +78,15 @@ test('requests beyond serve.max_in_flight are 503 with Retry-After', async () =>
       .send(slowBody)
       .then((r) => r);
     await inside;
-    const busy = await request(server).post('/mcp').set(headersFor(list)).send(list);
-    expect(busy.status).toBe(503);
+    const more = rpc('tools/call', { name: 'key_show', arguments: {} });
+    const busy = await request(server).post('/mcp').set(headersFor(more)).send(more);
+    expect([busy.status, busy.body]).toEqual([503, { error: 'busy; retry shortly' }]);
     expect(busy.headers['retry-after']).toBe('1');
+    expect((await request(server).post('/mcp').set(headersFor(list)).send(list)).status).toBe(200);
     release();
     expect((await slow).status).toBe(200);
-    expect((await request(server).post('/mcp').set(headersFor(list)).send(list)).status).toBe(200);
+    const again = rpc('tools/call', { name: 'key_show', arguments: {} });
+    expect((await request(server).post('/mcp').set(headersFor(again)).send(again)).status).toBe(200);
   } finally {
     server.close();
   }

@@ -124,6 +124,7 @@ export class ReplicaCluster {
           tokens: [{ name: 'agent', sha256: tokenSha256(token), keys: Object.keys(opts.keys) }],
           // Room for every concurrent request of the tests: the limits under test are the ledger's, not HTTP's.
           max_in_flight: 512,
+          max_in_flight_per_token: 512,
           rate_limit_per_minute: 1_000_000,
           drain_ms: 1_000,
           metrics: null,

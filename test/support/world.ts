@@ -182,6 +182,7 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
       allowed_hosts: ['127.0.0.1', 'localhost'],
       tokens: [],
       max_in_flight: 32,
+      max_in_flight_per_token: 16,
       rate_limit_per_minute: 600,
       body_limit_bytes: 1_048_576,
       ...DEFAULT_SOCKET_LIMITS,

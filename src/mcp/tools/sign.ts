@@ -40,7 +40,7 @@ export const signTool: Tool = {
     annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
   }),
 
-  async run({ engine, args, key, principal, signal }) {
+  async run({ engine, args, key, principal, signal, onProgress }) {
     const report = await engine.sign({
       payload: args.payload,
       key,
@@ -48,6 +48,7 @@ export const signTool: Tool = {
       mode: args.mode === 'sign_only' ? 'sign_only' : 'send', // the schema allows only these two
       principal,
       signal: signal?.(),
+      onProgress,
     });
     return reportResult(report, key);
   },

@@ -3,7 +3,7 @@
  * handler runs the engine and says what the result is; the service (service.ts) wraps it in the protocol's reply
  * and turns an error into a result the model can read.
  */
-import type { Principal, SignerEngine } from '../../signer/types';
+import type { Principal, SignerEngine, SignProgress } from '../../signer/types';
 
 export type Json = Record<string, unknown>;
 
@@ -26,6 +26,8 @@ export interface ToolCall {
   principal: Principal;
   /** Made on demand: aborted when the client goes away. */
   signal?: () => AbortSignal;
+  /** Told of a sign's progress (waiting for the lock, an approval, confirmation). */
+  onProgress?: (p: SignProgress) => void;
 }
 
 /** What a call produced: the structured result and how the access log, the metrics and isError see it. */
