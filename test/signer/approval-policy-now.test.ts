@@ -51,6 +51,22 @@ afterAll(async () => {
   await world.close();
 });
 
+/** Writes the config with the vault key's entry changed, and reloads it into the running engine. */
+async function reloadWithVault(change: Record<string, unknown>): Promise<void> {
+  const keys = structuredClone(doc.keys) as Record<string, Record<string, unknown>>;
+  keys.vault = { ...keys.vault, ...change };
+  fs.writeFileSync(file, YAML.stringify({ ...doc, keys }));
+  const reloaded = await reloadPolicy({
+    load: () => loadConfig({ file, env: {}, forServe: true }),
+    started,
+    holder,
+    chain: chainClientFor(started.cluster, started.timings),
+    ledger: world.ledger,
+    log: silentLogger,
+  });
+  expect(reloaded.status).toBe('applied');
+}
+
 test('an approval decided after a reload that removed its destination and lowered the cap sends nothing; the approver is warned', async () => {
   const vault = world.keys.vault!;
   const events: SignProgress[] = [];
@@ -64,18 +80,7 @@ test('an approval decided after a reload that removed its destination and lowere
   expect(await engine.policyNow((await world.ledger.getApproval(id))!)).toBeNull();
 
   // The operator removes the destination and lowers the daily cap to 0.1 SOL.
-  const keys = structuredClone(doc.keys) as Record<string, Record<string, unknown>>;
-  keys.vault = { ...keys.vault, transfer_to: [randomAddress()], daily_lamport_cap: SOL / 10 };
-  fs.writeFileSync(file, YAML.stringify({ ...doc, keys }));
-  const reloaded = await reloadPolicy({
-    load: () => loadConfig({ file, env: {}, forServe: true }),
-    started,
-    holder,
-    chain: chainClientFor(started.cluster, started.timings),
-    ledger: world.ledger,
-    log: silentLogger,
-  });
-  expect(reloaded.status).toBe('applied');
+  await reloadWithVault({ transfer_to: [randomAddress()], daily_lamport_cap: SOL / 10 });
 
   // A fresh check of the same transfer is refused by the new policy.
   expect(await engine.check({ payload: world.transfer('vault', HALF), principal: world.operator })).toMatchObject({
@@ -112,24 +117,8 @@ test('an approval decided after a reload that removed its destination and lowere
 }, 60_000);
 
 test('a cap lowered while the sign waits refuses the approved sign at the gate, under the new cap', async () => {
-  // The destination is allowed again; the cap stays at 0.1 SOL, under the half SOL the sign would spend.
-  fs.writeFileSync(
-    file,
-    YAML.stringify({
-      ...doc,
-      keys: { vault: { ...(doc.keys as Record<string, object>).vault, daily_lamport_cap: 2 * SOL } },
-    }),
-  );
-  const reload = () =>
-    reloadPolicy({
-      load: () => loadConfig({ file, env: {}, forServe: true }),
-      started,
-      holder,
-      chain: chainClientFor(started.cluster, started.timings),
-      ledger: world.ledger,
-      log: silentLogger,
-    });
-  expect((await reload()).status).toBe('applied');
+  // The destination is allowed again and the cap back at 2 SOL for the sign to wait under.
+  await reloadWithVault({ daily_lamport_cap: 2 * SOL });
   const events: SignProgress[] = [];
   const waiting = engine.sign({
     payload: world.transfer('vault', HALF, 'second'),
@@ -137,14 +126,8 @@ test('a cap lowered while the sign waits refuses the approved sign at the gate, 
     onProgress: (p) => events.push(p),
   });
   const id = await approvalId(events);
-  fs.writeFileSync(
-    file,
-    YAML.stringify({
-      ...doc,
-      keys: { vault: { ...(doc.keys as Record<string, object>).vault, daily_lamport_cap: SOL / 10 } },
-    }),
-  );
-  expect((await reload()).status).toBe('applied');
+  // Lowered to 0.1 SOL, under the half SOL the sign would spend.
+  await reloadWithVault({ daily_lamport_cap: SOL / 10 });
   expect(await engine.policyNow((await world.ledger.getApproval(id))!)).toMatchObject({ reason: 'per_day_cap' });
   await world.ledger.decideApproval(id, 'approved', 'operator', nowSeconds());
   expect(await waiting).toMatchObject({
