@@ -346,8 +346,11 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         access.select(principal, key).map((k) => keyView({ chain, ledger, halts, cluster: config.cluster, keys }, k)),
       ),
 
-    halt: (input) =>
-      haltKeys(halts, access.select(input.principal, input.key), input.reason, principalLabel(input.principal)),
+    // Async, so a key the principal may not use is a rejected promise like every other refusal of the engine.
+    async halt(input) {
+      const keys = access.select(input.principal, input.key);
+      return haltKeys(halts, keys, input.reason, principalLabel(input.principal));
+    },
 
     resume: (keyName, by = 'operator') => halts.resume(access.byName(keyName).name, by),
 
