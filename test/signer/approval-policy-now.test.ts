@@ -4,6 +4,7 @@
  * engine's judgement the console shows, that the policy in force now refuses it; approving it sends nothing.
  */
 import fs from 'node:fs';
+import { address, getOffchainMessageEncoder } from '@solana/kit';
 import path from 'node:path';
 import YAML from 'yaml';
 import { chainClientFor } from '../../src/rpc/for-cluster';
@@ -135,6 +136,36 @@ test('a cap lowered while the sign waits refuses the approved sign at the gate, 
     failed_check: 'limits',
     reason: 'per_day_cap',
     figures: { cap: SOL / 10 },
+    signature: null,
+  });
+}, 60_000);
+
+test('a message waiting for approval is not signed once a reload turns sign_messages off', async () => {
+  await reloadWithVault({ sign_messages: true });
+  const signatory = world.keys.vault!.pubkey;
+  const bytes = getOffchainMessageEncoder().encode({
+    version: 1,
+    content: 'authorise the bot for one hour',
+    requiredSignatories: [{ address: address(signatory) }],
+  });
+  const events: SignProgress[] = [];
+  const waiting = engine.sign({
+    payload: {
+      version: 'message',
+      format: 'offchain',
+      message: Buffer.from(bytes).toString('base64'),
+      signer: signatory,
+      summary: 'authorise the bot',
+    },
+    principal: world.operator,
+    onProgress: (p) => events.push(p),
+  });
+  const id = await approvalId(events);
+  await reloadWithVault({ sign_messages: false });
+  await world.ledger.decideApproval(id, 'approved', 'operator', nowSeconds());
+  expect(await waiting).toMatchObject({
+    outcome: 'refused',
+    reason: 'messages_not_allowed',
     signature: null,
   });
 }, 60_000);

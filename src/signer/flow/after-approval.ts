@@ -11,7 +11,7 @@
  */
 import type { ClusterProfile, KeyConfig } from '../../config/types';
 import type { ApprovalRecord } from '../../ledger/types';
-import { refusal } from '../refusals';
+import { refusal, type Refusal } from '../refusals';
 import type { Report } from '../report';
 import { approvedFiguresRefusal } from '../rules/approved-figures';
 import { feeRefusal } from '../rules/limits';
@@ -38,6 +38,23 @@ export interface AfterApprovalInput {
 /** The key policies whose caps the gate applies: the one the sign began with, and the current one if it differs. */
 export type CapKeys = readonly KeyConfig[];
 
+/**
+ * What every sign (a transaction or a message) needs of its key in the policy in force after the decision: still
+ * configured, and not set to deny.
+ */
+export function keyNowRefusal(began: KeyConfig, current: KeyConfig | null): Refusal | null {
+  if (current === null) {
+    return refusal(
+      'key_not_authorized',
+      `key "${began.name}" was removed from the policy (a reload) while its operators decided: nothing was signed`,
+    );
+  }
+  if (current.approval === 'deny') {
+    return refusal('key_set_to_deny', `key "${current.name}" was set to deny (a reload) while its operators decided`);
+  }
+  return null;
+}
+
 export function judgeAfterApproval(input: AfterApprovalInput): StepWith<{ capKeys: CapKeys }> {
   const { began, current, report, figures, prepared } = input;
   const after = 'after approval';
@@ -53,22 +70,10 @@ export function judgeAfterApproval(input: AfterApprovalInput): StepWith<{ capKey
   });
   if (bound) return stop(report, bound);
 
-  if (current === null) {
-    return stop(
-      report,
-      refusal(
-        'key_not_authorized',
-        `key "${began.name}" was removed from the policy (a reload) while its operators decided: nothing was sent`,
-      ),
-    );
-  }
-  if (current === began) return { ok: true, capKeys: [began] };
-  if (current.approval === 'deny') {
-    return stop(
-      report,
-      refusal('key_set_to_deny', `key "${current.name}" was set to deny (a reload) while its operators decided`),
-    );
-  }
+  const gone = keyNowRefusal(began, current);
+  if (gone) return stop(report, gone);
+  // A removed key was refused just above: `current` is the key in force now.
+  if (current === null || current === began) return { ok: true, capKeys: [began] };
   const structural = structuralRefusal({
     key: current,
     cluster: input.cluster,

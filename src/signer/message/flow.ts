@@ -18,6 +18,7 @@ import { encodeBase58 } from '../../util/base58';
 import { SignerError, errorMessage } from '../../util/errors';
 import { refusal, type Refusal } from '../refusals';
 import type { EngineLogger } from '../engine-deps';
+import { keyNowRefusal } from '../flow/after-approval';
 import { approvalNeeded, approvalNote, awaitApproval, type ApprovalDeps } from '../flow/approval';
 import { haltRefusal } from '../rules/halted';
 import { keyUsage } from '../flow/preflight';
@@ -160,6 +161,14 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
         messageDescription: view.describe,
       });
       if (!approved.ok) return approved.report;
+      // A reload while the operators decided applies to what they decided: the key must still sign messages.
+      const current = deps.access.all.find((k) => k.name === key.name) ?? null;
+      const now =
+        keyNowRefusal(key, current) ??
+        (current?.sign_messages === true
+          ? null
+          : refusal('messages_not_allowed', `key "${key.name}" no longer signs messages (a reload turned it off)`));
+      if (now) return refuse(report, now);
       approval = approvalNote(approved.approval);
     }
     report.checks.push('approval');
