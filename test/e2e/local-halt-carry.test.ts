@@ -19,6 +19,7 @@ import { until } from '../support/async';
 import { killOnExit, stopChild } from '../support/children';
 import { BIN, assertBuilt, run, spawnBin, waitForOutput } from '../support/cli';
 import { freePort } from '../support/ports';
+import { McpHttpClient } from '../replicas/mcp-http';
 
 let dir: string;
 let varDir: string;
@@ -79,32 +80,9 @@ function newestArchive(): string {
 /** A tool call on the demo key through the running service's MCP endpoint, as an agent sends it. */
 async function callTool(name: 'sign' | 'halt', args: Record<string, unknown>): Promise<Record<string, unknown>> {
   const token = fs.readFileSync(path.join(varDir, 'token'), 'utf8').trim();
-  const res = await fetch(`http://${address}/mcp`, {
-    method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': '2026-07-28',
-      'mcp-method': 'tools/call',
-      'mcp-name': name,
-      'mcp-param-key': 'demo',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 1,
-      method: 'tools/call',
-      params: {
-        name,
-        arguments: { key: 'demo', ...args },
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': {},
-        },
-      },
-    }),
-  });
-  return ((await res.json()) as { result: { structuredContent: Record<string, unknown> } }).result.structuredContent;
+  const reply = await new McpHttpClient(`http://${address}`, token).tool(name, { key: 'demo', ...args });
+  if (reply.structured === null) throw new Error(`${name}: no structured result: ${reply.text}`);
+  return reply.structured;
 }
 
 function signThroughService(): Promise<Record<string, unknown>> {
