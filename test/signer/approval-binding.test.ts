@@ -5,9 +5,8 @@
  * recreate them at the key's cost; it is refused, and nothing is sent.
  */
 import { generateKeyPairSigner } from '@solana/kit';
-import type { SignProgress } from '../../src/signer/types';
 import { nowSeconds } from '../../src/util/time';
-import { approvalId } from '../support/async';
+import { signAwaitingApproval } from '../support/async';
 import { closingDestination, type ClosingDestination } from '../support/closing-destination';
 import { balanceOf, makeWorld, type World } from '../support/world';
 
@@ -32,17 +31,14 @@ afterAll(async () => {
   await w.close();
 });
 
-function signWithProgress(payload: Record<string, unknown>) {
-  const events: SignProgress[] = [];
-  const done = w.engine.sign({ payload, principal: w.operator, onProgress: (p) => events.push(p) });
-  return { events, done };
-}
+const signAwaiting = (payload: Record<string, unknown>) =>
+  signAwaitingApproval(w.engine, { payload, principal: w.operator });
 
 test('a transaction that would spend more after the approval than the operators approved is refused, nothing sent', async () => {
   await dest.open();
   const before = await balanceOf(w, vault.pubkey);
-  const sign = signWithProgress(await dest.paymentWithCreates(vault.pubkey, PAYMENT));
-  const id = await approvalId(sign.events);
+  const sign = await signAwaiting(await dest.paymentWithCreates(vault.pubkey, PAYMENT));
+  const { id } = sign;
   const asked = await w.ledger.getApproval(id);
   // What the operator is shown: the payment and the fee, the creates costing nothing.
   expect(asked?.balance_change).toBe(-(PAYMENT + FEE));
@@ -75,13 +71,13 @@ test('a sign of the same payload that joins the approval is bound by the figures
   await dest.open();
   const before = await balanceOf(w, vault.pubkey);
   const payload = await dest.paymentWithCreates(vault.pubkey, PAYMENT);
-  const first = signWithProgress(payload);
-  const id = await approvalId(first.events);
+  const first = await signAwaiting(payload);
+  const { id } = first;
 
   await dest.close();
   // The agent's call ran out; it signs the same payload again, whose first simulation now costs the key the rent.
-  const again = signWithProgress(payload);
-  expect(await approvalId(again.events)).toBe(id);
+  const again = await signAwaiting(payload);
+  expect(again.id).toBe(id);
   expect(await first.done).toMatchObject({ outcome: 'refused', reason: 'approval_superseded' });
   await w.ledger.decideApproval(id, 'approved', 'operator', nowSeconds());
 
@@ -97,8 +93,8 @@ test('a sign of the same payload that joins the approval is bound by the figures
 test('an approved transaction whose figures did not change is sent', async () => {
   await dest.open();
   const destBefore = await balanceOf(w, dest.address);
-  const sign = signWithProgress(await dest.paymentWithCreates(vault.pubkey, PAYMENT));
-  const id = await approvalId(sign.events);
+  const sign = await signAwaiting(await dest.paymentWithCreates(vault.pubkey, PAYMENT));
+  const { id } = sign;
   await w.ledger.decideApproval(id, 'approved', 'operator', nowSeconds());
   expect(await sign.done).toMatchObject({ outcome: 'confirmed', balance_change: -(PAYMENT + FEE) });
   expect(await balanceOf(w, dest.address)).toBe(destBefore + PAYMENT);

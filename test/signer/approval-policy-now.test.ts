@@ -14,9 +14,9 @@ import { openEngine } from '../../src/signer';
 import { silentLogger } from '../../src/signer/engine-deps';
 import { createPolicyHolder, policyFor, type PolicyHolder } from '../../src/signer/policy';
 import { reloadPolicy } from '../../src/signer/reload';
-import type { SignerEngine, SignProgress } from '../../src/signer/types';
+import type { SignerEngine } from '../../src/signer/types';
 import { nowSeconds } from '../../src/util/time';
-import { approvalId } from '../support/async';
+import { signAwaitingApproval } from '../support/async';
 import { BIN, assertBuilt, run } from '../support/cli';
 import { randomAddress } from '../support/payloads';
 import { balanceOf, makeWorld, worldConfigDocument, type World } from '../support/world';
@@ -70,13 +70,10 @@ async function reloadWithVault(change: Record<string, unknown>): Promise<void> {
 
 test('an approval decided after a reload that removed its destination and lowered the cap sends nothing; the approver is warned', async () => {
   const vault = world.keys.vault!;
-  const events: SignProgress[] = [];
-  const waiting = engine.sign({
+  const { id, done: waiting } = await signAwaitingApproval(engine, {
     payload: world.transfer('vault', HALF),
     principal: world.operator,
-    onProgress: (p) => events.push(p),
   });
-  const id = await approvalId(events);
   const before = await balanceOf(world, vault.pubkey);
   expect(await engine.policyNow((await world.ledger.getApproval(id))!)).toBeNull();
 
@@ -120,13 +117,10 @@ test('an approval decided after a reload that removed its destination and lowere
 test('a cap lowered while the sign waits refuses the approved sign at the gate, under the new cap', async () => {
   // The destination is allowed again and the cap back at 2 SOL for the sign to wait under.
   await reloadWithVault({ daily_lamport_cap: 2 * SOL });
-  const events: SignProgress[] = [];
-  const waiting = engine.sign({
+  const { id, done: waiting } = await signAwaitingApproval(engine, {
     payload: world.transfer('vault', HALF, 'second'),
     principal: world.operator,
-    onProgress: (p) => events.push(p),
   });
-  const id = await approvalId(events);
   // Lowered to 0.1 SOL, under the half SOL the sign would spend.
   await reloadWithVault({ daily_lamport_cap: SOL / 10 });
   expect(await engine.policyNow((await world.ledger.getApproval(id))!)).toMatchObject({ reason: 'per_day_cap' });
@@ -148,8 +142,7 @@ test('a message waiting for approval is not signed once a reload turns sign_mess
     content: 'authorise the bot for one hour',
     requiredSignatories: [{ address: address(signatory) }],
   });
-  const events: SignProgress[] = [];
-  const waiting = engine.sign({
+  const { id, done: waiting } = await signAwaitingApproval(engine, {
     payload: {
       version: 'message',
       format: 'offchain',
@@ -158,9 +151,7 @@ test('a message waiting for approval is not signed once a reload turns sign_mess
       summary: 'authorise the bot',
     },
     principal: world.operator,
-    onProgress: (p) => events.push(p),
   });
-  const id = await approvalId(events);
   await reloadWithVault({ sign_messages: false });
   await world.ledger.decideApproval(id, 'approved', 'operator', nowSeconds());
   expect(await waiting).toMatchObject({

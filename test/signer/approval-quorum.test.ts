@@ -4,7 +4,7 @@
  * approve, is refused as soon as one rejects, never counts a non-approver, and a payload signed twice shares one
  * approval and is sent once.
  */
-import { approvalId, until } from '../support/async';
+import { approvalId, signAwaitingApproval, until } from '../support/async';
 import { balanceOf, makeWorld, type World } from '../support/world';
 import type { Timings } from '../../src/config/types';
 import type { SignProgress } from '../../src/signer/types';
@@ -241,13 +241,10 @@ describe.each(['sqlite', 'postgres'] as const)("a revoked operator's approval (%
 
   it('does not count: bob approves, `operator revoke bob`, carol approves, and the sign is not sent', async () => {
     await world({ approval_timeout_ms: 5_000 });
-    const events: SignProgress[] = [];
-    const signing = w.engine.sign({
+    const { id, done: signing } = await signAwaitingApproval(w.engine, {
       payload: w.transfer('vault', 1_000_000),
       principal: w.operator,
-      onProgress: (e) => events.push(e),
     });
-    const id = await approvalId(events);
     await w.ledger.decideApproval(id, 'approved', 'bob', now(), null, VOTERS);
     await w.ledger.revokeOperator('bob', now());
     const after = await w.ledger.decideApproval(id, 'approved', 'carol', now(), null, VOTERS);
@@ -270,13 +267,10 @@ describe.each(['sqlite', 'postgres'] as const)("a revoked operator's approval (%
     // The sign reads the request once, then sleeps to its deadline (the poll is longer), and reads it there.
     await world({ approval_timeout_ms: 3_000, approval_poll_ms: 60_000 });
     const reads = jest.spyOn(w.ledger, 'getApproval');
-    const events: SignProgress[] = [];
-    const signing = w.engine.sign({
+    const { id, done: signing } = await signAwaitingApproval(w.engine, {
       payload: w.transfer('vault', 1_000_000),
       principal: w.operator,
-      onProgress: (e) => events.push(e),
     });
-    const id = await approvalId(events);
     await until(() => Promise.resolve(reads.mock.calls.length > 0), "the sign's first look at its request");
     await w.ledger.decideApproval(id, 'approved', 'bob', now(), null, VOTERS);
     expect((await w.ledger.decideApproval(id, 'approved', 'carol', now(), null, VOTERS)).status).toBe('approved');

@@ -29,10 +29,9 @@ import { verifySignature } from '../../src/keys/keypair';
 import type { AuditEntry } from '../../src/ledger/types';
 import { decodeAddress, decodeBase58, encodeBase58 } from '../../src/util/base58';
 import { randomAddress } from '../support/payloads';
-import { approvalId } from '../support/async';
+import { signAwaitingApproval } from '../support/async';
 import { makeWorld, type World } from '../support/world';
 import type { Report } from '../../src/signer/report';
-import type { SignProgress } from '../../src/signer/types';
 import { SignerError } from '../../src/util/errors';
 import { latestLifetime, transfer, wireTransaction } from './kit-transactions';
 
@@ -342,10 +341,9 @@ describe('payload errors', () => {
 });
 
 /** Starts a sign on the careful (confirm) key and resolves with it and its approval id once it waits. */
-async function signAwaitingApproval(payload: object): Promise<{ id: string; pending: Promise<Report> }> {
-  const events: SignProgress[] = [];
-  const pending = w.engine.sign({ payload, key: 'careful', principal: w.operator, onProgress: (e) => events.push(e) });
-  return { id: await approvalId(events), pending };
+async function signAwaitingCareful(payload: object): Promise<{ id: string; pending: Promise<Report> }> {
+  const { id, done } = await signAwaitingApproval(w.engine, { payload, key: 'careful', principal: w.operator });
+  return { id, pending: done };
 }
 
 describe('a confirm key', () => {
@@ -357,7 +355,7 @@ describe('a confirm key', () => {
       principal: w.operator,
     });
     expect(checked).toMatchObject({ outcome: 'ok', would_need_approval: true });
-    const { id, pending } = await signAwaitingApproval(messagePayload('text', text));
+    const { id, pending } = await signAwaitingCareful(messagePayload('text', text));
     const request = await w.ledger.getApproval(id);
     expect(request).toMatchObject({
       key: 'careful',
@@ -377,7 +375,7 @@ describe('a confirm key', () => {
 
   it("shows the operator an off-chain message's application domain and signatories beside its text", async () => {
     const bytes = offchain('Authorise the bot for one hour', [pubkey('careful')]);
-    const { id, pending } = await signAwaitingApproval(
+    const { id, pending } = await signAwaitingCareful(
       messagePayload('offchain', b64(bytes), { signer: pubkey('careful') }),
     );
     const request = await w.ledger.getApproval(id);

@@ -1,5 +1,6 @@
 import type { AuditEntry, Ledger } from '../../src/ledger/types';
-import type { SignProgress } from '../../src/signer/types';
+import type { Report } from '../../src/signer/report';
+import type { SignerEngine, SignInput, SignProgress } from '../../src/signer/types';
 
 /** True if `p` is still pending after `ms` (a lock still waited for, a sign still held). */
 export async function stillPending(p: Promise<unknown>, ms: number): Promise<boolean> {
@@ -23,6 +24,19 @@ export function approvalId(events: readonly SignProgress[]): Promise<string> {
       }
     }, 5);
   });
+}
+
+/**
+ * Starts a sign that waits for operators; resolves once it does, with the approval's id and the sign's report to
+ * come.
+ */
+export async function signAwaitingApproval(
+  engine: SignerEngine,
+  input: Omit<SignInput, 'onProgress'>,
+): Promise<{ id: string; done: Promise<Report> }> {
+  const events: SignProgress[] = [];
+  const done = engine.sign({ ...input, onProgress: (e) => events.push(e) });
+  return { id: await approvalId(events), done };
 }
 
 /**
