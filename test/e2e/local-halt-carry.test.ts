@@ -17,7 +17,7 @@ import { HELD_HALTS_FILE } from '../../src/signer/held-halts-file';
 import { transferPayload } from '../../src/signer/transfer';
 import { until } from '../support/async';
 import { killOnExit, stopChild } from '../support/children';
-import { BIN, assertBuilt, run, spawnBin, waitForOutput } from '../support/cli';
+import { BIN, assertBuilt, listeningAddress, run, spawnBin, waitForOutput } from '../support/cli';
 import { freePort } from '../support/ports';
 import { McpHttpClient } from '../replicas/mcp-http';
 
@@ -42,8 +42,7 @@ async function start(opts: { demo?: boolean } = {}): Promise<string> {
   let log = '';
   child.stderr!.on('data', (d: Buffer) => (log += d.toString()));
   const demoDone = opts.demo === true ? waitForOutput(child, /demo: sign → \w+/, 'stdout', 60_000) : null;
-  const started = await waitForOutput(child, /serving on (\S+)/, 'stderr', 60_000);
-  address = /serving on (\S+)/.exec(started)![1]!;
+  address = await listeningAddress(child, 60_000);
   await until(async () => (await fetch(`http://${address}/ready`)).status === 200, 'the service ready', 60_000, 50);
   await demoDone;
   return log;

@@ -12,7 +12,7 @@ import YAML from 'yaml';
 import { openLedger } from '../../src/ledger/open';
 import { transferPayload } from '../../src/signer/transfer';
 import { killOnExit, stopChild } from '../support/children';
-import { BIN, assertBuilt, run, spawnBin, waitForOutput } from '../support/cli';
+import { BIN, assertBuilt, listeningAddress, run, spawnBin, waitForOutput } from '../support/cli';
 import { freePort } from '../support/ports';
 
 let dir: string;
@@ -94,8 +94,7 @@ beforeAll(async () => {
   first = spawnBin(BIN.serve, ['--local'], env);
   killOnExit(first);
   const demoDone = waitForOutput(first, /demo: sign → \w+/, 'stdout', 60_000);
-  const started = await waitForOutput(first, /serving on (\S+)/, 'stderr', 60_000);
-  address = /serving on (\S+)/.exec(started)![1]!;
+  address = await listeningAddress(first, 60_000);
   await demoDone;
 }, 90_000);
 

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { tokenSha256 } from '../../src/http/bearer-tokens';
 import { keyFilePath } from '../../src/keys/keyfile';
 import { killOnExit, stopChild } from '../support/children';
-import { assertBuilt, BIN, run, spawnBin, waitForOutput, writeYaml } from '../support/cli';
+import { assertBuilt, BIN, listeningAddress, run, spawnBin, writeYaml } from '../support/cli';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
 import { headersFor, rpc, TOKEN } from '../http/support';
 
@@ -59,8 +59,7 @@ beforeAll(async () => {
   fs.renameSync(betaFile, betaAway);
   service = spawnBin(BIN.serve, ['--config', configFile]);
   killOnExit(service);
-  const out = await waitForOutput(service, /serving on (\S+)/);
-  address = /serving on (\S+)/.exec(out)![1]!;
+  address = await listeningAddress(service);
 }, 60_000);
 
 afterAll(async () => {

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { tokenSha256 } from '../../src/http/bearer-tokens';
 import { killOnExit, stopChild } from '../support/children';
-import { assertBuilt, BIN, run, spawnBin, waitForOutput, writeYaml } from '../support/cli';
+import { assertBuilt, BIN, listeningAddress, run, spawnBin, writeYaml } from '../support/cli';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
 import { headersFor, rpc, TOKEN } from '../http/support';
 
@@ -54,8 +54,7 @@ beforeAll(async () => {
   writeConfig(1_000_000_000);
   service = spawnBin(BIN.serve, ['--config', configFile], { [VARIABLE]: PASSPHRASE });
   killOnExit(service);
-  const out = await waitForOutput(service, /serving on (\S+)/);
-  address = /serving on (\S+)/.exec(out)![1]!;
+  address = await listeningAddress(service);
 }, 60_000);
 
 afterAll(async () => {

@@ -84,3 +84,9 @@ export function waitForOutput(
 export function writeYaml(file: string, doc: unknown): void {
   fs.writeFileSync(file, YAML.stringify(doc), { mode: 0o600 });
 }
+
+/** Resolves with the address (host:port) a starting service prints once its MCP listener is up. */
+export async function listeningAddress(child: ChildProcess, timeoutMs = 20_000): Promise<string> {
+  const started = await waitForOutput(child, /serving on (\S+)/, 'stderr', timeoutMs);
+  return /serving on (\S+)/.exec(started)![1]!;
+}
