@@ -3,6 +3,7 @@
  * the age or PKCS#11 code, and one token connection serves every pkcs11 key. Secrets named by variables are taken
  * out of the environment at once (secret-source.ts).
  */
+import { keySetting } from '../config/sections/keys';
 import { defaultKeyStores } from '../config/sections/key-stores';
 import type { KeyConfig, KeyStoreKind, SignerConfig } from '../config/types';
 import { createEncryptedStore } from './encrypted-store';
@@ -48,7 +49,7 @@ export function createKeyStores(
   };
   return {
     store,
-    storeOf: (key) => store(key.store ?? 'file'),
+    storeOf: (key) => store(keySetting(key, 'store')),
     made: () => [...stores.values()],
     async close() {
       await Promise.all([...stores.values()].map((s) => s.close()));

@@ -3,7 +3,7 @@
  * `keySchema` (so an error names e.g. `keys.alice.class`), then against the operators its quorum names.
  */
 import { fail, validateEntry } from '../fail';
-import { section, type Infer } from '../setting';
+import { defaultsOf, section, type Infer } from '../setting';
 import { KEY_STORE_KINDS } from './key-stores';
 import { buildTokenPolicies, type TokenPolicy } from './key-tokens';
 import type { OperatorConfig } from './operators';
@@ -155,6 +155,17 @@ export type KeyConfig = Omit<KeyEntry, OmittableInCode | 'approval' | 'tokens' |
     tokens?: TokenPolicy[];
     approvals?: KeyApprovals;
   };
+
+const KEY_DEFAULTS = defaultsOf(keySchema);
+
+/**
+ * A setting a key built in code may leave out, read as the loader would have filled it: its schema default when
+ * absent. Code reads these settings through it rather than repeating the default.
+ */
+export function keySetting<K extends OmittableInCode>(key: KeyConfig, name: K): KeyEntry[K] {
+  const value = key[name];
+  return value === undefined ? KEY_DEFAULTS[name] : (value as KeyEntry[K]);
+}
 
 const KEY_NAME = /^[a-z0-9_-]{1,64}$/;
 
