@@ -1,7 +1,7 @@
 /**
- * The configuration reference, derived from the convict schema (src/config/schema.ts and its sections): every setting with its default, its environment
- * variable and its doc. docs/configuration.md is this text (`npm run docs:config` writes it), and a test fails when
- * the two differ, so the reference can never state a default the schema does not have.
+ * The configuration reference, derived from the convict schema of each section: every setting with its default,
+ * its environment variable and its doc. docs/configuration.md is this text (`npm run docs:config` writes it), and a
+ * test fails when the two differ, so the reference can never state a default the schema does not have.
  */
 import {
   clusterSchema,
