@@ -121,6 +121,27 @@ test('a refusal throws SignerServiceError naming the failed check', async () => 
   });
 });
 
+test('SignerServiceError.code: the refusal reason, the service error code, or the signer refusing before it calls', async () => {
+  const refused = await signAndSendTransactionMessageWithSigners(await transferMessage(randomAddress(), 1000n)).then(
+    () => null,
+    (e: unknown) => e as SignerServiceError,
+  );
+  expect(refused?.code).toBe('transfer_destination_not_allowed');
+  expect(refused?.report?.reason).toBe('transfer_destination_not_allowed');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  const foreign = await createServiceSigner({ url, token: TOKEN, key: 'not-mine' }).then(
+    () => null,
+    (e: unknown) => e as SignerServiceError,
+  );
+  expect(foreign).toBeInstanceOf(SignerServiceError);
+  expect(foreign?.code).toBe('key_not_authorized');
+  const notText = await signer.signMessages([createSignableMessage(new Uint8Array([0x80, 0xff, 0xfe]))]).then(
+    () => null,
+    (e: unknown) => e as SignerServiceError,
+  );
+  expect(notText?.code).toBe('message_not_signable');
+});
+
 describe('MessagePartialSigner', () => {
   const verifies = async (content: Uint8Array, signature: SignatureBytes | undefined) =>
     verifyKitSignature(await getPublicKeyFromAddress(signer.address), signature!, content);
