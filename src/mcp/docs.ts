@@ -4,8 +4,8 @@
  * PAYLOAD are run by test/signer/agent-docs.test.ts. The tables of reasons and errors in CHECKS are made from
  * src/signer/refusals.ts and src/util/errors/codes.ts, their one definitions.
  */
-import { ERRORS, ERROR_CODES } from '../util/errors/codes';
-import { ERROR_CONTEXT } from '../util/errors/context';
+import { ERRORS, ERROR_CODES, type ErrorCode } from '../util/errors/codes';
+import { CONTEXT_FIELDS, ERROR_CONTEXT, OPTIONAL_CONTEXT, type ContextField } from '../util/errors/context';
 import { FIGURES, REASONS, REASON_NAMES, type FigureName } from '../signer/refusals';
 
 const code = (name: string): string => `\`${name}\``;
@@ -26,10 +26,26 @@ function reasonsTable(): string {
 function errorsTable(): string {
   const rows = ERROR_CODES.filter((c) => ERRORS[c].seen_by === 'agent').map((name) => {
     const e = ERRORS[name];
-    const fields = ERROR_CONTEXT[name].filter((f) => f !== 'detail');
-    return `| ${code(name)} | ${e.meaning} | ${e.action} | ${fields.length === 0 ? '–' : fields.map(code).join(', ')} |`;
+    return `| ${code(name)} | ${e.meaning} | ${e.action} | ${contextCell(name)} |`;
   });
   return ['| `error.code` | Means | What to do | `error.context` |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+/** The context fields a code's row names: those it always carries, then those it carries when known. */
+export function contextCell(name: ErrorCode): string {
+  const always = ERROR_CONTEXT[name].filter((f) => f !== 'detail').map(code);
+  const known = ((OPTIONAL_CONTEXT as Partial<Record<ErrorCode, readonly ContextField[]>>)[name] ?? []).map(
+    (f) => `${code(f)} (when known)`,
+  );
+  const fields = [...always, ...known];
+  return fields.length === 0 ? '–' : fields.join(', ');
+}
+
+function contextList(): string {
+  return (Object.keys(CONTEXT_FIELDS) as ContextField[])
+    .filter((f) => f !== 'detail')
+    .map((f) => `- ${code(f)}: ${CONTEXT_FIELDS[f].meaning}.`)
+    .join('\n');
 }
 
 function figuresList(): string {
@@ -331,6 +347,10 @@ row names). A key your token may not use is the \`key_not_authorized\` refusal: 
 \`key_show\` and \`halt\` answer it in text alone.
 
 ${errorsTable()}
+
+Context fields:
+
+${contextList()}
 `;
 
 export const OUTCOMES = `# Outcomes

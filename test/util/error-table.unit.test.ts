@@ -10,7 +10,7 @@ import { CONTEXT_FIELDS, ERROR_CONTEXT } from '../../src/util/errors/context';
 import { ERROR_MESSAGES, formatMessage, templateFields } from '../../src/util/errors/messages';
 import { SignerError, isSignerError } from '../../src/util/errors';
 import { REASON_NAMES } from '../../src/signer/refusals';
-import { CHECKS } from '../../src/mcp/docs';
+import { CHECKS, contextCell as docsContextCell } from '../../src/mcp/docs';
 import { toolErrorContent, toolErrorText } from '../../src/mcp/tools/error-result';
 
 /** The rows of the first markdown table after `heading`, each row's cells without their backticks. */
@@ -28,10 +28,8 @@ function tableAfter(text: string, heading: string): string[][] {
   );
 }
 
-const contextCell = (code: keyof typeof ERRORS): string => {
-  const fields = ERROR_CONTEXT[code].filter((f) => f !== 'detail');
-  return fields.length === 0 ? '–' : fields.join(', ');
-};
+/** A row's context cell as the table renders it, without its backticks. */
+const contextCell = (code: keyof typeof ERRORS): string => docsContextCell(code).replaceAll('`', '');
 
 test('every code has a template that names exactly the fields of its context, each a defined field', () => {
   expect(Object.keys(ERROR_CONTEXT).sort()).toEqual([...ERROR_CODES].sort());
@@ -43,6 +41,14 @@ test('every code has a template that names exactly the fields of its context, ea
     });
     for (const f of ERROR_CONTEXT[code]) expect(Object.keys(CONTEXT_FIELDS)).toContain(f);
   }
+});
+
+test('a site adds the fields it knows beside its sentence; structuredContent carries them, never the sentence twice', () => {
+  const e = new SignerError('rpc', 'simulateTransaction failed: connection reset', {
+    context: { method: 'simulateTransaction', failure: 'transport' },
+  });
+  expect(e.message).toBe('simulateTransaction failed: connection reset');
+  expect(toolErrorContent(e).error.context).toEqual({ method: 'simulateTransaction', failure: 'transport' });
 });
 
 test('an error code and a refusal reason share a name only where they mean the same refusal (key_not_authorized)', () => {

@@ -19,6 +19,12 @@ export const CONTEXT_FIELDS = {
   },
   key: { meaning: 'the key named in the request', quoted: true },
   tool: { meaning: 'the tool called', quoted: false },
+  method: { meaning: 'the JSON-RPC method that failed', quoted: false },
+  failure: {
+    meaning:
+      'how the RPC call failed: `transport` (no answer), `node` (the node answered an error), `shape` (an answer the signer cannot read), `timeout`, `aborted`',
+    quoted: false,
+  },
 } as const satisfies Record<string, FieldSpec>;
 
 export type ContextField = keyof typeof CONTEXT_FIELDS;
@@ -39,9 +45,21 @@ export const ERROR_CONTEXT = {
   config_invalid: ['detail'],
 } as const satisfies Record<ErrorCode, readonly ContextField[]>;
 
+/** Fields a code carries when the site knows them; no template names them. */
+export const OPTIONAL_CONTEXT = {
+  rpc: ['method', 'failure'],
+} as const satisfies Partial<Record<ErrorCode, readonly ContextField[]>>;
+
+/** What a site may add to a sentence it wrote: the code's optional fields (never, for a code that has none). */
+export type ExtraContext<C extends ErrorCode> = C extends keyof typeof OPTIONAL_CONTEXT
+  ? { readonly [F in (typeof OPTIONAL_CONTEXT)[C][number]]?: string }
+  : never;
+
 /** The context of an error with code `C`: each of its fields, a string (for a union of codes, one of theirs). */
 export type ErrorContext<C extends ErrorCode = ErrorCode> = C extends ErrorCode
-  ? { readonly [F in (typeof ERROR_CONTEXT)[C][number]]: string }
+  ? { readonly [F in (typeof ERROR_CONTEXT)[C][number]]: string } & (C extends keyof typeof OPTIONAL_CONTEXT
+      ? ExtraContext<C>
+      : unknown)
   : never;
 
 /** The codes whose whole context is the sentence the site wrote (`new SignerError(code, message)`). */

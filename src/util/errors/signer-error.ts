@@ -5,7 +5,7 @@
  * tokens, partial signers): build them from names and public data only.
  */
 import type { ErrorCode } from './codes';
-import type { DetailCode, ErrorContext } from './context';
+import type { DetailCode, ErrorContext, ExtraContext } from './context';
 import { formatMessage } from './messages';
 
 export class SignerError<C extends ErrorCode = ErrorCode> extends Error {
@@ -13,13 +13,17 @@ export class SignerError<C extends ErrorCode = ErrorCode> extends Error {
   readonly code: C;
   readonly context: ErrorContext<C>;
 
-  constructor(code: C & DetailCode, message: string, options?: { cause?: unknown });
+  constructor(code: C & DetailCode, message: string, options?: { cause?: unknown; context?: ExtraContext<C> });
   constructor(code: C, context: ErrorContext<C>, options?: { cause?: unknown });
-  constructor(code: C, messageOrContext: string | ErrorContext<C>, options?: { cause?: unknown }) {
+  constructor(
+    code: C,
+    messageOrContext: string | ErrorContext<C>,
+    options?: { cause?: unknown; context?: ExtraContext<C> },
+  ) {
     const context = (
-      typeof messageOrContext === 'string' ? { detail: messageOrContext } : messageOrContext
+      typeof messageOrContext === 'string' ? { ...options?.context, detail: messageOrContext } : messageOrContext
     ) as ErrorContext<C>;
-    super(formatMessage(code, context), options);
+    super(formatMessage(code, context), options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.context = context;
   }
