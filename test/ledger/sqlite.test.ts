@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { LedgerConfig } from '../../src/config/types';
 import { openLedger } from '../../src/ledger/open';
-import { SqliteLedger, type SqliteLedgerOptions } from '../../src/ledger/sqlite';
+import { openSqliteLedger, type SqliteLedgerOptions } from '../../src/ledger/sqlite';
 import type { Ledger } from '../../src/ledger/types';
 import { ledgerContract, type StoreUnderTest } from './contract';
 import { signInput, matching } from './helpers';
@@ -74,7 +74,7 @@ describe('SQLite store specifics', () => {
     const db = new Database(s.file);
     db.prepare('UPDATE schema_version SET version = 99').run();
     db.close();
-    await expect(SqliteLedger.open(s.file)).rejects.toThrow(/newer than this signer understands/);
+    await expect(openSqliteLedger(s.file)).rejects.toThrow(/newer than this signer understands/);
   });
 
   it('reports an unreadable file as a ledger error', async () => {
