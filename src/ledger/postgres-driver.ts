@@ -188,7 +188,8 @@ export class PostgresDriver implements SqlDriver {
           if (v < current) continue;
           await client.query('BEGIN');
           try {
-            await client.query(migration);
+            if (typeof migration === 'string') await client.query(migration);
+            else await stepAsync(migration(), (s) => execOn(client, s));
             if (v === 0 && res.rows.length === 0) await client.query('INSERT INTO schema_version VALUES ($1)', [v + 1]);
             else await client.query('UPDATE schema_version SET version = $1', [v + 1]);
             await client.query('COMMIT');

@@ -50,6 +50,16 @@ function ledgerError(what: string, e: unknown): SignerError {
   return new SignerError('ledger', `SQLite ledger: ${what}: ${errorMessage(e)}`, { cause: e });
 }
 
+/** Runs one statement of shared work on its prepared statement. */
+function execPrepared(stmt: Database.Statement<[Record<string, unknown>], Row>, s: Statement): Result {
+  const values = sqliteDialect.bind(s.values);
+  if (stmt.reader) {
+    const rows = stmt.all(values);
+    return { rows, changes: rows.length };
+  }
+  return { rows: [], changes: stmt.run(values).changes };
+}
+
 /** Runs work on one better-sqlite3 connection: synchronously, each statement prepared once. */
 class SqliteDriver implements SqlDriver {
   readonly dialect = sqliteDialect;
@@ -72,13 +82,8 @@ class SqliteDriver implements SqlDriver {
       stmt = this.db.prepare<[Record<string, unknown>], Row>(s.sql);
       this.prepared.set(s.sql, stmt);
     }
-    const values = sqliteDialect.bind(s.values);
     if (s.appends) this.appendedInTx.push(s.appends);
-    if (stmt.reader) {
-      const rows = stmt.all(values);
-      return { rows, changes: rows.length };
-    }
-    return { rows: [], changes: stmt.run(values).changes };
+    return execPrepared(stmt, s);
   };
 
   checkOpen(): void {
@@ -333,7 +338,10 @@ function migrate(db: Database.Database): void {
     const current = row?.version ?? 0;
     const known = SQLITE_MIGRATIONS.length;
     if (current > known) throw schemaTooNew('SQLite', current, known);
-    for (const m of SQLITE_MIGRATIONS.slice(current)) db.exec(m);
+    for (const m of SQLITE_MIGRATIONS.slice(current)) {
+      if (typeof m === 'string') db.exec(m);
+      else stepSync(m(), (s) => execPrepared(db.prepare<[Record<string, unknown>], Row>(s.sql), s));
+    }
     if (row === undefined) db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(known);
     else if (current !== known) db.prepare('UPDATE schema_version SET version = ?').run(known);
   }).immediate();

@@ -28,6 +28,24 @@ export interface AuditEntryInput {
   balance_change: number | null; // finals: the actual change; intents: −reservation
   /** Token figures of a sign (docs/ledger.md); absent or null for every other entry and every sign that moved none. */
   tokens?: TokenFigure[] | null;
+  /**
+   * An intent's transaction as a watcher follows it after a restart; absent or null for every other entry. Kept in
+   * columns of its own beside the entry, outside its hash: the entry's `detail` says the same for a reader, and
+   * an entry hashes exactly as it did before this field existed.
+   */
+  watch?: IntentWatch | null;
+}
+
+/** What a later step reads of an intent to follow its transaction (signer/flow/watch-signed.ts). */
+export interface IntentWatch {
+  /** 'send': the signer sends it (a restarted engine ends it once it is an orphan); 'sign_only': the caller does. */
+  mode: 'send' | 'sign_only';
+  /** Past this finalized block height the transaction can no longer land. */
+  last_valid_block_height: number;
+  /** The fee payer when another account pays and sends it (its signature is then the id); null: the key. */
+  fee_payer: string | null;
+  /** A slot the chain had reached before the key signed: the transaction cannot land before it. Null: not known. */
+  from_slot: number | null;
 }
 
 /**

@@ -22,6 +22,7 @@ import {
 } from './pg';
 import { RACE_AMOUNT, RACE_CAP, RACE_KEY, SIGN_STEPS, raceWithLostLock } from './lock-race';
 import { processContract } from './process-contract';
+import { releaseLedgerContract } from './release-ledger';
 import { TcpProxy } from './tcp-proxy';
 
 const FAST = { postgres: { lockPollMs: 5, connectTimeoutMs: 1_000 } };
@@ -73,7 +74,7 @@ describe('PostgreSQL store specifics', () => {
   it('replicas starting at once on a new database apply the migrations once', async () => {
     const all = await Promise.all(Array.from({ length: 5 }, () => open()));
     const rows = await admin((c) => c.query('SELECT version FROM schema_version'), dbUrl(name));
-    expect(rows.rows).toEqual([{ version: 9 }]); // 1: tables, 2: usage indexes, 3: token figures and approval messages, 4: approval message descriptions, 5: approvals by quorum, 6: the webhook outbox, 7: the operator console, 8: no unread entry indexes, 9: console sessions and revocations
+    expect(rows.rows).toEqual([{ version: 10 }]); // 1: tables, 2: usage indexes, 3: token figures and approval messages, 4: approval message descriptions, 5: approvals by quorum, 6: the webhook outbox, 7: the operator console, 8: no unread entry indexes, 9: console sessions and revocations, 10: intents' watch columns
     await Promise.all(all.map((l, i) => l.append(signInput({ ts: i }))));
     expect(await all[0]!.verify()).toEqual({ ok: true, entries: 5 });
   });
@@ -253,6 +254,19 @@ describe('PostgreSQL: a key lock lost in the middle of a sign', () => {
   });
 });
 
+releaseLedgerContract(
+  'PostgreSQL',
+  async () => {
+    const name = await createDatabase();
+    const dump = readFileSync(path.join(__dirname, 'fixtures/postgres-release-ledger.sql'), 'utf8');
+    await admin(async (c) => {
+      await c.query(dump);
+    }, dbUrl(name));
+    return { cfg: cfgFor(name), remove: () => dropDatabase(name) };
+  },
+  FAST,
+);
+
 describe('PostgreSQL: a ledger written by schema version 2', () => {
   let name: string;
   beforeEach(async () => {
@@ -280,7 +294,7 @@ describe('PostgreSQL: a ledger written by schema version 2', () => {
       expect((await ledger.append(signInput({ ts: 1_700_000_011, tokens }))).tokens).toEqual(tokens);
       expect(await ledger.verify()).toEqual({ ok: true, entries: 7 });
       const rows = await admin((c) => c.query('SELECT version FROM schema_version'), dbUrl(name));
-      expect(rows.rows).toEqual([{ version: 9 }]);
+      expect(rows.rows).toEqual([{ version: 10 }]);
       // Migrated: an approval request can carry a message's text, and a quorum (one vote of anyone by default).
       const asked = await ledger.createApproval({
         key: 'game',

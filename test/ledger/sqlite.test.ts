@@ -10,6 +10,7 @@ import { ledgerContract, type StoreUnderTest } from './contract';
 import { signInput, matching } from './helpers';
 import { stillPending, until } from '../support/async';
 import { processContract } from './process-contract';
+import { releaseLedgerContract } from './release-ledger';
 import { RACE_AMOUNT, RACE_CAP, RACE_KEY, SIGN_STEPS, raceWithLostLock } from './lock-race';
 
 const FAST = { sqlite: { lockPollMs: 5 } };
@@ -59,7 +60,7 @@ describe('SQLite store specifics', () => {
     expect(statSync(s.file).mode & 0o777).toBe(0o600);
     const db = new Database(s.file, { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 10 }); // 1: tables, 2: usage indexes, 3: head record and lock leases, 4: token figures and approval messages, 5: approval message descriptions, 6: approvals by quorum, 7: the webhook outbox, 8: the operator console, 9: no unread entry indexes, 10: console sessions and revocations
+    expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 11 }); // 1: tables, 2: usage indexes, 3: head record and lock leases, 4: token figures and approval messages, 5: approval message descriptions, 6: approvals by quorum, 7: the webhook outbox, 8: the operator console, 9: no unread entry indexes, 10: console sessions and revocations, 11: intents' watch columns
     db.close();
   });
 
@@ -116,6 +117,23 @@ processContract(
   },
 );
 
+releaseLedgerContract(
+  'SQLite',
+  () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ledger-sqlite-release-'));
+    const file = path.join(dir, 'ledger.db');
+    const db = new Database(file);
+    db.exec(readFileSync(path.join(__dirname, 'fixtures/sqlite-release-ledger.sql'), 'utf8'));
+    db.close();
+    const remove = () => {
+      rmSync(dir, { recursive: true, force: true });
+      return Promise.resolve();
+    };
+    return Promise.resolve({ cfg: { store: 'sqlite', path: file }, remove });
+  },
+  FAST,
+);
+
 describe('SQLite: a ledger written by schema version 2 (before the head record and lock leases)', () => {
   let dir: string;
   let file: string;
@@ -145,7 +163,7 @@ describe('SQLite: a ledger written by schema version 2 (before the head record a
       expect(await ledger.head()).toEqual({ seq: 6, hash: next.hash });
       expect(await ledger.verify()).toEqual({ ok: true, entries: 6 });
       const db = new Database(file, { readonly: true });
-      expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 10 });
+      expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 11 });
       db.close();
     } finally {
       await ledger.close();
