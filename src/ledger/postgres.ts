@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL ledger store (`pg`): several signer replicas share one database, so they share limits, halts,
  * approvals and one hash chain, and a per-key lock spans them all. The concerns are written once for both stores
- * (sql-ledger.ts); this is the driver that runs them, and what PostgreSQL does its own way.
+ * (sql-ledger.ts); postgres-driver.ts runs them, and this is what PostgreSQL does its own way.
  *
  * - Migrations run at start-up under a session advisory lock, so replicas starting together apply them once.
  * - One chain across replicas: an append locks the single head record row (SELECT … FOR UPDATE), inserts the

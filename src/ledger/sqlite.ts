@@ -1,7 +1,7 @@
 /**
  * The SQLite ledger store (better-sqlite3): the embedded default, one file shared by the service and CLI
- * processes on one host. The concerns are written once for both stores (sql-ledger.ts); this is the driver that
- * runs them, and what SQLite does its own way.
+ * processes on one host. The concerns are written once for both stores (sql-ledger.ts); sqlite-driver.ts runs
+ * them, and this is what SQLite does its own way.
  *
  * Durability: WAL, and every write resolves only once the log is fsync'd after its commit (sqlite-wal-sync.ts:
  * group commit, the fsync off the event loop), and a process killed at any instant leaves the last committed
@@ -14,7 +14,7 @@
  * The per-key lock is an in-process FIFO mutex in front of a lock row with a lease (sqlite-locks.ts).
  */
 import Database from 'better-sqlite3';
-import { SignerError, errorMessage } from '../util/errors';
+import { SignerError } from '../util/errors';
 import { appendIn, headIn } from './audit-log';
 import { validateEntryInput } from './hash-chain';
 import { selfIdentity } from './liveness';
@@ -22,14 +22,15 @@ import { KeyedMutex } from './mutex';
 import { usageBooksOver } from './reservations';
 import { sqlLedger } from './sql-ledger';
 import { sqliteDialect } from './sql/dialect';
-import { get, stepSync, type Result, type SqlDriver, type Statement, type Work } from './sql/driver';
+import { get, stepSync, type Work } from './sql/driver';
 import { SQLITE_MIGRATIONS, schemaTooNew } from './sql/migrations';
 import { rowToHalt, type Row } from './sql/rows';
 import { statements } from './sql/statements';
 import { BUSY_SLICE_MS, retryWhileBusy } from './sqlite-busy';
+import { SqliteDriver, execPrepared, ledgerError } from './sqlite-driver';
 import { lockError, sqliteKeyLocks, type HeldRow } from './sqlite-locks';
 import { WalSync } from './sqlite-wal-sync';
-import type { AuditEntry, Ledger, ReserveDecision, ReserveRequest, ReserveView } from './types';
+import type { Ledger, ReserveDecision, ReserveRequest, ReserveView } from './types';
 
 export interface SqliteLedgerOptions {
   /** How long an operation waits in all for another process's write transaction (off the event loop). Default 5000. */
@@ -44,110 +45,6 @@ const SQL = statements(sqliteDialect);
 
 /** $1 key: who holds the key's lock row, if anyone. */
 const LOCK_OWNER = 'SELECT owner_id FROM key_locks WHERE key = $1';
-
-function ledgerError(what: string, e: unknown): SignerError {
-  if (e instanceof SignerError) return e;
-  return new SignerError('ledger', `SQLite ledger: ${what}: ${errorMessage(e)}`, { cause: e });
-}
-
-/** Runs one statement of shared work on its prepared statement. */
-function execPrepared(stmt: Database.Statement<[Record<string, unknown>], Row>, s: Statement): Result {
-  const values = sqliteDialect.bind(s.values);
-  if (stmt.reader) {
-    const rows = stmt.all(values);
-    return { rows, changes: rows.length };
-  }
-  return { rows: [], changes: stmt.run(values).changes };
-}
-
-/** Runs work on one better-sqlite3 connection: synchronously, each statement prepared once. */
-class SqliteDriver implements SqlDriver {
-  readonly dialect = sqliteDialect;
-  closed = false;
-  private readonly prepared = new Map<string, Database.Statement<[Record<string, unknown>], Row>>();
-  /** Entries appended by the write transaction under way, handed to `committed` once it commits. */
-  private appendedInTx: { seq: number; entry: AuditEntry }[] = [];
-
-  constructor(
-    readonly db: Database.Database,
-    private readonly busyTimeoutMs: number,
-    private readonly walSync: WalSync,
-    /** Takes in an entry this handle committed (the usage books, without reading it back). */
-    private readonly committed: (seq: number, entry: AuditEntry) => void,
-  ) {}
-
-  private exec = (s: Statement): Result => {
-    let stmt = this.prepared.get(s.sql);
-    if (!stmt) {
-      stmt = this.db.prepare<[Record<string, unknown>], Row>(s.sql);
-      this.prepared.set(s.sql, stmt);
-    }
-    if (s.appends) this.appendedInTx.push(s.appends);
-    return execPrepared(stmt, s);
-  };
-
-  checkOpen(): void {
-    if (this.closed) throw new SignerError('ledger', 'SQLite ledger: the ledger is closed');
-  }
-
-  /** Runs one synchronous step, retried off the event loop while another process holds the file. */
-  async run<T>(what: string, fn: () => T): Promise<T> {
-    this.checkOpen();
-    try {
-      return await retryWhileBusy(
-        () => {
-          this.checkOpen(); // closed while waiting out a busy file
-          return fn();
-        },
-        this.busyTimeoutMs,
-        () => what,
-      );
-    } catch (e) {
-      throw ledgerError(what, e);
-    }
-  }
-
-  read<T>(what: string, work: () => Work<T>): Promise<T> {
-    return this.run(what, () => stepSync(work(), this.exec));
-  }
-
-  /**
-   * A write transaction (BEGIN IMMEDIATE): rolled back whole on any failure, so it is safe to retry when busy.
-   * Resolves once the commit is on disk; with `syncIfAppended`, a transaction that appended no entry (and wrote
-   * nothing else) resolves at its commit.
-   */
-  async write<T>(what: string, work: () => Work<T>, opts: { syncIfAppended?: boolean } = {}): Promise<T> {
-    let appended = 0;
-    const result = await this.run(what, () => {
-      this.appendedInTx = [];
-      try {
-        const r = this.db.transaction(() => stepSync(work(), this.exec)).immediate();
-        for (const { seq, entry } of this.appendedInTx) this.committed(seq, entry);
-        appended = this.appendedInTx.length;
-        return r;
-      } finally {
-        this.appendedInTx = [];
-      }
-    });
-    if (opts.syncIfAppended && appended === 0) return result;
-    await this.durable(what);
-    return result;
-  }
-
-  async autocommit<T>(what: string, work: () => Work<T>): Promise<T> {
-    const result = await this.read(what, work);
-    await this.durable(what);
-    return result;
-  }
-
-  snapshot<T>(what: string, work: () => Work<T>): Promise<T> {
-    return this.run(what, () => this.db.transaction(() => stepSync(work(), this.exec))());
-  }
-
-  private durable(what: string): Promise<void> {
-    return this.walSync.durable().catch((e: unknown) => Promise.reject(ledgerError(`${what}: cannot sync the log`, e)));
-  }
-}
 
 /**
  * Opens (creating if needed) the ledger file and brings its schema up to date. The caller creates the folder
