@@ -20,6 +20,10 @@ export function ledgerError(what: string, e: unknown): SignerError {
 /** Runs one statement of shared work on its prepared statement. */
 export function execPrepared(stmt: Database.Statement<[Record<string, unknown>], Row>, s: Statement): Result {
   const values = sqliteDialect.bind(s.values);
+  if (stmt.reader && s.first) {
+    const row = stmt.get(values);
+    return row ? { rows: [row], changes: 1 } : { rows: [], changes: 0 };
+  }
   if (stmt.reader) {
     const rows = stmt.all(values);
     return { rows, changes: rows.length };

@@ -13,6 +13,8 @@ import type { Row } from './rows';
 export interface Statement {
   sql: string;
   values: readonly unknown[];
+  /** Only its first row is wanted (a driver may stop reading there). */
+  first?: boolean;
   /**
    * The entry this statement inserts into the chain at `seq`: a driver that keeps its usage books in step with
    * its own commits (SQLite's) takes it in once the transaction commits.
@@ -36,7 +38,7 @@ export function* all(sql: string, values: readonly unknown[] = []): Work<Row[]> 
 
 /** The first row the statement returns, if any. */
 export function* get(sql: string, values: readonly unknown[] = []): Work<Row | undefined> {
-  return (yield { sql, values }).rows[0];
+  return (yield { sql, values, first: true }).rows[0];
 }
 
 /** Runs the statement; how many rows it changed. */
