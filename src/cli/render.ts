@@ -165,9 +165,13 @@ export function renderKeyList(keys: readonly KeyConfig[], halts: readonly HaltRe
     const halted = halts.some((h) => h.key === k.name) ? 'halted' : '-';
     return [k.name, k.store ?? 'file', k.class, k.approval, k.pubkey, halted];
   });
-  const header = ['NAME', 'STORE', 'CLASS', 'APPROVAL', 'PUBKEY', 'HALTED'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  return [header, ...rows]
+  return table([['NAME', 'STORE', 'CLASS', 'APPROVAL', 'PUBKEY', 'HALTED'], ...rows]);
+}
+
+/** Rows as columns two spaces apart, each as wide as its widest cell; no trailing blanks. */
+export function table(rows: readonly (readonly string[])[]): string {
+  const widths = rows.reduce<number[]>((w, r) => r.map((c, i) => Math.max(w[i] ?? 0, c.length)), []);
+  return rows
     .map((r) =>
       r
         .map((c, i) => c.padEnd(widths[i] ?? 0))
