@@ -1,6 +1,6 @@
 /** How the PostgreSQL store tells its failures apart, and the connection it holds while it works on one. */
 import type { PoolClient } from 'pg';
-import { SignerError, errorMessage } from '../util/errors';
+import { SignerError, errorMessage, isSignerError } from '../util/errors';
 
 /** A checked-out connection and how to give it back (with an error: destroyed, not pooled). */
 export interface Connection {
@@ -13,7 +13,7 @@ export function asError(e: unknown): Error {
 }
 
 export function ledgerError(what: string, e: unknown): SignerError {
-  if (e instanceof SignerError) return e;
+  if (isSignerError(e)) return e;
   return new SignerError('ledger', `PostgreSQL ledger: ${what}: ${errorMessage(e)}`, { cause: e });
 }
 

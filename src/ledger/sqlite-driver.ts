@@ -4,7 +4,7 @@
  * log's fsync after every write (sqlite-wal-sync.ts).
  */
 import type Database from 'better-sqlite3';
-import { SignerError, errorMessage } from '../util/errors';
+import { SignerError, errorMessage, isSignerError } from '../util/errors';
 import { sqliteDialect } from './sql/dialect';
 import { stepSync, type Result, type SqlDriver, type Statement, type Work } from './sql/driver';
 import type { Row } from './sql/rows';
@@ -13,7 +13,7 @@ import type { WalSync } from './sqlite-wal-sync';
 import type { AuditEntry } from './types';
 
 export function ledgerError(what: string, e: unknown): SignerError {
-  if (e instanceof SignerError) return e;
+  if (isSignerError(e)) return e;
   return new SignerError('ledger', `SQLite ledger: ${what}: ${errorMessage(e)}`, { cause: e });
 }
 

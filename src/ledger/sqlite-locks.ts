@@ -10,7 +10,7 @@
  * a crash its holder is dead and the row is taken over anyway), so taking and releasing a lock costs no fsync.
  */
 import type Database from 'better-sqlite3';
-import { SignerError, errorMessage } from '../util/errors';
+import { SignerError, errorMessage, isSignerError } from '../util/errors';
 import { newOwnerId } from './ids';
 import { holderAlive, type ProcessIdentity } from './liveness';
 import { cancelledError, sleep } from './mutex';
@@ -158,6 +158,6 @@ export function sqliteKeyLocks(db: Database.Database, opts: SqliteLockOptions) {
 export type SqliteKeyLocks = ReturnType<typeof sqliteKeyLocks>;
 
 export function lockError(what: string, e: unknown): SignerError {
-  if (e instanceof SignerError) return e;
+  if (isSignerError(e)) return e;
   return new SignerError('ledger', `SQLite ledger: ${what}: ${errorMessage(e)}`, { cause: e });
 }
