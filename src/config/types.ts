@@ -17,12 +17,17 @@ import type { Timings } from './sections/timings';
 
 export type { ListenAddress } from './formats';
 export { type ClusterCommitment, type ClusterProfile, type ProgramEntry } from './sections/cluster';
-export { type ApprovalMode, type KeyApprovals, type KeyClass, type KeyConfig } from './sections/keys';
-export { type TokenPolicy } from './sections/key-tokens';
 export {
   KEY_STORE_KINDS,
-  type EncryptedStoreConfig,
+  type ApprovalMode,
+  type KeyApprovals,
+  type KeyClass,
+  type KeyConfig,
   type KeyStoreKind,
+} from './sections/keys';
+export { type TokenPolicy } from './sections/key-tokens';
+export {
+  type EncryptedStoreConfig,
   type KeyStoresConfig,
   type Pkcs11StoreConfig,
   type SecretRef,

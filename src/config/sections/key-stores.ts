@@ -8,10 +8,6 @@ import { fail } from '../fail';
 import { defaultsOf, section, type Infer } from '../setting';
 import type { KeyConfig } from './keys';
 
-/** The key stores (docs/keys.md): a plaintext keypair file, an age-encrypted file, or an HSM over PKCS#11. */
-export const KEY_STORE_KINDS = ['file', 'encrypted', 'pkcs11'] as const;
-export type KeyStoreKind = (typeof KEY_STORE_KINDS)[number];
-
 export const keyStoresSchema = section({
   key_dir: {
     doc: "Directory of key files (0700, files 0600). Relative paths resolve against the config file's folder.",

@@ -4,10 +4,13 @@
  */
 import { fail, validateEntry } from '../fail';
 import { defaultsOf, section, type Infer } from '../setting';
-import { KEY_STORE_KINDS } from './key-stores';
 import { buildTokenPolicies, type TokenPolicy } from './key-tokens';
 import type { OperatorConfig } from './operators';
 import { TOKEN_OPS } from './token-ops';
+
+/** The key stores (docs/keys.md): a plaintext keypair file, an age-encrypted file, or an HSM over PKCS#11. */
+export const KEY_STORE_KINDS = ['file', 'encrypted', 'pkcs11'] as const;
+export type KeyStoreKind = (typeof KEY_STORE_KINDS)[number];
 
 export const keysSchema = section({
   keys: {
