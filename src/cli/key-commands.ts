@@ -1,4 +1,5 @@
 /** `sa-forge-signer key new|import|list|show|fund|destroy`: keys in any store (docs/keys.md). */
+import { keySetting } from '../config/sections/keys';
 import fs from 'node:fs';
 import path from 'node:path';
 import { loadConfig } from '../config/load';
@@ -107,7 +108,7 @@ async function keyList(args: ParsedArgs): Promise<number> {
     outJson(
       cfg.keys.map((k) => ({
         name: k.name,
-        store: k.store ?? 'file',
+        store: keySetting(k, 'store'),
         pubkey: k.pubkey,
         class: k.class,
         approval: k.approval,
@@ -154,7 +155,7 @@ async function keyShow(args: ParsedArgs, cfg: SignerConfig, key: KeyConfig): Pro
   const view: KeyShowView = {
     key,
     keyFile,
-    store: key.store ?? 'file',
+    store: keySetting(key, 'store'),
     storeHealth: status.store,
     storeState: status.state,
     balance,
@@ -254,7 +255,7 @@ async function keyDestroy(args: ParsedArgs, cfg: SignerConfig, key: KeyConfig): 
       }
     }
   }
-  const store = key.store ?? 'file';
+  const store = keySetting(key, 'store');
   await withStores(cfg, (stores) => stores.storeOf(key).destroy(key.name));
   const what =
     store === 'pkcs11' ? 'its objects in the PKCS#11 token' : store === 'encrypted' ? 'its age file' : 'its key file';

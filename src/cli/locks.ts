@@ -7,6 +7,7 @@
 import type { Ledger, KeyLockInfo } from '../ledger/types';
 import { SignerError } from '../util/errors';
 import { escapeUntrusted } from '../util/untrusted';
+import { table } from './render';
 
 export const LOCKS_USAGE = 'sa-forge-signer locks list [--json] | locks clear KEY [--force]';
 
@@ -34,15 +35,7 @@ export function formatLocks(locks: readonly KeyLockInfo[]): string {
       iso(l.lease_until_ms),
     ]),
   ];
-  const widths = rows.reduce<number[]>((w, r) => r.map((cell, i) => Math.max(w[i] ?? 0, cell.length)), []);
-  return rows
-    .map((r) =>
-      r
-        .map((cell, i) => cell.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return table(rows);
 }
 
 /** Runs the subcommand; returns the exit code and writes the result to `out` (stdout). */

@@ -18,6 +18,7 @@ import { showUntrusted } from '../util/untrusted';
 import { option } from './args';
 import type { ParsedArgs } from './args';
 import { config, outJson, out, withEngine, withLedger } from './context';
+import { table } from './render';
 
 export const POLICY_TEST_USAGE = 'sa-forge-signer [--config NEW.yaml] policy test CASES.yaml [--json]';
 export const POLICY_REPLAY_USAGE = 'sa-forge-signer [--config NEW.yaml] policy replay [--since 7d] [--json]';
@@ -76,18 +77,6 @@ export function readCases(file: string): PolicyCase[] {
       reason: reason as Reason | null,
     };
   });
-}
-
-function table(rows: string[][]): string {
-  const widths = rows.reduce<number[]>((w, r) => r.map((c, i) => Math.max(w[i] ?? 0, c.length)), []);
-  return rows
-    .map((r) =>
-      r
-        .map((c, i) => c.padEnd(widths[i] ?? 0))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
 }
 
 /** `refused (limits)`, with the reason when the case pins one: `refused (limits: per_tx_cap)`. */

@@ -3,6 +3,7 @@
  * who asked) goes through showUntrusted, so it can neither move the cursor nor start a line of its own; the
  * amounts an operator decides on are the signer's own figures, never the agent's words.
  */
+import { keySetting } from '../config/sections/keys';
 import type { KeyConfig, KeyStoreKind } from '../config/types';
 import type { StoreState } from '../keys/key-status';
 import type { ApprovalRecord, AuditEntry, HaltRecord, TokenFigure } from '../ledger/types';
@@ -163,11 +164,15 @@ export function keyShowJson(v: KeyShowView): Record<string, unknown> {
 export function renderKeyList(keys: readonly KeyConfig[], halts: readonly HaltRecord[]): string {
   const rows = keys.map((k) => {
     const halted = halts.some((h) => h.key === k.name) ? 'halted' : '-';
-    return [k.name, k.store ?? 'file', k.class, k.approval, k.pubkey, halted];
+    return [k.name, keySetting(k, 'store'), k.class, k.approval, k.pubkey, halted];
   });
-  const header = ['NAME', 'STORE', 'CLASS', 'APPROVAL', 'PUBKEY', 'HALTED'];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  return [header, ...rows]
+  return table([['NAME', 'STORE', 'CLASS', 'APPROVAL', 'PUBKEY', 'HALTED'], ...rows]);
+}
+
+/** Rows as columns two spaces apart, each as wide as its widest cell; no trailing blanks. */
+export function table(rows: readonly (readonly string[])[]): string {
+  const widths = rows.reduce<number[]>((w, r) => r.map((c, i) => Math.max(w[i] ?? 0, c.length)), []);
+  return rows
     .map((r) =>
       r
         .map((c, i) => c.padEnd(widths[i] ?? 0))

@@ -13,7 +13,8 @@
  * before anything is sent. The key must have `sign_messages` on in the service's config.
  *
  * A refusal is thrown as a `SignerServiceError` carrying the service's report, so the agent sees which check
- * refused and why (`failed_check`, `reason`, `detail`).
+ * refused and why (`failed_check`, `reason`, `detail`); every `SignerServiceError` has a `code` to branch on: the
+ * report's `reason`, the service's error code (a call that failed before any report), or one of this signer's own.
  */
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
@@ -32,6 +33,8 @@ import {
   type TransactionPartialSigner,
   type TransactionSendingSigner,
 } from '@solana/kit';
+import { ERRORS, type ErrorCode } from '../util/errors/codes';
+import { REASONS, type Reason } from '../signer/refusals';
 import { isRecord } from '../util/is-record';
 
 /** The protocol revision the service speaks; the official client must be pinned to it. */
@@ -56,6 +59,19 @@ export interface ServiceSignerOptions {
   fetch?: typeof fetch;
 }
 
+/** Why the service did not sign, as its report's `reason` says (docs/reports.md, "Reasons"). */
+export type ServiceReason = Reason;
+
+/**
+ * What went wrong, for a program to branch on: a report's reason, the service's error code (docs/reports.md,
+ * "Errors"), or this signer's own: `not_signed` (an outcome other than the one asked for, without a reason),
+ * `unexpected_answer` (the service answered in a shape this signer does not know), `message_not_signable` (content
+ * neither off-chain nor UTF-8, refused before anything was sent), `signature_mismatch` (what came back does not
+ * sign what was given).
+ */
+export type ServiceErrorCode =
+  ServiceReason | ErrorCode | 'not_signed' | 'unexpected_answer' | 'message_not_signable' | 'signature_mismatch';
+
 /** The report fields a caller can act on; the service's reports carry more (see docs/reports.md). */
 export interface ServiceReport {
   outcome: string;
@@ -65,7 +81,7 @@ export interface ServiceReport {
   detail: string | null;
   failed_check: string | null;
   /** Why it was not signed, a stable name to act on (docs/reports.md, "Reasons"); null when nothing refused. */
-  reason: string | null;
+  reason: ServiceReason | null;
   [field: string]: unknown;
 }
 
@@ -75,9 +91,19 @@ export class SignerServiceError extends Error {
     message: string,
     /** The service's report, when it answered with one. */
     readonly report: ServiceReport | null,
+    readonly code: ServiceErrorCode = report?.reason ?? 'not_signed',
   ) {
     super(message);
   }
+}
+
+const isReason = (v: unknown): v is ServiceReason => typeof v === 'string' && Object.hasOwn(REASONS, v);
+const isErrorCode = (v: unknown): v is ErrorCode => typeof v === 'string' && Object.hasOwn(ERRORS, v);
+
+/** The service's error code in a tool error's `structuredContent.error`, when it sent one this signer knows. */
+function serviceErrorCode(structured: unknown): ErrorCode | null {
+  if (!isRecord(structured) || !isRecord(structured.error)) return null;
+  return isErrorCode(structured.error.code) ? structured.error.code : null;
 }
 
 export type ServiceSigner<TAddress extends string = string> = TransactionPartialSigner<TAddress> &
@@ -105,9 +131,15 @@ export async function createServiceSigner(options: ServiceSignerOptions): Promis
   const call = async (name: string, args: Record<string, unknown>): Promise<Record<string, unknown>> => {
     const result = await client.callTool({ name, arguments: args }, { timeout, maxTotalTimeout: timeout });
     const structured = result.structuredContent;
-    if (!isRecord(structured)) {
+    const failed = serviceErrorCode(structured);
+    // The one tool error the service answers in text alone is a key the token may not use (key_show, halt).
+    if (!isRecord(structured) || failed !== null) {
       const text = result.content.map((c) => (c.type === 'text' ? c.text : '')).join(' ');
-      throw new SignerServiceError(`the signer service answered ${name} without a report: ${text}`, null);
+      throw new SignerServiceError(
+        `the signer service answered ${name} without a report: ${text}`,
+        null,
+        failed ?? (result.isError ? 'key_not_authorized' : 'unexpected_answer'),
+      );
     }
     return structured;
   };
@@ -152,7 +184,11 @@ export async function createServiceSigner(options: ServiceSignerOptions): Promis
     const signature = getBase58Encoder().encode(report.signature) as SignatureBytes;
     // The signature must be over exactly these bytes by this key, or it is worthless to the caller.
     if (!(await verifySignature(await getPublicKeyFromAddress(keyAddress), signature, message.content))) {
-      throw new SignerServiceError('the signer returned a signature that does not verify over the message', report);
+      throw new SignerServiceError(
+        'the signer returned a signature that does not verify over the message',
+        report,
+        'signature_mismatch',
+      );
     }
     return signature;
   };
@@ -173,7 +209,9 @@ export async function createServiceSigner(options: ServiceSignerOptions): Promis
       const out: SignatureBytes[] = [];
       for (const transaction of transactions) {
         const report = await sign(transaction, 'send');
-        if (report.signature === null) throw new SignerServiceError('the signer confirmed without a signature', report);
+        if (report.signature === null) {
+          throw new SignerServiceError('the signer confirmed without a signature', report, 'unexpected_answer');
+        }
         out.push(getBase58Encoder().encode(report.signature) as SignatureBytes);
       }
       return out;
@@ -204,6 +242,7 @@ function messageFields(content: Uint8Array): { format: 'offchain' | 'text'; mess
     throw new SignerServiceError(
       'the signer signs off-chain messages (0xff "solana offchain" first) and UTF-8 text; this message is neither',
       null,
+      'message_not_signable',
     );
   }
   return { format: 'text', message: text };
@@ -213,14 +252,14 @@ function keyAddressOf(shown: Record<string, unknown>, key: string): Address {
   const keys = shown.keys;
   const view = Array.isArray(keys) ? (keys as unknown[]).find((k) => isRecord(k) && k.name === key) : undefined;
   if (!isRecord(view) || typeof view.pubkey !== 'string') {
-    throw new SignerServiceError(`the signer service has no key "${key}" for this token`, null);
+    throw new SignerServiceError(`the signer service has no key "${key}" for this token`, null, 'key_not_authorized');
   }
   return address(view.pubkey);
 }
 
 function asReport(structured: Record<string, unknown>): ServiceReport {
   if (typeof structured.outcome !== 'string') {
-    throw new SignerServiceError('the signer service answered sign without an outcome', null);
+    throw new SignerServiceError('the signer service answered sign without an outcome', null, 'unexpected_answer');
   }
   const text = (field: string): string | null => {
     const v = structured[field];
@@ -234,7 +273,7 @@ function asReport(structured: Record<string, unknown>): ServiceReport {
     signed_transaction: text('signed_transaction'),
     detail: text('detail'),
     failed_check: text('failed_check'),
-    reason: text('reason'),
+    reason: isReason(structured.reason) ? structured.reason : null,
   };
 }
 
@@ -243,12 +282,24 @@ function asReport(structured: Record<string, unknown>): ServiceReport {
  * kit built: a signature over any other message (a replaced blockhash, say) would be useless to the caller.
  */
 function ourSignature(report: ServiceReport, transaction: Transaction, keyAddress: Address): SignatureBytes {
-  if (!report.signed_transaction) throw new SignerServiceError('the signer returned no signed transaction', report);
+  if (!report.signed_transaction) {
+    throw new SignerServiceError('the signer returned no signed transaction', report, 'unexpected_answer');
+  }
   const signed = getTransactionDecoder().decode(Buffer.from(report.signed_transaction, 'base64'));
   if (!Buffer.from(signed.messageBytes).equals(Buffer.from(transaction.messageBytes))) {
-    throw new SignerServiceError('the signer signed a different message than the one it was given', report);
+    throw new SignerServiceError(
+      'the signer signed a different message than the one it was given',
+      report,
+      'signature_mismatch',
+    );
   }
   const signature = signed.signatures[keyAddress];
-  if (!signature) throw new SignerServiceError(`the signed transaction has no signature of ${keyAddress}`, report);
+  if (!signature) {
+    throw new SignerServiceError(
+      `the signed transaction has no signature of ${keyAddress}`,
+      report,
+      'signature_mismatch',
+    );
+  }
   return signature;
 }

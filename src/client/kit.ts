@@ -3,6 +3,8 @@ export {
   createServiceSigner,
   SignerServiceError,
   SIGNER_PROTOCOL_VERSION,
+  type ServiceErrorCode,
+  type ServiceReason,
   type ServiceReport,
   type ServiceSigner,
   type ServiceSignerOptions,

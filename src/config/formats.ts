@@ -6,9 +6,15 @@ import convict from 'convict';
 import { parseBaseUnits } from '../util/token-amounts';
 import { decodeAddress } from '../util/base58';
 import { isRecord } from '../util/is-record';
-import { TOKEN_OPS } from './types';
+import { TOKEN_OPS, type TokenOp } from './sections/token-ops';
 
-export function parseListen(text: string): { host: string; port: number } | null {
+/** A listener's address, parsed from `host:port`. */
+export interface ListenAddress {
+  host: string;
+  port: number;
+}
+
+export function parseListen(text: string): ListenAddress | null {
   const m = /^(?:\[([0-9A-Fa-f:.]+)\]|([^:\s[\]]+)):(\d{1,5})$/.exec(text);
   if (!m) return null;
   const port = Number(m[3]);
@@ -17,13 +23,42 @@ export function parseListen(text: string): { host: string; port: number } | null
   return host === undefined ? null : { host, port };
 }
 
+/**
+ * The value each format lets through: what a setting of that format holds once convict has validated it. The
+ * section types are derived from it (src/config/setting.ts), so a format and its type are stated together.
+ */
+export interface FormatValue {
+  'nat-strict': number;
+  'nat-or-null': number | null;
+  'positive-int': number;
+  'bool-strict': boolean;
+  'listen-address': string;
+  'listen-address-or-off': string | null;
+  'string-list': string[];
+  'address-list': string[];
+  'address-list-or-null': string[] | null;
+  'base-units': string | number;
+  'base-units-or-null': string | number | null;
+  'token-ops': TokenOp[];
+  address: string;
+  'address-or-null': string | null;
+  'non-empty-string': string;
+  'string-or-null': string | null;
+  'http-url-or-null': string | null;
+  'http-url-list': string[];
+  'object-map': Record<string, unknown>;
+  'object-list': unknown[];
+}
+
+export type FormatName = keyof FormatValue;
+
 let registered = false;
 
 /** Registers the formats once per process (convict keeps a global registry). */
 export function registerFormats(): void {
   if (registered) return;
   registered = true;
-  convict.addFormats({
+  const formats: Record<FormatName, convict.Format> = {
     'nat-strict': {
       validate(v: unknown) {
         if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
@@ -185,5 +220,6 @@ export function registerFormats(): void {
         if (!Array.isArray(v) || v.some((e) => !isRecord(e))) throw new Error('must be a list of mappings');
       },
     },
-  });
+  };
+  convict.addFormats(formats);
 }

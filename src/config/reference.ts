@@ -1,7 +1,7 @@
 /**
- * The configuration reference, derived from the convict schema: every setting with its default, its environment
- * variable and its doc. docs/configuration.md is this text (`npm run docs:config` writes it), and a test fails when
- * the two differ, so the reference can never state a default the schema does not have.
+ * The configuration reference, derived from the convict schema of each section: every setting with its default,
+ * its environment variable and its doc. docs/configuration.md is this text (`npm run docs:config` writes it), and a
+ * test fails when the two differ, so the reference can never state a default the schema does not have.
  */
 import {
   clusterSchema,
@@ -14,6 +14,7 @@ import {
   tokenSchema,
   topLevelSchema,
 } from './schema';
+import { isLeaf, type Group } from './setting';
 
 /** One setting: its dotted path (`<name>` and `[]` stand for a collection's entries) and what the schema says. */
 export interface Setting {
@@ -23,18 +24,7 @@ export interface Setting {
   env: string | null;
 }
 
-interface Leaf {
-  doc: string;
-  format: unknown;
-  default?: unknown;
-  env?: string;
-}
-
-type Node = Leaf | { [name: string]: Node };
-
-const isLeaf = (n: Node): n is Leaf => typeof (n as Leaf).doc === 'string' && 'format' in n;
-
-function walk(schema: Record<string, Node>, prefix: string, out: Setting[]): Setting[] {
+function walk(schema: Group, prefix: string, out: Setting[]): Setting[] {
   for (const [name, node] of Object.entries(schema)) {
     const path = prefix === '' ? name : `${prefix}.${name}`;
     if (isLeaf(node)) out.push({ path, doc: node.doc, default: node.default ?? null, env: node.env ?? null });
@@ -44,7 +34,7 @@ function walk(schema: Record<string, Node>, prefix: string, out: Setting[]): Set
 }
 
 /** The schemas in the order the reference lists them: the file's top level, then each collection's entries. */
-const SECTIONS: readonly { title: string; prefix: string; schema: Record<string, Node> }[] = [
+const SECTIONS: readonly { title: string; prefix: string; schema: Group }[] = [
   { title: 'Top level', prefix: '', schema: topLevelSchema },
   { title: 'An operator (`operators[]`)', prefix: 'operators[]', schema: operatorSchema },
   { title: 'A key (`keys.<name>`)', prefix: 'keys.<name>', schema: keySchema },
@@ -57,11 +47,6 @@ const SECTIONS: readonly { title: string; prefix: string; schema: Record<string,
     title: 'A bearer token (`serve.tokens[]`)',
     prefix: 'serve.tokens[]',
     schema: tokenSchema,
-  },
-  {
-    title: 'An operator (`operators[]`)',
-    prefix: 'operators[]',
-    schema: operatorSchema,
   },
   {
     title: 'A webhook (`notify[]`)',
@@ -103,8 +88,8 @@ export function configReference(): string {
   const lines = [
     '# Configuration reference',
     '',
-    '<!-- Generated from src/config/schema.ts by `npm run docs:config`; test/config/reference.test.ts fails when it',
-    '     differs. Edit the schema, not this file. -->',
+    '<!-- Generated from the schemas in src/config/sections/ by `npm run docs:config`; test/config/reference.unit.test.ts',
+    '     fails when it differs. Edit the schema, not this file. -->',
     '',
     'Every setting the signer reads, with its default and the environment variable that overrides it (env beats the',
     'file). `config/example.yaml` shows the same settings in a file. `<name>` stands for an entry of a map, `[]` for an',

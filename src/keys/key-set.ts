@@ -4,6 +4,7 @@
  * that failed to open is tried again on the next use. `verify` opens every key, so a missing file, a wrong
  * passphrase or a token without the key is found at start, not at the first sign.
  */
+import { keySetting } from '../config/sections/keys';
 import type { KeyConfig, KeyStoreKind, SignerConfig } from '../config/types';
 import { errorMessage } from '../util/errors';
 import type { KeySigner } from './key-signer';
@@ -52,7 +53,7 @@ export function createKeySet(
       config.keys.map((key) =>
         signerFor(key).then(
           () => null,
-          (e: unknown): KeyProblem => ({ key: key.name, store: key.store ?? 'file', message: errorMessage(e) }),
+          (e: unknown): KeyProblem => ({ key: key.name, store: keySetting(key, 'store'), message: errorMessage(e) }),
         ),
       ),
     );
@@ -75,7 +76,7 @@ export function createKeySet(
         const status = await store.health();
         if (status === 'ok') continue;
         for (const key of config.keys)
-          if ((key.store ?? 'file') === store.kind && !problems.some((p) => p.key === key.name))
+          if (keySetting(key, 'store') === store.kind && !problems.some((p) => p.key === key.name))
             problems.push({ key: key.name, store: store.kind, message: status });
       }
       return problems.sort((a, b) => a.key.localeCompare(b.key));

@@ -4,15 +4,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { isValidKeyName } from '../config/sections/keys';
 import { SignerError } from '../util/errors';
 import { generateKeypairBytes, signerFromKeypairBytes, type Signer } from './keypair';
 import { encodeBase58 } from '../util/base58';
 
-const KEY_NAME = /^[a-z0-9_-]{1,64}$/;
-
-export function isValidKeyName(name: string): boolean {
-  return KEY_NAME.test(name);
-}
+export { isValidKeyName };
 
 export function assertKeyName(name: string): void {
   if (!isValidKeyName(name)) {

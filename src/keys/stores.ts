@@ -4,8 +4,9 @@
  * one token connection serves every pkcs11 key. Secrets named by variables are taken out of the environment at once
  * (secret-source.ts).
  */
-import path from 'node:path';
-import type { KeyConfig, KeyStoreKind, KeyStoresConfig, SignerConfig } from '../config/types';
+import { keySetting } from '../config/sections/keys';
+import { defaultKeyStores } from '../config/sections/key-stores';
+import type { KeyConfig, KeyStoreKind, SignerConfig } from '../config/types';
 import { createEncryptedStore } from './encrypted-store';
 import { createFileStore } from './file-store';
 import { takeSecretFromEnv } from './secret-source';
@@ -22,12 +23,7 @@ export interface KeyStores {
 }
 
 /** Settings when the config names no store other than `file`: encrypted files beside the key files, no HSM. */
-export function defaultKeyStores(keyDir: string): KeyStoresConfig {
-  return {
-    encrypted: { dir: path.resolve(keyDir), passphrase: null, scrypt_log_n: 18 },
-    pkcs11: { module: null, token_label: null, pin: null, sessions: 4, reconnect_ms: 1000 },
-  };
-}
+export { defaultKeyStores };
 
 export function createKeyStores(
   config: Pick<SignerConfig, 'key_dir' | 'key_stores'>,
@@ -57,7 +53,7 @@ export function createKeyStores(
   };
   return {
     store,
-    storeOf: (key) => store(key.store ?? 'file'),
+    storeOf: (key) => store(keySetting(key, 'store')),
     made: () => [...stores.values()],
     async close() {
       await Promise.all([...stores.values()].map((s) => s.close()));

@@ -13,7 +13,15 @@ import * as path from 'node:path';
 import { createInterface } from 'node:readline';
 import { SignerError, errorMessage } from '../util/errors';
 import { headMismatch } from './head';
-import type { AuditCommand, AuditEntry, AuditEntryInput, ChainHead, TokenFigure, VerifyResult } from './types';
+import type {
+  AuditCommand,
+  AuditEntry,
+  AuditEntryInput,
+  ChainHead,
+  IntentWatch,
+  TokenFigure,
+  VerifyResult,
+} from './types';
 
 /** `prev` of the first entry. */
 export const GENESIS_PREV = '0'.repeat(64);
@@ -61,10 +69,10 @@ export function hashEntry(entry: Omit<AuditEntry, 'hash'> & { hash?: string }): 
     .digest('hex');
 }
 
-/** Links an input to the chain: sets `prev` and computes `hash`. */
+/** Links an input to the chain: sets `prev` and computes `hash` (over the serialised fields: `watch` is not one). */
 export function sealEntry(input: AuditEntryInput, prev: string): AuditEntry {
   const unsealed = { ...copyInput(input), prev, hash: '' };
-  return { ...unsealed, hash: hashEntry(unsealed) };
+  return { ...unsealed, hash: hashEntry(unsealed), ...(input.watch ? { watch: { ...input.watch } } : {}) };
 }
 
 /** Copies exactly the input fields, so stray properties on the caller's object never reach the chain. */
@@ -126,7 +134,21 @@ export function entryInputProblem(e: unknown): string | null {
   if (!isNullableInt(o.balance_change)) return 'balance_change must be an integer or null';
   if (o.tokens !== undefined && o.tokens !== null && !(Array.isArray(o.tokens) && o.tokens.every(isTokenFigure)))
     return 'tokens must be a list of {mint, decimals, change, credits} or null';
+  if (o.watch !== undefined && o.watch !== null && !isIntentWatch(o.watch))
+    return 'watch must be {mode, last_valid_block_height, fee_payer, from_slot} or null';
   return null;
+}
+
+function isIntentWatch(v: unknown): v is IntentWatch {
+  if (typeof v !== 'object' || v === null) return false;
+  const w = v as Record<string, unknown>;
+  return (
+    (w.mode === 'send' || w.mode === 'sign_only') &&
+    isInt(w.last_valid_block_height) &&
+    w.last_valid_block_height >= 0 &&
+    isNullableString(w.fee_payer) &&
+    isNullableInt(w.from_slot)
+  );
 }
 
 const DECIMAL = /^-?(0|[1-9]\d*)$/;

@@ -28,10 +28,10 @@ export async function openLedger(cfg: LedgerConfig, opts: OpenLedgerOptions = {}
     }
     // Each store's driver is loaded only when used: a PostgreSQL deployment never loads the native SQLite addon.
     // eslint-disable-next-line @typescript-eslint/no-require-imports
-    const { SqliteLedger } = require('./sqlite') as typeof import('./sqlite');
-    return SqliteLedger.open(file, opts.sqlite);
+    const { openSqliteLedger } = require('./sqlite') as typeof import('./sqlite');
+    return openSqliteLedger(file, opts.sqlite);
   }
   // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const { PostgresLedger } = require('./postgres') as typeof import('./postgres');
-  return PostgresLedger.open(cfg.url, { ...opts.postgres, poolSize: cfg.pool_size });
+  const { openPostgresLedger } = require('./postgres') as typeof import('./postgres');
+  return openPostgresLedger(cfg.url, { ...opts.postgres, poolSize: cfg.pool_size });
 }

@@ -4,7 +4,7 @@
  * polls and takes the row over when the holder is gone: a dead process on this host (liveness.ts), or, on any
  * host, a lease that ran out (a holder on another host sharing the file cannot be checked any other way).
  * Taking over a live but stalled holder is safe for the cap: its intent append is fenced on the lock row
- * (SqliteLedger.appendFenced), so it sends nothing it had not recorded before the takeover.
+ * (the SQLite store's appendFenced), so it sends nothing it had not recorded before the takeover.
  *
  * Lock rows go through their own connection with synchronous=OFF: a lock needs exclusion, not durability (after
  * a crash its holder is dead and the row is taken over anyway), so taking and releasing a lock costs no fsync.

@@ -28,6 +28,24 @@ export interface AuditEntryInput {
   balance_change: number | null; // finals: the actual change; intents: −reservation
   /** Token figures of a sign (docs/ledger.md); absent or null for every other entry and every sign that moved none. */
   tokens?: TokenFigure[] | null;
+  /**
+   * An intent's transaction as a watcher follows it after a restart; absent or null for every other entry. Kept in
+   * columns of its own beside the entry, outside its hash: the entry's `detail` says the same for a reader, and
+   * an entry hashes exactly as it did before this field existed.
+   */
+  watch?: IntentWatch | null;
+}
+
+/** What a later step reads of an intent to follow its transaction (signer/flow/watch-signed.ts). */
+export interface IntentWatch {
+  /** 'send': the signer sends it (a restarted engine ends it once it is an orphan); 'sign_only': the caller does. */
+  mode: 'send' | 'sign_only';
+  /** Past this finalized block height the transaction can no longer land. */
+  last_valid_block_height: number;
+  /** The fee payer when another account pays and sends it (its signature is then the id); null: the key. */
+  fee_payer: string | null;
+  /** A slot the chain had reached before the key signed: the transaction cannot land before it. Null: not known. */
+  from_slot: number | null;
 }
 
 /**
@@ -255,20 +273,29 @@ export interface ReserveDecision<R> {
   result: R;
 }
 
-/** The operator console's records (passkeys, enrollment links, nonces, settings) are in ./operators.ts. */
-export interface Ledger extends OperatorStore {
-  readonly store: 'sqlite' | 'postgres';
+/**
+ * The ledger, by concern. The concerns every store writes the same way (audit log, usage, halts, approvals,
+ * outbox, operators) are written once over a driver (sql/driver.ts); what the databases do differently (the key
+ * locks, an append fenced by one, the gate in one transaction) is each store's own.
+ */
+export interface AuditLog {
   /** Appends one entry at the end of the single chain; durable before it resolves. */
   append(entry: AuditEntryInput): Promise<AuditEntry>;
-  /**
-   * Appends like `append`, but only while this handle still holds the lock on `entry.key` (taken with lockKey),
-   * checked in the same transaction as the insert: a lock lost in the meantime (its database connection died, or
-   * its lease was taken over) makes this reject with a 'ledger' error and nothing is written. A sign writes its
-   * intent this way, so it is never sent on a cap decision another holder may also have made.
-   */
-  appendFenced(entry: AuditEntryInput): Promise<AuditEntry>;
   /** This key's sign, sign-intent and sign-message entries with ts >= since, in chain order (for limits). */
   signEntriesForKey(key: string, since: number): Promise<AuditEntry[]>;
+  /**
+   * Walks the chain and checks it against the head record (a truncated tail or a deleted last entry fails) and
+   * the halts table against the chain's halt and resume entries (a deleted or forged halt row fails).
+   */
+  verify(): Promise<VerifyResult>;
+  head(): Promise<ChainHead>;
+  tail(n: number): Promise<AuditEntry[]>;
+  /** Every entry in chain order. */
+  entries(): AsyncIterable<AuditEntry>;
+}
+
+/** What the cap gate reads of a key's usage, and the gate itself where a store can run it as one transaction. */
+export interface Reservations {
   /**
    * The key's usage at `now` for its caps, as usageOf (usage-book.ts) would count its entries. Each store keeps
    * the usage of the keys it was asked about in memory and reads only the entries written since its last read
@@ -280,8 +307,6 @@ export interface Ledger extends OperatorStore {
    * signed and in flight (or watched). Read under the key's lock at the cap gate.
    */
   signatureInFlight(key: string, signature: string): Promise<boolean>;
-  /** Waits for the per-key lock (across processes and replicas). Rejects with code 'cancelled' if signal aborts. */
-  lockKey(key: string, signal?: AbortSignal): Promise<KeyLock>;
   /**
    * The cap gate as one write transaction, when the store can decide it without the key's lock: the key's usage,
    * whether `signature` is in flight and its halt are read, `decide` is called on them, and the intent it returns
@@ -291,14 +316,38 @@ export interface Ledger extends OperatorStore {
    * may run more than once (a transaction retried while the file is busy) and must give the same answer each time.
    */
   reserveAtOnce<R>(request: ReserveRequest, decide: (view: ReserveView) => ReserveDecision<R>): Promise<R | null>;
+}
 
+/** The per-key lock held while a sign passes its cap gate, and the append it fences. */
+export interface KeyLocks {
+  /** Waits for the per-key lock (across processes and replicas). Rejects with code 'cancelled' if signal aborts. */
+  lockKey(key: string, signal?: AbortSignal): Promise<KeyLock>;
+  /**
+   * Appends like `append`, but only while this handle still holds the lock on `entry.key` (taken with lockKey),
+   * checked in the same transaction as the insert: a lock lost in the meantime (its database connection died, or
+   * its lease was taken over) makes this reject with a 'ledger' error and nothing is written. A sign writes its
+   * intent this way, so it is never sent on a cap decision another holder may also have made.
+   */
+  appendFenced(entry: AuditEntryInput): Promise<AuditEntry>;
+  /** The key locks held now. `keys` names the configured keys (PostgreSQL's locks carry only a hash of the name). */
+  keyLocks(keys: readonly string[]): Promise<KeyLockInfo[]>;
+  /**
+   * Frees a key lock for an operator. A stale one is cleared; a live one only with `force` (its holder's next
+   * fenced append then fails, so nothing it has not yet recorded is sent).
+   */
+  clearKeyLock(key: string, opts: { force: boolean }): Promise<ClearLockResult>;
+}
+
+export interface Halts {
   getHalt(key: string): Promise<HaltRecord | null>;
   listHalts(): Promise<HaltRecord[]>;
   /** Records the halt and its audit entry (command 'halt') atomically. Halting a halted key keeps the first record. */
   halt(rec: HaltRecord): Promise<HaltRecord>;
   /** Clears the halt and appends a 'resume' entry; false when the key was not halted. */
   resume(key: string, by: string, ts: number): Promise<boolean>;
+}
 
+export interface Approvals {
   /** Records a new pending request (always a new one; a sign asks through requestApproval). */
   createApproval(req: ApprovalRequest): Promise<ApprovalRecord>;
   /**
@@ -340,7 +389,10 @@ export interface Ledger extends OperatorStore {
    * waiting on it; if a later sign of the same payload took it over, it is left as it is. Returns the record.
    */
   leaveApproval(id: string, waiter: string, ts: number): Promise<ApprovalRecord>;
+}
 
+/** The webhook outbox (src/notify/ writes and delivers it). */
+export interface Outbox {
   /** Writes notifications to the outbox (one transaction): durable before it resolves. */
   enqueueNotifications(rows: readonly NotificationInput[]): Promise<void>;
   /**
@@ -356,23 +408,11 @@ export interface Ledger extends OperatorStore {
   notificationCounts(): Promise<Record<NotificationStatus, number>>;
   /** Deletes delivered notifications settled before `before` (unix ms); returns how many. */
   pruneNotifications(before: number): Promise<number>;
+}
 
-  /**
-   * Walks the chain and checks it against the head record (a truncated tail or a deleted last entry fails) and
-   * the halts table against the chain's halt and resume entries (a deleted or forged halt row fails).
-   */
-  verify(): Promise<VerifyResult>;
-  head(): Promise<ChainHead>;
-  /** The key locks held now. `keys` names the configured keys (PostgreSQL's locks carry only a hash of the name). */
-  keyLocks(keys: readonly string[]): Promise<KeyLockInfo[]>;
-  /**
-   * Frees a key lock for an operator. A stale one is cleared; a live one only with `force` (its holder's next
-   * fenced append then fails, so nothing it has not yet recorded is sent).
-   */
-  clearKeyLock(key: string, opts: { force: boolean }): Promise<ClearLockResult>;
-  tail(n: number): Promise<AuditEntry[]>;
-  /** Every entry in chain order. */
-  entries(): AsyncIterable<AuditEntry>;
+/** The operator console's records (passkeys, enrollment links, nonces, settings) are in ./operators.ts. */
+export interface Ledger extends AuditLog, Reservations, KeyLocks, Halts, Approvals, Outbox, OperatorStore {
+  readonly store: 'sqlite' | 'postgres';
   /** Cheap round trip for readiness. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -1,9 +1,11 @@
 /**
  * The four static resources, written for an agent. They describe what the code does (src/signer: payload.ts,
  * rules/structural.ts, engine.ts, sources/v2-source.ts; src/signer/report.ts); change them together. The kit snippets in
- * PAYLOAD are run by test/signer/agent-docs.test.ts. The table of reasons in CHECKS is made from
- * src/signer/refusals.ts, their one definition.
+ * PAYLOAD are run by test/signer/agent-docs.test.ts. The tables of reasons and errors in CHECKS are made from
+ * src/signer/refusals.ts and src/util/errors/codes.ts, their one definitions.
  */
+import { ERRORS, ERROR_CODES, type ErrorCode } from '../util/errors/codes';
+import { CONTEXT_FIELDS, ERROR_CONTEXT, OPTIONAL_CONTEXT, type ContextField } from '../util/errors/context';
 import { FIGURES, REASONS, REASON_NAMES, type FigureName } from '../signer/refusals';
 
 const code = (name: string): string => `\`${name}\``;
@@ -18,6 +20,32 @@ function reasonsTable(): string {
   return ['| `reason` | `failed_check` | Means | What to do | `figures` |', '|---|---|---|---|---|', ...rows].join(
     '\n',
   );
+}
+
+/** One row per error code an agent can meet: its name, meaning, what to do and the context it carries. */
+function errorsTable(): string {
+  const rows = ERROR_CODES.filter((c) => ERRORS[c].seen_by === 'agent').map((name) => {
+    const e = ERRORS[name];
+    return `| ${code(name)} | ${e.meaning} | ${e.action} | ${contextCell(name)} |`;
+  });
+  return ['| `error.code` | Means | What to do | `error.context` |', '|---|---|---|---|', ...rows].join('\n');
+}
+
+/** The context fields a code's row names: those it always carries, then those it carries when known. */
+export function contextCell(name: ErrorCode): string {
+  const always = ERROR_CONTEXT[name].filter((f) => f !== 'detail').map(code);
+  const known = ((OPTIONAL_CONTEXT as Partial<Record<ErrorCode, readonly ContextField[]>>)[name] ?? []).map(
+    (f) => `${code(f)} (when known)`,
+  );
+  const fields = [...always, ...known];
+  return fields.length === 0 ? '–' : fields.join(', ');
+}
+
+function contextList(): string {
+  return (Object.keys(CONTEXT_FIELDS) as ContextField[])
+    .filter((f) => f !== 'detail')
+    .map((f) => `- ${code(f)}: ${CONTEXT_FIELDS[f].meaning}.`)
+    .join('\n');
 }
 
 function figuresList(): string {
@@ -309,6 +337,20 @@ ${reasonsTable()}
 Figures (lamports are numbers; with \`mint\`, amounts are the mint's base units as decimal strings):
 
 ${figuresList()}
+
+## Errors
+
+A call that fails before there is a report (a payload that does not parse, an unknown key, the RPC or the ledger
+failing before anything was sent) is a tool error: \`isError\` true, the text \`error: <message>\`, and
+\`structuredContent.error\` with \`code\` (act on it), \`message\` (the same words) and \`context\` (the fields the
+row names). A key your token may not use is the \`key_not_authorized\` refusal: \`check\` and \`sign\` report it,
+\`key_show\` and \`halt\` answer it in text alone.
+
+${errorsTable()}
+
+Context fields:
+
+${contextList()}
 `;
 
 export const OUTCOMES = `# Outcomes

@@ -6,7 +6,7 @@
  * bytes in the request's envelope.
  */
 import type { SignerEngine, Principal, SignProgress } from '../signer/types';
-import { isSignerError, errorMessage } from '../util/errors';
+import { isSignerError, errorMessage, SignerError } from '../util/errors';
 import { isRecord } from '../util/is-record';
 import { errorReply, readMessage, resultReply, resultReplyBytes, type RequestId } from './envelope';
 import {
@@ -31,6 +31,7 @@ import {
   SUPPORTED_VERSIONS,
 } from './protocol';
 import { TOOLS, toolDefinitions, type ToolDef } from './tools';
+import { toolErrorContent, toolErrorText } from './tools/error-result';
 import { compileArgsValidator, type ArgsValidator } from './args';
 import { RESOURCES, INSTRUCTIONS } from './resources';
 
@@ -306,7 +307,8 @@ export class McpService {
     if (!checked.ok) {
       this.opts.observer?.toolResult?.(name, 'invalid_arguments', null, 0);
       const summary = { tool: name, key: null, outcome: 'invalid_arguments', signature: null };
-      return this.toolReply(id, summary, null, `error: invalid arguments for ${name}: ${checked.message}`, true);
+      const e = new SignerError('arguments_invalid', { tool: name, detail: checked.message });
+      return this.toolReply(id, summary, toolErrorContent(e), toolErrorText(e), true);
     }
     const key = typeof checked.args.key === 'string' ? checked.args.key : null;
     return this.runTool(id, name, checked.args, key, req);
@@ -356,7 +358,10 @@ export class McpService {
           e.code === 'key_not_authorized' ? 'authorized' : null,
           performance.now() - started,
         );
-        return this.toolReply(id, summary(outcome), null, `error: ${e.message}`, true);
+        // A key the token may not use is the `authorized` refusal more than an error: check and sign report it with
+        // its reason; key_show and halt, which have no report to carry it, answer it in text alone.
+        const structured = e.code === 'key_not_authorized' ? null : toolErrorContent(e);
+        return this.toolReply(id, summary(outcome), structured, toolErrorText(e), true);
       }
       this.opts.log?.error({ tool: name, err: errorMessage(e) }, 'tool failed unexpectedly');
       this.opts.observer?.toolResult?.(name, 'internal_error', null, performance.now() - started);

@@ -16,7 +16,7 @@ import {
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import type { OperatorConfig } from '../config/types';
-import type { PasskeyRecord } from '../ledger/operators';
+import type { EnrollmentRecord, PasskeyRecord } from '../ledger/operators';
 import type { ApprovalRecord, Ledger } from '../ledger/types';
 import { errorMessage, isSignerError } from '../util/errors';
 import { challengeText, decisionChallenge, resumeChallenge, shownFigures, type Decision } from './challenge';
@@ -65,16 +65,26 @@ function notConfigured(deps: CeremonyDeps, operator: string): Refusal | null {
   );
 }
 
+/** The enrollment a link opens: unused, unexpired, and for an operator the config still names. */
+async function openEnrollment(
+  deps: CeremonyDeps,
+  token: string,
+  now: number,
+): Promise<Outcome<{ hash: string; link: EnrollmentRecord }>> {
+  const hash = enrollmentTokenHash(token);
+  const link = await deps.ledger.getEnrollment(hash);
+  if (!link || link.used_at !== null || link.expires_at < now) return refused(410, LINK_CLOSED);
+  return notConfigured(deps, link.operator) ?? done({ hash, link });
+}
+
 export async function registrationOptions(
   deps: CeremonyDeps,
   token: string,
 ): Promise<Outcome<PublicKeyCredentialCreationOptionsJSON>> {
   const now = deps.now();
-  const hash = enrollmentTokenHash(token);
-  const link = await deps.ledger.getEnrollment(hash);
-  if (!link || link.used_at !== null || link.expires_at < now) return refused(410, LINK_CLOSED);
-  const gone = notConfigured(deps, link.operator);
-  if (gone) return gone;
+  const open = await openEnrollment(deps, token, now);
+  if (!open.ok) return open;
+  const { hash, link } = open.value;
   const existing = await deps.ledger.listPasskeys(link.operator);
   const options = await generateRegistrationOptions({
     rpName: RP_NAME,
@@ -103,13 +113,11 @@ export async function registerPasskey(
   response: RegistrationResponseJSON,
 ): Promise<Outcome<{ operator: string; credentialId: string }>> {
   const now = deps.now();
-  const hash = enrollmentTokenHash(token);
-  const link = await deps.ledger.getEnrollment(hash);
-  if (!link || link.used_at !== null || link.expires_at < now) return refused(410, LINK_CLOSED);
-  // Checked again here: a reload may have removed the operator since the options were fetched, and a passkey stored
+  // Opened again here: a reload may have removed the operator since the options were fetched, and a passkey stored
   // under a name no longer configured would open the console again the day the name is reused.
-  const gone = notConfigured(deps, link.operator);
-  if (gone) return gone;
+  const open = await openEnrollment(deps, token, now);
+  if (!open.ok) return open;
+  const { hash, link } = open.value;
   let verified;
   try {
     verified = await verifyRegistrationResponse({

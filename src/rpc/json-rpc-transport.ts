@@ -25,7 +25,7 @@ export class RpcError extends SignerError {
   readonly retryAfterMs: number | undefined;
 
   constructor(kind: RpcErrorKind, method: string, message: string, options?: RpcErrorOptions) {
-    super('rpc', message, options?.cause === undefined ? undefined : { cause: options.cause });
+    super('rpc', message, { cause: options?.cause, context: { method, failure: kind } });
     this.kind = kind;
     this.method = method;
     this.rpcCode = options?.rpcCode;

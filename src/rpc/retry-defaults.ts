@@ -1,18 +1,20 @@
 /**
- * Default retry and failover settings of the chain client, shared by the client (when built without them) and
- * the config's `timings` defaults, so both say the same. docs/chain.md explains each.
+ * Default retry and failover settings of the chain client when built without them: the config's `timings`
+ * defaults (src/config/sections/timings.ts), under the client's names. docs/chain.md explains each.
  */
+import { DEFAULT_TIMINGS } from '../config/sections/timings';
+
 export const RETRY_DEFAULTS = Object.freeze({
   /** Attempts after the first, on a transient failure of an idempotent call. */
-  retries: 3,
+  retries: DEFAULT_TIMINGS.rpc_retries,
   /** Ceiling of the first backoff wait; it doubles per retry. */
-  backoffBaseMs: 200,
+  backoffBaseMs: DEFAULT_TIMINGS.rpc_backoff_base_ms,
   /** Largest backoff wait. */
-  backoffMaxMs: 5_000,
+  backoffMaxMs: DEFAULT_TIMINGS.rpc_backoff_max_ms,
   /** Longest Retry-After honoured as asked; a longer one is shortened to this. */
-  retryAfterMaxMs: 10_000,
+  retryAfterMaxMs: DEFAULT_TIMINGS.rpc_retry_after_max_ms,
   /** No retry starts, and no wait ends, later than this after the call began. */
-  budgetMs: 20_000,
+  budgetMs: DEFAULT_TIMINGS.rpc_retry_budget_ms,
   /** Cool-down of a failed endpoint (doubling with each failure in a row). */
-  cooldownMs: 30_000,
+  cooldownMs: DEFAULT_TIMINGS.rpc_endpoint_cooldown_ms,
 });

@@ -30,7 +30,7 @@ import { simulate } from './flow/simulate';
 import { refuse, stop, type StepWith } from './flow/step';
 import { v1Source, type PreparedTransaction, type TransactionSource } from './sources/transaction';
 import { v2Source } from './sources/v2-source';
-import { createSignedWatcher, sentIntentDetail, signOnlyIntentDetail } from './flow/watch-signed';
+import { createSignedWatcher, intentWatch, sentIntentDetail, signOnlyIntentDetail } from './flow/watch-signed';
 import { createHaltBook } from './halts';
 import { haltKeys } from './halt-keys';
 import { signRefusedByCap } from '../notify/events';
@@ -263,6 +263,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         signal: input.signal,
         progress,
         detail: mode === 'sign_only' ? signOnlyIntentDetail(lastValid, foreign) : sentIntentDetail(lastValid),
+        watch: intentWatch(mode, lastValid, foreign),
         capKeys,
       },
     );

@@ -4,6 +4,7 @@
  * nor map a pubkey to a name. The operator (the CLI) may use every key and is told when a name does not exist.
  */
 import type { KeyConfig } from '../config/types';
+import { formatMessage } from '../util/errors/messages';
 import { SignerError } from '../util/errors';
 import { refusal, type Refusal } from './refusals';
 import type { Principal } from './types';
@@ -24,8 +25,9 @@ export interface KeyAccess {
   byName(name: string): KeyConfig;
 }
 
+/** The `authorized` refusal says what the `key_not_authorized` error says. */
 export function notAuthorizedMessage(keyName: string): string {
-  return `this token may not use key ${JSON.stringify(keyName)}`;
+  return formatMessage('key_not_authorized', { key: keyName });
 }
 
 /** Without a `key` argument the key is the fee payer's; another fee payer (x402) needs the signing key named. */
@@ -78,7 +80,7 @@ export function createKeyAccess(keys: readonly KeyConfig[]): KeyAccess {
       const key = usable(principal).find((k) => k.name === named);
       if (key) return [key];
       if (principal.kind === 'operator') throw unknownKey(named);
-      throw new SignerError('key_not_authorized', notAuthorizedMessage(named));
+      throw new SignerError('key_not_authorized', { key: named });
     },
 
     byName(name) {

@@ -121,6 +121,48 @@ test('a refusal throws SignerServiceError naming the failed check', async () => 
   });
 });
 
+test('SignerServiceError.code: the refusal reason, a foreign key, or the signer refusing before it calls', async () => {
+  const refused = await signAndSendTransactionMessageWithSigners(await transferMessage(randomAddress(), 1000n)).then(
+    () => null,
+    (e: unknown) => e as SignerServiceError,
+  );
+  expect(refused?.code).toBe('transfer_destination_not_allowed');
+  expect(refused?.report?.reason).toBe('transfer_destination_not_allowed');
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`;
+  const foreign = await createServiceSigner({ url, token: TOKEN, key: 'not-mine' }).then(
+    () => null,
+    (e: unknown) => e as SignerServiceError,
+  );
+  expect(foreign).toBeInstanceOf(SignerServiceError);
+  expect(foreign?.code).toBe('key_not_authorized');
+  const notText = await signer.signMessages([createSignableMessage(new Uint8Array([0x80, 0xff, 0xfe]))]).then(
+    () => null,
+    (e: unknown) => e as SignerServiceError,
+  );
+  expect(notText?.code).toBe('message_not_signable');
+});
+
+test("SignerServiceError.code: a service error's code from structuredContent.error, the text unchanged", async () => {
+  // A service whose engine cannot open: every tool call is the error `internal`.
+  const broken = http.createServer(makeApp({ config: serveConfig({}, w.config) }));
+  await new Promise<void>((r) => broken.listen(0, '127.0.0.1', r));
+  try {
+    const url = `http://127.0.0.1:${(broken.address() as AddressInfo).port}/mcp`;
+    const failed = await createServiceSigner({ url, token: TOKEN, key: 'alpha' }).then(
+      () => null,
+      (e: unknown) => e as SignerServiceError,
+    );
+    expect(failed).toBeInstanceOf(SignerServiceError);
+    expect(failed?.code).toBe('internal');
+    expect(failed?.message).toBe(
+      'the signer service answered key_show without a report: error: no engine in this test',
+    );
+  } finally {
+    broken.closeAllConnections();
+    await new Promise((r) => broken.close(r));
+  }
+});
+
 describe('MessagePartialSigner', () => {
   const verifies = async (content: Uint8Array, signature: SignatureBytes | undefined) =>
     verifyKitSignature(await getPublicKeyFromAddress(signer.address), signature!, content);

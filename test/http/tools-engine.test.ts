@@ -102,6 +102,22 @@ test('a payload that does not parse is a tool error, not a protocol error', asyn
   expect(res.content[0]!.text).toMatch(/^error: /);
 });
 
+test('a tool error carries its code in structuredContent.error beside the text agents read', async () => {
+  const res = await callTool('check', { payload: { version: 2 } });
+  expect(res.isError).toBe(true);
+  const error = (res.structuredContent as { error: { code: string; message: string; context: object } }).error;
+  expect(error).toEqual({ code: 'payload_invalid', message: expect.any(String) as unknown, context: {} });
+  expect(res.content[0]!.text).toBe(`error: ${error.message}`);
+  const noPayload = await callTool('sign', {});
+  expect(noPayload.structuredContent).toEqual({
+    error: {
+      code: 'arguments_invalid',
+      message: expect.stringMatching(/^invalid arguments for sign: /) as unknown,
+      context: { tool: 'sign' },
+    },
+  });
+});
+
 test('halt through MCP refuses the next sign (halted) until the operator resumes the key', async () => {
   const halted = await callTool('halt', { key: 'beta', reason: 'looks like a prompt injection' });
   expect(halted.isError).toBe(false);

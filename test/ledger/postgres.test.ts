@@ -21,7 +21,8 @@ import {
   waitForBackendsGone,
 } from './pg';
 import { RACE_AMOUNT, RACE_CAP, RACE_KEY, SIGN_STEPS, raceWithLostLock } from './lock-race';
-import { Worker, buildLedger } from './procs';
+import { processContract } from './process-contract';
+import { releaseLedgerContract } from './release-ledger';
 import { TcpProxy } from './tcp-proxy';
 
 const FAST = { postgres: { lockPollMs: 5, connectTimeoutMs: 1_000 } };
@@ -73,7 +74,7 @@ describe('PostgreSQL store specifics', () => {
   it('replicas starting at once on a new database apply the migrations once', async () => {
     const all = await Promise.all(Array.from({ length: 5 }, () => open()));
     const rows = await admin((c) => c.query('SELECT version FROM schema_version'), dbUrl(name));
-    expect(rows.rows).toEqual([{ version: 9 }]); // 1: tables, 2: usage indexes, 3: token figures and approval messages, 4: approval message descriptions, 5: approvals by quorum, 6: the webhook outbox, 7: the operator console, 8: no unread entry indexes, 9: console sessions and revocations
+    expect(rows.rows).toEqual([{ version: 10 }]); // 1: tables, 2: usage indexes, 3: token figures and approval messages, 4: approval message descriptions, 5: approvals by quorum, 6: the webhook outbox, 7: the operator console, 8: no unread entry indexes, 9: console sessions and revocations, 10: intents' watch columns
     await Promise.all(all.map((l, i) => l.append(signInput({ ts: i }))));
     expect(await all[0]!.verify()).toEqual({ ok: true, entries: 5 });
   });
@@ -186,97 +187,33 @@ describe('PostgreSQL store specifics', () => {
   });
 });
 
-describe('PostgreSQL across processes', () => {
-  let build: ReturnType<typeof buildLedger>;
-  let name: string;
-  const workers: Worker[] = [];
-  const ledgers: Ledger[] = [];
-  beforeAll(() => {
-    build = buildLedger('postgres');
-  }, 120_000);
-  afterAll(() => build.cleanup());
-  beforeEach(async () => {
-    name = await createDatabase();
-  });
-  afterEach(async () => {
-    for (const w of workers.splice(0)) await w.kill();
-    for (const l of ledgers.splice(0)) await l.close();
-    await dropDatabase(name);
-  });
-  const open = async () => {
-    const l = await openLedger(cfgFor(name), FAST);
-    ledgers.push(l);
-    return l;
-  };
-  const worker = (args: string[]) => {
-    const w = new Worker(build.openJs, cfgFor(name), args);
-    workers.push(w);
-    return w;
-  };
-
-  it('two processes appending at once to a new database build one chain that verifies', async () => {
-    const a = worker(['append', '150', 'a']);
-    const b = worker(['append', '150', 'b']);
-    expect(await a.exited).toBe(0);
-    expect(await b.exited).toBe(0);
-    expect(await (await open()).verify()).toEqual({ ok: true, entries: 300 });
-  });
-
-  it.each([1, 7, 40, 'random'] as const)(
-    'a process SIGKILLed while appending (after %s) leaves a chain that verifies with every durable entry',
-    async (point) => {
-      const ledger = await open();
-      await ledger.append(signInput({ ts: 1 }));
-      const w = worker(['append', '100000', 'k']);
-      if (point === 'random') {
-        await w.waitFor((l) => l === 'ready');
-        await new Promise((r) => setTimeout(r, 20 + Math.floor(Math.random() * 80)));
-      } else await w.waitFor((l) => l === `appended ${point}`);
-      await w.kill();
-      // The server may still be committing what the killed process sent last: let its backend finish.
-      await waitForBackendsGone(name, w.child.pid!);
-      const durable = w.lastAppended();
-      const r = await ledger.verify();
-      expect(r.ok).toBe(true);
-      expect(r.entries).toBeGreaterThanOrEqual(1 + durable);
-      await ledger.append(signInput({ ts: 2 }));
-      expect(await ledger.verify()).toMatchObject({ ok: true, entries: r.entries + 1 });
+processContract(
+  {
+    name: 'PostgreSQL',
+    tag: 'postgres',
+    create: async () => {
+      const name = await createDatabase();
+      return { name, cfg: cfgFor(name), remove: () => dropDatabase(name) };
     },
-  );
-
-  it('processes SIGKILLed while migrating a new database leave one that opens and verifies', async () => {
-    for (const delay of [0, 30, 60, 90]) {
-      const w = worker(['append', '100000', 'm']);
-      await new Promise((r) => setTimeout(r, delay));
-      await w.kill();
-    }
-    expect((await (await open()).verify()).ok).toBe(true);
-  });
-
-  it("a replica's key lock keeps another waiting, and the server frees it when that replica is killed", async () => {
-    const ledger = await open();
-    const w = worker(['lock', 'game']);
-    await w.waitFor((l) => l === 'locked');
-    const mine = ledger.lockKey('game');
-    expect(await stillPending(mine, 300)).toBe(true);
-    const other = await ledger.lockKey('other');
-    await other.release();
-    await w.kill();
-    await (await mine).release();
-  });
-
-  it("a replica's key lock is freed when the server terminates its connection", async () => {
-    const ledger = await open();
-    const w = worker(['lock', 'game']);
-    await w.waitFor((l) => l === 'locked');
-    const mine = ledger.lockKey('game');
-    expect(await stillPending(mine, 300)).toBe(true);
-    const holders = await lockHolders(name, 'game');
-    expect(holders).toHaveLength(1);
-    await admin((c) => c.query('SELECT pg_terminate_backend($1)', [holders[0]]));
-    await (await mine).release();
-  });
-});
+    opts: FAST,
+    // The server may still be committing what the killed process sent last: let its backend finish.
+    settled: (w, store) => waitForBackendsGone(store.name, w.child.pid!),
+    migrationKillDelaysMs: [0, 30, 60, 90],
+  },
+  ({ open, worker, store }) => {
+    it("a replica's key lock is freed when the server terminates its connection", async () => {
+      const ledger = await open();
+      const w = worker(['lock', 'game']);
+      await w.waitFor((l) => l === 'locked');
+      const mine = ledger.lockKey('game');
+      expect(await stillPending(mine, 300)).toBe(true);
+      const holders = await lockHolders(store().name, 'game');
+      expect(holders).toHaveLength(1);
+      await admin((c) => c.query('SELECT pg_terminate_backend($1)', [holders[0]]));
+      await (await mine).release();
+    });
+  },
+);
 
 describe('PostgreSQL: a key lock lost in the middle of a sign', () => {
   let name: string;
@@ -317,6 +254,19 @@ describe('PostgreSQL: a key lock lost in the middle of a sign', () => {
   });
 });
 
+releaseLedgerContract(
+  'PostgreSQL',
+  async () => {
+    const name = await createDatabase();
+    const dump = readFileSync(path.join(__dirname, 'fixtures/postgres-release-ledger.sql'), 'utf8');
+    await admin(async (c) => {
+      await c.query(dump);
+    }, dbUrl(name));
+    return { cfg: cfgFor(name), remove: () => dropDatabase(name) };
+  },
+  FAST,
+);
+
 describe('PostgreSQL: a ledger written by schema version 2', () => {
   let name: string;
   beforeEach(async () => {
@@ -344,7 +294,7 @@ describe('PostgreSQL: a ledger written by schema version 2', () => {
       expect((await ledger.append(signInput({ ts: 1_700_000_011, tokens }))).tokens).toEqual(tokens);
       expect(await ledger.verify()).toEqual({ ok: true, entries: 7 });
       const rows = await admin((c) => c.query('SELECT version FROM schema_version'), dbUrl(name));
-      expect(rows.rows).toEqual([{ version: 9 }]);
+      expect(rows.rows).toEqual([{ version: 10 }]);
       // Migrated: an approval request can carry a message's text, and a quorum (one vote of anyone by default).
       const asked = await ledger.createApproval({
         key: 'game',

@@ -4,12 +4,13 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import type { LedgerConfig } from '../../src/config/types';
 import { openLedger } from '../../src/ledger/open';
-import { SqliteLedger, type SqliteLedgerOptions } from '../../src/ledger/sqlite';
+import { openSqliteLedger, type SqliteLedgerOptions } from '../../src/ledger/sqlite';
 import type { Ledger } from '../../src/ledger/types';
 import { ledgerContract, type StoreUnderTest } from './contract';
 import { signInput, matching } from './helpers';
 import { stillPending, until } from '../support/async';
-import { Worker, buildLedger } from './procs';
+import { processContract } from './process-contract';
+import { releaseLedgerContract } from './release-ledger';
 import { RACE_AMOUNT, RACE_CAP, RACE_KEY, SIGN_STEPS, raceWithLostLock } from './lock-race';
 
 const FAST = { sqlite: { lockPollMs: 5 } };
@@ -59,7 +60,7 @@ describe('SQLite store specifics', () => {
     expect(statSync(s.file).mode & 0o777).toBe(0o600);
     const db = new Database(s.file, { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 10 }); // 1: tables, 2: usage indexes, 3: head record and lock leases, 4: token figures and approval messages, 5: approval message descriptions, 6: approvals by quorum, 7: the webhook outbox, 8: the operator console, 9: no unread entry indexes, 10: console sessions and revocations
+    expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 11 }); // 1: tables, 2: usage indexes, 3: head record and lock leases, 4: token figures and approval messages, 5: approval message descriptions, 6: approvals by quorum, 7: the webhook outbox, 8: the operator console, 9: no unread entry indexes, 10: console sessions and revocations, 11: intents' watch columns
     db.close();
   });
 
@@ -74,7 +75,7 @@ describe('SQLite store specifics', () => {
     const db = new Database(s.file);
     db.prepare('UPDATE schema_version SET version = 99').run();
     db.close();
-    await expect(SqliteLedger.open(s.file)).rejects.toThrow(/newer than this signer understands/);
+    await expect(openSqliteLedger(s.file)).rejects.toThrow(/newer than this signer understands/);
   });
 
   it('reports an unreadable file as a ledger error', async () => {
@@ -84,101 +85,54 @@ describe('SQLite store specifics', () => {
   });
 });
 
-describe('SQLite across processes', () => {
-  let build: ReturnType<typeof buildLedger>;
-  let dir: string;
-  let cfg: LedgerConfig;
-  const workers: Worker[] = [];
-  const ledgers: Ledger[] = [];
-
-  beforeAll(() => {
-    build = buildLedger('sqlite');
-  }, 120_000);
-  afterAll(() => build.cleanup());
-  beforeEach(() => {
-    dir = mkdtempSync(path.join(tmpdir(), 'ledger-sqlite-x-'));
-    cfg = { store: 'sqlite', path: path.join(dir, 'ledger.db') };
-  });
-  afterEach(async () => {
-    for (const w of workers.splice(0)) await w.kill();
-    for (const l of ledgers.splice(0)) await l.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  const open = async () => {
-    const l = await openLedger(cfg, FAST);
-    ledgers.push(l);
-    return l;
-  };
-  const worker = (args: string[]) => {
-    const w = new Worker(build.openJs, cfg, args);
-    workers.push(w);
-    return w;
-  };
-
-  it('two processes appending at once to one new file build one chain that verifies', async () => {
-    const a = worker(['append', '150', 'a']);
-    const b = worker(['append', '150', 'b']);
-    expect(await a.exited).toBe(0);
-    expect(await b.exited).toBe(0);
-    const ledger = await open();
-    expect(await ledger.verify()).toEqual({ ok: true, entries: 300 });
-  });
-
-  it.each([1, 7, 40, 'random'] as const)(
-    'a process SIGKILLed while appending (after %s) leaves a ledger that verifies and keeps every durable entry',
-    async (point) => {
-      const ledger = await open();
-      await ledger.append(signInput({ ts: 1 }));
-      const w = worker(['append', '100000', 'k']);
-      if (point === 'random') {
-        await w.waitFor((l) => l === 'ready');
-        await new Promise((r) => setTimeout(r, 20 + Math.floor(Math.random() * 80)));
-      } else await w.waitFor((l) => l === `appended ${point}`);
-      await w.kill();
-      const durable = w.lastAppended();
-      const r = await ledger.verify();
-      expect(r.ok).toBe(true);
-      expect(r.entries).toBeGreaterThanOrEqual(1 + durable);
-      // The chain still takes appends after the crash.
-      await ledger.append(signInput({ ts: 2 }));
-      expect(await ledger.verify()).toMatchObject({ ok: true, entries: r.entries + 1 });
+processContract(
+  {
+    name: 'SQLite',
+    tag: 'sqlite',
+    create: () => {
+      const dir = mkdtempSync(path.join(tmpdir(), 'ledger-sqlite-x-'));
+      const cfg: LedgerConfig = { store: 'sqlite', path: path.join(dir, 'ledger.db') };
+      const remove = () => {
+        rmSync(dir, { recursive: true, force: true });
+        return Promise.resolve();
+      };
+      return Promise.resolve({ cfg, remove });
     },
-  );
+    opts: FAST,
+    // Each commit is on disk when its append resolves: nothing is left in flight.
+    settled: () => Promise.resolve(),
+    migrationKillDelaysMs: [0, 5, 15, 30],
+  },
+  ({ open, worker }) => {
+    it('a lock taken in this process keeps another process waiting until released', async () => {
+      const ledger = await open();
+      const held = await ledger.lockKey('game');
+      const w = worker(['lock', 'game']);
+      await w.waitFor((l) => l === 'ready');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(w.lines).not.toContain('locked');
+      await held.release();
+      await w.waitFor((l) => l === 'locked');
+    });
+  },
+);
 
-  it('a process SIGKILLed while opening a new file (migrations) leaves a file that opens and verifies', async () => {
-    for (const delay of [0, 5, 15, 30]) {
-      const w = worker(['append', '100000', 'm']);
-      await new Promise((r) => setTimeout(r, delay));
-      await w.kill();
-    }
-    const ledger = await open();
-    expect((await ledger.verify()).ok).toBe(true);
-  });
-
-  it("waits for another process's key lock and takes over the lock of a process that died holding it", async () => {
-    const ledger = await open();
-    const w = worker(['lock', 'game']);
-    await w.waitFor((l) => l === 'locked');
-    const mine = ledger.lockKey('game');
-    expect(await stillPending(mine, 300)).toBe(true);
-    const other = await ledger.lockKey('other');
-    await other.release();
-    await w.kill();
-    const lock = await mine;
-    await lock.release();
-  });
-
-  it('a lock taken in this process keeps another process waiting until released', async () => {
-    const ledger = await open();
-    const held = await ledger.lockKey('game');
-    const w = worker(['lock', 'game']);
-    await w.waitFor((l) => l === 'ready');
-    await new Promise((r) => setTimeout(r, 300));
-    expect(w.lines).not.toContain('locked');
-    await held.release();
-    await w.waitFor((l) => l === 'locked');
-  });
-});
+releaseLedgerContract(
+  'SQLite',
+  () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ledger-sqlite-release-'));
+    const file = path.join(dir, 'ledger.db');
+    const db = new Database(file);
+    db.exec(readFileSync(path.join(__dirname, 'fixtures/sqlite-release-ledger.sql'), 'utf8'));
+    db.close();
+    const remove = () => {
+      rmSync(dir, { recursive: true, force: true });
+      return Promise.resolve();
+    };
+    return Promise.resolve({ cfg: { store: 'sqlite', path: file }, remove });
+  },
+  FAST,
+);
 
 describe('SQLite: a ledger written by schema version 2 (before the head record and lock leases)', () => {
   let dir: string;
@@ -209,7 +163,7 @@ describe('SQLite: a ledger written by schema version 2 (before the head record a
       expect(await ledger.head()).toEqual({ seq: 6, hash: next.hash });
       expect(await ledger.verify()).toEqual({ ok: true, entries: 6 });
       const db = new Database(file, { readonly: true });
-      expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 10 });
+      expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 11 });
       db.close();
     } finally {
       await ledger.close();

@@ -18,7 +18,7 @@ import { openEngine, type SignerEngine } from '../../src/signer';
 import { openLedger } from '../../src/ledger/open';
 import type { AuditEntry, Ledger } from '../../src/ledger/types';
 import { signEntry } from '../../src/signer/flow/audit';
-import { orphanAfterMs, pendingIntents, sentIntentDetail } from '../../src/signer/flow/watch-signed';
+import { intentWatch, orphanAfterMs, pendingIntents, sentIntentDetail } from '../../src/signer/flow/watch-signed';
 import { encodeBase58 } from '../../src/util/base58';
 import { nowSeconds } from '../../src/util/time';
 import { finalEntry } from '../support/async';
@@ -50,6 +50,7 @@ function sentIntent(signature: string, lastValid: number, lamports: number, ago:
       command: 'sign-intent',
       outcome: 'pending',
       detail: sentIntentDetail(lastValid),
+      watch: intentWatch('send', lastValid, null),
       signature,
       slot: null,
       balance_change: -(lamports + FEE),
@@ -110,7 +111,7 @@ describe('intents of sent transactions with no final entry', () => {
     // Past its blockhash too, but young enough that the sign that wrote it may still be confirming it.
     const recent = sentIntent(neverSent(), height - 1, 11_000, 5);
     // From before intents named their last valid height: nothing to tell its expiry by.
-    const legacy = { ...sentIntent(neverSent(), height - 1, 13_000, HOUR), detail: null };
+    const legacy = { ...sentIntent(neverSent(), height - 1, 13_000, HOUR), detail: null, watch: null };
     // The watcher goes through them in this order: the two left alone come before the last one ended.
     for (const e of [landed, recent, legacy, lost]) await ledger.append(e);
 
@@ -159,6 +160,7 @@ describe('pendingIntents', () => {
         ts: now,
         seq: 2,
         detail: 'sign_only: watched until block height 100',
+        watch: intentWatch('sign_only', 100, null),
       },
     ] as unknown as AuditEntry[];
     const [sent, only] = pendingIntents(entries, keyConfig(), timings);

@@ -6,6 +6,11 @@
  */
 import { SignerError } from '../../util/errors';
 import { GENESIS_PREV } from '../hash-chain';
+import type { Work } from './driver';
+import { intentWatchMigration } from './intent-watch';
+
+/** SQL text, or work (driver.ts) for a conversion that is written once for both stores. */
+export type Migration = string | (() => Work<void>);
 
 /** What a message sign's approval says the message is (format, application domain, signatories). */
 const MESSAGE_DESCRIPTION_COLUMN = 'ALTER TABLE approvals ADD COLUMN message_description TEXT';
@@ -130,7 +135,7 @@ function operatorSessions(integer: string): string {
   ].join(';\n');
 }
 
-export const SQLITE_MIGRATIONS: readonly string[] = [
+export const SQLITE_MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE entries (
      seq INTEGER PRIMARY KEY,
      ts INTEGER NOT NULL,
@@ -190,9 +195,10 @@ export const SQLITE_MIGRATIONS: readonly string[] = [
   operatorConsole('INTEGER'),
   UNREAD_ENTRY_INDEXES,
   operatorSessions('INTEGER'),
+  intentWatchMigration('INTEGER'),
 ];
 
-export const POSTGRES_MIGRATIONS: readonly string[] = [
+export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE entries (
      seq bigint PRIMARY KEY,
      ts bigint NOT NULL,
@@ -238,6 +244,7 @@ export const POSTGRES_MIGRATIONS: readonly string[] = [
   operatorConsole('bigint'),
   UNREAD_ENTRY_INDEXES,
   operatorSessions('bigint'),
+  intentWatchMigration('bigint'),
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */

@@ -10,6 +10,7 @@ import type {
   AuditCommand,
   AuditEntry,
   HaltRecord,
+  IntentWatch,
   LamportCredit,
   TokenFigure,
 } from '../types';
@@ -68,6 +69,7 @@ function votesOf(v: unknown): ApprovalVote[] {
 
 export function rowToEntry(r: Row): AuditEntry {
   const tokens = tokensOf(r.tokens);
+  const watch = watchOf(r);
   return {
     ts: num(r.ts),
     key: str(r.key),
@@ -85,6 +87,19 @@ export function rowToEntry(r: Row): AuditEntry {
     ...(tokens ? { tokens } : {}),
     prev: str(r.prev),
     hash: str(r.hash),
+    ...(watch ? { watch } : {}),
+  };
+}
+
+/** An intent's watch columns, or null for an entry that has none (send_mode NULL). */
+function watchOf(r: Row): IntentWatch | null {
+  const mode = strOrNull(r.send_mode);
+  if (mode !== 'send' && mode !== 'sign_only') return null;
+  return {
+    mode,
+    last_valid_block_height: num(r.last_valid_block_height),
+    fee_payer: strOrNull(r.fee_payer),
+    from_slot: numOrNull(r.from_slot),
   };
 }
 
@@ -107,6 +122,10 @@ export function entryRowValues(seq: number, entry: AuditEntry): unknown[] {
     entry.prev,
     entry.hash,
     entry.tokens ? JSON.stringify(entry.tokens) : null,
+    entry.watch?.mode ?? null,
+    entry.watch?.last_valid_block_height ?? null,
+    entry.watch?.fee_payer ?? null,
+    entry.watch?.from_slot ?? null,
   ];
 }
 

@@ -19,7 +19,10 @@ export interface SignRecord {
 
 export function signEntry(
   rec: SignRecord,
-  rest: Pick<AuditEntryInput, 'command' | 'outcome' | 'detail' | 'signature' | 'slot' | 'balance_change' | 'tokens'>,
+  rest: Pick<
+    AuditEntryInput,
+    'command' | 'outcome' | 'detail' | 'signature' | 'slot' | 'balance_change' | 'tokens' | 'watch'
+  >,
 ): AuditEntryInput {
   return {
     ts: nowSeconds(),

@@ -11,7 +11,7 @@
  * lost meanwhile (its connection died, its lease was taken over) writes nothing. Both ask the same decision.
  * How the reservation is counted is in docs/policy.md.
  */
-import type { Ledger, ReserveDecision, ReserveView, Usage } from '../../ledger/types';
+import type { IntentWatch, Ledger, ReserveDecision, ReserveView, Usage } from '../../ledger/types';
 import { SignerError, errorMessage } from '../../util/errors';
 import type { EngineLogger } from '../engine-deps';
 import type { HaltBook } from '../halts';
@@ -44,6 +44,8 @@ export interface GateInput {
   progress: (p: SignProgress) => void;
   /** What the intent says beyond the figures (a sign-only intent carries how long it is watched). */
   detail?: string | null;
+  /** How a restarted engine follows the transaction (ledger IntentWatch). */
+  watch?: IntentWatch | null;
   /**
    * The key policies whose caps must all hold (after an approval, the one the sign began with and the one in
    * force now); absent: the sign's own, `rec.key`.
@@ -123,6 +125,7 @@ function gateDecision(input: GateInput): (view: ReserveView) => ReserveDecision<
       command: 'sign-intent',
       outcome: 'pending',
       detail: input.detail ?? null,
+      watch: input.watch ?? null,
       signature: built.signature,
       slot: null,
       balance_change: -cap.reservation,

@@ -22,7 +22,7 @@ import { meetsCommitment } from '../../rpc/commitment';
 import type { ChainClient, SignatureStatus, TransactionMeta } from '../../rpc/types';
 import type { KeyConfig, Timings } from '../../config/types';
 import { SPEND_WINDOW_S, spendOf } from '../../ledger/usage-book';
-import type { AuditEntry, Ledger, TokenFigure } from '../../ledger/types';
+import type { AuditEntry, IntentWatch, Ledger, TokenFigure } from '../../ledger/types';
 import { errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';
 import type { EngineLogger } from '../engine-deps';
@@ -69,12 +69,7 @@ export interface WatchedSign {
 /** The final outcome that releases a sign-only reservation: expired, never landed. */
 export const SIGNED_EXPIRED = 'signed_expired';
 
-const INTENT_DETAIL =
-  /^sign_only: watched until block height (\d+)(?:; fee payer ([1-9A-HJ-NP-Za-km-z]{32,44}) signs and sends it(?: after slot (\d+))?)?$/;
-
-const SENT_INTENT_DETAIL = /^send: valid until block height (\d+)$/;
-
-/** The intent's detail for a transaction the signer sends: what lets a restarted engine end it if it stopped. */
+/** The intent's detail for a transaction the signer sends, for a reader (the watcher reads `intentWatch`). */
 export function sentIntentDetail(lastValidBlockHeight: number): string {
   return `send: valid until block height ${lastValidBlockHeight}`;
 }
@@ -88,7 +83,7 @@ export function orphanAfterMs(timings: Pick<Timings, 'confirm_deadline_ms'>): nu
   return 2 * timings.confirm_deadline_ms + 60_000;
 }
 
-/** The intent's detail for a sign-only transaction: what lets a restarted engine resume watching it. */
+/** The intent's detail for a sign-only transaction, for a reader (the watcher reads `intentWatch`). */
 export function signOnlyIntentDetail(
   lastValidBlockHeight: number,
   foreign: { feePayer: string; fromSlot: number } | null = null,
@@ -97,6 +92,20 @@ export function signOnlyIntentDetail(
   return foreign === null
     ? watched
     : `${watched}; fee payer ${foreign.feePayer} signs and sends it after slot ${foreign.fromSlot}`;
+}
+
+/** What an intent records for a restarted engine to follow its transaction: sign-only at once, sent once orphaned. */
+export function intentWatch(
+  mode: IntentWatch['mode'],
+  lastValidBlockHeight: number,
+  foreign: { feePayer: string; fromSlot: number } | null,
+): IntentWatch {
+  return {
+    mode,
+    last_valid_block_height: lastValidBlockHeight,
+    fee_payer: foreign?.feePayer ?? null,
+    from_slot: foreign?.fromSlot ?? null,
+  };
 }
 
 /** How long the watcher waits for a key's lock to write a final entry before trying again at the next poll. */
@@ -447,8 +456,8 @@ function unresolvedFinal(w: WatchedSign, height: number, deadlineMs: number, why
 
 /**
  * Intents of one key with no final entry yet, as the watcher needs them: sign-only ones, and sent ones (orphans once
- * they are old enough). An intent of a sent transaction from before its detail named the last valid height is left
- * as it is: without that height its expiry cannot be told.
+ * they are old enough). An intent with no watch (a sent transaction's from before the signer recorded its last valid
+ * height) is left as it is: without that height its expiry cannot be told.
  */
 export function pendingIntents(
   entries: readonly AuditEntry[],
@@ -459,7 +468,7 @@ export function pendingIntents(
   const out: WatchedSign[] = [];
   for (const e of entries) {
     if (e.command !== 'sign-intent' || e.signature === null || finals.has(e.signature)) continue;
-    const watch = watchFromDetail(e, timings);
+    const watch = watchOf(e, timings);
     if (watch === null) continue;
     out.push({
       ...watch,
@@ -471,28 +480,18 @@ export function pendingIntents(
   return out;
 }
 
-/** What an intent's detail says about watching it: a sign-only one at once, a sent one once it is an orphan. */
-function watchFromDetail(
+/** How a watcher follows an intent: a sign-only one at once, a sent one once it is an orphan; null: no watch. */
+function watchOf(
   e: AuditEntry,
   timings: Pick<Timings, 'confirm_deadline_ms'>,
 ): Pick<WatchedSign, 'orphan' | 'notBefore' | 'lastValidBlockHeight' | 'feePayer' | 'fromSlot'> | null {
-  const signOnly = INTENT_DETAIL.exec(e.detail ?? '');
-  if (signOnly?.[1]) {
-    return {
-      orphan: false,
-      notBefore: 0,
-      lastValidBlockHeight: Number(signOnly[1]),
-      feePayer: signOnly[2] ?? null,
-      fromSlot: signOnly[3] === undefined ? 0 : Number(signOnly[3]),
-    };
-  }
-  const sent = SENT_INTENT_DETAIL.exec(e.detail ?? '');
-  if (!sent?.[1]) return null;
+  if (!e.watch) return null;
+  const orphan = e.watch.mode === 'send';
   return {
-    orphan: true,
-    notBefore: e.ts * 1000 + orphanAfterMs(timings),
-    lastValidBlockHeight: Number(sent[1]),
-    feePayer: null,
-    fromSlot: 0,
+    orphan,
+    notBefore: orphan ? e.ts * 1000 + orphanAfterMs(timings) : 0,
+    lastValidBlockHeight: e.watch.last_valid_block_height,
+    feePayer: e.watch.fee_payer,
+    fromSlot: e.watch.from_slot ?? 0,
   };
 }

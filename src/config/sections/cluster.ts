@@ -1,0 +1,200 @@
+/**
+ * `cluster`, the RPC settings and `clusters`: which chain the signer signs for and how it reaches it. The built-in
+ * clusters are data in src/config/clusters.ts; others are declared under `clusters:` and checked entry by entry.
+ */
+import { decodeAddress } from '../../util/base58';
+import { BUILT_IN_CLUSTERS, LOCAL_DEFAULT_RPC_URL, ZINK_TESTNET, localCluster, namedEndpoints } from '../clusters';
+import { fail, validateEntry } from '../fail';
+import { section, type Infer } from '../setting';
+
+/** The top-level choice of cluster, and the endpoints and commitment that override the cluster's own. */
+export const clusterChoiceSchema = section({
+  cluster: {
+    doc: 'The chain to sign for: `zink-testnet` (built in), `local` (the embedded chain, development only) or a name declared under `clusters`.',
+    format: 'non-empty-string',
+    default: 'zink-testnet',
+    env: 'SIGNER_CLUSTER',
+  },
+  rpc_url: {
+    doc: "Solana JSON-RPC endpoint; null uses the cluster's own. Its genesis hash must be the cluster's, or every check refuses (`chain`).",
+    format: 'http-url-or-null',
+    default: null,
+    nullable: true,
+    sensitive: true, // an error never shows the URL: providers put API keys in it
+    env: 'SIGNER_RPC_URL',
+  },
+  rpc_urls: {
+    doc: "Several JSON-RPC endpoints of the cluster, in order of preference (instead of rpc_url); calls fail over between them (docs/chain.md). [] uses rpc_url or the cluster's own. Comma-separated in the env var.",
+    format: 'http-url-list',
+    default: [],
+    sensitive: true, // an error never shows the URLs: providers put API keys in them
+    env: 'SIGNER_RPC_URLS',
+  },
+  commitment: {
+    doc: "`confirmed` or `finalized`: the commitment reads use and a transaction must reach to count as landed; null uses the cluster's own (`confirmed` for the built-in clusters).",
+    format: ['confirmed', 'finalized', null],
+    default: null,
+    nullable: true,
+    env: 'SIGNER_COMMITMENT',
+  },
+});
+
+export const clustersSchema = section({
+  clusters: {
+    doc: 'Custom clusters by name; each entry follows the cluster schema (genesis_hash, rpc_url, programs...). A new cluster is config, not code.',
+    format: Object,
+    default: {},
+  },
+});
+
+/** One entry of `clusters:`. */
+export const clusterSchema = section({
+  genesis_hash: {
+    doc: "The cluster's genesis hash (base58); the RPC must report it.",
+    format: 'non-empty-string',
+    default: null,
+  },
+  rpc_url: {
+    doc: 'Default RPC endpoint.',
+    format: 'http-url-or-null',
+    default: null,
+    sensitive: true,
+  },
+  rpc_urls: {
+    doc: 'Default RPC endpoints in order of preference, instead of rpc_url (docs/chain.md).',
+    format: 'http-url-list',
+    default: [],
+    sensitive: true,
+  },
+  commitment: {
+    doc: '`confirmed` or `finalized`: the commitment reads use and a transaction must reach to count as landed.',
+    format: ['confirmed', 'finalized'],
+    default: 'confirmed',
+  },
+  explorer: {
+    doc: 'Explorer prefix the signature is appended to, or null.',
+    format: 'string-or-null',
+    default: null,
+    nullable: true,
+  },
+  programs: {
+    doc: 'Top-level allow-list for every key, a list of {label, address}.',
+    format: 'object-list',
+    default: [],
+  },
+  game_programs: {
+    doc: 'Programs whose accounts may own token accounts the signer creates (ata_owners).',
+    format: 'address-list',
+    default: [],
+  },
+  player_profile: {
+    doc: 'Player Profile program (vault check), or null.',
+    format: 'address-or-null',
+    default: null,
+    nullable: true,
+  },
+});
+
+/** One entry of a cluster's `programs:` (and of `localnet.game_programs`). */
+export const programEntrySchema = section({
+  label: { doc: 'A short name for the program.', format: 'non-empty-string', default: null },
+  address: { doc: 'Program id (base58).', format: 'address', default: null },
+});
+
+type ClusterEntry = Infer<typeof clusterSchema>;
+type ClusterChoice = Infer<typeof clusterChoiceSchema>;
+
+export type ProgramEntry = Infer<typeof programEntrySchema>;
+
+/** Commitment of a cluster's reads and confirmations (docs/chain.md). */
+export type ClusterCommitment = ClusterEntry['commitment'];
+
+/** A cluster is data, not code: `zink-testnet` and `local` are built in, others come from config. */
+export type ClusterProfile = Pick<ClusterEntry, 'explorer' | 'game_programs' | 'player_profile'> & {
+  name: string;
+  /** null: learnt from the RPC at start (only allowed for `local`). */
+  genesis_hash: string | null;
+  /** The first (preferred) RPC endpoint. */
+  rpc_url: string;
+  /** Every RPC endpoint in order of preference, `rpc_url` first; absent means `[rpc_url]` (clusterRpcUrls). */
+  rpc_urls?: string[];
+  /** Absent means `confirmed` (clusterCommitment). */
+  commitment?: ClusterCommitment;
+  programs: ProgramEntry[];
+};
+
+export function buildPrograms(list: readonly unknown[], where: string): ProgramEntry[] {
+  return list.map((p, i) => validateEntry(programEntrySchema, p, `${where}[${i}]`));
+}
+
+/** The endpoints a config names at `where` (top level: '', a cluster: 'clusters.x.'), or null for none. */
+function endpointsAt(where: string, single: string | null, list: string[]): string[] | null {
+  const named = namedEndpoints(where, single, list);
+  if ('error' in named) fail(named.error);
+  return named.urls;
+}
+
+/** The top-level endpoints and commitment, when set, override the cluster's own. */
+function withRpc(
+  cluster: ClusterProfile,
+  top: ClusterChoice,
+  own: { urls: string[]; commitment: ClusterCommitment },
+): ClusterProfile {
+  const urls = endpointsAt('', top.rpc_url, top.rpc_urls) ?? own.urls;
+  return {
+    ...cluster,
+    rpc_url: urls[0] ?? cluster.rpc_url,
+    rpc_urls: urls,
+    commitment: top.commitment ?? own.commitment,
+  };
+}
+
+/** The cluster the config chooses, with its endpoints; `local` takes its game programs from `localnet`. */
+export function buildCluster(
+  top: ClusterChoice,
+  clusters: Record<string, unknown>,
+  localnet: { game_programs: readonly unknown[]; player_profile: string | null },
+): ClusterProfile {
+  for (const name of Object.keys(clusters)) {
+    if ((BUILT_IN_CLUSTERS as readonly string[]).includes(name))
+      fail(`clusters.${name}: ${name} is built in and cannot be redefined`);
+  }
+  if (top.cluster === 'zink-testnet')
+    return withRpc(
+      { ...ZINK_TESTNET, programs: [...ZINK_TESTNET.programs], game_programs: [...ZINK_TESTNET.game_programs] },
+      top,
+      { urls: [ZINK_TESTNET.rpc_url], commitment: 'confirmed' },
+    );
+  if (top.cluster === 'local') {
+    const local = localCluster({
+      rpc_url: LOCAL_DEFAULT_RPC_URL,
+      game_programs: buildPrograms(localnet.game_programs, 'localnet.game_programs'),
+      player_profile: localnet.player_profile,
+    });
+    return withRpc(local, top, { urls: [LOCAL_DEFAULT_RPC_URL], commitment: 'confirmed' });
+  }
+  const raw = clusters[top.cluster];
+  if (raw === undefined) {
+    const known = [...BUILT_IN_CLUSTERS, ...Object.keys(clusters)].join(', ');
+    fail(`cluster: unknown cluster ${JSON.stringify(top.cluster)} (known: ${known}); declare it under clusters`);
+  }
+  const where = `clusters.${top.cluster}`;
+  const c = validateEntry(clusterSchema, raw, where);
+  if (decodeAddress(c.genesis_hash) === null) fail(`${where}.genesis_hash: must be a base58 hash`);
+  const own = endpointsAt(`${where}.`, c.rpc_url, c.rpc_urls);
+  const urls = endpointsAt('', top.rpc_url, top.rpc_urls) ?? own;
+  if (urls === null) fail(`${where}.rpc_url: required (or set rpc_url or rpc_urls)`);
+  return withRpc(
+    {
+      name: top.cluster,
+      genesis_hash: c.genesis_hash,
+      rpc_url: urls[0] ?? '',
+      explorer: c.explorer,
+      programs: buildPrograms(c.programs, `${where}.programs`),
+      game_programs: c.game_programs,
+      player_profile: c.player_profile,
+    },
+    top,
+    { urls, commitment: c.commitment },
+  );
+}
