@@ -1,6 +1,7 @@
 /**
  * `npm run bench`: every benchmark in one run, one line per figure, then a summary of targets met.
- * BENCH_SECONDS sets the measured window of each load (default 8); BENCH_ONLY=engine,per-key,http,replicas picks sections.
+ * BENCH_SECONDS sets the measured window of each load (default 8); BENCH_ONLY=engine,sign-cpu,per-key,stores,http,replicas
+ * picks sections (sign-cpu: the engine section's process CPU per sign under load, alone).
  */
 import { formatLine, type BenchLine } from './stats';
 
@@ -11,6 +12,14 @@ function sections(): Section[] {
   /* eslint-disable @typescript-eslint/no-require-imports -- the lazy load above is the point */
   return [
     { name: 'engine', run: (s) => (require('./engine') as typeof import('./engine')).runEngineBench(s) },
+    {
+      // The engine section's last line alone: the process's CPU per sign under the sign load.
+      name: 'sign-cpu',
+      run: (s) => {
+        const engine = require('./engine') as typeof import('./engine');
+        return engine.loadedProcessCpu(s, engine.rawSignatureMicros()).then((line) => [line]);
+      },
+    },
     { name: 'per-key', run: (s) => (require('./per-key') as typeof import('./per-key')).runPerKeyBench(s) },
     { name: 'stores', run: (s) => (require('./stores') as typeof import('./stores')).runStoresBench(s) },
     { name: 'http', run: (s) => (require('./http') as typeof import('./http')).runHttpBench(s) },

@@ -1,14 +1,14 @@
 /**
- * Picks each key's store from config. Stores are made on first use, so a signer with only file keys never loads
- * the age or PKCS#11 code, and one token connection serves every pkcs11 key. Secrets named by variables are taken
- * out of the environment at once (secret-source.ts).
+ * Picks each key's store from config. Stores are made on first use, and the PKCS#11 store's module (with its
+ * native addon, pkcs11js) is loaded only then, so a signer with only file keys never loads the age or PKCS#11 code;
+ * one token connection serves every pkcs11 key. Secrets named by variables are taken out of the environment at once
+ * (secret-source.ts).
  */
 import { keySetting } from '../config/sections/keys';
 import { defaultKeyStores } from '../config/sections/key-stores';
 import type { KeyConfig, KeyStoreKind, SignerConfig } from '../config/types';
 import { createEncryptedStore } from './encrypted-store';
 import { createFileStore } from './file-store';
-import { createPkcs11Store } from './pkcs11-store';
 import { takeSecretFromEnv } from './secret-source';
 import type { KeyStore } from './store';
 
@@ -37,7 +37,11 @@ export function createKeyStores(
   const make: Record<KeyStoreKind, () => KeyStore> = {
     file: () => createFileStore(config.key_dir),
     encrypted: () => createEncryptedStore(settings.encrypted, env),
-    pkcs11: () => createPkcs11Store(settings.pkcs11, env),
+    pkcs11: () => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only for a pkcs11 key (see above)
+      const { createPkcs11Store } = require('./pkcs11-store') as typeof import('./pkcs11-store');
+      return createPkcs11Store(settings.pkcs11, env);
+    },
   };
   const store = (kind: KeyStoreKind): KeyStore => {
     let s = stores.get(kind);

@@ -1,10 +1,11 @@
 /**
  * Each hook's signing secret, read by the service at start from its file (a mounted secret) in the Standard Webhooks
  * form `whsec_<base64>`. A file that is missing, unreadable or malformed refuses the start with a message naming the
- * hook (its id, never its URL), the file and why; the secret itself appears in no message.
+ * hook (its id, never its URL), the file and why; the secret itself appears in no message. The Standard Webhooks
+ * library is loaded only for a hook that has a secret: a service without hooks never loads it.
  */
 import fs from 'node:fs';
-import { Webhook } from 'standardwebhooks';
+import type { Webhook } from 'standardwebhooks';
 import type { NotifyHook } from '../config/types';
 import { SignerError } from '../util/errors';
 
@@ -50,7 +51,9 @@ export function readHookSecrets(hooks: readonly NotifyHook[]): HookSigners {
         'config_invalid',
         `${where}: the secret decodes to ${bytes} bytes; use ${MIN_BYTES} to ${MAX_BYTES} random bytes (whsec_$(openssl rand -base64 32))`,
       );
-    out.set(hook.id, new Webhook(text));
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded only when a hook has a secret (see above)
+    const { Webhook: Signer } = require('standardwebhooks') as typeof import('standardwebhooks');
+    out.set(hook.id, new Signer(text));
   });
   return out;
 }

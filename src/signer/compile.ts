@@ -4,7 +4,7 @@
  * non-signers, read-only non-signers (program ids among them); within a group, sorted by key bytes, as the
  * Solana SDK's compiler orders them. The checks run on this compiled message, so indices are its indices.
  */
-import { getShortU16Encoder } from '@solana/kit';
+import { getShortU16Encoder } from '@solana/codecs-numbers';
 import { SignerError } from '../util/errors';
 import { decodeAddress, encodeBase58 } from '../util/base58';
 import type { Instruction } from './payload';

@@ -6,15 +6,15 @@
  * required signatory, sorted and unique signatories in v1, a declared length that matches, restricted ASCII
  * where format 0 says so) are kit's decoder's.
  */
+import { address } from '@solana/addresses';
+import type { SignatureBytes } from '@solana/keys';
 import {
-  address,
   compileOffchainMessageEnvelope,
   getOffchainMessageDecoder,
   getOffchainMessageEncoder,
   getOffchainMessageEnvelopeEncoder,
   type OffchainMessage,
-  type SignatureBytes,
-} from '@solana/kit';
+} from '@solana/offchain-messages';
 import { errorMessage } from '../../util/errors';
 
 /** What an operator needs to know of an off-chain message besides its text. */

@@ -8,7 +8,8 @@
  * merely begin with a transaction are refused too. An off-chain message starts with 0xff, which no transaction
  * message does; UTF-8 text never contains 0xff, but short text can still be made to parse, so it is tried as well.
  */
-import { getCompiledTransactionMessageDecoder, getTransactionDecoder } from '@solana/kit';
+import { getCompiledTransactionMessageDecoder } from '@solana/transaction-messages';
+import { getTransactionDecoder } from '@solana/transactions';
 
 /** What the bytes would be read as ("a legacy transaction message", ...), or null when they are no transaction. */
 export function transactionLookalike(bytes: Uint8Array): string | null {

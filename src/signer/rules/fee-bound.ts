@@ -3,7 +3,7 @@
  * signature (the transaction's own, and every one its precompile instructions verify) plus the priority fee its ComputeBudget instructions set (price × unit limit). Without a unit limit
  * the runtime's default allowance is assumed for every other instruction, which bounds the fee from above.
  */
-import { getU32Decoder, getU64Decoder } from '@solana/kit';
+import { getU32Decoder, getU64Decoder } from '@solana/codecs-numbers';
 import type { CompiledMessage } from '../compile';
 import { COMPUTE_BUDGET_PROGRAM, PRECOMPILE_PROGRAMS } from '../programs';
 

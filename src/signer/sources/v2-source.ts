@@ -6,7 +6,9 @@
  * request), and every lookup table is read from the chain so the checks see the full account list.
  * docs/payloads.md describes each refusal and what to do about it.
  */
-import { getCompiledTransactionMessageEncoder, getU32Decoder, type Blockhash } from '@solana/kit';
+import { getU32Decoder } from '@solana/codecs-numbers';
+import type { Blockhash } from '@solana/rpc-types';
+import { getCompiledTransactionMessageEncoder } from '@solana/transaction-messages';
 import type { ChainClient } from '../../rpc/types';
 import type { KeySigner } from '../../keys/key-signer';
 import { serializeTransaction, signatureToBase58 } from '../compile';

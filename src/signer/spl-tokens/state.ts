@@ -1,12 +1,15 @@
 /**
  * Token accounts and mints as the token programs store them, read from account data (a simulation's post state or
  * a read pinned to its slot). SPL Token and Token-2022 share the base layouts, which the SPL Token program client
- * decodes; a Token-2022 account may carry extensions after them, which only mints are read for (extensions.ts).
+ * decodes (loaded on first use: program-client.ts); a Token-2022 account may carry extensions after them, which only
+ * mints are read for (extensions.ts).
  */
-import { isSome, type Address, type Option } from '@solana/kit';
-import { AccountState, getMintDecoder, getTokenDecoder, type Mint, type Token } from '@solana-program/token';
+import type { Address } from '@solana/addresses';
+import { isSome, type Option } from '@solana/options';
+import type { Mint, Token } from '@solana-program/token';
 import type { AccountData } from '../../rpc/types';
 import { SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM, TOKEN_PROGRAMS } from '../programs';
+import { tokenClient } from './program-client';
 
 export type TokenProgramName = 'spl-token' | 'token-2022';
 
@@ -59,12 +62,14 @@ export function tokenKind(owner: string, data: Uint8Array): 'account' | 'mint' |
 
 /** A token account's base layout as the program client decodes it, or null when the data is no token account. */
 export function decodeTokenAccount(owner: string, data: Uint8Array): Token | null {
-  return tokenKind(owner, data) === 'account' ? getTokenDecoder().decode(data.subarray(0, ACCOUNT_SIZE)) : null;
+  return tokenKind(owner, data) === 'account'
+    ? tokenClient().getTokenDecoder().decode(data.subarray(0, ACCOUNT_SIZE))
+    : null;
 }
 
 /** A mint's base layout as the program client decodes it, or null when the data is no mint. */
 export function decodeMint(owner: string, data: Uint8Array): Mint | null {
-  return tokenKind(owner, data) === 'mint' ? getMintDecoder().decode(data.subarray(0, MINT_SIZE)) : null;
+  return tokenKind(owner, data) === 'mint' ? tokenClient().getMintDecoder().decode(data.subarray(0, MINT_SIZE)) : null;
 }
 
 /** The token account this is, or null when it is not an initialised token account. */
@@ -72,6 +77,7 @@ export function readTokenAccount(account: AccountData | null): TokenAccountState
   if (account === null) return null;
   const program = programName(account.owner);
   const t = decodeTokenAccount(account.owner, account.data);
+  const { AccountState } = tokenClient();
   if (program === null || t === null || t.state === AccountState.Uninitialized) return null;
   return {
     program,

@@ -4,15 +4,15 @@
  * message. Nothing here trusts the input: the size, the base64 text, the signature count against the
  * message header and every account index are checked, and a failure names the byte or the field.
  */
+import type { Address } from '@solana/addresses';
+import { getShortU16Decoder } from '@solana/codecs-numbers';
 import {
   getCompiledTransactionMessageDecoder,
-  getShortU16Decoder,
-  type Address,
   type CompiledTransactionMessage,
   type CompiledTransactionMessageWithLifetime,
   type LegacyCompiledTransactionMessage,
   type V0CompiledTransactionMessage,
-} from '@solana/kit';
+} from '@solana/transaction-messages';
 import { base64Chars, decodeCanonicalBase64 } from '../../util/base64';
 import { SignerError, errorMessage } from '../../util/errors';
 import { MAX_TRANSACTION_BYTES, SIGNATURE_BYTES } from './sizes';

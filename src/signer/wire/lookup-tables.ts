@@ -4,7 +4,8 @@
  * owned by the lookup-table program, deactivated, or shorter than an index the message uses is refused:
  * the signer never judges a transaction whose accounts it cannot name.
  */
-import { getAddressDecoder, getU32Decoder, getU64Decoder, getU8Decoder, type Address } from '@solana/kit';
+import { getAddressDecoder, type Address } from '@solana/addresses';
+import { getU32Decoder, getU64Decoder, getU8Decoder } from '@solana/codecs-numbers';
 import type { DecodedMessage } from './decode-transaction';
 
 export const ADDRESS_LOOKUP_TABLE_PROGRAM = 'AddressLookupTab1e1111111111111111111111111';
