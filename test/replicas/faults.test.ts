@@ -163,7 +163,8 @@ describe('replica and database failures', () => {
       for (const x of down) {
         expect(x.error).toBeNull(); // an answer, not a dropped connection
         expect(x.reply!.isError).toBe(true);
-        expect(x.reply!.structured).toBeNull(); // failed before any report: nothing signed, nothing sent
+        // Failed before any report (nothing signed, nothing sent): the structured content is the coded error alone.
+        expect(x.reply!.structured).toEqual({ error: expect.objectContaining({ code: 'ledger' }) });
         expect(x.reply!.text).toMatch(/^error: PostgreSQL ledger: .*(ECONNREFUSED|connect)/);
       }
       expect(cutAt).toBeLessThanOrEqual(quietAt);
