@@ -3,7 +3,7 @@
  * hash, RPC, explorer and programs), `local` is the embedded LiteSVM chain, and any other cluster is declared
  * under `clusters:` in the config file. Also how a cluster's endpoints and commitment are chosen.
  */
-import type { ClusterCommitment, ClusterProfile, ProgramEntry } from './sections/cluster';
+import type { ClusterCommitment, ClusterProfile, ProgramEntry } from './sections/cluster-profile';
 
 export const PROGRAM = {
   system: '11111111111111111111111111111111',

@@ -45,5 +45,5 @@ export { tokenPolicySchema } from './sections/key-tokens';
 export { operatorSchema } from './sections/operators';
 export { tokenSchema } from './sections/bearer-tokens';
 export { notifyHookSchema } from './sections/notify';
-export { clusterSchema, programEntrySchema } from './sections/cluster';
+export { clusterSchema, programEntrySchema } from './sections/cluster-profile';
 export { fundEntrySchema } from './sections/localnet';

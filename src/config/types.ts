@@ -4,7 +4,7 @@
  * tests build it directly. Amounts are lamports (integers), durations milliseconds. Each section's type is derived
  * from its schema in src/config/sections/; this file only gathers them.
  */
-import type { ClusterProfile } from './sections/cluster';
+import type { ClusterProfile } from './sections/cluster-profile';
 import type { KeyConfig } from './sections/keys';
 import type { KeyStoresConfig } from './sections/key-stores';
 import type { LedgerConfig } from './sections/ledger';
@@ -16,7 +16,7 @@ import type { ServeConfig } from './sections/serve';
 import type { Timings } from './sections/timings';
 
 export type { ListenAddress } from './formats';
-export { type ClusterCommitment, type ClusterProfile, type ProgramEntry } from './sections/cluster';
+export { type ClusterCommitment, type ClusterProfile, type ProgramEntry } from './sections/cluster-profile';
 export {
   KEY_STORE_KINDS,
   type ApprovalMode,

@@ -6,6 +6,13 @@ import { decodeAddress } from '../../util/base58';
 import { BUILT_IN_CLUSTERS, LOCAL_DEFAULT_RPC_URL, ZINK_TESTNET, localCluster, namedEndpoints } from '../clusters';
 import { fail, validateEntry } from '../fail';
 import { section, type Infer } from '../setting';
+import {
+  clusterSchema,
+  programEntrySchema,
+  type ClusterCommitment,
+  type ClusterProfile,
+  type ProgramEntry,
+} from './cluster-profile';
 
 /** The top-level choice of cluster, and the endpoints and commitment that override the cluster's own. */
 export const clusterChoiceSchema = section({
@@ -47,81 +54,7 @@ export const clustersSchema = section({
   },
 });
 
-/** One entry of `clusters:`. */
-export const clusterSchema = section({
-  genesis_hash: {
-    doc: "The cluster's genesis hash (base58); the RPC must report it.",
-    format: 'non-empty-string',
-    default: null,
-  },
-  rpc_url: {
-    doc: 'Default RPC endpoint.',
-    format: 'http-url-or-null',
-    default: null,
-    sensitive: true,
-  },
-  rpc_urls: {
-    doc: 'Default RPC endpoints in order of preference, instead of rpc_url (docs/chain.md).',
-    format: 'http-url-list',
-    default: [],
-    sensitive: true,
-  },
-  commitment: {
-    doc: '`confirmed` or `finalized`: the commitment reads use and a transaction must reach to count as landed.',
-    format: ['confirmed', 'finalized'],
-    default: 'confirmed',
-  },
-  explorer: {
-    doc: 'Explorer prefix the signature is appended to, or null.',
-    format: 'string-or-null',
-    default: null,
-    nullable: true,
-  },
-  programs: {
-    doc: 'Top-level allow-list for every key, a list of {label, address}.',
-    format: 'object-list',
-    default: [],
-  },
-  game_programs: {
-    doc: 'Programs whose accounts may own token accounts the signer creates (ata_owners).',
-    format: 'address-list',
-    default: [],
-  },
-  player_profile: {
-    doc: 'Player Profile program (vault check), or null.',
-    format: 'address-or-null',
-    default: null,
-    nullable: true,
-  },
-});
-
-/** One entry of a cluster's `programs:` (and of `localnet.game_programs`). */
-export const programEntrySchema = section({
-  label: { doc: 'A short name for the program.', format: 'non-empty-string', default: null },
-  address: { doc: 'Program id (base58).', format: 'address', default: null },
-});
-
-type ClusterEntry = Infer<typeof clusterSchema>;
 type ClusterChoice = Infer<typeof clusterChoiceSchema>;
-
-export type ProgramEntry = Infer<typeof programEntrySchema>;
-
-/** Commitment of a cluster's reads and confirmations (docs/chain.md). */
-export type ClusterCommitment = ClusterEntry['commitment'];
-
-/** A cluster is data, not code: `zink-testnet` and `local` are built in, others come from config. */
-export type ClusterProfile = Pick<ClusterEntry, 'explorer' | 'game_programs' | 'player_profile'> & {
-  name: string;
-  /** null: learnt from the RPC at start (only allowed for `local`). */
-  genesis_hash: string | null;
-  /** The first (preferred) RPC endpoint. */
-  rpc_url: string;
-  /** Every RPC endpoint in order of preference, `rpc_url` first; absent means `[rpc_url]` (clusterRpcUrls). */
-  rpc_urls?: string[];
-  /** Absent means `confirmed` (clusterCommitment). */
-  commitment?: ClusterCommitment;
-  programs: ProgramEntry[];
-};
 
 export function buildPrograms(list: readonly unknown[], where: string): ProgramEntry[] {
   return list.map((p, i) => validateEntry(programEntrySchema, p, `${where}[${i}]`));
