@@ -17,7 +17,6 @@ import {
   type Timings,
   type TokenPolicy,
 } from '../../src/config/types';
-import { RETRY_DEFAULTS } from '../../src/rpc/retry-defaults';
 
 const PUBKEY = '4Nd1mYwJ3d8q4t1nUQ8e3YqKkX2n1Fbq9xHk2wz3h5Qv';
 
@@ -38,17 +37,6 @@ describe('a config that sets nothing', () => {
 
   test('gets the delivery settings a service without notify uses', () => {
     expect(config.notify?.delivery).toEqual(NOTIFY_DELIVERY_DEFAULTS);
-  });
-});
-
-test("the RPC client's retry defaults are the timings section's", () => {
-  expect(RETRY_DEFAULTS).toEqual({
-    retries: DEFAULT_TIMINGS.rpc_retries,
-    backoffBaseMs: DEFAULT_TIMINGS.rpc_backoff_base_ms,
-    backoffMaxMs: DEFAULT_TIMINGS.rpc_backoff_max_ms,
-    retryAfterMaxMs: DEFAULT_TIMINGS.rpc_retry_after_max_ms,
-    budgetMs: DEFAULT_TIMINGS.rpc_retry_budget_ms,
-    cooldownMs: DEFAULT_TIMINGS.rpc_endpoint_cooldown_ms,
   });
 });
 

@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { newToken, tokenSha256 } from '../../src/http/bearer-tokens';
 import { stopChild, killOnExit } from '../support/children';
-import { assertBuilt, BIN, spawnBin, waitForOutput, writeYaml } from '../support/cli';
+import { assertBuilt, BIN, listeningAddress, spawnBin, waitForOutput, writeYaml } from '../support/cli';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
 import { headersFor, rpc } from '../http/support';
 
@@ -29,7 +29,7 @@ const PRELOAD = `process.on('SIGUSR2', () => {
 let w: World;
 let service: ChildProcess;
 let loadedFile: string;
-let port: string;
+let address: string;
 const secret = newToken();
 
 beforeAll(async () => {
@@ -54,8 +54,7 @@ beforeAll(async () => {
     LOADED_FILE: loadedFile,
   });
   killOnExit(service);
-  const out = await waitForOutput(service, /serving on 127\.0\.0\.1:\d+/);
-  port = /serving on 127\.0\.0\.1:(\d+)/.exec(out)![1]!;
+  address = await listeningAddress(service, 60_000);
 }, 60_000);
 
 afterAll(async () => {
@@ -66,7 +65,7 @@ afterAll(async () => {
 test('a service of file keys on SQLite, without console or webhooks, loads none of the other subsystems', async () => {
   // key_show answers once the engine (keys, ledger, chain client, policy) has opened.
   const body = rpc('tools/call', { name: 'key_show', arguments: { key: 'alpha' } });
-  const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
+  const res = await fetch(`http://${address}/mcp`, {
     method: 'POST',
     headers: { ...headersFor(body), Authorization: `Bearer ${secret}` },
     body: JSON.stringify(body),

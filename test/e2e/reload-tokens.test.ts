@@ -7,14 +7,14 @@ import type { ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { newToken, tokenSha256 } from '../../src/http/bearer-tokens';
 import { stopChild, killOnExit } from '../support/children';
-import { assertBuilt, BIN, run, spawnBin, waitForOutput, writeYaml } from '../support/cli';
+import { assertBuilt, BIN, run, listeningAddress, spawnBin, writeYaml } from '../support/cli';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
 import { headersFor, rpc } from '../http/support';
 
 let w: World;
 let service: ChildProcess;
 let configFile: string;
-let port: string;
+let address: string;
 
 const token = (name: string, secret: string, keys: string[]) => ({ name, sha256: tokenSha256(secret), keys });
 const agentFirst = newToken();
@@ -28,7 +28,7 @@ function writeConfig(tokens: ReturnType<typeof token>[]): void {
 /** key_show with this bearer token: the HTTP status and the keys it lists. */
 async function keysSeenWith(secret: string): Promise<{ status: number; keys: string[] }> {
   const body = rpc('tools/call', { name: 'key_show', arguments: {} });
-  const res = await fetch(`http://127.0.0.1:${port}/mcp`, {
+  const res = await fetch(`http://${address}/mcp`, {
     method: 'POST',
     headers: { ...headersFor(body), Authorization: `Bearer ${secret}` },
     body: JSON.stringify(body),
@@ -45,8 +45,7 @@ beforeAll(async () => {
   writeConfig([token('agent', agentFirst, ['alpha'])]);
   service = spawnBin(BIN.serve, ['--config', configFile]);
   killOnExit(service);
-  const out = await waitForOutput(service, /serving on 127\.0\.0\.1:\d+/);
-  port = /serving on 127\.0\.0\.1:(\d+)/.exec(out)![1]!;
+  address = await listeningAddress(service, 60_000);
 }, 60_000);
 
 afterAll(async () => {
