@@ -10,6 +10,7 @@ import https from 'node:https';
 import type { RpcErrorKind } from './types';
 import { SignerError } from '../util/errors';
 import { parseRetryAfter } from './retry-after';
+import { currentRequestCounter, type RequestCounter } from './request-count';
 
 const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 const MAX_NODE_MESSAGE_CHARS = 500;
@@ -110,10 +111,11 @@ export class JsonRpcTransport {
    * reset can also come after the node took the call).
    */
   call(method: string, params: unknown[], opts: { once?: boolean } = {}): Promise<unknown> {
-    if (opts.once === true) return this.single(method, params, true);
-    if (!this.batching) return this.single(method, params);
+    const counter = currentRequestCounter();
+    if (opts.once === true) return this.single(method, params, counter, true);
+    if (!this.batching) return this.single(method, params, counter);
     return new Promise((resolve, reject) => {
-      this.queue.push({ method, params, resolve, reject });
+      this.queue.push({ method, params, counter, resolve, reject });
       if (this.queue.length === 1) queueMicrotask(() => this.flush());
     });
   }
@@ -122,7 +124,7 @@ export class JsonRpcTransport {
     const calls = this.queue.splice(0);
     const [only] = calls;
     if (only !== undefined && calls.length === 1) {
-      this.single(only.method, only.params).then(only.resolve, only.reject);
+      this.single(only.method, only.params, only.counter).then(only.resolve, only.reject);
       return;
     }
     this.batch(calls).catch((e: unknown) => {
@@ -130,12 +132,18 @@ export class JsonRpcTransport {
     });
   }
 
-  private async single(method: string, params: unknown[], once = false): Promise<unknown> {
+  private async single(
+    method: string,
+    params: unknown[],
+    counter: RequestCounter | undefined,
+    once = false,
+  ): Promise<unknown> {
     const id = this.nextId++;
     const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+    const sent = { methods: [method], counters: counter === undefined ? [] : [counter] };
     const reply = once
-      ? await this.post(method, body, Date.now() + this.timeoutMs, this.freshAgent)
-      : await this.postOnce(method, body);
+      ? await this.post(method, body, sent, Date.now() + this.timeoutMs, this.freshAgent)
+      : await this.postOnce(method, body, sent);
     return this.resultOf(method, id, reply);
   }
 
@@ -145,7 +153,9 @@ export class JsonRpcTransport {
     const body = Buffer.from(
       JSON.stringify(calls.map((c, i) => ({ jsonrpc: '2.0', id: ids[i], method: c.method, params: c.params }))),
     );
-    const response = await this.postOnce(label, body);
+    const counters = new Set<RequestCounter>();
+    for (const c of calls) if (c.counter !== undefined) counters.add(c.counter);
+    const response = await this.postOnce(label, body, { methods: calls.map((c) => c.method), counters: [...counters] });
     let replies: unknown;
     try {
       replies = JSON.parse(response.text);
@@ -168,7 +178,7 @@ export class JsonRpcTransport {
       // A JSON-RPC error object in answer to a batch: this node does not take batches (they are optional and
       // some providers turn them off). Call it one by one from now on.
       this.batching = false;
-      for (const c of calls) this.single(c.method, c.params).then(c.resolve, c.reject);
+      for (const c of calls) this.single(c.method, c.params, c.counter).then(c.resolve, c.reject);
       return;
     }
     const byId = new Map<unknown, unknown>();
@@ -187,16 +197,16 @@ export class JsonRpcTransport {
   }
 
   /** One POST, retried once when a pooled socket turned out closed before the request reached the server. */
-  private async postOnce(method: string, body: Buffer): Promise<HttpReply> {
+  private async postOnce(method: string, body: Buffer, sent: SentRequest): Promise<HttpReply> {
     const deadline = Date.now() + this.timeoutMs;
     try {
-      return await this.post(method, body, deadline);
+      return await this.post(method, body, sent, deadline);
     } catch (e) {
       // The request never reached the server, so one retry is safe (also for sendTransaction: the same
       // bytes carry the same signature).
       if (!(e instanceof StaleSocketError)) throw e;
       // On a connection of its own: a second pooled socket may be just as stale, and that must not end the call.
-      return this.post(method, body, deadline, this.freshAgent);
+      return this.post(method, body, sent, deadline, this.freshAgent);
     }
   }
 
@@ -205,7 +215,14 @@ export class JsonRpcTransport {
     this.freshAgent.destroy();
   }
 
-  private post(method: string, body: Buffer, deadline: number, agent: http.Agent = this.agent): Promise<HttpReply> {
+  private post(
+    method: string,
+    body: Buffer,
+    sent: SentRequest,
+    deadline: number,
+    agent: http.Agent = this.agent,
+  ): Promise<HttpReply> {
+    for (const counter of sent.counters) counter.add(sent.methods);
     return new Promise((resolve, reject) => {
       let settled = false;
       const finish = (fn: () => void) => {
@@ -331,6 +348,14 @@ class StaleSocketError extends Error {}
 interface QueuedCall {
   method: string;
   params: unknown[];
+  /** The operation the call is counted for (request-count.ts). */
+  counter: RequestCounter | undefined;
   resolve: (v: unknown) => void;
   reject: (e: unknown) => void;
+}
+
+/** What one HTTP request carries, for the request counts of the operations waiting on it. */
+interface SentRequest {
+  methods: readonly string[];
+  counters: readonly RequestCounter[];
 }

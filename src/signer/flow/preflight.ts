@@ -4,6 +4,8 @@
  * checks need (partial signers that must be new, owners of token accounts it creates). The order and the
  * meaning of each check are described in docs/policy.md.
  */
+import { clusterGenesisOf } from '../../rpc/cluster-genesis';
+import { recentBlockhashOf } from '../../rpc/recent-blockhash';
 import type { ChainClient } from '../../rpc/types';
 import type { ClusterProfile, KeyConfig } from '../../config/types';
 import type { HaltRecord, Ledger, Usage } from '../../ledger/types';
@@ -78,9 +80,15 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
   }
   if (halt) return stop(report, haltRefusal(halt));
 
-  // One round trip: the blockhash is only used once the genesis has been checked.
-  const [genesis, lifetime] = await Promise.all([deps.chain.getGenesisHash(), deps.chain.getLatestBlockhash()]);
-  if (deps.cluster.genesis_hash !== null && genesis !== deps.cluster.genesis_hash) {
+  // Both are kept between signs (cluster-genesis.ts, recent-blockhash.ts): in the common case no round trip here.
+  // When either must be asked for, both go in one request. The blockhash is only used once the genesis is checked.
+  const known = clusterGenesisOf(deps.chain);
+  const recent = recentBlockhashOf(deps.chain);
+  const [last, lifetime] = await Promise.all([known.current(), recent.get()]);
+  const expected = deps.cluster.genesis_hash;
+  // The genesis last answered is not the cluster's: ask again before refusing, since it may have been a passing one.
+  const genesis = expected === null || last === expected ? last : await known.reread();
+  if (expected !== null && genesis !== expected) {
     return stop(
       report,
       refusal('wrong_cluster', `RPC genesis hash ${genesis} is not ${deps.cluster.name}`, { genesis_hash: genesis }),
@@ -89,7 +97,15 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
   report.checks.push('chain');
   if (input.signal?.aborted) throw new SignerError('cancelled', 'the request was cancelled');
 
-  const ready = await source.prepare(lifetime);
+  let ready = await source.prepare(lifetime);
+  if (ready.ok && input.mode === 'sign' && source.refreshable) {
+    const { msg } = ready.prepared;
+    // The same payload signed again on the kept blockhash would be the same transaction: build it on a fresh one.
+    if (!recent.firstUse(msg.recentBlockhash, msg.bytes)) {
+      ready = await source.prepare(await recent.fresh());
+      if (ready.ok) recent.firstUse(ready.prepared.msg.recentBlockhash, ready.prepared.msg.bytes);
+    }
+  }
   if (!ready.ok) return stop(report, ready.refusal);
   report.checks.push(...ready.passed);
   const { prepared } = ready;

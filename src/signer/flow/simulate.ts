@@ -3,24 +3,37 @@
  * units, the fee the RPC quotes, the key's balance change, and every other writable account whose lamports the
  * transaction increases. A fee the RPC cannot quote stays unknown (null), never assumed to be 0.
  *
- * The balances before are read after the simulation, pinned with `minContextSlot` to the simulation's slot, so
- * they are never older than the state the simulation ran on, and checked to be that state (same-bank.ts): a read
- * from a later bank (another transaction of the key landed in between) is discarded and the simulation repeated,
- * a few times at most, then the sign is refused (docs/policy.md, "Spend and slots"). Token balances come from the
- * same two states: every writable token account's amount before and after.
+ * One HTTP request carries the simulation and what must be read with it (a JSON-RPC batch: one round trip to the
+ * provider): the fee quote, the endpoint's genesis hash (the endpoint that simulated is the cluster's, see
+ * rpc/cluster-genesis.ts), the validity of a payload's own blockhash, a background refresh of the kept blockhash,
+ * and, unless the message calls a token program, the read of the balances before.
+ *
+ * The balances before must be those of the bank the simulation ran on, and never older than it (same-bank.ts;
+ * docs/policy.md, "Spend and slots"). The read in the simulation's batch is pinned with `minContextSlot` to the
+ * last simulation's slot this client saw, and used only when its context slot is at least this simulation's and
+ * same-bank.ts finds it is the simulation's bank. Otherwise, and for a message that calls a token program (whose
+ * mints must be read after the simulation anyway, which names them), the read follows the simulation pinned to its
+ * slot, in one request with the mints. A read from a later bank (another transaction of the key landed in between)
+ * is discarded and the simulation repeated, a few times at most, then the sign is refused. Token balances come
+ * from the same two states: every writable token account's amount before and after.
  */
-import type { AccountsAtSlot, ChainClient, SimulationResult } from '../../rpc/types';
+import { clusterGenesisOf } from '../../rpc/cluster-genesis';
+import { recentBlockhashOf } from '../../rpc/recent-blockhash';
+import type { AccountData, AccountsAtSlot, ChainClient, SimulationResult } from '../../rpc/types';
 import type { KeyConfig } from '../../config/types';
 import { programError } from '../rules/structural';
-import { refusal } from '../refusals';
+import { refusal, type Refusal } from '../refusals';
 import type { Report } from '../report';
 import { tokenMovements, type TokenMovements } from '../spl-tokens/movements';
-import { readMint, type MintState } from '../spl-tokens/state';
+import { readMint, readTokenAccount, type MintState } from '../spl-tokens/state';
+import { ASSOCIATED_TOKEN_PROGRAM, TOKEN_PROGRAMS } from '../programs';
 import { writableAccounts } from '../writable-accounts';
 import { feeBound } from '../rules/fee-bound';
 import { simulationBankBefore } from './same-bank';
 import { stop, type Step } from './step';
 import type { BuiltTransaction } from '../sources/transaction';
+import { blockhashExpiredRefusal } from '../sources/v2-source';
+import type { CompiledMessage } from '../compile';
 
 /** A writable account other than the key that ends the simulation with more lamports than it had. */
 export interface LamportGain {
@@ -43,6 +56,8 @@ export interface Figures {
   mints: Map<string, MintState | null>;
   /** Set when no read of the balances before came from the simulation's bank: nothing here may be judged. */
   unjudgeable: string | null;
+  /** Set when the simulation's batch says the chain cannot be judged on (another cluster, an expired blockhash). */
+  chainRefusal: Refusal | null;
 }
 
 /** Simulations (each with its read of the balances before) tried before a sign is refused as unjudgeable. */
@@ -50,17 +65,26 @@ export const SAME_BANK_ATTEMPTS = 3;
 
 const NO_TOKENS: TokenMovements = { mints: [], authority: [] };
 
+/** The highest simulation slot each client has seen: the floor of the read in the next simulation's batch. */
+const slotFloor = new WeakMap<ChainClient, number>();
+
 export async function simulate(
   chain: ChainClient,
   built: BuiltTransaction,
   key: KeyConfig,
   mode: 'check' | 'sign',
 ): Promise<Figures> {
-  const messageBase64 = Buffer.from(built.prepared.msg.bytes).toString('base64');
-  const writable = writableAccounts(built.prepared.msg);
+  const { msg, payloadBlockhash } = built.prepared;
+  const messageBase64 = Buffer.from(msg.bytes).toString('base64');
+  const writable = writableAccounts(msg);
   const accounts = writable.includes(key.pubkey) ? writable : [key.pubkey, ...writable];
-  const run = () =>
-    Promise.all([
+  const readInBatch = !callsTokenProgram(msg);
+  const genesis = clusterGenesisOf(chain);
+  const recent = recentBlockhashOf(chain);
+  // The genesis the check before the simulation compared with the cluster's (kept: no request).
+  const checkedGenesis = await genesis.current();
+  const run = () => {
+    const batch = Promise.all([
       chain.simulateTransaction(built.wireBase64, {
         // A foreign fee payer's slot may still be empty: the other signatures were verified when prepared.
         sigVerify: mode === 'sign' && built.complete,
@@ -68,26 +92,69 @@ export async function simulate(
         accounts,
       }),
       chain.getFeeForMessage(messageBase64).catch(() => null),
+      genesis.reread(),
+      payloadBlockhash === null ? Promise.resolve(true) : chain.isBlockhashValid(payloadBlockhash),
+      readInBatch ? chain.getAccountsAtSlot(accounts, slotFloor.get(chain) ?? 0) : Promise.resolve(null),
     ]);
+    recent.refreshIfStale();
+    return batch;
+  };
+  const unjudged = (sim: SimulationResult, fee: number | null, why: Partial<Figures>): Figures => ({
+    sim,
+    fee,
+    balanceChange: null,
+    gains: [],
+    tokens: NO_TOKENS,
+    mints: new Map(),
+    unjudgeable: null,
+    chainRefusal: null,
+    ...why,
+  });
   let sim: SimulationResult;
   let fee: number | null;
   let before: AccountsAtSlot;
+  let mintsRead = new Map<string, AccountData | null>();
   let attempt = 0;
   for (;;) {
     attempt++;
-    [sim, fee] = await run();
-    if (sim.err !== null || sim.accounts.length !== accounts.length) {
-      return { sim, fee, balanceChange: null, gains: [], tokens: NO_TOKENS, mints: new Map(), unjudgeable: null };
+    let answeredGenesis: string;
+    let blockhashValid: boolean;
+    let batchRead: AccountsAtSlot | null;
+    [sim, fee, answeredGenesis, blockhashValid, batchRead] = await run();
+    slotFloor.set(chain, Math.max(slotFloor.get(chain) ?? 0, sim.slot));
+    if (answeredGenesis !== checkedGenesis) {
+      const chainRefusal = refusal(
+        'wrong_cluster',
+        `RPC genesis hash ${answeredGenesis} is not the ${checkedGenesis} it answered before the simulation`,
+        { genesis_hash: answeredGenesis },
+      );
+      return unjudged(sim, fee, { chainRefusal });
     }
-    const read = await chain.getAccountsAtSlot(accounts, sim.slot);
-    const same = simulationBankBefore(sim, built.prepared.msg.accountKeys, accounts, read);
+    if (!blockhashValid && payloadBlockhash !== null) {
+      return unjudged(sim, fee, { chainRefusal: blockhashExpiredRefusal(payloadBlockhash) });
+    }
+    if (sim.err === 'BlockhashNotFound') recent.forget(msg.recentBlockhash);
+    if (sim.err !== null || sim.accounts.length !== accounts.length) return unjudged(sim, fee, {});
+    let same =
+      batchRead !== null && batchRead.slot >= sim.slot
+        ? simulationBankBefore(sim, msg.accountKeys, accounts, batchRead)
+        : null;
+    if (same === null) {
+      const mints = mintsNamed(sim, accounts);
+      const [read, mintRead] = await Promise.all([
+        chain.getAccountsAtSlot(accounts, sim.slot),
+        mints.length > 0 ? chain.getAccountsData(mints) : Promise.resolve(null),
+      ]);
+      mintsRead = new Map(mints.map((m, i) => [m, mintRead?.accounts[i] ?? null]));
+      same = simulationBankBefore(sim, msg.accountKeys, accounts, read);
+    }
     if (same !== null) {
       before = same;
       break;
     }
     if (attempt >= SAME_BANK_ATTEMPTS) {
       const unjudgeable = `the key's balances could not be read from the bank the simulation ran on (${SAME_BANK_ATTEMPTS} tries: the key's accounts changed in between each time), so the spend cannot be bounded; try again`;
-      return { sim, fee, balanceChange: null, gains: [], tokens: NO_TOKENS, mints: new Map(), unjudgeable };
+      return unjudged(sim, fee, { unjudgeable });
     }
   }
   let balanceChange: number | null = null;
@@ -98,18 +165,41 @@ export async function simulate(
     let delta = (post?.lamports ?? 0) - (pre?.lamports ?? 0);
     // Another fee payer's balance has its own fee taken off: what it receives is counted beyond that, so the
     // key cannot pay it up to its fee unseen (the fee the node quotes, else the message's upper bound).
-    if (address === built.prepared.foreignFeePayer) delta += fee ?? feeBound(built.prepared.msg).total;
+    if (address === built.prepared.foreignFeePayer) delta += fee ?? feeBound(msg).total;
     if (address === key.pubkey) balanceChange = delta;
     else if (delta > 0 && post) gains.push({ address, lamports: delta, created: pre === null, owner: post.owner });
   }
   const tokens = tokenMovements(key.pubkey, accounts, before.accounts, sim.accounts);
   const mints = new Map<string, MintState | null>();
   const mintAddresses = tokens.mints.map((m) => m.mint);
-  if (mintAddresses.length > 0) {
-    const read = await chain.getAccountsData(mintAddresses);
-    for (const [i, mint] of mintAddresses.entries()) mints.set(mint, readMint(read.accounts[i] ?? null));
+  // Mints read with the balances before are used; one moved by a program the message does not call directly
+  // (a token transfer inside another program) is read now.
+  const unread = mintAddresses.filter((m) => !mintsRead.has(m));
+  if (unread.length > 0) {
+    const read = await chain.getAccountsData(unread);
+    for (const [i, mint] of unread.entries()) mintsRead.set(mint, read.accounts[i] ?? null);
   }
-  return { sim, fee, balanceChange, gains, tokens, mints, unjudgeable: null };
+  for (const mint of mintAddresses) mints.set(mint, readMint(mintsRead.get(mint) ?? null));
+  return { sim, fee, balanceChange, gains, tokens, mints, unjudgeable: null, chainRefusal: null };
+}
+
+/** Whether an instruction of the message calls a token program or the associated-token program directly. */
+function callsTokenProgram(msg: CompiledMessage): boolean {
+  return msg.instructions.some((ix) => {
+    const program = msg.accountKeys[ix.programIdIndex];
+    return program !== undefined && (TOKEN_PROGRAMS.has(program) || program === ASSOCIATED_TOKEN_PROGRAM);
+  });
+}
+
+/** The mints of the token accounts the simulation shows, before (its pre-state) and after. */
+function mintsNamed(sim: SimulationResult, accounts: readonly string[]): string[] {
+  const mints = new Set<string>();
+  for (const t of sim.preTokenBalances ?? []) mints.add(t.mint);
+  for (const [i] of accounts.entries()) {
+    const token = readTokenAccount(sim.accounts[i] ?? null);
+    if (token !== null) mints.add(token.mint);
+  }
+  return [...mints];
 }
 
 /** Puts the figures on the report; a failed simulation stops the flow with outcome `simulation_failed`. */
@@ -117,6 +207,7 @@ export function recordSimulation(report: Report, f: Figures, prefix: string | nu
   report.compute_units = f.sim.unitsConsumed;
   report.fee = f.fee;
   report.balance_change = f.balanceChange;
+  if (f.chainRefusal !== null) return stop(report, f.chainRefusal);
   if (f.unjudgeable !== null) return stop(report, refusal('spend_unknown', f.unjudgeable));
   if (f.sim.err === null) return { ok: true };
   report.outcome = 'simulation_failed';

@@ -34,6 +34,11 @@ export interface PreparedTransaction {
    * and the fee payer signs (if it has not yet) and sends. Null when the key pays the fee.
    */
   foreignFeePayer: string | null;
+  /**
+   * The payload's own blockhash when the signer did not choose it (v2 without replace_blockhash): its validity
+   * is read in the simulation's batch and an expired one refused. Null when the signer built on its own.
+   */
+  payloadBlockhash: string | null;
 }
 
 /** A prepared transaction, or why the payload's transaction cannot be judged or signed at all. */
@@ -98,6 +103,7 @@ export function v1Source(payload: PayloadV1): TransactionSource {
           mustBeNew: partialSigners,
           presentSignatures: new Map(),
           foreignFeePayer: null,
+          payloadBlockhash: null,
         },
       }),
     unsigned: (prepared) => ({

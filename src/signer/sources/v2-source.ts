@@ -2,9 +2,9 @@
  * Payload v2: the agent compiled the transaction itself (legacy or v0). Preparing it means judging what the
  * bytes can do before any policy check reads them: other signers' signatures must verify and every other
  * signer slot must be filled (except a foreign fee payer's: it signs and sends after the key), a durable nonce
- * is refused, the blockhash must still be valid (or is replaced on
- * request), and every lookup table is read from the chain so the checks see the full account list.
- * docs/payloads.md describes each refusal and what to do about it.
+ * is refused, the blockhash must still be valid (or is replaced on request: the simulation's batch reads its
+ * validity, see flow/simulate.ts), and every lookup table is resolved (kept ones from lookup-table-cache.ts) so
+ * the checks see the full account list. docs/payloads.md describes each refusal and what to do about it.
  */
 import { getU32Decoder } from '@solana/codecs-numbers';
 import type { Blockhash } from '@solana/rpc-types';
@@ -18,13 +18,12 @@ import { SYSTEM_PROGRAM } from '../programs';
 import { checkedMessage } from '../wire/checked-message';
 import { decodeWireTransaction, type DecodedTransaction } from '../wire/decode-transaction';
 import {
-  decodeLookupTable,
-  lookupTableAddresses,
   resolveAccounts,
   type LookupTable,
   type ResolvedAccounts,
 } from '../wire/lookup-tables';
 import { firstInvalidSignature, signerSlots } from '../wire/signatures';
+import { lookupTableCacheOf } from './lookup-table-cache';
 import type { Lifetime, Prepared, TransactionSource } from './transaction';
 
 /** System instruction 4: the first instruction of a transaction whose lifetime is a durable nonce. */
@@ -40,12 +39,15 @@ export function v2Source(payload: PayloadV2, chain: ChainClient, key: string): T
     const program = tx.message.staticAccounts[ix.programAddressIndex];
     if (program !== undefined && programs[programs.length - 1] !== program) programs.push(program);
   }
+  // The first preparation may use kept lookup tables; a later one (after an approval's wait, or on a new
+  // blockhash) reads them afresh, so what is sent resolves as the chain has it then.
+  let prepared = 0;
   return {
     feePayer: payload.feePayer,
     programs,
     foreignFeePayerAllowed: true,
     refreshable: payload.replaceBlockhash,
-    prepare: (lifetime) => prepareV2(chain, payload, key, lifetime),
+    prepare: (lifetime) => prepareV2(chain, payload, key, lifetime, prepared++ === 0),
     unsigned: (prepared) => ({
       prepared,
       wireBase64: Buffer.from(serializeTransaction(prepared.msg, new Map(prepared.presentSignatures))).toString(
@@ -69,7 +71,13 @@ export function v2Source(payload: PayloadV2, chain: ChainClient, key: string): T
   };
 }
 
-async function prepareV2(chain: ChainClient, payload: PayloadV2, key: string, latest: Lifetime): Promise<Prepared> {
+async function prepareV2(
+  chain: ChainClient,
+  payload: PayloadV2,
+  key: string,
+  latest: Lifetime,
+  keptTables: boolean,
+): Promise<Prepared> {
   const original = payload.transaction;
   const nonce = durableNonceRefusal(original);
   if (nonce) return refused(nonce);
@@ -115,6 +123,7 @@ async function prepareV2(chain: ChainClient, payload: PayloadV2, key: string, la
 
   let tx = original;
   let lifetime: Lifetime;
+  let payloadBlockhash: string | null = null;
   if (payload.replaceBlockhash) {
     const other = [...present.keys()][0];
     if (other !== undefined) {
@@ -130,20 +139,13 @@ async function prepareV2(chain: ChainClient, payload: PayloadV2, key: string, la
     lifetime = latest;
   } else {
     const blockhash = original.message.lifetimeToken;
-    if (!(await chain.isBlockhashValid(blockhash))) {
-      return refused(
-        refusal(
-          'blockhash_expired',
-          `the transaction's blockhash ${blockhash} has expired or is unknown to this cluster: fetch a fresh blockhash and rebuild it, or set replace_blockhash: true when no one else has signed`,
-          { blockhash },
-        ),
-      );
-    }
+    // Whether it is still valid is read in the simulation's batch, not here: a round trip less.
+    payloadBlockhash = blockhash;
     // The agent's blockhash is no newer than the latest one, so it expires no later: a safe bound to wait to.
     lifetime = { blockhash, lastValidBlockHeight: latest.lastValidBlockHeight };
   }
 
-  const accounts = await resolveTables(chain, tx);
+  const accounts = await resolveTables(chain, tx, keptTables);
   if (!accounts.ok) return refused(refusal('lookup_table_invalid', accounts.message));
   return {
     ok: true,
@@ -155,8 +157,18 @@ async function prepareV2(chain: ChainClient, payload: PayloadV2, key: string, la
       mustBeNew: [],
       presentSignatures: present,
       foreignFeePayer,
+      payloadBlockhash,
     },
   };
+}
+
+/** The payload's own blockhash is no longer valid on this cluster (read in the simulation's batch). */
+export function blockhashExpiredRefusal(blockhash: string): Refusal {
+  return refusal(
+    'blockhash_expired',
+    `the transaction's blockhash ${blockhash} has expired or is unknown to this cluster: fetch a fresh blockhash and rebuild it, or set replace_blockhash: true when no one else has signed`,
+    { blockhash },
+  );
 }
 
 function durableNonceRefusal(tx: DecodedTransaction): Refusal | null {
@@ -182,17 +194,34 @@ function onBlockhash(tx: DecodedTransaction, blockhash: string): DecodedTransact
   return decodeWireTransaction(wire);
 }
 
-/** Every account of the message, tables read in one call at the chain's current slot. */
+/**
+ * Every account of the message. Tables kept from an earlier read are used when `kept` and they hold every index
+ * the message uses; the others are read in one call at the chain's current slot.
+ */
 async function resolveTables(
   chain: ChainClient,
   tx: DecodedTransaction,
+  kept: boolean,
 ): Promise<{ ok: true; accounts: ResolvedAccounts } | { ok: false; message: string }> {
-  const addresses = lookupTableAddresses(tx.message);
+  const cache = lookupTableCacheOf(chain);
   const tables = new Map<string, LookupTable>();
-  if (addresses.length > 0) {
-    const read = await chain.getAccountsData(addresses);
-    for (const [i, address] of addresses.entries()) {
-      const decoded = decodeLookupTable(address, read.accounts[i] ?? null);
+  const toRead: string[] = [];
+  const highest = new Map<string, number>();
+  for (const lookup of tx.message.version === 0 ? (tx.message.addressTableLookups ?? []) : []) {
+    const address = lookup.lookupTableAddress;
+    const top = Math.max(highest.get(address) ?? -1, ...lookup.writableIndexes, ...lookup.readonlyIndexes);
+    highest.set(address, top);
+  }
+  for (const [address, top] of highest) {
+    const table = kept ? cache.kept(address, top) : null;
+    if (table === null) toRead.push(address);
+    else tables.set(address, table);
+  }
+  if (toRead.length > 0) {
+    const read = await cache.read(chain, toRead);
+    for (const address of toRead) {
+      const decoded = read.get(address);
+      if (decoded === undefined) return { ok: false, message: `lookup table ${address} was not read` };
       if (!decoded.ok) return decoded;
       tables.set(address, decoded.table);
     }
