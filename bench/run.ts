@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: every benchmark in one run, one line per figure, then a summary of targets met.
- * BENCH_SECONDS sets the measured window of each load (default 8); BENCH_ONLY=engine,sign-cpu,per-key,stores,http,replicas
- * picks sections (sign-cpu: the engine section's process CPU per sign under load, alone).
+ * BENCH_SECONDS sets the measured window of each load (default 8); BENCH_ONLY=engine,sign-cpu,per-key,stores,http,replicas,latency
+ * picks sections (sign-cpu: the engine section's process CPU per sign under load, alone). `latency` is the
+ * section of a remote provider's distance (bench/latency.ts).
  */
 import { formatLine, type BenchLine } from './stats';
 
@@ -24,6 +25,7 @@ function sections(): Section[] {
     { name: 'stores', run: (s) => (require('./stores') as typeof import('./stores')).runStoresBench(s) },
     { name: 'http', run: (s) => (require('./http') as typeof import('./http')).runHttpBench(s) },
     { name: 'replicas', run: (s) => (require('./replicas') as typeof import('./replicas')).runReplicasBench(s) },
+    { name: 'latency', run: () => (require('./latency') as typeof import('./latency')).runLatencyBench() },
   ];
   /* eslint-enable @typescript-eslint/no-require-imports */
 }
