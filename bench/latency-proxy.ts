@@ -98,7 +98,6 @@ function requestCounter(onRequest: () => void): (chunk: Buffer) => void {
         continue;
       }
       head += rest.toString('latin1');
-      rest = Buffer.alloc(0);
       const end = head.indexOf('\r\n\r\n');
       if (end < 0) return;
       onRequest();

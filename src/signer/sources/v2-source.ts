@@ -17,11 +17,7 @@ import type { PayloadV2 } from '../payload';
 import { SYSTEM_PROGRAM } from '../programs';
 import { checkedMessage } from '../wire/checked-message';
 import { decodeWireTransaction, type DecodedTransaction } from '../wire/decode-transaction';
-import {
-  resolveAccounts,
-  type LookupTable,
-  type ResolvedAccounts,
-} from '../wire/lookup-tables';
+import { resolveAccounts, type LookupTable, type ResolvedAccounts } from '../wire/lookup-tables';
 import { firstInvalidSignature, signerSlots } from '../wire/signatures';
 import { lookupTableCacheOf } from './lookup-table-cache';
 import type { Lifetime, Prepared, TransactionSource } from './transaction';
