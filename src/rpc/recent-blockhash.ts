@@ -63,12 +63,16 @@ export class RecentBlockhash {
   /**
    * Starts fetching a newer blockhash when the held one is older than `refreshAfterMs`, without waiting for it.
    * Called in the tick a simulation is sent, the fetch rides in its batch. A failed refresh keeps the held one.
+   * Returns the refresh started (it settles once it is done and never rejects), or null when none was needed.
    */
-  refreshIfStale(): void {
+  refreshIfStale(): Promise<void> | null {
     const held = this.held;
-    if (held === null || this.fetching !== null) return;
-    if (this.now() - held.at < this.settings.refreshAfterMs) return;
-    this.fetch().catch(() => undefined);
+    if (held === null || this.fetching !== null) return null;
+    if (this.now() - held.at < this.settings.refreshAfterMs) return null;
+    return this.fetch().then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   /**

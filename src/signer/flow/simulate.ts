@@ -96,7 +96,7 @@ export async function simulate(
       payloadBlockhash === null ? Promise.resolve(true) : chain.isBlockhashValid(payloadBlockhash),
       readInBatch ? chain.getAccountsAtSlot(accounts, slotFloor.get(chain) ?? 0) : Promise.resolve(null),
     ]);
-    recent.refreshIfStale();
+    void recent.refreshIfStale();
     return batch;
   };
   const unjudged = (sim: SimulationResult, fee: number | null, why: Partial<Figures>): Figures => ({
