@@ -3,7 +3,8 @@
  * call. It knows nothing about Solana and does not retry (resilient-rpc.ts does): it returns the `result` value or
  * throws an RpcError whose kind says what went wrong (transport / timeout / node error / unexpected shape), with
  * the HTTP status and the endpoint's Retry-After when there were any, and whose message names the method and the
- * cause, never the URL's path, query or credentials (providers put API keys there).
+ * cause, never the URL's path, query or credentials (providers put API keys there). Every HTTP request it sends is
+ * counted for the operations whose calls it carries (request-count.ts).
  */
 import http from 'node:http';
 import https from 'node:https';
