@@ -250,7 +250,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     }
     report.checks.push('approval');
 
-    const lastValid = built.prepared.lifetime.lastValidBlockHeight;
+    const lastValid = figures.validUntil;
     // A transaction another account sends is found in the key's history, from before the first simulation on.
     const foreign = foreignFeePayer === null ? null : { feePayer: foreignFeePayer, fromSlot: figures.sim.slot };
     const gate = await passGate(
@@ -290,7 +290,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       return { report, sent: true, watched: true };
     }
     progress({ stage: 'sent', signature: built.signature });
-    const landed = await sendAndConfirm(sendDeps, built, report, progress);
+    const landed = await sendAndConfirm(sendDeps, built, lastValid, report, progress);
     await checkLanded(tripwireDeps, {
       keyName: key.name,
       keyPubkey: key.pubkey,

@@ -29,12 +29,13 @@ const RECONCILE = 'look up the signature and check the on-chain state before ret
 export async function sendAndConfirm(
   deps: SendDeps,
   built: SignedTransaction,
+  /** The block height after which it can no longer land (`Figures.validUntil`). */
+  lastValid: number,
   report: Report,
   progress: (p: SignProgress) => void,
 ): Promise<TransactionMeta | null> {
   const { chain, timings: t } = deps;
   const { signature } = built;
-  const lastValid = built.prepared.lifetime.lastValidBlockHeight;
   const started = Date.now();
   // No retry inside one call may outlast the confirmation deadline.
   const limits = { deadlineAt: started + t.confirm_deadline_ms };

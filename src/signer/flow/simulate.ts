@@ -18,7 +18,7 @@
  * from the same two states: every writable token account's amount before and after.
  */
 import { clusterGenesisOf } from '../../rpc/cluster-genesis';
-import { recentBlockhashOf } from '../../rpc/recent-blockhash';
+import { recentBlockhashOf, type BlockhashLifetime } from '../../rpc/recent-blockhash';
 import type { AccountData, AccountsAtSlot, ChainClient, SimulationResult } from '../../rpc/types';
 import type { KeyConfig } from '../../config/types';
 import { programError } from '../rules/structural';
@@ -58,6 +58,13 @@ export interface Figures {
   unjudgeable: string | null;
   /** Set when the simulation's batch says the chain cannot be judged on (another cluster, an expired blockhash). */
   chainRefusal: Refusal | null;
+  /**
+   * The block height after which the transaction can no longer land. The signer's own blockhash brings its own;
+   * for one the agent chose it is the latest blockhash's, read in the simulation's batch: the agent's is no
+   * newer, so it expires no later. A held (reused) blockhash would not do: the agent's may be newer than it,
+   * and a watch that ends before the transaction could still land would release a spend that happens.
+   */
+  validUntil: number;
 }
 
 /** Simulations (each with its read of the balances before) tried before a sign is refused as unjudgeable. */
@@ -94,6 +101,7 @@ export async function simulate(
       chain.getFeeForMessage(messageBase64).catch(() => null),
       genesis.reread(),
       payloadBlockhash === null ? Promise.resolve(true) : chain.isBlockhashValid(payloadBlockhash),
+      payloadBlockhash === null ? Promise.resolve(null) : chain.getLatestBlockhash(),
       readInBatch ? chain.getAccountsAtSlot(accounts, slotFloor.get(chain) ?? 0) : Promise.resolve(null),
     ]);
     void recent.refreshIfStale();
@@ -108,19 +116,23 @@ export async function simulate(
     mints: new Map(),
     unjudgeable: null,
     chainRefusal: null,
+    validUntil,
     ...why,
   });
   let sim: SimulationResult;
   let fee: number | null;
   let before: AccountsAtSlot;
   let mintsRead = new Map<string, AccountData | null>();
+  let validUntil = built.prepared.lifetime.lastValidBlockHeight;
   let attempt = 0;
   for (;;) {
     attempt++;
     let answeredGenesis: string;
     let blockhashValid: boolean;
+    let latest: BlockhashLifetime | null;
     let batchRead: AccountsAtSlot | null;
-    [sim, fee, answeredGenesis, blockhashValid, batchRead] = await run();
+    [sim, fee, answeredGenesis, blockhashValid, latest, batchRead] = await run();
+    validUntil = latest?.lastValidBlockHeight ?? built.prepared.lifetime.lastValidBlockHeight;
     slotFloor.set(chain, Math.max(slotFloor.get(chain) ?? 0, sim.slot));
     if (answeredGenesis !== checkedGenesis) {
       const chainRefusal = refusal(
@@ -180,7 +192,7 @@ export async function simulate(
     for (const [i, mint] of unread.entries()) mintsRead.set(mint, read.accounts[i] ?? null);
   }
   for (const mint of mintAddresses) mints.set(mint, readMint(mintsRead.get(mint) ?? null));
-  return { sim, fee, balanceChange, gains, tokens, mints, unjudgeable: null, chainRefusal: null };
+  return { sim, fee, balanceChange, gains, tokens, mints, unjudgeable: null, chainRefusal: null, validUntil };
 }
 
 /** Whether an instruction of the message calls a token program or the associated-token program directly. */

@@ -137,7 +137,8 @@ async function prepareV2(
     const blockhash = original.message.lifetimeToken;
     // Whether it is still valid is read in the simulation's batch, not here: a round trip less.
     payloadBlockhash = blockhash;
-    // The agent's blockhash is no newer than the latest one, so it expires no later: a safe bound to wait to.
+    // A first bound only: the held blockhash may be older than the agent's, so the simulation's batch reads the
+    // latest one and the flow waits to its height (`Figures.validUntil`).
     lifetime = { blockhash, lastValidBlockHeight: latest.lastValidBlockHeight };
   }
 
