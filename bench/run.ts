@@ -1,8 +1,9 @@
 /**
  * `npm run bench`: every benchmark in one run, one line per figure, then a summary of targets met.
- * BENCH_SECONDS sets the measured window of each load (default 8); BENCH_ONLY=engine,sign-cpu,per-key,stores,http,replicas,latency
- * picks sections (sign-cpu: the engine section's process CPU per sign under load, alone). `latency` is the
- * section of a remote provider's distance (bench/latency.ts).
+ * BENCH_SECONDS sets the measured window of each load (default 8);
+ * BENCH_ONLY=engine,sign-cpu,per-key,stores,http,replicas,latency,confirm picks sections (sign-cpu: the engine
+ * section's process CPU per sign under load, alone; latency: a remote provider's distance, bench/latency.ts;
+ * confirm: send to confirmed, WebSocket notice against polling).
  */
 import { formatLine, type BenchLine } from './stats';
 
@@ -26,6 +27,7 @@ function sections(): Section[] {
     { name: 'http', run: (s) => (require('./http') as typeof import('./http')).runHttpBench(s) },
     { name: 'replicas', run: (s) => (require('./replicas') as typeof import('./replicas')).runReplicasBench(s) },
     { name: 'latency', run: () => (require('./latency') as typeof import('./latency')).runLatencyBench() },
+    { name: 'confirm', run: () => (require('./confirm') as typeof import('./confirm')).runConfirmBench() },
   ];
   /* eslint-enable @typescript-eslint/no-require-imports */
 }

@@ -3,6 +3,7 @@
  * hash, RPC, explorer and programs), `local` is the embedded LiteSVM chain, and any other cluster is declared
  * under `clusters:` in the config file. Also how a cluster's endpoints and commitment are chosen.
  */
+import { wsUrlsFor } from './ws-url';
 import type { ClusterCommitment, ClusterProfile, ProgramEntry } from './sections/cluster-profile';
 
 export const PROGRAM = {
@@ -70,24 +71,37 @@ export function clusterRpcUrls(cluster: ClusterProfile): string[] {
   return cluster.rpc_urls && cluster.rpc_urls.length > 0 ? [...cluster.rpc_urls] : [cluster.rpc_url];
 }
 
+/** The WebSocket endpoints signature subscriptions use, in order of preference (src/config/ws-url.ts). */
+export function clusterWsUrls(cluster: ClusterProfile): string[] {
+  return wsUrlsFor(clusterRpcUrls(cluster), cluster.ws_urls);
+}
+
+/** Whether sent transactions are also followed by subscription (absent: yes). */
+export function clusterSubscribes(cluster: ClusterProfile): boolean {
+  return cluster.signature_subscriptions ?? true;
+}
+
 export function clusterCommitment(cluster: ClusterProfile): ClusterCommitment {
   return cluster.commitment ?? 'confirmed';
 }
 
 /**
- * The endpoints a config names: `rpc_url` or `rpc_urls` (not both), or null when it names none. Returns an error
- * message (naming keys and positions, never a URL: URLs carry API keys) for a conflict or a repeated endpoint.
+ * The endpoints a config names: `rpc_url` or `rpc_urls` (not both; `ws_url` or `ws_urls` for `kind` ws), or null
+ * when it names none. Returns an error message (naming keys and positions, never a URL: URLs carry API keys) for a
+ * conflict or a repeated endpoint.
  */
 export function namedEndpoints(
   where: string,
   single: string | null,
   list: readonly string[],
+  kind: 'rpc' | 'ws' = 'rpc',
 ): { urls: string[] | null } | { error: string } {
+  const [one, many] = [`${kind}_url`, `${kind}_urls`];
   if (single !== null && list.length > 0)
-    return { error: `${where}rpc_url and ${where}rpc_urls: set one of them (rpc_urls may hold a single URL)` };
+    return { error: `${where}${one} and ${where}${many}: set one of them (${many} may hold a single URL)` };
   if (single !== null) return { urls: [single] };
   if (list.length === 0) return { urls: null };
   const seen = list.findIndex((u, i) => list.indexOf(u) !== i);
-  if (seen >= 0) return { error: `${where}rpc_urls[${seen}] repeats rpc_urls[${list.indexOf(list[seen] ?? '')}]` };
+  if (seen >= 0) return { error: `${where}${many}[${seen}] repeats ${many}[${list.indexOf(list[seen] ?? '')}]` };
   return { urls: [...list] };
 }

@@ -46,6 +46,8 @@ export interface FormatValue {
   'string-or-null': string | null;
   'http-url-or-null': string | null;
   'http-url-list': string[];
+  'ws-url-or-null': string | null;
+  'ws-url-list': string[];
   'object-map': Record<string, unknown>;
   'object-list': unknown[];
 }
@@ -200,6 +202,29 @@ export function registerFormats(): void {
         v.forEach((u: unknown, i) => {
           if (typeof u !== 'string' || !/^https?:\/\/[^\s]+$/.test(u))
             throw new Error(`entry ${i} is not an http(s) URL`);
+        });
+      },
+      coerce: (v: unknown) =>
+        typeof v === 'string'
+          ? v
+              .split(',')
+              .map((s) => s.trim())
+              .filter((s) => s !== '')
+          : v,
+    },
+    'ws-url-or-null': {
+      validate(v: unknown) {
+        if (v === null) return;
+        if (typeof v !== 'string' || !/^wss?:\/\/[^\s]+$/.test(v)) throw new Error('must be a ws(s) URL or null');
+      },
+      coerce: (v: unknown) => (typeof v === 'string' && v.trim() === '' ? null : v),
+    },
+    'ws-url-list': {
+      // The message never repeats a URL: providers put API keys in them.
+      validate(v: unknown) {
+        if (!Array.isArray(v)) throw new Error('must be a list of ws(s) URLs');
+        v.forEach((u: unknown, i) => {
+          if (typeof u !== 'string' || !/^wss?:\/\/[^\s]+$/.test(u)) throw new Error(`entry ${i} is not a ws(s) URL`);
         });
       },
       coerce: (v: unknown) =>

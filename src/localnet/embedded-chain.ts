@@ -141,6 +141,8 @@ export class LocalChain {
   private slotHashes: { slot: bigint; hash: string }[] = [];
   private dropSends = false;
   private stalled = false;
+  /** Told whenever a status may have moved: a block, a landed send, the end of a stall (the WebSocket's notices). */
+  private readonly statusListeners = new Set<() => void>();
   sends = 0;
 
   constructor(private readonly settings: ChainSettings) {
@@ -179,6 +181,17 @@ export class LocalChain {
       this.issueBlockhash();
     }
     this.pruneBlockhashes();
+    this.statusesMoved();
+  }
+
+  /** Calls `listener` whenever a signature's status may have changed; returns the way to stop. */
+  onStatusesMoved(listener: () => void): () => void {
+    this.statusListeners.add(listener);
+    return () => this.statusListeners.delete(listener);
+  }
+
+  private statusesMoved(): void {
+    for (const listener of this.statusListeners) listener();
   }
 
   latestBlockhash(): { blockhash: string; lastValidBlockHeight: number } {
@@ -201,6 +214,7 @@ export class LocalChain {
 
   setStalled(on: boolean): void {
     this.stalled = on;
+    this.statusesMoved();
   }
 
   /** Every blockhash issued so far stops being valid; a fresh one is issued in the current block. */
@@ -466,6 +480,7 @@ export class LocalChain {
       if (!list) this.signaturesByAddress.set(address, (list = []));
       list.push(signature);
     }
+    this.statusesMoved();
     return signature;
   }
 

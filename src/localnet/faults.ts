@@ -4,6 +4,7 @@
  * was started with `controls: true`.
  */
 import type { LocalChain } from './embedded-chain';
+import type { PubsubFaults, SignaturePubsub } from './signature-pubsub';
 
 export interface LocalnetFaults {
   /** sendTransaction still answers the signature, but the transaction never lands (a dropped packet). */
@@ -16,13 +17,25 @@ export interface LocalnetFaults {
   stallConfirmations(on: boolean): void;
   /** The next n calls (of `method`, or of any method) answer JSON-RPC -32603 Internal error. */
   failNext(n: number, method?: string): void;
+  /** The WebSocket endpoint is unreachable: open connections end without a close handshake, upgrades are refused. */
+  cutSockets(on: boolean): void;
+  /** Subscriptions are taken, but a signature reaching their commitment sends no notification (a lost message). */
+  dropNotifications(on: boolean): void;
+  /** At the next block, every signature subscribed to is notified as landed, though its status has not reached it. */
+  falseNotifications(on: boolean): void;
+  /** The WebSocket server restarts: every connection is closed (1012) with its subscriptions; new ones are taken. */
+  restartWebSocket(): void;
   /** Turns every fault off. */
   clear(): void;
 }
 
-export class FaultState implements LocalnetFaults {
+export class FaultState implements LocalnetFaults, PubsubFaults {
   frozen = false;
+  socketsCut = false;
+  notificationsDropped = false;
+  notificationsFalse = false;
   private readonly failures: { method: string | null; remaining: number }[] = [];
+  private pubsub: SignaturePubsub | null = null;
 
   constructor(private readonly chain: LocalChain) {}
 
@@ -42,6 +55,28 @@ export class FaultState implements LocalnetFaults {
     this.chain.setStalled(on);
   }
 
+  /** The WebSocket endpoint the socket faults act on. */
+  attachPubsub(pubsub: SignaturePubsub): void {
+    this.pubsub = pubsub;
+  }
+
+  cutSockets(on: boolean): void {
+    this.socketsCut = on;
+    if (on) this.pubsub?.cut();
+  }
+
+  dropNotifications(on: boolean): void {
+    this.notificationsDropped = on;
+  }
+
+  falseNotifications(on: boolean): void {
+    this.notificationsFalse = on;
+  }
+
+  restartWebSocket(): void {
+    this.pubsub?.restart();
+  }
+
   failNext(n: number, method?: string): void {
     if (!Number.isInteger(n) || n < 0) throw new RangeError('failNext takes a whole number of calls');
     if (n > 0) this.failures.push({ method: method ?? null, remaining: n });
@@ -51,6 +86,9 @@ export class FaultState implements LocalnetFaults {
     this.chain.setDropSends(false);
     this.chain.setStalled(false);
     this.frozen = false;
+    this.socketsCut = false;
+    this.notificationsDropped = false;
+    this.notificationsFalse = false;
     this.failures.length = 0;
   }
 

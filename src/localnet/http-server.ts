@@ -1,10 +1,11 @@
 /**
  * JSON-RPC 2.0 over HTTP POST, as Solana nodes serve it: single calls and batches, -32700 for a body that is
  * not JSON, -32600 for a request that is not JSON-RPC, `GET /health` → "ok". Every answer is HTTP 200 with a
- * JSON-RPC body, as on a node.
+ * JSON-RPC body, as on a node. A WebSocket upgrade on the same port goes to `upgrade` (the subscriptions).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { RpcFault } from './embedded-chain';
 
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
@@ -16,7 +17,14 @@ export interface RpcHttpServer {
   close(): Promise<void>;
 }
 
-export async function listenJsonRpc(handler: CallHandler, host: string, port: number): Promise<RpcHttpServer> {
+export type UpgradeHandler = (req: http.IncomingMessage, socket: Duplex, head: Buffer) => void;
+
+export async function listenJsonRpc(
+  handler: CallHandler,
+  host: string,
+  port: number,
+  upgrade?: UpgradeHandler,
+): Promise<RpcHttpServer> {
   const server = http.createServer((req, res) => {
     if (req.method === 'GET' && req.url === '/health') {
       reply(res, 200, 'ok', 'text/plain');
@@ -42,6 +50,7 @@ export async function listenJsonRpc(handler: CallHandler, host: string, port: nu
       reply(res, 200, JSON.stringify(answerBody(Buffer.concat(chunks).toString('utf8'), handler)), 'application/json');
     });
   });
+  if (upgrade) server.on('upgrade', upgrade);
   // Longer than the client's idle sockets live, so a reused keep-alive socket is not closed under a request.
   server.keepAliveTimeout = 60_000;
   server.headersTimeout = 65_000;

@@ -171,6 +171,10 @@ export class LocalnetRpc {
       localnet_stallConfirmations: (p) => this.faults.stallConfirmations(flag(p[0], 'on')),
       localnet_failNext: (p) =>
         this.faults.failNext(wholeNumber(p[0], 'n'), p[1] === undefined ? undefined : text(p, 1, 'method')),
+      localnet_cutSockets: (p) => this.faults.cutSockets(flag(p[0], 'on')),
+      localnet_dropNotifications: (p) => this.faults.dropNotifications(flag(p[0], 'on')),
+      localnet_falseNotifications: (p) => this.faults.falseNotifications(flag(p[0], 'on')),
+      localnet_restartWebSocket: () => this.faults.restartWebSocket(),
       localnet_clearFaults: () => this.faults.clear(),
       localnet_advanceBlocks: (p) => hooks.advanceBlocks(wholeNumber(p[0], 'n')),
       localnet_blockHeight: () => this.chain.blockHeight,

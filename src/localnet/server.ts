@@ -10,8 +10,10 @@ import { LocalChain } from './embedded-chain';
 import { FaultState, type LocalnetFaults } from './faults';
 import { listenJsonRpc } from './http-server';
 import { LocalnetRpc } from './rpc-methods';
+import { createSignaturePubsub, type PubsubStats } from './signature-pubsub';
 
 export type { LocalnetFaults } from './faults';
+export type { PubsubStats } from './signature-pubsub';
 
 /** sha256("sa-forge-signer localnet genesis") in base58: fixed, so a config can pin it. */
 export const DEFAULT_LOCALNET_GENESIS_HASH = '2GqPixpG6FHjoQ7UZaZR7ZSUkdrWLtwPTDw5aiMa4up5';
@@ -34,13 +36,15 @@ export interface LocalnetOptions {
 
 export interface Localnet {
   url: string;
+  /** The WebSocket endpoint (signatureSubscribe): the same host and port as `url`, as on a node. */
+  wsUrl: string;
   genesisHash: string;
   blockHeight(): number;
   advanceBlocks(n: number): void;
   airdrop(address: string, lamports: number): void;
   setAccount(address: string, acc: { lamports: number; owner: string; data?: Uint8Array; executable?: boolean }): void;
   faults: LocalnetFaults;
-  stats(): { sends: number; landed: number; calls: Record<string, number> };
+  stats(): { sends: number; landed: number; calls: Record<string, number>; pubsub: PubsubStats };
   close(): Promise<void>;
 }
 
@@ -63,9 +67,16 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
 
   const chain = new LocalChain({ confirmAfterBlocks, finalizeAfterBlocks });
   const faults = new FaultState(chain);
+  const pubsub = createSignaturePubsub(chain, faults);
+  faults.attachPubsub(pubsub);
   for (const { address, lamports } of opts.fund ?? []) fund(chain, address, lamports);
 
-  const stats = () => ({ sends: chain.sends, landed: chain.landedCount, calls: { ...rpc.calls } });
+  const stats = () => ({
+    sends: chain.sends,
+    landed: chain.landedCount,
+    calls: { ...rpc.calls },
+    pubsub: pubsub.stats(),
+  });
   const rpc = new LocalnetRpc(
     chain,
     faults,
@@ -77,6 +88,7 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
     (method, params) => rpc.call(method, params),
     opts.host ?? '127.0.0.1',
     opts.port ?? 0,
+    (req, socket, head) => pubsub.upgrade(req, socket, head),
   );
 
   const timer =
@@ -89,6 +101,7 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
 
   return {
     url: server.url,
+    wsUrl: server.url.replace(/^http/, 'ws'),
     genesisHash,
     blockHeight: () => chain.blockHeight,
     advanceBlocks: (n) => chain.advanceBlocks(blocks(n, 'advanceBlocks')),
@@ -101,6 +114,7 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
     stats,
     close: async () => {
       if (timer) clearInterval(timer);
+      pubsub.close();
       await server.close();
     },
   };

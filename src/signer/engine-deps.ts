@@ -1,4 +1,5 @@
 /** What the engine is built from: its config, the chain, the ledger, and where it reports. */
+import type { SignatureNotices } from '../rpc/signature-notices';
 import type { ChainClient } from '../rpc/types';
 import type { SignerConfig } from '../config/types';
 import type { Ledger } from '../ledger/types';
@@ -40,4 +41,6 @@ export interface EngineDeps {
   observer?: EngineObserver;
   /** Where events for webhooks are written; absent: the outbox of the ledger for `config.notify`'s hooks. */
   notifier?: Notifier;
+  /** Pushed notices that a sent transaction landed; absent: from the cluster config; null: polling only. */
+  notices?: SignatureNotices | null;
 }

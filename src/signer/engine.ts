@@ -25,6 +25,7 @@ import { judgeSimulation } from './flow/judge';
 import { keyUsage, preflight } from './flow/preflight';
 import { approvalPolicyNow } from './flow/policy-now';
 import { sendAndConfirm } from './flow/send-confirm';
+import { signatureNoticesFor } from '../rpc/signature-notices';
 import { checkLanded } from './flow/tripwire';
 import { simulate } from './flow/simulate';
 import { refuse, stop, type StepWith } from './flow/step';
@@ -69,7 +70,19 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   const preflightDeps = { cluster: config.cluster, chain, ledger, halts };
   const voters = () => votersOf(policy().operators);
   const approvalDeps = { ledger, timings: config.timings, log, notify: notifier, voters };
-  const sendDeps = { chain, timings: config.timings };
+  const notices =
+    deps.notices !== undefined
+      ? deps.notices
+      : signatureNoticesFor(config.cluster, config.timings, {
+          onEndpoint: (e) =>
+            e.state === 'down'
+              ? log.warn(
+                  { endpoint: e.endpoint, err: e.detail },
+                  'WebSocket endpoint down: confirmations are polled until it answers again',
+                )
+              : log.info({ endpoint: e.endpoint }, 'WebSocket endpoint answers again: confirmations are pushed'),
+        });
+  const sendDeps = { chain, timings: config.timings, notices };
   const messages = createMessageFlow({ access, keys, halts, ledger, approval: approvalDeps, log });
   const tripwireDeps = { halts, log, observer: deps.observer };
   const watcher = createSignedWatcher({ chain, ledger, timings: config.timings, log, tripwire: tripwireDeps });
@@ -382,6 +395,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     async close() {
       await resumed;
       await watcher.close();
+      notices?.close();
       halts.close();
       await notifier.flush();
       await ledger.close();

@@ -24,6 +24,19 @@ export const clusterSchema = section({
     default: [],
     sensitive: true,
   },
+  ws_url: {
+    doc: 'WebSocket endpoint for signature subscriptions; null derives one beside each RPC endpoint (http → ws, https → wss, same host, port and path; docs/chain.md).',
+    format: 'ws-url-or-null',
+    default: null,
+    nullable: true,
+    sensitive: true,
+  },
+  ws_urls: {
+    doc: 'Several WebSocket endpoints in order of preference, instead of ws_url.',
+    format: 'ws-url-list',
+    default: [],
+    sensitive: true,
+  },
   commitment: {
     doc: '`confirmed` or `finalized`: the commitment reads use and a transaction must reach to count as landed.',
     format: ['confirmed', 'finalized'],
@@ -75,6 +88,10 @@ export type ClusterProfile = Pick<ClusterEntry, 'explorer' | 'game_programs' | '
   rpc_url: string;
   /** Every RPC endpoint in order of preference, `rpc_url` first; absent means `[rpc_url]` (clusterRpcUrls). */
   rpc_urls?: string[];
+  /** WebSocket endpoints named in the config; absent or empty: one beside each RPC endpoint (clusterWsUrls). */
+  ws_urls?: string[];
+  /** Whether confirmations are also subscribed to over WebSocket; absent means yes (clusterSubscribes). */
+  signature_subscriptions?: boolean;
   /** Absent means `confirmed` (clusterCommitment). */
   commitment?: ClusterCommitment;
   programs: ProgramEntry[];

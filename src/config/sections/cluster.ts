@@ -37,6 +37,27 @@ export const clusterChoiceSchema = section({
     sensitive: true, // an error never shows the URLs: providers put API keys in them
     env: 'SIGNER_RPC_URLS',
   },
+  ws_url: {
+    doc: "WebSocket endpoint the signer subscribes to signatures on (signatureSubscribe); null uses the cluster's own, else one derived beside each RPC endpoint (http → ws, https → wss, same host, port and path). Set it for a node whose WebSocket is elsewhere (solana-test-validator: the RPC port + 1).",
+    format: 'ws-url-or-null',
+    default: null,
+    nullable: true,
+    sensitive: true, // an error never shows the URL: providers put API keys in it
+    env: 'SIGNER_WS_URL',
+  },
+  ws_urls: {
+    doc: 'Several WebSocket endpoints in order of preference (instead of ws_url); a subscription moves to the next while one is down. Comma-separated in the env var.',
+    format: 'ws-url-list',
+    default: [],
+    sensitive: true, // an error never shows the URLs: providers put API keys in them
+    env: 'SIGNER_WS_URLS',
+  },
+  signature_subscriptions: {
+    doc: 'Learn that a sent transaction reached the commitment from a WebSocket notification (signatureSubscribe), then confirm it with the status read, instead of waiting for the next poll; polling (timings.poll_interval_ms) goes on beside it and alone while the WebSocket is down. false: polling only, and the WebSocket client is never loaded.',
+    format: 'bool-strict',
+    default: true,
+    env: 'SIGNER_SIGNATURE_SUBSCRIPTIONS',
+  },
   commitment: {
     doc: "`confirmed` or `finalized`: the commitment reads use and a transaction must reach to count as landed; null uses the cluster's own (`confirmed` for the built-in clusters).",
     format: ['confirmed', 'finalized', null],
@@ -61,23 +82,36 @@ export function buildPrograms(list: readonly unknown[], where: string): ProgramE
 }
 
 /** The endpoints a config names at `where` (top level: '', a cluster: 'clusters.x.'), or null for none. */
-function endpointsAt(where: string, single: string | null, list: string[]): string[] | null {
-  const named = namedEndpoints(where, single, list);
+function endpointsAt(
+  where: string,
+  single: string | null,
+  list: string[],
+  kind: 'rpc' | 'ws' = 'rpc',
+): string[] | null {
+  const named = namedEndpoints(where, single, list, kind);
   if ('error' in named) fail(named.error);
   return named.urls;
 }
 
-/** The top-level endpoints and commitment, when set, override the cluster's own. */
+/**
+ * The top-level endpoints and commitment, when set, override the cluster's own. WebSocket endpoints go with the
+ * RPC endpoints of their level: the top-level ones, else derived from top-level RPC endpoints when those are set,
+ * else the cluster's own.
+ */
 function withRpc(
   cluster: ClusterProfile,
   top: ClusterChoice,
-  own: { urls: string[]; commitment: ClusterCommitment },
+  own: { urls: string[]; commitment: ClusterCommitment; ws: string[] | null },
 ): ClusterProfile {
-  const urls = endpointsAt('', top.rpc_url, top.rpc_urls) ?? own.urls;
+  const topUrls = endpointsAt('', top.rpc_url, top.rpc_urls);
+  const urls = topUrls ?? own.urls;
+  const ws = endpointsAt('', top.ws_url, top.ws_urls, 'ws') ?? (topUrls === null ? own.ws : null);
   return {
     ...cluster,
     rpc_url: urls[0] ?? cluster.rpc_url,
     rpc_urls: urls,
+    ...(ws === null ? {} : { ws_urls: ws }),
+    signature_subscriptions: top.signature_subscriptions,
     commitment: top.commitment ?? own.commitment,
   };
 }
@@ -96,7 +130,7 @@ export function buildCluster(
     return withRpc(
       { ...ZINK_TESTNET, programs: [...ZINK_TESTNET.programs], game_programs: [...ZINK_TESTNET.game_programs] },
       top,
-      { urls: [ZINK_TESTNET.rpc_url], commitment: 'confirmed' },
+      { urls: [ZINK_TESTNET.rpc_url], commitment: 'confirmed', ws: null },
     );
   if (top.cluster === 'local') {
     const local = localCluster({
@@ -104,7 +138,7 @@ export function buildCluster(
       game_programs: buildPrograms(localnet.game_programs, 'localnet.game_programs'),
       player_profile: localnet.player_profile,
     });
-    return withRpc(local, top, { urls: [LOCAL_DEFAULT_RPC_URL], commitment: 'confirmed' });
+    return withRpc(local, top, { urls: [LOCAL_DEFAULT_RPC_URL], commitment: 'confirmed', ws: null });
   }
   const raw = clusters[top.cluster];
   if (raw === undefined) {
@@ -128,6 +162,6 @@ export function buildCluster(
       player_profile: c.player_profile,
     },
     top,
-    { urls, commitment: c.commitment },
+    { urls, commitment: c.commitment, ws: endpointsAt(`${where}.`, c.ws_url, c.ws_urls, 'ws') },
   );
 }

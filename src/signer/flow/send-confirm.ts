@@ -1,12 +1,16 @@
 /**
  * Sending and confirming: the transaction is sent once, then its status and the finalized block height are
  * polled together until it lands, its blockhash has expired with no landed status, the RPC failed too many times
- * in a row, or the deadline passes. It is re-sent every few polls (the same signed bytes, so at most one lands).
+ * in a row, or the deadline passes. It is re-sent every few timed polls (the same signed bytes, so at most one
+ * lands). When the cluster's WebSocket notices are on, a notice that the signature reached the commitment brings
+ * the next poll forward; the poll's status read still decides, so a notice the read contradicts changes nothing.
+ * With the socket down no notice comes and the timed polls alone find the outcome.
  * An outcome that is not proven is `unknown`, with what to check before retrying. Resolves to the landed
  * transaction's metadata when the node returned it (what the tripwire compares with the reservation).
  */
 import { meetsCommitment } from '../../rpc/commitment';
 import { failureStreak } from '../../rpc/failure-streak';
+import type { SignatureNotices } from '../../rpc/signature-notices';
 import type { ChainClient, TransactionMeta } from '../../rpc/types';
 import type { Timings } from '../../config/types';
 import { errorMessage } from '../../util/errors';
@@ -20,6 +24,8 @@ import type { SignedTransaction } from '../sources/transaction';
 export interface SendDeps {
   chain: ChainClient;
   timings: Timings;
+  /** Pushed notices that a signature landed; null: polling only. */
+  notices: SignatureNotices | null;
 }
 
 type Landing = { landed: true; slot: number; err: unknown } | { landed: false; detail: string };
@@ -50,6 +56,9 @@ export async function sendAndConfirm(
   };
   const gaveUp = (): Landing => ({ landed: false, detail: `${lastError ?? 'RPC failures'}; ${RECONCILE}` });
 
+  // Subscribed together with the send: the node acknowledges it well before a block can confirm the transaction.
+  const following = new AbortController();
+  let notice = deps.notices?.landed(signature, following.signal) ?? null;
   try {
     await chain.sendTransaction(built.wireBase64, limits);
   } catch (e) {
@@ -58,38 +67,49 @@ export async function sendAndConfirm(
 
   report.balance_change = null;
   let outcome: Landing | null = null;
-  for (let polls = 1; outcome === null; polls++) {
-    await sleep(t.poll_interval_ms);
-    // Status and finalized height in one round trip (the RPC client batches calls made together).
-    const [statuses, height] = await Promise.allSettled([
-      chain.getSignatureStatuses([signature], { searchTransactionHistory: false }, limits),
-      chain.getBlockHeight('finalized', limits),
-    ]);
-    const s = statuses.status === 'fulfilled' ? statuses.value[0] : null;
-    const status = s?.confirmationStatus ?? null;
-    // One failed poll counts once, whichever of its two calls failed.
-    const pollError: unknown =
-      statuses.status === 'rejected' ? statuses.reason : height.status === 'rejected' ? height.reason : null;
-    if (s?.confirmationStatus && meetsCommitment(s.confirmationStatus, chain.commitment))
-      outcome = { landed: true, slot: s.slot, err: s.err };
-    else if (pollError !== null) {
-      if (failed(pollError)) outcome = gaveUp();
-    } else if (height.status === 'fulfilled') {
-      streak.ok();
-      if (height.value > lastValid) {
-        outcome = await afterExpiry(chain, signature, height.value, lastValid, limits).catch((e: unknown) =>
-          failed(e) ? gaveUp() : null,
-        );
+  let timedPolls = 0;
+  try {
+    for (let polls = 1; outcome === null; polls++) {
+      const woken = await nextPoll(t.poll_interval_ms, notice);
+      // A notice wakes one poll: after it, only the status reads decide, as without notices.
+      if (woken === 'notice') notice = null;
+      else timedPolls++;
+      // Status and finalized height in one round trip (the RPC client batches calls made together).
+      const [statuses, height] = await Promise.allSettled([
+        chain.getSignatureStatuses([signature], { searchTransactionHistory: false }, limits),
+        chain.getBlockHeight('finalized', limits),
+      ]);
+      const s = statuses.status === 'fulfilled' ? statuses.value[0] : null;
+      const status = s?.confirmationStatus ?? null;
+      // One failed poll counts once, whichever of its two calls failed.
+      const pollError: unknown =
+        statuses.status === 'rejected' ? statuses.reason : height.status === 'rejected' ? height.reason : null;
+      if (s?.confirmationStatus && meetsCommitment(s.confirmationStatus, chain.commitment))
+        outcome = { landed: true, slot: s.slot, err: s.err };
+      else if (pollError !== null) {
+        if (failed(pollError)) outcome = gaveUp();
+      } else if (height.status === 'fulfilled') {
+        streak.ok();
+        if (height.value > lastValid) {
+          outcome = await afterExpiry(chain, signature, height.value, lastValid, limits).catch((e: unknown) =>
+            failed(e) ? gaveUp() : null,
+          );
+        }
       }
+      const elapsed = Date.now() - started;
+      if (outcome === null && elapsed >= t.confirm_deadline_ms) {
+        outcome = {
+          landed: false,
+          detail: `no proven outcome within ${seconds(t.confirm_deadline_ms)}s; ${RECONCILE}`,
+        };
+      }
+      if (outcome === null && woken === 'timer' && timedPolls % t.rebroadcast_every === 0) {
+        await chain.sendTransaction(built.wireBase64, limits).catch(() => undefined);
+      }
+      progress({ stage: 'confirming', signature, polls, elapsed_ms: elapsed, status });
     }
-    const elapsed = Date.now() - started;
-    if (outcome === null && elapsed >= t.confirm_deadline_ms) {
-      outcome = { landed: false, detail: `no proven outcome within ${seconds(t.confirm_deadline_ms)}s; ${RECONCILE}` };
-    }
-    if (outcome === null && polls % t.rebroadcast_every === 0) {
-      await chain.sendTransaction(built.wireBase64, limits).catch(() => undefined);
-    }
-    progress({ stage: 'confirming', signature, polls, elapsed_ms: elapsed, status });
+  } finally {
+    following.abort();
   }
 
   if (!outcome.landed) {
@@ -102,6 +122,27 @@ export async function sendAndConfirm(
   report.error = report.outcome === 'failed' ? outcome.err : null;
   if (report.outcome === 'confirmed') report.detail = null;
   return fetchMetadata(deps, signature, report, started);
+}
+
+/**
+ * Waits one poll interval, or less when a notice (true) arrives first: 'notice' then, else 'timer'. A notice that
+ * resolves false (the wait ended without one) leaves the interval to run out.
+ */
+async function nextPoll(intervalMs: number, notice: Promise<boolean> | null): Promise<'notice' | 'timer'> {
+  if (notice === null) {
+    await sleep(intervalMs);
+    return 'timer';
+  }
+  let timer: NodeJS.Timeout | undefined;
+  const interval = new Promise<'timer'>((resolve) => {
+    timer = setTimeout(() => resolve('timer'), intervalMs);
+  });
+  const noticed = notice.then((landed) => (landed ? ('notice' as const) : interval));
+  try {
+    return await Promise.race([interval, noticed]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** Past the blockhash's last valid height: a landed status in history, or `unknown` (expiry proves nothing). */
