@@ -60,10 +60,17 @@ export interface TokenFigure {
   credits: { owner: string; amount: string }[];
 }
 
-/** Signs in the last minute and lamports spent or reserved in the last 24 h (how entries count: usage-book.ts). */
+/**
+ * Signs in the last minute and lamports spent or reserved in the last 24 h (how entries count: usage-book.ts), as
+ * data: no cap is applied here. What an entry no figure bounds counts for is the policy's to say
+ * (signer/policy/rules/daily-cap.ts), so the store only counts such entries.
+ */
 export interface KeyUsage {
   signsLastMinute: number;
-  spent24h: number;
+  /** Lamports the entries with a figure spent or reserved. */
+  lamports: number;
+  /** Entries whose spend no figure bounds (an intent written without one, a final without its intent). */
+  unbounded: number;
 }
 
 /** What a key spent or reserved of one mint in 24 h, and what each other owner received or will receive of it. */
@@ -255,7 +262,6 @@ export interface KeyLock {
 export interface ReserveRequest {
   key: string;
   now: number;
-  dailyCap: number;
   /** The transaction's signature, looked up among the key's intents in flight; null: none to look up. */
   signature: string | null;
 }
@@ -301,7 +307,7 @@ export interface Reservations {
    * the usage of the keys it was asked about in memory and reads only the entries written since its last read
    * (by any process or replica), so the cost does not grow with the key's day of entries.
    */
-  keyUsage(key: string, now: number, dailyCap: number): Promise<Usage>;
+  keyUsage(key: string, now: number): Promise<Usage>;
   /**
    * Whether the key has an intent with this signature and no final entry for it yet: the same transaction is
    * signed and in flight (or watched). Read under the key's lock at the cap gate.

@@ -7,14 +7,14 @@
  *
  * - every `sign-intent` (whatever became of it) and every `sign-message` with outcome `signed` counts towards the
  *   rate, from its own time;
- * - an intent reserves its balance change (or the whole daily cap when it has no figure) and its token figures
- *   from its own time until its final entry (matched by signature) arrives; an intent that never gets one (the
+ * - an intent reserves its balance change (or, when it has no figure, counts one unbounded spend, which the policy
+ *   charges as a whole daily cap) and its token figures from its own time until its final entry (matched by signature) arrives; an intent that never gets one (the
  *   process died) keeps its reservation for the whole window;
  * - a final `confirmed`/`failed` counts, from its own time, its own balance change and token figures when it has
  *   them, else what its intent reserved; a final `unknown` (or `expired`) counts what its intent reserved; any other
  *   final was never sent and counts nothing;
  * - a final finds its intent only when the intent was written at most a day before it, and what it counts is fixed
- *   when it is written; without an intent, it counts the whole daily cap (its spend cannot be bounded otherwise).
+ *   when it is written; without an intent, it counts as unbounded (its spend cannot be bounded otherwise).
  */
 import type { AuditEntry, TokenFigure, TokenUsage, Usage } from './types';
 
@@ -30,11 +30,11 @@ export function spendOf(delta: number): number {
   return delta < 0 ? -delta : 0;
 }
 
-/** What one entry holds against the spend window: lamports, or a whole cap where no figure bounds it. */
+/** What one entry holds against the spend window: lamports, or one unbounded spend where no figure bounds it. */
 interface Charge {
   ts: number;
   lamports: number;
-  wholeCaps: number;
+  unbounded: number;
   tokens: TokenFigure[];
   /** False once it left the window, or its intent's final took its place. */
   live: boolean;
@@ -91,7 +91,7 @@ export class UsageBook {
   /** Intents with no final yet, by signature: their charge, until the final replaces it. */
   private readonly open = new Map<string, { intent: AuditEntry; charge: Charge }>();
   private lamports = 0;
-  private wholeCaps = 0;
+  private unbounded = 0;
   private readonly mints = new Map<string, MintTally>();
   private rateCutoff = -Infinity;
   private spendCutoff = -Infinity;
@@ -122,7 +122,7 @@ export class UsageBook {
   }
 
   /** The usage at `now` (unix seconds). Entries that left the window stay out: ask a new book about an earlier time. */
-  usage(now: number, dailyCap: number): Usage {
+  usage(now: number): Usage {
     this.advance(now);
     const tokens: TokenUsage = new Map();
     for (const [mint, t] of this.mints) {
@@ -130,7 +130,7 @@ export class UsageBook {
       for (const [owner, r] of t.received) received.set(owner, r.amount);
       tokens.set(mint, { spent: t.spent, received });
     }
-    return { signsLastMinute: this.rate.size, spent24h: this.lamports + this.wholeCaps * dailyCap, tokens };
+    return { signsLastMinute: this.rate.size, lamports: this.lamports, unbounded: this.unbounded, tokens };
   }
 
   private advance(now: number): void {
@@ -153,7 +153,7 @@ export class UsageBook {
     const last = this.charges.last;
     if (shared && last?.shared === true && last.live && last.ts === ts) {
       last.lamports += c.lamports;
-      last.wholeCaps += c.wholeCaps;
+      last.unbounded += c.unbounded;
       last.tokens.push(...c.tokens);
       return last;
     }
@@ -169,7 +169,7 @@ export class UsageBook {
 
   private tally(c: Charge, sign: 1 | -1): void {
     this.lamports += sign * c.lamports;
-    this.wholeCaps += sign * c.wholeCaps;
+    this.unbounded += sign * c.unbounded;
     const s = BigInt(sign);
     for (const f of c.tokens) {
       const t: MintTally = this.mints.get(f.mint) ?? { spent: 0n, refs: 0, received: new Map() };
@@ -191,13 +191,13 @@ export class UsageBook {
 
 interface Amount {
   lamports: number;
-  wholeCaps: number;
+  unbounded: number;
 }
 
-/** What an intent holds: its figure, or the whole cap when it carries none. */
+/** What an intent holds: its figure, or one unbounded spend when it carries none. */
 function reservation(intent: AuditEntry | undefined): Amount {
-  if (intent === undefined || intent.balance_change === null) return { lamports: 0, wholeCaps: 1 };
-  return { lamports: spendOf(intent.balance_change), wholeCaps: 0 };
+  if (intent === undefined || intent.balance_change === null) return { lamports: 0, unbounded: 1 };
+  return { lamports: spendOf(intent.balance_change), unbounded: 0 };
 }
 
 function finalCharge(
@@ -208,7 +208,7 @@ function finalCharge(
     case 'confirmed':
     case 'failed':
       return {
-        amount: e.balance_change !== null ? { lamports: spendOf(e.balance_change), wholeCaps: 0 } : reservation(intent),
+        amount: e.balance_change !== null ? { lamports: spendOf(e.balance_change), unbounded: 0 } : reservation(intent),
         tokens: e.tokens ?? intent?.tokens ?? [],
       };
     case 'unknown':
@@ -220,8 +220,8 @@ function finalCharge(
 }
 
 /** The usage of `entries` (one key's, in chain order) at `now`, folded into a fresh book. */
-export function usageOf(entries: readonly AuditEntry[], now: number, dailyCap: number): Usage {
+export function usageOf(entries: readonly AuditEntry[], now: number): Usage {
   const book = new UsageBook();
   for (const e of entries) book.add(e);
-  return book.usage(now, dailyCap);
+  return book.usage(now);
 }

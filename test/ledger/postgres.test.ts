@@ -24,6 +24,7 @@ import { RACE_AMOUNT, RACE_CAP, RACE_KEY, SIGN_STEPS, raceWithLostLock } from '.
 import { processContract } from './process-contract';
 import { releaseLedgerContract } from './release-ledger';
 import { TcpProxy } from './tcp-proxy';
+import { spentLamports } from '../../src/signer/policy/rules/daily-cap';
 
 const FAST = { postgres: { lockPollMs: 5, connectTimeoutMs: 1_000 } };
 const cfgFor = (name: string, port = PG_PORT): LedgerConfig => ({
@@ -238,7 +239,7 @@ describe('PostgreSQL: a key lock lost in the middle of a sign', () => {
       expect(race.sent.length * RACE_AMOUNT).toBeLessThanOrEqual(RACE_CAP);
       expect(race.sent).toHaveLength(1); // one of them still signs: losing a lock never blocks the key
       if (step === 'usage read' || step === 'cap passed') expect(race.a).toBe('lock lost');
-      expect((await a.keyUsage(RACE_KEY, 1_700_000_000, RACE_CAP)).spent24h).toBeLessThanOrEqual(RACE_CAP);
+      expect(spentLamports(await a.keyUsage(RACE_KEY, 1_700_000_000), RACE_CAP)).toBeLessThanOrEqual(RACE_CAP);
       expect((await b.verify()).ok).toBe(true);
       // The key's lock is usable again from both handles.
       await (await a.lockKey(RACE_KEY)).release();

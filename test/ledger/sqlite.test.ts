@@ -12,6 +12,7 @@ import { stillPending, until } from '../support/async';
 import { processContract } from './process-contract';
 import { releaseLedgerContract } from './release-ledger';
 import { RACE_AMOUNT, RACE_CAP, RACE_KEY, SIGN_STEPS, raceWithLostLock } from './lock-race';
+import { spentLamports } from '../../src/signer/policy/rules/daily-cap';
 
 const FAST = { sqlite: { lockPollMs: 5 } };
 
@@ -260,7 +261,7 @@ describe('SQLite key lock leases', () => {
       expect(race.sent.length * RACE_AMOUNT).toBeLessThanOrEqual(RACE_CAP);
       expect(race.sent).toHaveLength(1);
       if (step === 'usage read' || step === 'cap passed') expect(race.a).toBe('lock lost');
-      expect((await a.keyUsage(RACE_KEY, 1_700_000_000, RACE_CAP)).spent24h).toBeLessThanOrEqual(RACE_CAP);
+      expect(spentLamports(await a.keyUsage(RACE_KEY, 1_700_000_000), RACE_CAP)).toBeLessThanOrEqual(RACE_CAP);
       expect((await b.verify()).ok).toBe(true);
     },
   );

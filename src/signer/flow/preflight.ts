@@ -21,9 +21,10 @@ import {
 import type { HaltBook } from '../halts';
 import { refusal } from '../refusals';
 import type { Report } from '../report';
-import { haltRefusal } from '../rules/halted';
-import { feeRefusal, limitsRefusal } from '../rules/limits';
+import { decide } from '../policy/decide';
+import { feeBound } from '../rules/fee-bound';
 import { stop, type Step, type StepWith } from './step';
+import { reportVerdict } from './verdict-report';
 import type { PreparedTransaction, TransactionSource } from '../sources/transaction';
 
 export interface PreflightDeps {
@@ -52,7 +53,7 @@ export interface Preflighted {
 
 /** The key's usage now, for its caps. */
 export async function keyUsage(ledger: Ledger, key: KeyConfig): Promise<Usage> {
-  return await ledger.keyUsage(key.name, nowSeconds(), key.daily_lamport_cap);
+  return await ledger.keyUsage(key.name, nowSeconds());
 }
 
 export async function preflight(deps: PreflightDeps, input: PreflightInput): Promise<StepWith<Preflighted>> {
@@ -78,7 +79,7 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
     halt = deps.halts.held(key.name);
     report.warnings.push(`the ledger could not be read (${errorMessage(e)}): halts and limits were not previewed`);
   }
-  if (halt) return stop(report, haltRefusal(halt));
+  if (reportVerdict(report, decide(key, { at: 'opened', halt }))) return { ok: false, report };
 
   // Both are kept between signs (cluster-genesis.ts, recent-blockhash.ts): in the common case no round trip here.
   // When either must be asked for, both go in one request. The blockhash is only used once the genesis is checked.
@@ -130,14 +131,9 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
   report.checks.push('ata_owners');
 
   // The fee cap bounds what the key pays in fees: nothing when another account pays them.
-  const fee = prepared.foreignFeePayer === null ? feeRefusal(key, prepared.msg) : null;
-  if (fee) return stop(report, fee);
-  if (usage) {
-    const early = limitsRefusal(key, usage, null);
-    if (early) return stop(report, early);
-    report.checks.push('limits');
-  }
-  const none: Usage = { signsLastMinute: 0, spent24h: 0, tokens: new Map() };
+  const fee = prepared.foreignFeePayer === null ? feeBound(prepared.msg) : null;
+  if (reportVerdict(report, decide(key, { at: 'prepared', fee, usage }))) return { ok: false, report };
+  const none: Usage = { signsLastMinute: 0, lamports: 0, unbounded: 0, tokens: new Map() };
   return { ok: true, usage: usage ?? none, usageKnown: usage !== null, prepared };
 }
 
