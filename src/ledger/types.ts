@@ -29,6 +29,12 @@ export interface AuditEntryInput {
   /** Token figures of a sign (docs/ledger.md); absent or null for every other entry and every sign that moved none. */
   tokens?: TokenFigure[] | null;
   /**
+   * The lamports an intent's transaction pays each other account, from its simulation (the payments the policy
+   * counts towards `per_destination_per_day_lamports`, signer/policy/rules/destination-cap.ts); absent or null for
+   * every other entry and every intent that pays none.
+   */
+  lamport_credits?: Pick<LamportCredit, 'address' | 'lamports'>[] | null;
+  /**
    * An intent's transaction as a watcher follows it after a restart; absent or null for every other entry. Kept in
    * columns of its own beside the entry, outside its hash: the entry's `detail` says the same for a reader, and
    * an entry hashes exactly as it did before this field existed.
@@ -83,8 +89,10 @@ export interface MintUsage {
 
 export type TokenUsage = Map<string, MintUsage>;
 
-/** A key's whole usage for its caps: the rate, lamports and each mint. */
+/** A key's whole usage for its caps: the rate, lamports, what each other account received, and each mint. */
 export interface Usage extends KeyUsage {
+  /** Lamports each other account received (or has reserved to receive) from the key's transactions in 24 h. */
+  received: Map<string, number>;
   tokens: TokenUsage;
 }
 

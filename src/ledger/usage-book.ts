@@ -1,6 +1,7 @@
 /**
  * One key's usage kept up to date entry by entry: signs in the last minute, lamports and each mint's base units
- * spent or reserved in the last 24 h, and what each other owner received of each mint. Reading it costs the same
+ * spent or reserved in the last 24 h, and what each other account received of lamports and each other owner of
+ * each mint. Reading it costs the same
  * however many entries the key wrote today: every entry is folded in once, when it is new, and taken out once,
  * when it leaves the window. This file is the rule of how entries count (limits.ts and token-usage.ts fold their
  * entries through it, so there is one rule):
@@ -14,7 +15,10 @@
  *   them, else what its intent reserved; a final `unknown` (or `expired`) counts what its intent reserved; any other
  *   final was never sent and counts nothing;
  * - a final finds its intent only when the intent was written at most a day before it, and what it counts is fixed
- *   when it is written; without an intent, it counts as unbounded (its spend cannot be bounded otherwise).
+ *   when it is written; without an intent, it counts as unbounded (its spend cannot be bounded otherwise);
+ * - the lamports an intent pays other accounts (its `lamport_credits`) count like its token figures: reserved by the
+ *   intent, then counted by a final `confirmed`, `unknown` or `expired` from the final's time; a final `failed`
+ *   paid no one (a failed transaction moves nothing but its fee).
  */
 import type { AuditEntry, TokenFigure, TokenUsage, Usage } from './types';
 
@@ -36,6 +40,7 @@ interface Charge {
   lamports: number;
   unbounded: number;
   tokens: TokenFigure[];
+  credits: Credit[];
   /** False once it left the window, or its intent's final took its place. */
   live: boolean;
   /**
@@ -44,6 +49,8 @@ interface Charge {
    */
   shared: boolean;
 }
+
+type Credit = NonNullable<AuditEntry['lamport_credits']>[number];
 
 interface MintTally {
   spent: bigint;
@@ -93,6 +100,8 @@ export class UsageBook {
   private lamports = 0;
   private unbounded = 0;
   private readonly mints = new Map<string, MintTally>();
+  /** Lamports each other account received, with the live charges that name it. */
+  private readonly received = new Map<string, { lamports: number; refs: number }>();
   private rateCutoff = -Infinity;
   private spendCutoff = -Infinity;
 
@@ -102,7 +111,7 @@ export class UsageBook {
       if (e.outcome === 'signed') this.countRate(e.ts);
     } else if (e.command === 'sign-intent') {
       this.countRate(e.ts);
-      const charge = this.charge(e.ts, reservation(e), e.tokens ?? [], false);
+      const charge = this.charge(e.ts, reservation(e), e.tokens ?? [], e.lamport_credits ?? [], false);
       if (e.signature !== null) this.open.set(e.signature, { intent: e, charge });
     } else if (e.command === 'sign') {
       const opened = e.signature === null ? undefined : this.open.get(e.signature);
@@ -112,7 +121,7 @@ export class UsageBook {
       }
       const intent = opened && opened.intent.ts >= e.ts - INTENT_REACH_S ? opened.intent : undefined;
       const counted = finalCharge(e, intent);
-      if (counted) this.charge(e.ts, counted.amount, counted.tokens, true);
+      if (counted) this.charge(e.ts, counted.amount, counted.tokens, counted.credits, true);
     }
   }
 
@@ -130,7 +139,9 @@ export class UsageBook {
       for (const [owner, r] of t.received) received.set(owner, r.amount);
       tokens.set(mint, { spent: t.spent, received });
     }
-    return { signsLastMinute: this.rate.size, lamports: this.lamports, unbounded: this.unbounded, tokens };
+    const received = new Map<string, number>();
+    for (const [address, r] of this.received) received.set(address, r.lamports);
+    return { signsLastMinute: this.rate.size, lamports: this.lamports, unbounded: this.unbounded, received, tokens };
   }
 
   private advance(now: number): void {
@@ -146,8 +157,21 @@ export class UsageBook {
     if (ts >= this.rateCutoff) this.rate.insert({ ts });
   }
 
-  private charge(ts: number, amount: Amount, tokens: readonly TokenFigure[], shared: boolean): Charge {
-    const c: Charge = { ts, ...amount, tokens: [...tokens], live: ts >= this.spendCutoff, shared };
+  private charge(
+    ts: number,
+    amount: Amount,
+    tokens: readonly TokenFigure[],
+    credits: readonly Credit[],
+    shared: boolean,
+  ): Charge {
+    const c: Charge = {
+      ts,
+      ...amount,
+      tokens: [...tokens],
+      credits: [...credits],
+      live: ts >= this.spendCutoff,
+      shared,
+    };
     if (!c.live) return c;
     this.tally(c, 1);
     const last = this.charges.last;
@@ -155,6 +179,7 @@ export class UsageBook {
       last.lamports += c.lamports;
       last.unbounded += c.unbounded;
       last.tokens.push(...c.tokens);
+      last.credits.push(...c.credits);
       return last;
     }
     this.charges.insert(c);
@@ -171,6 +196,13 @@ export class UsageBook {
     this.lamports += sign * c.lamports;
     this.unbounded += sign * c.unbounded;
     const s = BigInt(sign);
+    for (const credit of c.credits) {
+      const r = this.received.get(credit.address) ?? { lamports: 0, refs: 0 };
+      r.lamports += sign * credit.lamports;
+      r.refs += sign;
+      if (r.refs === 0) this.received.delete(credit.address);
+      else this.received.set(credit.address, r);
+    }
     for (const f of c.tokens) {
       const t: MintTally = this.mints.get(f.mint) ?? { spent: 0n, refs: 0, received: new Map() };
       const change = BigInt(f.change);
@@ -203,17 +235,18 @@ function reservation(intent: AuditEntry | undefined): Amount {
 function finalCharge(
   e: AuditEntry,
   intent: AuditEntry | undefined,
-): { amount: Amount; tokens: readonly TokenFigure[] } | null {
+): { amount: Amount; tokens: readonly TokenFigure[]; credits: readonly Credit[] } | null {
   switch (e.outcome) {
     case 'confirmed':
     case 'failed':
       return {
         amount: e.balance_change !== null ? { lamports: spendOf(e.balance_change), unbounded: 0 } : reservation(intent),
         tokens: e.tokens ?? intent?.tokens ?? [],
+        credits: e.outcome === 'confirmed' ? (intent?.lamport_credits ?? []) : [],
       };
     case 'unknown':
     case 'expired':
-      return { amount: reservation(intent), tokens: intent?.tokens ?? [] };
+      return { amount: reservation(intent), tokens: intent?.tokens ?? [], credits: intent?.lamport_credits ?? [] };
     default:
       return null; // never sent
   }

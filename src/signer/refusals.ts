@@ -386,6 +386,12 @@ export const REASONS = {
     action: 'try again',
     figures: [],
   },
+  per_destination_cap: {
+    check: 'limits',
+    meaning: 'one account would receive more lamports from the key than its `per_destination_per_day_lamports` in 24 h',
+    action: 'pay that account less today, or ask the operator',
+    figures: ['destination', 'received', 'requested', 'cap'],
+  },
   token_per_tx_cap: {
     check: 'limits',
     meaning: 'the transaction spends more of a mint than its `per_tx`',

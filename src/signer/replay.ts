@@ -4,8 +4,8 @@
  * mint the token policy and its destinations on the recorded token figures, the rate and the SOL caps on the
  * recorded balance change, and the token caps. Rate and caps are counted over the replayed signs themselves (a
  * minute and a sliding 24 h), as the new policy would have let them happen: a sign it refuses adds nothing to what
- * the next one sees. What the ledger does not hold is not judged: SOL destinations (`transfer_to`), the fee cap,
- * token authority operations and the mints' state (docs/policy.md, "Replay").
+ * the next one sees. What the final entries do not hold is not judged: SOL destinations (`transfer_to`) and their
+ * per-destination cap, the fee cap, token authority operations and the mints' state (docs/policy.md, "Replay").
  */
 import type { ClusterProfile, KeyConfig } from '../config/types';
 import { RATE_WINDOW_S, SPEND_WINDOW_S, spendOf } from '../ledger/usage-book';
@@ -71,6 +71,9 @@ function usageBefore(e: AuditEntry, before: readonly Spend[]): Usage {
     signsLastMinute: before.filter((b) => b.ts >= e.ts - RATE_WINDOW_S).length,
     lamports: before.reduce((n, b) => n + b.lamports, 0),
     unbounded: 0,
+    // The final entries replayed record no lamport credits (their intents do): the SOL per-destination cap is not
+    // replayed.
+    received: new Map(),
     tokens,
   };
 }

@@ -83,6 +83,12 @@ export const keySchema = section({
     default: null,
     nullable: true,
   },
+  per_destination_per_day_lamports: {
+    doc: 'Most lamports any one other account may receive from this key in 24 h (the rent of an account created for a program aside); null: no per-destination cap.',
+    format: 'nat-or-null',
+    default: null,
+    nullable: true,
+  },
   max_fee_lamports: {
     doc: 'Most lamports a transaction may pay in fees (base fee + priority fee from its ComputeBudget instructions); null: no fee cap.',
     format: 'nat-or-null',
@@ -140,6 +146,7 @@ export type KeyApprovals = KeyEntry['approvals'];
 type OmittableInCode =
   | 'store'
   | 'per_tx_lamports'
+  | 'per_destination_per_day_lamports'
   | 'max_fee_lamports'
   | 'approve_above_lamports'
   | 'sign_only'

@@ -23,6 +23,7 @@ import type { BuiltTransaction } from '../sources/transaction';
 import { nowSeconds } from '../../util/time';
 import { tokenFigures } from '../policy/rules/tokens';
 import { decide } from '../policy/decide';
+import { lamportPayments } from '../policy/rules/destination-cap';
 import type { SimulatedMoves } from '../policy/facts';
 import { reportVerdict } from './verdict-report';
 import type { CapKeys } from './after-approval';
@@ -109,6 +110,7 @@ function gateDecision(input: GateInput): (view: ReserveView) => ReserveDecision<
 
     report.signature = built.signature;
     const tokens = tokenFigures(input.figures.tokens, input.figures.mints);
+    const credits = lamportPayments(input.figures.gains);
     const intent = signEntry(rec, {
       command: 'sign-intent',
       outcome: 'pending',
@@ -117,8 +119,9 @@ function gateDecision(input: GateInput): (view: ReserveView) => ReserveDecision<
       signature: built.signature,
       slot: null,
       balance_change: -reservation,
-      // A sign that moves no tokens writes no token field: its entry reads exactly as entries always did.
+      // A sign that moves no tokens (pays no one) writes no such field: its entry reads exactly as entries always did.
       tokens: tokens.length > 0 ? tokens : null,
+      lamport_credits: credits.length > 0 ? credits : null,
     });
     return { intent, result: { ok: true, reservation } };
   };

@@ -25,6 +25,7 @@ import type {
 } from './facts';
 import { needsApproval } from './rules/approval';
 import { dailyCapRefusal, remainingDaily, spentLamports } from './rules/daily-cap';
+import { destinationCapRefusal } from './rules/destination-cap';
 import { destinationRefusal } from './rules/destinations';
 import { feeCapRefusal } from './rules/fee-cap';
 import { haltRefusal } from './rules/halted';
@@ -179,7 +180,7 @@ function pending(key: KeyConfig, facts: PendingFacts, wholeCap: number): Verdict
   const limits =
     approval.balance_change === null
       ? (rateRefusal(key, usage) ?? dailyCapRefusal(key, spent, null))
-      : capLamportsRefusal(key, usage, spent, spendOf(approval.balance_change));
+      : capLamportsRefusal(key, usage, spent, spendOf(approval.balance_change), gains);
   if (limits) return refused(limits);
   const tokens = recordedTokensRefusal(key, moves) ?? tokenCapRefusal(key, moves, moves.decimals, usage.tokens);
   return tokens ? refused(tokens) : allowed([]);
@@ -198,13 +199,23 @@ function recordedTokensRefusal(key: KeyConfig, moves: Moves): Refusal | null {
   return null;
 }
 
-/** The lamport limits in their order: the rate, the daily cap used up, the per-transaction cap, the daily cap. */
-function capLamportsRefusal(key: KeyConfig, usage: Usage, spent: number, reservation: number): Refusal | null {
+/**
+ * The lamport limits in their order: the rate, the daily cap used up, the per-transaction cap, the daily cap, and
+ * what each account it pays received.
+ */
+function capLamportsRefusal(
+  key: KeyConfig,
+  usage: Usage,
+  spent: number,
+  reservation: number,
+  gains: Moves['gains'],
+): Refusal | null {
   return (
     rateRefusal(key, usage) ??
     dailyCapRefusal(key, spent, null) ??
     perTxRefusal(key, reservation) ??
-    dailyCapRefusal(key, spent, reservation)
+    dailyCapRefusal(key, spent, reservation) ??
+    destinationCapRefusal(key, gains, usage.received)
   );
 }
 
@@ -223,7 +234,8 @@ function capVerdict(key: KeyConfig, usage: Usage, moves: Moves, wholeCap: number
   const figures: VerdictFigures = { reservation, remainingDailyLamports: remainingDaily(key, spent, reservation) };
   if ((key.tokens ?? []).length > 0) figures.remainingDailyTokens = remainingTokens(key, moves, usage.tokens);
   const refusedBy =
-    capLamportsRefusal(key, usage, spent, reservation) ?? tokenCapRefusal(key, moves, moves.decimals, usage.tokens);
+    capLamportsRefusal(key, usage, spent, reservation, moves.gains) ??
+    tokenCapRefusal(key, moves, moves.decimals, usage.tokens);
   return refusedBy ? refused(refusedBy, [], figures) : allowed([], figures);
 }
 

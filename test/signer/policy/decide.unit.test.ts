@@ -116,3 +116,17 @@ test('a message: the halt before the rate', () => {
   expect(decide(key, { at: 'message', halt: null, usage: full })).toMatchObject({ refusal: { reason: 'rate_limit' } });
   expect(decide(key, { at: 'message', halt: null, usage: null })).toMatchObject({ outcome: 'allowed', passed: [] });
 });
+
+test('the SOL per-destination cap is judged with the caps, after the daily cap', () => {
+  const key = policyKey({ daily_lamport_cap: 10_000, per_destination_per_day_lamports: 1_000 });
+  const received = new Map([[listed, 600]]);
+  expect(decide(key, { at: 'simulated', moves: paying(400), usage: usage({ received }) })).toMatchObject({
+    outcome: 'allowed',
+  });
+  expect(decide(key, { at: 'simulated', moves: paying(401), usage: usage({ received }) })).toMatchObject({
+    refusal: { reason: 'per_destination_cap', figures: { received: 600, requested: 401, cap: 1_000 } },
+  });
+  expect(
+    decide(key, { at: 'simulated', moves: paying(401), usage: usage({ received, lamports: 10_000 }) }),
+  ).toMatchObject({ refusal: { reason: 'per_day_cap' } });
+});
