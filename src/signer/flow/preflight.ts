@@ -22,6 +22,7 @@ import type { HaltBook } from '../halts';
 import { refusal } from '../refusals';
 import type { Report } from '../report';
 import { decide } from '../policy/decide';
+import { denyRefusal } from '../policy/rules/key';
 import { feeBound } from '../rules/fee-bound';
 import { stop, type Step, type StepWith } from './step';
 import { reportVerdict } from './verdict-report';
@@ -68,7 +69,8 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
       }),
     );
   }
-  if (key.approval === 'deny') return stop(report, refusal('key_set_to_deny', `key "${key.name}" is set to deny`));
+  const deny = denyRefusal(key);
+  if (deny) return stop(report, deny);
 
   let halt: HaltRecord | null;
   let usage: Usage | null = null;

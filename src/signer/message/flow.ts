@@ -23,6 +23,7 @@ import { keyUsage } from '../flow/preflight';
 import { refuse, type Step } from '../flow/step';
 import { reportVerdict } from '../flow/verdict-report';
 import { decide } from '../policy/decide';
+import { denyRefusal } from '../policy/rules/key';
 import type { HaltBook } from '../halts';
 import type { KeyAccess } from '../key-access';
 import type { KeySet } from '../../keys/key-set';
@@ -87,7 +88,8 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
         ),
       );
     }
-    if (key.approval === 'deny') return refused(refusal('key_set_to_deny', `key "${key.name}" is set to deny`));
+    const deny = denyRefusal(key);
+    if (deny) return refused(deny);
     const judged = judgeMessage(payload, key);
     if (!judged.ok) return refused(judged.refusal);
     report.checks.push('message');
