@@ -49,22 +49,25 @@ export type Policy = KeyConfig | readonly KeyConfig[];
 
 export function decide(policy: Policy, facts: Facts): Verdict {
   const keys: readonly KeyConfig[] = Array.isArray(policy) ? policy : [policy as KeyConfig];
-  if (keys.length === 0) throw new Error('the policy core judges at least one key policy');
   // An entry no figure bounds counts as a whole daily cap: the smallest of the caps judged makes it count least,
   // and such an entry alone already refuses under that cap (docs/policy.md, "Spend and slots").
   const wholeCap = Math.min(...keys.map((k) => k.daily_lamport_cap));
   if (facts.at === 'gate') return gate(keys, facts, wholeCap);
-  let verdict: Verdict | null = null;
+  return everyPolicy(keys, (key) => decideOne(key, facts, wholeCap));
+}
+
+/** Every policy must allow: the first refusal, else the last verdict with the smallest allowance left of them. */
+function everyPolicy(keys: readonly KeyConfig[], judge: (key: KeyConfig) => Verdict): Verdict {
+  let last: Verdict | null = null;
   let left: number | undefined;
   for (const key of keys) {
-    verdict = decideOne(key, facts, wholeCap);
-    if (verdict.outcome === 'refused') return verdict;
-    const l = verdict.figures.remainingDailyLamports;
+    last = judge(key);
+    if (last.outcome === 'refused') return last;
+    const l = last.figures.remainingDailyLamports;
     if (l !== undefined) left = left === undefined ? l : Math.min(left, l);
   }
-  return verdict === null || left === undefined
-    ? (verdict as Verdict)
-    : { ...verdict, figures: { ...verdict.figures, remainingDailyLamports: left } };
+  if (last === null) throw new Error('the policy core judges at least one key policy');
+  return left === undefined ? last : { ...last, figures: { ...last.figures, remainingDailyLamports: left } };
 }
 
 function decideOne(key: KeyConfig, facts: Exclude<Facts, GateFacts>, wholeCap: number): Verdict {
@@ -120,15 +123,9 @@ function gate(keys: readonly KeyConfig[], facts: GateFacts, wholeCap: number): V
   const inFlight = inFlightRefusal(facts.signature, facts.signatureInFlight);
   if (inFlight) return refused(inFlight);
   const moves = movesOf(facts.moves);
-  let cap: Verdict | null = null;
-  let left: number | undefined;
-  for (const key of keys) {
-    cap = capVerdict(key, facts.usage, moves, wholeCap);
-    if (cap.outcome === 'refused') return cap;
-    const l = cap.figures.remainingDailyLamports;
-    if (l !== undefined) left = left === undefined ? l : Math.min(left, l);
-  }
-  const figures: VerdictFigures = { ...(cap as Verdict).figures, remainingDailyLamports: left };
+  const cap = everyPolicy(keys, (key) => capVerdict(key, facts.usage, moves, wholeCap));
+  if (cap.outcome === 'refused') return cap;
+  const { figures } = cap;
   if (facts.halt) return refused(haltRefusal(facts.halt), ['cap'], figures);
   return allowed(['cap'], figures);
 }
