@@ -32,9 +32,3 @@ export const KNOWN_FEEDS = {
 } as const satisfies Record<string, KnownFeed>;
 
 export type KnownFeedName = keyof typeof KNOWN_FEEDS;
-
-/** A feed id as the config may write it (`0x` prefix, any case) → 64 lowercase hex digits, or null. */
-export function normalizeFeedId(v: string): string | null {
-  const hex = v.trim().replace(/^0x/i, '').toLowerCase();
-  return /^[0-9a-f]{64}$/.test(hex) ? hex : null;
-}

@@ -6,26 +6,12 @@
  * cheaper than it is.
  */
 import type { Address, ReadonlyUint8Array } from '@solana/kit';
+import type { PriceBounds, PriceSource } from '../config/sections/prices';
 import { refusal, type Refusal } from '../signer/refusals';
 import { decodePriceUpdateV2, PYTH_RECEIVER_PROGRAM, type VerificationLevel } from './price-update';
 import { pythDecimal, type UsdPrice } from './valuation';
 
-/** One configured price: the account to read and the feed id it must carry. */
-export interface PriceSource {
-  /** How config and messages name it (`SOL/USD`, or the mint it prices). */
-  label: string;
-  account: Address;
-  /** 64 lowercase hex digits. */
-  feedId: string;
-}
-
-/** The operator's bounds (`prices` in config). */
-export interface PriceBounds {
-  maxAgeS: number;
-  maxConfidenceBps: number;
-  /** Accept `Partial` verification (fewer guardian signatures than a quorum). */
-  allowPartial: boolean;
-}
+export type { PriceBounds, PriceSource };
 
 /** The account as the RPC node returned it in the simulation's batch, or null when it does not exist. */
 export interface PriceAccountRead {

@@ -1,6 +1,7 @@
 /** The known feeds' sponsored accounts are the push oracle's addresses for their ids, as Pyth's SDK derives them. */
 import { getProgramDerivedAddress, getU16Encoder } from '@solana/kit';
-import { KNOWN_FEEDS, normalizeFeedId, PYTH_PUSH_ORACLE_PROGRAM } from '../../src/pricing/feeds';
+import { KNOWN_FEEDS, PYTH_PUSH_ORACLE_PROGRAM } from '../../src/pricing/feeds';
+import { normalizeFeedId } from '../../src/util/feed-id';
 import { PYTH_FIXTURE } from './fixture';
 
 test("each known feed's id and sponsored account match what Pyth's SDK derived", async () => {
