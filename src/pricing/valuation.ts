@@ -40,6 +40,22 @@ export function receiptUsd(amount: bigint, decimals: number, p: UsdPrice): UsdMi
   return micros(amount, decimals, p.price - p.conf, p.exponent, false);
 }
 
+/**
+ * `"150.25"` at exponent -8 → `15025000000n`: a decimal as Pyth would carry it at that exponent; null when it is not
+ * a plain non-negative decimal or has more digits after the point than the exponent keeps.
+ */
+export function parsePythDecimal(text: string, exponent: number): bigint | null {
+  const m = /^(\d{1,19})(?:\.(\d+))?$/.exec(text.trim());
+  if (m === null) return null;
+  const [, whole = '0', fraction = ''] = m;
+  const places = exponent < 0 ? -exponent : 0;
+  if (fraction.replace(/0+$/, '').length > places) return null;
+  const scaled = BigInt(whole + fraction.padEnd(places, '0').slice(0, places));
+  if (exponent <= 0) return scaled;
+  const unit = pow10(exponent);
+  return scaled % unit === 0n ? scaled / unit : null;
+}
+
 /** `15025000000` at exponent -8 → `"150.25"`: a Pyth figure as an exact decimal, for refusals and records. */
 export function pythDecimal(mantissa: bigint, exponent: number): string {
   return exponent >= 0 ? (mantissa * pow10(exponent)).toString() : uiAmount(mantissa, -exponent);

@@ -1,6 +1,13 @@
 /** Amounts in dollars: exact integer math, spends at price + confidence rounded up, receipts the other way. */
 import fc from 'fast-check';
-import { pythDecimal, receiptUsd, SOL_DECIMALS, spendUsd, type UsdPrice } from '../../src/pricing/valuation';
+import {
+  parsePythDecimal,
+  pythDecimal,
+  receiptUsd,
+  SOL_DECIMALS,
+  spendUsd,
+  type UsdPrice,
+} from '../../src/pricing/valuation';
 
 const SOL_150_25: UsdPrice = { price: 15_025_000_000n, conf: 5_000_000n, exponent: -8 }; // 150.25 ± 0.05
 
@@ -69,4 +76,15 @@ test('Pyth figures as exact decimals', () => {
   expect(pythDecimal(1_50250001n, -8)).toBe('1.50250001');
   expect(pythDecimal(3n, 3)).toBe('3000');
   expect(pythDecimal(-5n, -2)).toBe('-0.05');
+});
+
+test('decimals parse to Pyth mantissas exactly, and a figure finer than the exponent keeps is refused', () => {
+  expect(parsePythDecimal('150.25', -8)).toBe(15_025_000_000n);
+  expect(parsePythDecimal('0.00000001', -8)).toBe(1n);
+  expect(parsePythDecimal('1.500000000', -8)).toBe(150_000_000n);
+  expect(parsePythDecimal('1.000000001', -8)).toBeNull();
+  expect(parsePythDecimal('3000', 3)).toBe(3n);
+  expect(parsePythDecimal('3500', 3)).toBeNull();
+  for (const bad of ['-1', '1e3', '', '.5', '1,5']) expect(parsePythDecimal(bad, -8)).toBeNull();
+  expect(pythDecimal(parsePythDecimal('150.25', -8)!, -8)).toBe('150.25');
 });
