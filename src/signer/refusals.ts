@@ -56,6 +56,16 @@ export const FIGURES = {
   confidence: { type: 'string', meaning: "the half-width of the price's confidence interval, in dollars" },
   confidence_bps: { type: 'integer', meaning: 'the confidence interval as basis points of the price, rounded up' },
   max_confidence_bps: { type: 'integer', meaning: 'the widest interval accepted (`prices.max_confidence_bps`)' },
+  usd_spent: {
+    type: 'string',
+    meaning: 'dollars spent or reserved in the last 24 h, as recorded when each sign was valued',
+  },
+  usd_requested: {
+    type: 'string',
+    meaning:
+      'what this transaction takes out of the key in dollars (SOL and every mint it lowers, at price + confidence)',
+  },
+  usd_cap: { type: 'string', meaning: 'the dollar limit it would pass (`usd.per_tx` or `usd.per_day`)' },
 } as const satisfies Record<string, { type: FigureType; meaning: string }>;
 
 export type FigureName = keyof typeof FIGURES;
@@ -374,7 +384,8 @@ export const REASONS = {
   },
   price_unavailable: {
     check: 'price',
-    meaning: 'a price the dollar caps need is missing: no account at the configured address, or not a usable price',
+    meaning:
+      'a price the dollar caps need is missing: none configured for the asset, no account at the configured address, or not a usable price',
     action: `try again; if it persists, ${ASK} to check \`prices.feeds\``,
     figures: ['price_account', 'feed_id', 'owner'],
   },
@@ -420,6 +431,18 @@ export const REASONS = {
     meaning: "the key's daily lamport cap is used up, or this spend would pass it (`requested`, when known)",
     action: 'wait, or spend less: `key_show` shows `remaining_daily_lamports`',
     figures: ['spent', 'requested', 'cap'],
+  },
+  usd_per_tx_cap: {
+    check: 'limits',
+    meaning: "the transaction's value in dollars is above the key's `usd.per_tx`",
+    action: 'spend less in one transaction',
+    figures: ['usd_requested', 'usd_cap'],
+  },
+  usd_per_day_cap: {
+    check: 'limits',
+    meaning: "this spend would pass the key's `usd.per_day`",
+    action: 'wait, or spend less',
+    figures: ['usd_spent', 'usd_requested', 'usd_cap'],
   },
   spend_unknown: {
     check: 'limits',
