@@ -11,7 +11,10 @@ import { refusal, type Refusal } from '../signer/refusals';
 import type { MintMovement } from '../signer/spl-tokens/movements';
 import type { MintState } from '../signer/spl-tokens/state';
 import { formatUsd, type UsdMicros } from '../util/usd-amounts';
+import type { PricesConfig } from '../config/types';
+import type { Figures } from '../signer/flow/simulate';
 import type { CheckedPrice } from './price-check';
+import { checkedPrices, type PricePlan } from './price-reads';
 import { SOL_DECIMALS, spendUsd } from './valuation';
 
 /** One asset the transaction takes out of the key, in base units (lamports for `SOL`). */
@@ -119,4 +122,41 @@ function describe(valued: readonly ValuedOutflow[]): string {
       (v) => `${v.amount} ${v.asset === 'SOL' ? 'lamports of SOL' : `base units of ${v.asset}`} = $${formatUsd(v.usd)}`,
     )
     .join(', ');
+}
+
+/**
+ * The whole dollar judgement of one simulation: what leaves the key, the prices of those assets from the read
+ * made with its balances (`plan`'s accounts in simulate's `extraReads`), and the caps.
+ */
+export function judgeUsdSpend(
+  caps: KeyUsdCaps,
+  plan: PricePlan,
+  bounds: PricesConfig['bounds'],
+  figures: Pick<Figures, 'balanceChange' | 'tokens' | 'mints' | 'extraReads'>,
+  spentToday: UsdMicros,
+): UsdJudgement {
+  if (figures.balanceChange === null)
+    return {
+      ok: false,
+      refusal: refusal('spend_unknown', "the simulation did not give the key's balance change, so it cannot be valued"),
+    };
+  const out = outflowsOf(figures.balanceChange, figures.tokens.mints, figures.mints);
+  if (!out.ok) return out;
+  if (figures.extraReads === null)
+    return {
+      ok: false,
+      refusal: refusal(
+        'price_unavailable',
+        'the prices were not read with the balances, so the spend cannot be valued',
+        {},
+      ),
+    };
+  const priced = checkedPrices(
+    plan,
+    bounds,
+    figures.extraReads,
+    out.outflows.map((o) => o.asset),
+  );
+  if (!priced.ok) return priced;
+  return judgeUsdCaps(caps, out.outflows, priced.prices, spentToday);
 }
