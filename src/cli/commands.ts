@@ -75,7 +75,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     values: [],
     flags: [],
     usage:
-      'localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--confirm-blocks N] | localnet mint [--key KEY] [--amount UNITS]',
+      'localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--confirm-blocks N] | localnet mint [--key KEY] [--amount UNITS] | localnet price set ASSET PRICE [--conf DOLLARS] [--age SECONDS]',
   },
   { name: 'help', values: [], flags: [], usage: 'help' },
 ];

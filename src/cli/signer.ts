@@ -28,6 +28,7 @@ import { ALL_OPTIONS, resolveCommand } from './commands';
 import { config, err, keyOf, out, outJson, withEngine, withLedger } from './context';
 import { keyCommand } from './key-commands';
 import { localnetMint } from './localnet-mint';
+import { localnetPrice } from './localnet-price';
 import { operatorCommand } from './operator-commands';
 import { runLocksCommand } from './locks';
 import { policyReplay, policyTest } from './policy-commands';
@@ -422,6 +423,7 @@ export async function main(argv: string[]): Promise<number> {
       return reloadCommand(() => config(args), flag(args, 'json'));
     case 'localnet': {
       if (args.rest[0] === 'mint') return localnetMint(config(args), args.rest.slice(1));
+      if (args.rest[0] === 'price') return localnetPrice(config(args), args.rest.slice(1));
       // Loaded lazily: litesvm is a development dependency the production image does not have.
       const { runLocalnet } = require('../localnet/main') as typeof import('../localnet/main'); // eslint-disable-line @typescript-eslint/no-require-imports -- litesvm must stay unloaded unless asked for
       await runLocalnet(args.rest);

@@ -19,6 +19,7 @@ import { buildLedger } from './sections/ledger';
 import { buildLocalnet } from './sections/localnet';
 import { buildNotify } from './sections/notify';
 import { buildOperators } from './sections/operators';
+import { buildPrices, checkPricedKeys } from './sections/prices';
 import { buildServe } from './sections/serve';
 import type { SignerConfig } from './types';
 import { schemaEnvNames, unknownSignerVariables } from './unknown-env';
@@ -76,6 +77,8 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
 
   const operators = buildOperators(top.operators);
   const keys = buildKeys(top.keys, operators);
+  const prices = buildPrices(top.prices);
+  checkPricedKeys(keys, prices);
   const tokens = buildBearerTokens(top.serve, keys, resolve, opts.forServe === true);
   const cluster = buildCluster(top, top.clusters, top.localnet);
   const stateDir = resolve(top.state_dir);
@@ -95,6 +98,7 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
     localnet,
     log_level: top.log_level,
     notify: buildNotify(top.notify, top.notify_delivery, resolve),
+    prices,
   };
 }
 

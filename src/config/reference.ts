@@ -9,6 +9,7 @@ import {
   keySchema,
   notifyHookSchema,
   operatorSchema,
+  priceFeedEntrySchema,
   programEntrySchema,
   tokenPolicySchema,
   tokenSchema,
@@ -42,6 +43,11 @@ const SECTIONS: readonly { title: string; prefix: string; schema: Group }[] = [
     title: "A key's mint (`keys.<name>.tokens[]`)",
     prefix: 'keys.<name>.tokens[]',
     schema: tokenPolicySchema,
+  },
+  {
+    title: 'A price (`prices.feeds[]`)',
+    prefix: 'prices.feeds[]',
+    schema: priceFeedEntrySchema,
   },
   {
     title: 'A bearer token (`serve.tokens[]`)',

@@ -5,6 +5,7 @@
 import { fail, validateEntry } from '../fail';
 import { defaultsOf, section, type Infer } from '../setting';
 import { buildTokenPolicies, type TokenPolicy } from './key-tokens';
+import { buildKeyUsd, keyUsdSchema, type KeyUsdCaps } from './key-usd';
 import type { OperatorConfig } from './operators';
 import { TOKEN_OPS } from './token-ops';
 
@@ -127,6 +128,7 @@ export const keySchema = section({
     format: 'bool-strict',
     default: false,
   },
+  usd: keyUsdSchema,
   allow_token_ops: {
     doc: `Token authority operations this key may perform: any of ${TOKEN_OPS.join(', ')} (docs/policy.md, "Token authority").`,
     format: 'token-ops',
@@ -158,12 +160,14 @@ type OmittableInCode =
  * A key as the loader resolves it: named, its approval mode decided, its token amounts in base units, and its
  * quorum present only when operators are configured.
  */
-export type KeyConfig = Omit<KeyEntry, OmittableInCode | 'approval' | 'tokens' | 'approvals'> &
+export type KeyConfig = Omit<KeyEntry, OmittableInCode | 'approval' | 'tokens' | 'approvals' | 'usd'> &
   Partial<Pick<KeyEntry, OmittableInCode>> & {
     name: string;
     approval: ApprovalMode;
     tokens?: TokenPolicy[];
     approvals?: KeyApprovals;
+    /** Dollar caps in micro-dollars (docs/pricing.md); absent or null: none. */
+    usd?: KeyUsdCaps | null;
   };
 
 const KEY_DEFAULTS = defaultsOf(keySchema);
@@ -217,7 +221,7 @@ export function buildKeys(raw: Record<string, unknown>, operators: OperatorConfi
   const keys: KeyConfig[] = [];
   for (const name of Object.keys(raw).sort()) {
     if (!isValidKeyName(name)) fail(`keys.${name}: key name must be 1 to 64 lowercase letters, digits, '-' or '_'`);
-    const { approvals: given, ...e } = validateEntry(keySchema, raw[name], `keys.${name}`);
+    const { approvals: given, usd, ...e } = validateEntry(keySchema, raw[name], `keys.${name}`);
     const approval: ApprovalMode = e.approval ?? (e.class === 'wallet' ? 'confirm' : 'auto');
     if (e.class === 'wallet' && approval === 'auto' && !e.allow_unattended) {
       fail(
@@ -236,6 +240,7 @@ export function buildKeys(raw: Record<string, unknown>, operators: OperatorConfi
       tokens,
       allow_token_ops: [...new Set(e.allow_token_ops)],
       ...(approvals ? { approvals } : {}),
+      usd: buildKeyUsd(usd),
     });
   }
   return keys;
