@@ -48,6 +48,7 @@ export { OPERATOR_ROLES, type OperatorConfig, type OperatorRole } from './sectio
 export { type OperatorListenerConfig } from './sections/operator-console';
 export { DEFAULT_SOCKET_LIMITS, type ServeConfig } from './sections/serve';
 export { type TokenConfig } from './sections/bearer-tokens';
+export { type CredentialsConfig, type IssuedCredentialConfig } from './sections/credentials';
 export { DEFAULT_TIMINGS, type Timings } from './sections/timings';
 export { TOKEN_OPS, type TokenOp } from './sections/token-ops';
 
