@@ -48,10 +48,10 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'token narrow',
-    values: ['from', 'out', 'keys', 'tools', 'mode', 'ttl', 'root-public-key'],
+    values: ['from', 'out', 'keys', 'tools', 'mode', 'ttl', 'per-tx-lamports', 'destinations', 'root-public-key'],
     flags: [],
     usage:
-      'token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--root-public-key ed25519/HEX]',
+      'token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--root-public-key ed25519/HEX]',
   },
   { name: 'check', values: ['key'], flags: [], usage: 'check [--key KEY] FILE|-' },
   { name: 'sign', values: ['key', 'intent'], flags: [], usage: 'sign [--key KEY] [--intent TEXT] FILE|-' },

@@ -17,7 +17,7 @@ import { config, configPath, err, keyOf, out } from './context';
 
 export const TOKEN_NEW_BISCUIT_USAGE = 'sa-forge-signer token new NAME --biscuit --keys K1,K2 [--ttl 7d] --out FILE';
 export const TOKEN_NARROW_USAGE =
-  'sa-forge-signer token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--root-public-key ed25519/HEX]';
+  'sa-forge-signer token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--root-public-key ed25519/HEX]';
 
 const list = (text: string): string[] =>
   text
@@ -112,11 +112,20 @@ export function tokenNarrow(args: ParsedArgs): number {
   const tools = option(args, 'tools');
   const mode = option(args, 'mode');
   const ttl = option(args, 'ttl');
+  const perTx = option(args, 'per-tx-lamports');
+  const destinations = option(args, 'destinations');
+  if (perTx !== undefined && !/^\d{1,16}$/.test(perTx))
+    throw new SignerError(
+      'request_invalid',
+      `--per-tx-lamports takes a whole number of lamports, not ${JSON.stringify(perTx)}`,
+    );
   const made = narrowCredential(biscuitLib(), credential, publicKeyFor(args), {
     ...(keys === undefined ? {} : { keys: list(keys) }),
     ...(tools === undefined ? {} : { tools: list(tools) as ToolName[] }),
     ...(mode === undefined ? {} : { mode: mode as NarrowMode }),
     ...(ttl === undefined ? {} : { expiresAt: expiryAfter(ttl, new Date()) }),
+    ...(perTx === undefined ? {} : { perTxLamports: Number(perTx) }),
+    ...(destinations === undefined ? {} : { destinations: list(destinations) }),
   });
   writeSecretFile(file, made.credential);
   out(made.revocationId);

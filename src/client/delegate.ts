@@ -30,6 +30,10 @@ export interface NarrowOptions {
   ttlSeconds?: number;
   /** Refused from this instant on (instead of ttlSeconds). */
   expiresAt?: Date;
+  /** A transaction may make the key lose at most this many lamports, fee included (judged on the simulation). */
+  perTxLamports?: number;
+  /** Lamports may go only to these accounts (judged on the simulation). */
+  destinations?: readonly string[];
 }
 
 /** The credential with one more block of checks, and that block's revocation id. */
@@ -41,5 +45,7 @@ export function narrow(credential: string, opts: NarrowOptions): MadeCredential 
     ...(opts.tools === undefined ? {} : { tools: opts.tools }),
     ...(opts.mode === undefined ? {} : { mode: opts.mode }),
     ...(expiresAt === undefined ? {} : { expiresAt }),
+    ...(opts.perTxLamports === undefined ? {} : { perTxLamports: opts.perTxLamports }),
+    ...(opts.destinations === undefined ? {} : { destinations: opts.destinations }),
   });
 }

@@ -17,6 +17,10 @@ export interface Narrowing {
   mode?: NarrowMode;
   /** Refused from this instant on (the signer's clock). */
   expiresAt?: Date;
+  /** A transaction may make the key lose at most this many lamports, fee included (judged on the simulation). */
+  perTxLamports?: number;
+  /** Lamports may go only to these accounts (judged on the simulation). */
+  destinations?: readonly string[];
 }
 
 export const NARROW_MODES = ['sign_only', 'check'] as const;
@@ -61,11 +65,29 @@ export function modeCheck(mode: NarrowMode): string {
   return `check if ${NOT_A_TOOL_CALL} or tool($t), $t != "sign"`;
 }
 
+/** A spend limit refuses what the simulation shows; before a simulation there is no spend fact, and nothing to refuse. */
+export function perTxLamportsCheck(lamports: number): string {
+  if (!Number.isSafeInteger(lamports) || lamports < 0)
+    throw new SignerError('request_invalid', `per-tx lamports: ${String(lamports)} is not a whole number of lamports`);
+  return `reject if lamports_out($n), $n > ${lamports}`;
+}
+
+/** A Solana address, base58 (what the simulation names an account by). */
+const ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+
+export function destinationsCheck(destinations: readonly string[]): string {
+  if (destinations.length === 0) throw new SignerError('request_invalid', 'destinations: give at least one');
+  for (const d of destinations)
+    if (!ADDRESS.test(d))
+      throw new SignerError('request_invalid', `destinations: ${JSON.stringify(d.slice(0, 60))} is not an address`);
+  return `reject if destination($d), ![${[...new Set(destinations)].map((d) => `"${d}"`).join(', ')}].contains($d)`;
+}
+
 export function expiryCheck(at: Date): string {
   return `check if time($t), $t <= ${datalogDate(at)}`;
 }
 
-/** A narrowing block's checks, in a fixed order (keys, tools, mode, expiry); at least one. */
+/** A narrowing block's checks, in a fixed order (keys, tools, mode, expiry, spend); at least one. */
 export function narrowingChecks(n: Narrowing): string[] {
   const checks: string[] = [];
   if (n.keys !== undefined) checks.push(keysCheck(n.keys));
@@ -79,10 +101,12 @@ export function narrowingChecks(n: Narrowing): string[] {
     checks.push(modeCheck(n.mode));
   }
   if (n.expiresAt !== undefined) checks.push(expiryCheck(n.expiresAt));
+  if (n.perTxLamports !== undefined) checks.push(perTxLamportsCheck(n.perTxLamports));
+  if (n.destinations !== undefined) checks.push(destinationsCheck(n.destinations));
   if (checks.length === 0)
     throw new SignerError(
       'request_invalid',
-      'a narrowing block needs at least one limit (keys, tools, mode or expiry)',
+      'a narrowing block needs at least one limit (keys, tools, mode, expiry, per-tx lamports or destinations)',
     );
   return checks;
 }

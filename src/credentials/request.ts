@@ -5,6 +5,7 @@
  * its checks allow. The body is the agent's and unchecked yet: only strings are read from it, and what is not a
  * string is left out, so a check on it refuses.
  */
+import type { CredentialSpendCheck } from '../signer/types';
 import { isRecord } from '../util/is-record';
 import type { CredentialRefusal } from './refusal';
 import type { VerifiedCredential } from './verifier';
@@ -29,6 +30,18 @@ export function requestOf(message: unknown): { request: CredentialRequest; key: 
     if (mode !== undefined) request.mode = mode;
   }
   return { request, key: text(args.key) };
+}
+
+/**
+ * The credential's checks again once the simulation has said what the transaction moves: the same request, the key
+ * the engine chose, and the spend facts (`lamports_out`, `destination`), at the moment of the judgement.
+ */
+export function spendCheckFor(credential: VerifiedCredential, message: unknown, now: () => Date): CredentialSpendCheck {
+  const { request } = requestOf(message);
+  return ({ key, lamports_out, destinations }) => {
+    const refusal = credential.authorize({ ...request, key, spend: { lamports_out, destinations } }, now());
+    return refusal === null ? null : { message: refusal.message };
+  };
 }
 
 export function judgeRequest(credential: VerifiedCredential, message: unknown, now: Date): RequestJudgement {

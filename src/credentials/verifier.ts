@@ -69,7 +69,10 @@ export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifi
     const builder = new lib.AuthorizerBuilder();
     for (const { predicate, term } of requestFacts(req, now)) {
       const fact = lib.Fact.fromString(`${predicate}({v})`);
-      fact.set('v', 'date' in term ? { date: term.date.toISOString() } : term.string);
+      fact.set(
+        'v',
+        'date' in term ? { date: term.date.toISOString() } : 'integer' in term ? term.integer : term.string,
+      );
       builder.addFact(fact);
     }
     // Every block's checks must pass; the signer adds no policy of its own beyond them.

@@ -13,7 +13,7 @@
 export interface RequestFactSpec {
   predicate: string;
   /** The term's Datalog type. */
-  term: 'string' | 'date';
+  term: 'string' | 'date' | 'integer';
   /** When the signer states it and what it holds. */
   meaning: string;
 }
@@ -46,6 +46,18 @@ export const REQUEST_FACTS = [
     term: 'date',
     meaning: "every request: the signer's clock (an agent's clock is never asked)",
   },
+  {
+    predicate: 'lamports_out',
+    term: 'integer',
+    meaning:
+      '`check` and `sign`, after the simulation only: the lamports the key loses (fee included); limit it with `reject if`',
+  },
+  {
+    predicate: 'destination',
+    term: 'string',
+    meaning:
+      'after the simulation only, one fact per account that gains lamports (the rent of a token account it creates aside); limit them with `reject if`',
+  },
 ] as const satisfies readonly RequestFactSpec[];
 
 /** The root block's own fact: the name the config lists the credential under (`serve.credentials.issued`). */
@@ -65,11 +77,22 @@ export interface CredentialRequest {
   key?: string;
   /** Present for `sign`. */
   mode?: string;
+  /** The simulation's figures, once there are any (`check` and `sign`). */
+  spend?: SpendFacts;
 }
 
-export type FactTerm = { string: string } | { date: Date };
+/** What the simulation says a transaction moves, as the credential's checks see it. */
+export interface SpendFacts {
+  lamports_out: number;
+  destinations: readonly string[];
+}
 
-/** The authorizer's facts for a request at `now`: only those the request has (a missing one satisfies no check). */
+export type FactTerm = { string: string } | { date: Date } | { integer: number };
+
+/**
+ * The authorizer's facts for a request at `now`: only those the request has (a missing one satisfies no check, and
+ * matches no `reject if`: so a spend limit, written as `reject if`, holds once the simulation states the spend).
+ */
 export function requestFacts(req: CredentialRequest, now: Date): { predicate: RequestPredicate; term: FactTerm }[] {
   const facts: { predicate: RequestPredicate; term: FactTerm }[] = [
     { predicate: 'method', term: { string: req.method } },
@@ -78,6 +101,10 @@ export function requestFacts(req: CredentialRequest, now: Date): { predicate: Re
   if (req.key !== undefined) facts.push({ predicate: 'key', term: { string: req.key } });
   if (req.mode !== undefined) facts.push({ predicate: 'mode', term: { string: req.mode } });
   facts.push({ predicate: 'time', term: { date: now } });
+  if (req.spend !== undefined) {
+    facts.push({ predicate: 'lamports_out', term: { integer: req.spend.lamports_out } });
+    for (const d of new Set(req.spend.destinations)) facts.push({ predicate: 'destination', term: { string: d } });
+  }
   return facts;
 }
 

@@ -45,7 +45,12 @@ export function mcpRouter(opts: McpRouterOptions): Router {
     const reply = await opts.mcp.handle({
       message: req.body,
       rawHeaders: req.rawHeaders,
-      principal: { kind: 'token', name: token.name, keys: token.keys },
+      principal: {
+        kind: 'token',
+        name: token.name,
+        keys: token.keys,
+        ...(res.locals.credentialSpend ? { credential: res.locals.credentialSpend } : {}),
+      },
       signal: cancelledWhenGone(res),
       onProgress: res.locals.signProgress,
     });

@@ -12,6 +12,11 @@ import { TOOLS, type CredentialRequest } from '../../src/credentials/vocabulary'
 const lib = biscuitLib();
 const root = newRootKey(lib);
 const KEYS = ['demo', 'pay', 'other'];
+const ADDRESSES = [
+  '11111111111111111111111111111112',
+  'So11111111111111111111111111111111111111112',
+  'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
+];
 const NOW = Date.parse('2026-12-06T00:00:00Z');
 const made = mintRoot(lib, root.privateKey, { name: 'planner', keys: ['demo', 'pay'] });
 const verifier = createCredentialVerifier(lib, {
@@ -27,6 +32,8 @@ const narrowing: fc.Arbitrary<Narrowing> = fc
       tools: fc.subarray([...TOOLS], { minLength: 1 }),
       mode: fc.constantFrom(...NARROW_MODES),
       expiresAt: fc.integer({ min: -3600, max: 3600 }).map((s) => new Date(NOW + s * 1000)),
+      perTxLamports: fc.integer({ min: 0, max: 3_000_000 }),
+      destinations: fc.subarray(ADDRESSES, { minLength: 1 }),
     },
     { requiredKeys: [] },
   )
@@ -40,6 +47,16 @@ const request: fc.Arbitrary<{ req: CredentialRequest; at: Date }> = fc.record({
       tool: fc.constantFrom(...TOOLS),
       key: fc.constantFrom(...KEYS),
       mode: fc.constantFrom('send', 'sign_only'),
+    }),
+    // After a simulation: the same facts and the spend.
+    fc.record({
+      method: fc.constant('tools/call'),
+      tool: fc.constantFrom('check', 'sign'),
+      key: fc.constantFrom(...KEYS),
+      spend: fc.record({
+        lamports_out: fc.integer({ min: 0, max: 4_000_000 }),
+        destinations: fc.subarray(ADDRESSES),
+      }),
     }),
   ),
   at: fc.integer({ min: -7200, max: 7200 }).map((s) => new Date(NOW + s * 1000)),

@@ -110,6 +110,28 @@ describe('a narrowed credential', () => {
     expect(late?.check).toContain('time($t), $t <= 2026-12-06T01:00:00Z');
   });
 
+  it('judges spend limits once the simulation states the spend, and not before', () => {
+    const payee = 'So11111111111111111111111111111111111111112';
+    const capped = narrowCredential(lib, made.credential, root.publicKey, {
+      perTxLamports: 1_000_000,
+      destinations: [payee],
+    });
+    expect(judge(verifier().verify(capped.credential), check('demo'))).toBeNull();
+    const spend = (lamports_out: number, destinations: string[]) => ({
+      ...check('demo'),
+      spend: { lamports_out, destinations },
+    });
+    expect(judge(verifier().verify(capped.credential), spend(1_000_000, [payee]))).toBeNull();
+    const over = judge(verifier().verify(capped.credential), spend(1_000_001, [payee]));
+    expect(over).toMatchObject({ reason: 'check', block: 1, check: 'reject if lamports_out($n), $n > 1000000' });
+    const elsewhere = judge(
+      verifier().verify(capped.credential),
+      spend(10, [payee, '11111111111111111111111111111112']),
+    );
+    expect(elsewhere).toMatchObject({ reason: 'check', block: 1 });
+    expect(elsewhere?.check).toContain('reject if destination($d)');
+  });
+
   it('is refused with everything derived from it once revoked, while its root still works', () => {
     const grandchild = narrowCredential(lib, child.credential, root.publicKey, { tools: ['sign'] });
     const v = verifier([child.revocationId]);

@@ -192,6 +192,39 @@ test("a grandchild keeps its parents' limits and its own, and expires on the sig
   expect(late.json.check).toMatch(/^check if time\(\$t\), \$t <= /);
 });
 
+/** The report of a tools/call that reached the engine. */
+function reportOf(r: { status: number; json: Record<string, unknown> }): Record<string, unknown> {
+  expect(r.status).toBe(200);
+  return (r.json.result as { structuredContent: Record<string, unknown> }).structuredContent;
+}
+
+test("spend limits are judged on the simulation's figures, naming the block that refused", async () => {
+  const alpha = w.keys.alpha!;
+  const capped = narrow(cred.root!, {
+    rootPublicKey,
+    keys: ['alpha'],
+    perTxLamports: 1_500_000,
+    destinations: [alpha.destination],
+  });
+  expect(reportOf(await call(capped.credential, 'check', { payload: w.transfer('alpha', 1_000_000) }))).toMatchObject({
+    outcome: 'ok',
+  });
+  const over = reportOf(await call(capped.credential, 'sign', { payload: w.transfer('alpha', 2_000_000) }));
+  expect(over).toMatchObject({ outcome: 'refused', failed_check: 'authorized', reason: 'credential_limit' });
+  expect(over.detail).toMatch(/its block 1 refused it \(reject if lamports_out\(\$n\), \$n > 1500000\)/);
+  expect((over.figures as { requested: number }).requested).toBeGreaterThanOrEqual(2_000_000);
+
+  // Elsewhere than the credential's one destination: refused, naming the destination the simulation pays.
+  const elsewhere = narrow(cred.root!, { rootPublicKey, destinations: [w.keys.beta!.destination] });
+  const paid = reportOf(await call(elsewhere.credential, 'check', { payload: w.transfer('alpha', 1_000_000) }));
+  expect(paid).toMatchObject({ outcome: 'refused', reason: 'credential_limit' });
+  expect(paid.figures).toMatchObject({ destination: alpha.destination });
+  // The root, without those blocks, signs the same transfer.
+  expect(reportOf(await call(cred.root!, 'check', { payload: w.transfer('alpha', 2_000_000) }))).toMatchObject({
+    outcome: 'ok',
+  });
+});
+
 test('revoking the child refuses it and the grandchild, while the root still signs', async () => {
   await stopChild(service!, 'SIGTERM');
   service = null;

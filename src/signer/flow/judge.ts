@@ -1,7 +1,7 @@
 /**
  * The judgement after a simulation, one for every place a transaction is simulated: `check`, `sign`, and `sign`
- * again after an operator's approval. It puts the simulation's figures on the report, applies the token policy and
- * the destination lists to what the simulation says moves, says whether an operator must approve, and looks at the
+ * again after an operator's approval. It puts the simulation's figures on the report, applies the token policy,
+ * the destination lists and a credential's spend checks to what the simulation says moves, says whether an operator must approve, and looks at the
  * cap against the usage read before the simulation. That look is a preview: the binding cap decision is the
  * gate's (gate.ts), under the key's lock, on the usage of the moment of sending.
  */
@@ -11,7 +11,9 @@ import type { Usage } from '../../ledger/types';
 import { refusal } from '../refusals';
 import type { PassName, Report } from '../report';
 import { decimalsFrom, remainingTokens, tokenCapRefusal, tokensNeedApproval } from '../spl-tokens/policy';
+import { credentialSpendRefusal } from '../rules/credential-spend';
 import { destinationRefusal } from '../rules/destinations';
+import type { CredentialSpendCheck } from '../types';
 import { limitsRefusal, remainingDaily } from '../rules/limits';
 import { recordSimulation, type Figures } from './simulate';
 import { stop, type Step, type StepWith } from './step';
@@ -26,6 +28,8 @@ export function judgeSimulation(
     usage: Usage | null;
     /** Where this simulation stands in the flow, for a failed simulation's detail (`after approval`). */
     after?: string;
+    /** The spend checks of the credential the agent presented, if any. */
+    credential?: CredentialSpendCheck;
   },
 ): Step {
   const simulated = recordSimulation(report, figures, opts.after ?? null);
@@ -36,6 +40,8 @@ export function judgeSimulation(
   const destinations = destinationRefusal(key, figures.gains) ?? tokens;
   if (destinations) return stop(report, destinations);
   passed(report, 'destinations');
+  const narrowed = credentialSpendRefusal(opts.credential, key, report.balance_change, figures.gains);
+  if (narrowed) return stop(report, narrowed);
   report.would_need_approval = needsApproval(key, report.balance_change, figures);
   if (opts.usage === null) return { ok: true };
   const cap = capReservation(key, report, opts.usage, figures);
