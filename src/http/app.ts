@@ -19,7 +19,7 @@
 import express, { type Express } from 'express';
 import helmet from 'helmet';
 import type { Logger } from 'pino';
-import type { SignerConfig, TokenConfig } from '../config/types';
+import type { CredentialsConfig, SignerConfig, TokenConfig } from '../config/types';
 import { credentialGate } from '../credentials/gate';
 import { TokenVerifier } from './bearer-tokens';
 import { McpService } from '../mcp/service';
@@ -41,6 +41,8 @@ export interface AppDeps {
   config: SignerConfig;
   /** The bearer tokens now (a reload may replace them); the config's when absent. */
   tokens?: () => readonly TokenConfig[];
+  /** The credentials' issued roots and revoked ids now (a reload may replace them); the config's when absent. */
+  credentials?: () => CredentialsConfig | null;
   version: string;
   logger: Logger;
   /** Resolves once the engine is open (tool calls wait for it). */
@@ -58,7 +60,7 @@ export function createApp(deps: AppDeps): Express {
   const serve = config.serve;
   const metrics = deps.metrics ?? (() => null);
   const verifier = new TokenVerifier(deps.tokens ?? serve.tokens);
-  const credentials = serve.credentials ? credentialGate(serve.credentials) : null;
+  const credentials = serve.credentials ? credentialGate(serve.credentials, deps.credentials) : null;
   const mcp = new McpService({
     version: deps.version,
     paramHeaders: serve.param_headers,

@@ -3,7 +3,8 @@
  * `token new --biscuit`, a child narrowed by `token narrow` (one key, sign_only), a grandchild narrowed in-process
  * through `sa-forge-signer/delegate`. Each signs only as its checks allow, a refusal is a 401 naming the block and
  * the check (never the credential), adding a block never widens, an expired credential is refused on the signer's
- * clock, and a revoked block refuses its credential and all narrowed from it while the root still works.
+ * clock, spend limits are judged on the simulation, and a block revoked by a reload refuses its credential and all
+ * narrowed from it at once while the root still works.
  */
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -225,11 +226,11 @@ test("spend limits are judged on the simulation's figures, naming the block that
   });
 });
 
-test('revoking the child refuses it and the grandchild, while the root still signs', async () => {
-  await stopChild(service!, 'SIGTERM');
-  service = null;
+test('revoking the child by a reload refuses it and the grandchild at once, while the root still signs', async () => {
   writeConfig([ids.child!]);
-  await startService();
+  const reloaded = await run(BIN.signer, ['--config', configFile, 'reload']);
+  expect(reloaded.code).toBe(0);
+  expect(reloaded.stdout).toContain(`serve.credentials.revoked added 1: ${ids.child!.slice(0, 16)}…`);
 
   for (const c of [cred.child!, cred.grandchild!]) {
     const r = await call(c, 'check', { payload: w.transfer('alpha', 1_000_000), key: 'alpha' });
@@ -238,4 +239,17 @@ test('revoking the child refuses it and the grandchild, while the root still sig
   }
   const root = await call(cred.root!, 'check', { payload: w.transfer('alpha', 1_000_000), key: 'alpha' });
   expect(root.status).toBe(200);
+});
+
+test('the root key needs a restart: a reload that changes it changes nothing', async () => {
+  const moved = path.join(w.dir, 'other-root.key');
+  fs.copyFileSync(rootKeyFile, moved);
+  const keep = rootKeyFile;
+  rootKeyFile = moved;
+  writeConfig([ids.child!]);
+  rootKeyFile = keep;
+  const refused = await run(BIN.signer, ['--config', configFile, 'reload']);
+  expect(refused.code).not.toBe(0);
+  expect(refused.stdout + refused.stderr).toContain('serve.credentials.root_key needs a restart');
+  writeConfig([ids.child!]);
 });
