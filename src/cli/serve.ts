@@ -126,6 +126,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     config,
     // The policy's tokens once the engine has opened it (a reload may replace them), the config's until then.
     tokens: () => livePolicy?.().tokens ?? config.serve.tokens,
+    credentials: () => livePolicy?.().credentials ?? config.serve.credentials ?? null,
     version: VERSION,
     logger,
     engine: () => opening,

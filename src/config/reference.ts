@@ -6,6 +6,7 @@
 import {
   clusterSchema,
   fundEntrySchema,
+  issuedCredentialSchema,
   keySchema,
   notifyHookSchema,
   operatorSchema,
@@ -53,6 +54,11 @@ const SECTIONS: readonly { title: string; prefix: string; schema: Group }[] = [
     title: 'A bearer token (`serve.tokens[]`)',
     prefix: 'serve.tokens[]',
     schema: tokenSchema,
+  },
+  {
+    title: 'An issued credential (`serve.credentials.issued[]`)',
+    prefix: 'serve.credentials.issued[]',
+    schema: issuedCredentialSchema,
   },
   {
     title: 'A webhook (`notify[]`)',

@@ -46,6 +46,7 @@ export { keySchema } from './sections/keys';
 export { tokenPolicySchema } from './sections/key-tokens';
 export { operatorSchema } from './sections/operators';
 export { tokenSchema } from './sections/bearer-tokens';
+export { issuedCredentialSchema } from './sections/credentials';
 export { notifyHookSchema } from './sections/notify';
 export { clusterSchema, programEntrySchema } from './sections/cluster-profile';
 export { fundEntrySchema } from './sections/localnet';

@@ -51,6 +51,7 @@ export { type KeyUsdCaps } from './sections/key-usd';
 export { type OperatorListenerConfig } from './sections/operator-console';
 export { DEFAULT_SOCKET_LIMITS, type ServeConfig } from './sections/serve';
 export { type TokenConfig } from './sections/bearer-tokens';
+export { type CredentialsConfig, type IssuedCredentialConfig } from './sections/credentials';
 export { DEFAULT_TIMINGS, type Timings } from './sections/timings';
 export { TOKEN_OPS, type TokenOp } from './sections/token-ops';
 

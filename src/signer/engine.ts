@@ -46,7 +46,7 @@ import type { Payload } from './payload';
 import { refusal } from './refusals';
 import { emptyReport, type Report } from './report';
 import type { CheckInput, SignerEngine, SignInput, SignMode, SignProgress } from './types';
-import { principalLabel } from './types';
+import { credentialSpendCheck, principalLabel } from './types';
 
 export type { EngineDeps, EngineLogger } from './engine-deps';
 
@@ -143,7 +143,10 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     if (checked.prepared.foreignFeePayer !== null) report.warnings.push(foreignFeePayerNote(checked.prepared));
     const figures = await simulate(chain, source.unsigned(checked.prepared), key, 'check');
     // The same judgement sign makes on the same figures, so check's outcome is what sign would do.
-    const judged = judgeSimulation(key, report, figures, { usage: checked.usageKnown ? checked.usage : null });
+    const judged = judgeSimulation(key, report, figures, {
+      usage: checked.usageKnown ? checked.usage : null,
+      credential: credentialSpendCheck(input.principal),
+    });
     if (figures.sim.err === null) report.logs = figures.sim.logs;
     if (!judged.ok) return done('check', judged.report, started);
     if (checked.usageKnown) report.checks.push('cap');
@@ -222,7 +225,10 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     }
     // The cap is looked at before an operator is asked (nothing to approve if it would be refused), and decided
     // at the gate, under the key's lock, on the figures and usage of the moment of sending.
-    const judged = judgeSimulation(key, report, figures, { usage: checked.usage });
+    const judged = judgeSimulation(key, report, figures, {
+      usage: checked.usage,
+      credential: credentialSpendCheck(input.principal),
+    });
     if (!judged.ok) return notSent(judged.report);
 
     let capKeys: CapKeys = [key];

@@ -111,6 +111,13 @@ export const REASONS = {
     action: `use a key whose \`key_show\` says \`sign_messages: true\`, or ${ASK}`,
     figures: [],
   },
+  credential_limit: {
+    check: 'authorized',
+    meaning:
+      'a spend check of the credential presented refused what the simulation moves (`detail` names its block and check)',
+    action: 'spend less, or pay a destination the credential allows; or ask its giver for one that allows it',
+    figures: ['requested', 'destination'],
+  },
   fee_payer_not_key: {
     check: 'fee_payer',
     meaning: "the payload's (or compiled message's) fee payer is not the signing key",

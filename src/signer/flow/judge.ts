@@ -8,6 +8,7 @@
 import type { KeyConfig } from '../../config/types';
 import type { Usage } from '../../ledger/types';
 import type { Report } from '../report';
+import type { CredentialSpendCheck } from '../types';
 import { decide } from '../policy/decide';
 import { recordSimulation, type Figures } from './simulate';
 import type { Step } from './step';
@@ -23,6 +24,8 @@ export function judgeSimulation(
     usage: Usage | null;
     /** Where this simulation stands in the flow, for a failed simulation's detail (`after approval`). */
     after?: string;
+    /** The spend checks of the credential the request came with. */
+    credential?: CredentialSpendCheck;
   },
 ): Step {
   const simulated = recordSimulation(report, figures, opts.after ?? null);
@@ -30,6 +33,6 @@ export function judgeSimulation(
   if (!report.checks.includes('simulation')) report.checks.push('simulation');
   // The token figures go on the report whatever refuses: an agent sees what the transaction would move.
   reportTokens(report, figures);
-  const verdict = decide(key, { at: 'simulated', moves: figures, usage: opts.usage });
+  const verdict = decide(key, { at: 'simulated', moves: figures, usage: opts.usage, credential: opts.credential });
   return reportVerdict(report, verdict) ? { ok: false, report } : { ok: true };
 }

@@ -26,6 +26,7 @@ import type {
 import { needsApproval } from './rules/approval';
 import { dailyCapRefusal, remainingDaily, spentLamports } from './rules/daily-cap';
 import { destinationCapRefusal } from './rules/destination-cap';
+import { credentialSpendRefusal } from './rules/credential';
 import { destinationRefusal } from './rules/destinations';
 import { feeCapRefusal } from './rules/fee-cap';
 import { haltRefusal } from './rules/halted';
@@ -105,13 +106,16 @@ function message(key: KeyConfig, facts: MessageFacts): Verdict {
 }
 
 /**
- * After a simulation: the token policy and the destinations on what it moves, whether an operator must approve,
+ * After a simulation: the token policy, the destinations and a credential's spend checks on what it moves, whether
+ * an operator must approve,
  * and the caps previewed on the usage read before it (the binding decision is the gate's).
  */
 function simulated(key: KeyConfig, facts: SimulatedFacts, wholeCap: number): Verdict {
   const m = facts.moves;
   const destination = destinationRefusal(key, m.gains) ?? tokenPolicyRefusal(key, m.tokens, m.mints);
   if (destination) return refused(destination);
+  const narrowed = credentialSpendRefusal(facts.credential, key, m.balanceChange, m.gains);
+  if (narrowed) return refused(narrowed, ['destinations']);
   const figures: VerdictFigures = { needsApproval: needsApproval(key, m.balanceChange, m.tokens) };
   if (facts.usage === null) return allowed(['destinations'], figures);
   const cap = capVerdict(key, facts.usage, movesOf(m), wholeCap);

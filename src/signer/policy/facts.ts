@@ -7,6 +7,7 @@ import type { ClusterProfile } from '../../config/types';
 import type { ApprovalRecord, HaltRecord, Usage } from '../../ledger/types';
 import type { Figures } from '../flow/simulate';
 import type { FeeBound } from '../rules/fee-bound';
+import type { CredentialSpendCheck } from '../types';
 import type { DecimalsOf, MintFlow } from './rules/tokens';
 
 /** What a transaction moves, as the caps read it: from a simulation, or from a recorded sign (replay). */
@@ -44,6 +45,8 @@ export interface SimulatedFacts {
   at: 'simulated';
   moves: SimulatedMoves;
   usage: Usage | null;
+  /** The spend checks of the credential the request came with (none for a bearer token). */
+  credential?: CredentialSpendCheck;
 }
 
 /** At the cap gate, read under the key's lock (or in the store's one transaction): the binding decision. */
