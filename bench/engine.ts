@@ -219,18 +219,24 @@ export async function startBenchChain(
   return { url: chain.url, stop: () => chain.stop() };
 }
 
-/**
- * `metered: false` gives the engine the chain client and the ledger themselves, without the meters that count the
- * CPU of their calls: a meter reads the process's CPU clock twice per call (a system call each), which the loaded
- * figure, not reading the meters, would otherwise count as the signer's.
- */
+interface SetupOptions {
+  blockMs?: number;
+  /**
+   * false gives the engine the chain client and the ledger themselves, without the meters that count the CPU of
+   * their calls: a meter reads the process's CPU clock twice per call (a system call each), which the loaded
+   * figure, not reading the meters, would otherwise count as the signer's.
+   */
+  metered?: boolean;
+  /** false: the cluster config turns signature subscriptions off, so confirmations are polled only. */
+  subscriptions?: boolean;
+  /** The status poll's interval; by default twice a block. */
+  pollMs?: number;
+}
+
 async function setup(
   rpc: 'in-process' | 'child-process',
   keyCount: number,
-  blockMs = BLOCK_MS,
-  metered = true,
-  /** false: the cluster config turns signature subscriptions off, so confirmations are polled only. */
-  subscriptions = true,
+  { blockMs = BLOCK_MS, metered = true, subscriptions = true, pollMs }: SetupOptions = {},
 ): Promise<Setup> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-engine-'));
   const keyDir = path.join(dir, 'keys');
@@ -246,8 +252,9 @@ async function setup(
     state_dir: path.join(dir, 'state'),
     keys,
     ledger: { store: 'sqlite', path: path.join(dir, 'state', 'ledger.sqlite') },
-    // The status is polled twice a block, so confirmation costs about the same number of polls at any block time.
-    timings: { ...DEFAULT_TIMINGS, poll_interval_ms: Math.max(1, blockMs / 2) },
+    // By default the status is polled twice a block, so confirmation costs about the same number of polls at any
+    // block time.
+    timings: { ...DEFAULT_TIMINGS, poll_interval_ms: pollMs ?? Math.max(1, blockMs / 2) },
     serve: BENCH_SERVE,
     localnet: null,
     log_level: 'silent',
@@ -393,6 +400,10 @@ export async function runEngineBench(seconds: number): Promise<BenchLine[]> {
   return lines;
 }
 
+const LOADED: SetupOptions = {
+  metered: false,
+  ...(process.env.BENCH_POLL_MS ? { pollMs: Number(process.env.BENCH_POLL_MS) } : {}),
+};
 /** Measured rounds of each build of the loaded figure, taken in turn so a drift of the machine falls on both. */
 const LOADED_ROUNDS = 3;
 
@@ -407,10 +418,10 @@ const LOADED_ROUNDS = 3;
  */
 export async function loadedProcessCpu(seconds: number, rawUs: number): Promise<BenchLine[]> {
   const builds = [
-    { name: 'as configured by default', setup: await setup('child-process', KEYS, BLOCK_MS, false), micros: 0 },
+    { name: 'as configured by default', setup: await setup('child-process', KEYS, LOADED), micros: 0 },
     {
       name: 'signature subscriptions off (polled only)',
-      setup: await setup('child-process', KEYS, BLOCK_MS, false, false),
+      setup: await setup('child-process', KEYS, { ...LOADED, subscriptions: false }),
       micros: 0,
     },
   ];
@@ -558,7 +569,7 @@ async function rawSignatureAfterIdle(idleMs: number): Promise<number> {
  */
 async function idlePrice(n: number, rawUs: number): Promise<BenchLine[]> {
   const coldRaw = await rawSignatureAfterIdle(IDLE_MS);
-  const w = await setup('child-process', 1, WARM_BLOCK_MS);
+  const w = await setup('child-process', 1, { blockMs: WARM_BLOCK_MS });
   try {
     // Four rounds of each in turn, so a drift of the machine's speed falls on both alike.
     const rounds = 4;

@@ -4,7 +4,8 @@
  * BENCH_ONLY=engine,sign-cpu,per-key,stores,http,replicas,latency,confirm picks sections (sign-cpu: the engine
  * section's process CPU per sign under load, alone; latency: a remote provider's distance, bench/latency.ts;
  * confirm: send to confirmed, WebSocket notice against polling). BENCH_CPU_PROFILE=FILE writes a .cpuprofile of the
- * sign-cpu line's measured signs (V8's sampling profiler, 100 µs), nothing else in it.
+ * sign-cpu line's measured signs (V8's sampling profiler, 100 µs), nothing else in it; BENCH_POLL_MS sets that
+ * line's status poll interval (default twice a block, 10 ms).
  */
 import { formatLine, type BenchLine } from './stats';
 
