@@ -6,6 +6,7 @@
  */
 import { countRequests, type RequestTally } from '../../src/rpc/request-count';
 import { until } from '../support/async';
+import { rpcResult } from '../support/rpc';
 import { makeWorld, type World } from '../support/world';
 import type { Report } from '../../src/signer/report';
 import type { SignProgress } from '../../src/signer/types';
@@ -155,5 +156,57 @@ describe('confirmation by subscription', () => {
     const r = await done;
     expect(r.outcome).toBe('confirmed');
     expect(w.localnet.stats().pubsub.notifications).toBe(1);
+  });
+});
+
+describe('sign-only watch by subscription', () => {
+  let w: World;
+  afterEach(() => w.close());
+
+  /** A sign_only transfer from alpha; its signature and signed bytes. */
+  async function signOnly(w: World): Promise<{ signature: string; wire: string }> {
+    const r = await w.engine.sign({
+      payload: w.transfer('alpha', 1_000_000),
+      mode: 'sign_only',
+      principal: w.operator,
+    });
+    expect(r.outcome).toBe('signed');
+    return { signature: r.signature ?? '', wire: r.signed_transaction ?? '' };
+  }
+
+  it('records the landing a notice brings forward, the status read behind it, with no poll due', async () => {
+    w = await makeWorld({ keys: { alpha: {} }, blockIntervalMs: 0, timings: POLLS_OUT_OF_REACH });
+    const { signature, wire } = await signOnly(w);
+    await subscribed(w, signature);
+    // The caller sends it; the next block confirms it and the chain notifies.
+    await rpcResult(w.localnet.url, 'sendTransaction', [wire, { encoding: 'base64' }]);
+    w.localnet.advanceBlocks(1);
+    await until(async () => (await finalOf(w, signature)) !== null, 'the final entry');
+    expect(await finalOf(w, signature)).toBe('confirmed');
+    expect(w.localnet.stats().pubsub.notifications).toBe(1);
+  });
+
+  it('does not record a landing from a notice the status read contradicts', async () => {
+    w = await makeWorld({
+      keys: { alpha: {} },
+      blockIntervalMs: 0,
+      timings: { poll_interval_ms: 500, confirm_deadline_ms: 120_000 },
+    });
+    w.localnet.faults.falseNotifications(true);
+    const { signature } = await signOnly(w);
+    await subscribed(w, signature);
+    const readsBefore = w.localnet.stats().calls.getSignatureStatuses ?? 0;
+    // Nobody sends it; the next block brings a notice that it landed.
+    w.localnet.advanceBlocks(1);
+    expect(w.localnet.stats().pubsub.false_notifications).toBe(1);
+    await until(
+      () => (w.localnet.stats().calls.getSignatureStatuses ?? 0) > readsBefore,
+      'a status read after the notice',
+    );
+    expect(await finalOf(w, signature)).toBeNull();
+    // Past the blockhash's last valid height it ends as a sign-only transaction nobody sent: expired, not landed.
+    w.localnet.advanceBlocks(200);
+    await until(async () => (await finalOf(w, signature)) !== null, 'the final entry');
+    expect(await finalOf(w, signature)).toBe('signed_expired');
   });
 });
