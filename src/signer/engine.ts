@@ -85,7 +85,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   const sendDeps = { chain, timings: config.timings, notices };
   const messages = createMessageFlow({ access, keys, halts, ledger, approval: approvalDeps, log });
   const tripwireDeps = { halts, log, observer: deps.observer };
-  const watcher = createSignedWatcher({ chain, ledger, timings: config.timings, log, tripwire: tripwireDeps });
+  const watcher = createSignedWatcher({ chain, ledger, timings: config.timings, log, tripwire: tripwireDeps, notices });
   const resumed = watcher
     .resume(config.keys)
     .then((n) => {
