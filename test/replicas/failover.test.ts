@@ -61,8 +61,7 @@ maybe('PostgreSQL primary killed under load (synchronous standby)', () => {
     const res = await fetch(`${c().replicas[i]!.url}/ready`, { headers: { authorization: `Bearer ${c().token}` } });
     return { status: res.status, body: (await res.json()) as { detail?: Record<string, string> } };
   };
-  const codeOf = (reply: ToolReply) =>
-    ((reply.structured as { error?: { code?: string } } | null)?.error?.code ?? null) as string | null;
+  const codeOf = (reply: ToolReply) => (reply.structured as { error?: { code?: string } } | null)?.error?.code ?? null;
 
   it('kill -9 of the primary mid-load, the standby promoted: signs continue, nothing confirmed is lost, no cap is passed, the chain verifies, the former primary gets no write', async () => {
     for (const i of [0, 1]) expect((await readyDetail(i)).body.detail?.ledger_warning).toBeUndefined();
