@@ -36,13 +36,16 @@ interface Run {
 const maybe = pgPairAvailable() ? describe : describe.skip;
 if (!pgPairAvailable()) console.warn('failover.test.ts skipped: no PostgreSQL server binaries (initdb, pg_basebackup)');
 
-maybe('PostgreSQL primary killed under load (synchronous standby)', () => {
+maybe.each([
+  { mode: 'synchronous', synchronous: true },
+  { mode: 'asynchronous', synchronous: false },
+])('PostgreSQL primary killed under load ($mode standby)', ({ mode, synchronous }) => {
   let pair: PgPair;
   let cluster: ReplicaCluster | undefined;
   let primaryNow: PgServerHandle;
 
   beforeAll(async () => {
-    pair = await PgPair.start({ synchronous: true });
+    pair = await PgPair.start({ synchronous });
     primaryNow = pair.primary;
     cluster = await ReplicaCluster.start({
       keys: Object.fromEntries(KEYS.map((k) => [k, { daily_lamport_cap: CAP }])),
@@ -63,8 +66,13 @@ maybe('PostgreSQL primary killed under load (synchronous standby)', () => {
   };
   const codeOf = (reply: ToolReply) => (reply.structured as { error?: { code?: string } } | null)?.error?.code ?? null;
 
-  it('kill -9 of the primary mid-load, the standby promoted: signs continue, nothing confirmed is lost, no cap is passed, the chain verifies, the former primary gets no write', async () => {
-    for (const i of [0, 1]) expect((await readyDetail(i)).body.detail?.ledger_warning).toBeUndefined();
+  it('kill -9 of the primary mid-load, the standby promoted: signs continue; synchronous: nothing confirmed is lost, no cap is passed, the former primary gets no write; the chain verifies', async () => {
+    // Asynchronous: /ready warns from the start that a failover can lose acknowledged writes.
+    for (const i of [0, 1]) {
+      const warning = (await readyDetail(i)).body.detail?.ledger_warning;
+      if (synchronous) expect(warning).toBeUndefined();
+      else expect(warning).toMatch(/no synchronous standby/);
+    }
     const payersBefore = Object.fromEntries(
       await Promise.all(KEYS.map(async (k) => [k, await c().balance(c().keys[k]!.pubkey)] as const)),
     );
@@ -131,18 +139,23 @@ maybe('PostgreSQL primary killed under load (synchronous standby)', () => {
     const signed = new Set(entries.filter((e) => e.command === 'sign').map((e) => e.signature));
     const all = confirmed(0);
     const lost = all.filter((r) => !intents.has(r.report!.signature));
-    expect(lost).toEqual([]);
-    expect(all.filter((r) => r.ended < killAt && !signed.has(r.report!.signature))).toEqual([]);
+    const lostFinal = all.filter((r) => r.ended < killAt && !signed.has(r.report!.signature));
+    // Asynchronous: the docs say these can be lost (the table shows how many were); synchronous: none.
+    if (synchronous) {
+      expect(lost).toEqual([]);
+      expect(lostFinal).toEqual([]);
+    }
 
     // No key spent past its cap, on the chain or in the ledger (which charges at least what left the account).
+    const overCap: string[] = [];
     for (const k of KEYS) {
       const spent = payersBefore[k]! - (await c().balance(c().keys[k]!.pubkey));
-      expect({ key: k, overCap: spent > CAP }).toEqual({ key: k, overCap: false });
       const [view] = (await c().replicas[0]!.mcp.tool('key_show', { key: k })).structured!.keys as {
         spent_or_reserved_24h: number;
       }[];
-      expect(view!.spent_or_reserved_24h).toBeLessThanOrEqual(CAP);
+      if (spent > CAP || view!.spent_or_reserved_24h > CAP) overCap.push(`${k}: spent ${spent}, cap ${CAP}`);
     }
+    if (synchronous) expect(overCap).toEqual([]);
 
     const verify = await c().cli(['audit', 'verify']);
     expect(verify.stdout.trim()).toMatch(/^ok: \d+ entries$/);
@@ -156,6 +169,22 @@ maybe('PostgreSQL primary killed under load (synchronous standby)', () => {
         200,
       );
 
+    console.log(
+      [
+        `failover (${mode} standby): kill -9 of the primary, standby promoted by the test`,
+        `signs answered            ${runs.length}`,
+        `confirmed before the kill ${confirmed(0).filter((r) => r.ended < killAt).length}`,
+        `confirmed after the kill  ${confirmed(killAt).length} (replica 1: ${confirmed(killAt, 0).length}, replica 2: ${confirmed(killAt, 1).length})`,
+        `outcomes                  ${outcomes(runs)}`,
+        `errors (no report)        ${runs.filter((r) => r.report === null).length} (${[...new Set(runs.map((r) => r.code).filter((x) => x !== null))].join(', ')})`,
+        `kill to promotion         ${promotedAt - killAt} ms`,
+        `signing stopped           ${firstAfter - killAt} ms (kill to the first confirmed sign started after it)`,
+        `confirmed lost            ${lost.length} intents, ${lostFinal.length} final entries`,
+        `keys over their cap       ${overCap.length === 0 ? 'none' : overCap.join('; ')}`,
+      ].join('\n'),
+    );
+
+    if (!synchronous) return; // the fence does not depend on the replication mode: checked once
     // The former primary started again as it was: writable, on timeline 1. With the promoted server killed too,
     // it is the only writable server, and still no replica writes to it.
     await pair.startServer(pair.primary, false);
@@ -172,20 +201,6 @@ maybe('PostgreSQL primary killed under load (synchronous standby)', () => {
     for (const i of [0, 1]) expect((await readyDetail(i)).status).toBe(503);
     expect(await entryCount(pair.primary)).toBe(oldEntries);
     expect(await writesSinceStart(pair.primary)).toBe(0);
-
-    console.log(
-      [
-        'failover (synchronous standby): kill -9 of the primary, standby promoted by the test',
-        `signs answered            ${runs.length}`,
-        `confirmed before the kill ${confirmed(0).filter((r) => r.ended < killAt).length}`,
-        `confirmed after the kill  ${confirmed(killAt).length} (replica 1: ${confirmed(killAt, 0).length}, replica 2: ${confirmed(killAt, 1).length})`,
-        `outcomes                  ${outcomes(runs)}`,
-        `errors (no report)        ${runs.filter((r) => r.report === null).length} (${[...new Set(runs.map((r) => r.code).filter((x) => x !== null))].join(', ')})`,
-        `kill to promotion         ${promotedAt - killAt} ms`,
-        `signing stopped           ${firstAfter - killAt} ms (kill to the first confirmed sign started after it)`,
-        `confirmed lost            ${lost.length}`,
-      ].join('\n'),
-    );
   }, 180_000);
 });
 
