@@ -104,7 +104,7 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
     state_dir: stateDir,
     keys,
     operators,
-    ledger: buildLedger(top.ledger, resolve, env, stateDir),
+    ledger: buildLedger(top.ledger, resolve, env, stateDir, top.timings.ledger_failover_ms),
     timings: { ...top.timings },
     serve: buildServe(top.serve, tokens, credentials, resolve),
     localnet,

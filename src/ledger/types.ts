@@ -429,5 +429,7 @@ export interface Ledger extends AuditLog, Reservations, KeyLocks, Halts, Approva
   readonly store: 'sqlite' | 'postgres';
   /** Cheap round trip for readiness. */
   ping(): Promise<void>;
+  /** What the store cannot promise now (PostgreSQL: acknowledged writes that a failover could lose), or null. */
+  warning?(): string | null;
   close(): Promise<void>;
 }

@@ -387,6 +387,9 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       const detail: Record<string, string> = {};
       const [ledgerUp, genesis] = await Promise.allSettled([ledger.ping(), chain.getGenesisHash()]);
       detail.ledger = ledgerUp.status === 'fulfilled' ? 'ok' : errorMessage(ledgerUp.reason);
+      // Ready all the same: the warning is what a failover could lose, for the operator to fix (docs/ledger.md).
+      const ledgerWarning = ledger.warning?.() ?? null;
+      if (ledgerWarning !== null) detail.ledger_warning = ledgerWarning;
       if (genesis.status === 'rejected') detail.chain = errorMessage(genesis.reason);
       else if (config.cluster.genesis_hash !== null && genesis.value !== config.cluster.genesis_hash) {
         detail.chain = `RPC genesis hash ${genesis.value} is not ${config.cluster.name}`;

@@ -26,7 +26,7 @@ import { releaseLedgerContract } from './release-ledger';
 import { TcpProxy } from './tcp-proxy';
 import { spentLamports } from '../../src/signer/policy/rules/daily-cap';
 
-const FAST = { postgres: { lockPollMs: 5, connectTimeoutMs: 1_000 } };
+const FAST = { postgres: { lockPollMs: 5, connectTimeoutMs: 1_000, failoverMs: 1_000 } };
 const cfgFor = (name: string, port = PG_PORT): LedgerConfig => ({
   store: 'postgres',
   url: dbUrl(name, port),
@@ -139,14 +139,15 @@ describe('PostgreSQL store specifics', () => {
     });
     afterEach(() => proxy.close());
 
-    it('while the server is gone every operation fails with a ledger error, and it recovers without a restart', async () => {
+    it('while the server is gone every operation fails with ledger_unavailable after the failover window, and it recovers without a restart', async () => {
       const ledger = await open(cfgFor(name, proxy.port));
       await ledger.append(signInput({ ts: 1 }));
       await proxy.refuse();
-      await expect(ledger.append(signInput({ ts: 2 }))).rejects.toMatchObject({ code: 'ledger' });
-      await expect(ledger.ping()).rejects.toMatchObject({ code: 'ledger' });
-      await expect(ledger.lockKey('game')).rejects.toMatchObject({ code: 'ledger' });
-      await expect(ledger.getHalt('game')).rejects.toMatchObject({ code: 'ledger' });
+      const unavailable = { code: 'ledger_unavailable', message: matching(/ECONNREFUSED.*call again/) };
+      await expect(ledger.append(signInput({ ts: 2 }))).rejects.toMatchObject(unavailable);
+      await expect(ledger.ping()).rejects.toMatchObject({ code: 'ledger_unavailable' });
+      await expect(ledger.lockKey('game')).rejects.toMatchObject(unavailable);
+      await expect(ledger.getHalt('game')).rejects.toMatchObject(unavailable);
       await proxy.restore();
       await ledger.ping();
       await ledger.append(signInput({ ts: 3 }));
@@ -160,10 +161,10 @@ describe('PostgreSQL store specifics', () => {
       await ledger.append(signInput({ ts: 1 }));
       await proxy.blackhole();
       await expect(ledger.append(signInput({ ts: 2 }))).rejects.toMatchObject({
-        code: 'ledger',
+        code: 'ledger_unavailable',
         message: matching(/timeout/i),
       });
-      await expect(ledger.lockKey('game')).rejects.toMatchObject({ code: 'ledger' });
+      await expect(ledger.lockKey('game')).rejects.toMatchObject({ code: 'ledger_unavailable' });
       await proxy.restore();
       await ledger.append(signInput({ ts: 3 }));
       expect(await ledger.verify()).toEqual({ ok: true, entries: 2 });
@@ -181,9 +182,9 @@ describe('PostgreSQL store specifics', () => {
       await again.release();
     });
 
-    it('opening against a database that is down fails with a ledger error', async () => {
+    it('opening against a database that is down fails with ledger_unavailable', async () => {
       await proxy.refuse();
-      await expect(openLedger(cfgFor(name, proxy.port), FAST)).rejects.toMatchObject({ code: 'ledger' });
+      await expect(openLedger(cfgFor(name, proxy.port), FAST)).rejects.toMatchObject({ code: 'ledger_unavailable' });
     });
   });
 });
