@@ -53,6 +53,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     usage:
       'token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--root-public-key ed25519/HEX]',
   },
+  {
+    name: 'token revoke',
+    values: ['root-public-key'],
+    flags: [],
+    usage: 'token revoke REVOCATION_ID|NAME|FILE [--root-public-key ed25519/HEX]',
+  },
   { name: 'check', values: ['key'], flags: [], usage: 'check [--key KEY] FILE|-' },
   { name: 'sign', values: ['key', 'intent'], flags: [], usage: 'sign [--key KEY] [--intent TEXT] FILE|-' },
   {

@@ -26,7 +26,7 @@ import { VERSION } from '../util/version';
 import { flag, option, parseArgs, requireOption, requirePositional, type ParsedArgs } from './args';
 import { ALL_OPTIONS, resolveCommand } from './commands';
 import { config, err, keyOf, out, outJson, withEngine, withLedger } from './context';
-import { tokenNarrow, tokenNewBiscuit } from './credential-commands';
+import { tokenNarrow, tokenNewBiscuit, tokenRevoke } from './credential-commands';
 import { keyCommand } from './key-commands';
 import { localnetMint } from './localnet-mint';
 import { localnetPrice } from './localnet-price';
@@ -69,6 +69,8 @@ usage: sa-forge-signer [--config FILE] COMMAND ...
                [--per-tx-lamports N] [--destinations A,B]
                                         offline: a narrower credential in FILE (a block of checks added); prints
                                         the block's revocation id (--root-public-key without a config)
+  token revoke REVOCATION_ID|NAME|FILE  the serve.credentials.revoked list with that block added (a name: its
+                                        root; a file: its last block), to put in the config before reload
   check [--key KEY] FILE|-              run every check and a simulation; prints the JSON report
   sign [--key KEY] [--intent TEXT] FILE|-
                                         check, simulate, sign, send and confirm; prints the JSON report
@@ -400,6 +402,7 @@ export async function main(argv: string[]): Promise<number> {
       return keyCommand(sub, args);
     case 'token':
       if (sub === 'narrow') return tokenNarrow(args);
+      if (sub === 'revoke') return tokenRevoke(args);
       return flag(args, 'biscuit') ? tokenNewBiscuit(args) : tokenCommand(args);
     case 'check':
     case 'sign':

@@ -10,6 +10,7 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import YAML from 'yaml';
 import { narrow } from '../../src/client/delegate';
 import { stopChild, killOnExit } from '../support/children';
 import { assertBuilt, BIN, listeningAddress, run, spawnBin, writeYaml } from '../support/cli';
@@ -226,8 +227,35 @@ test("spend limits are judged on the simulation's figures, naming the block that
   });
 });
 
-test('revoking the child by a reload refuses it and the grandchild at once, while the root still signs', async () => {
-  writeConfig([ids.child!]);
+test('`token revoke` names the id to list: a file its last block, a name its root, an id itself', async () => {
+  const byName = await run(BIN.signer, ['--config', configFile, 'token', 'revoke', 'planner']);
+  expect(byName.code).toBe(0);
+  expect(byName.stdout.trim()).toBe(ids.root);
+  expect(byName.stderr).toContain('the root credential "planner"');
+  const byId = await run(BIN.signer, ['--config', configFile, 'token', 'revoke', ids.grandchild!]);
+  expect(byId.stdout.trim()).toBe(ids.grandchild);
+  const unknown = await run(BIN.signer, ['--config', configFile, 'token', 'revoke', 'nobody']);
+  expect(unknown.code).not.toBe(0);
+  expect(unknown.stderr).toContain('neither a revocation id');
+  // A file altered (or signed by another root) does not verify: no id is trusted from it.
+  const forged = path.join(w.dir, 'forged.cred');
+  fs.writeFileSync(forged, `${cred.child!.slice(0, -8)}AAAAAAAA\n`);
+  const refused = await run(BIN.signer, ['--config', configFile, 'token', 'revoke', forged]);
+  expect(refused.code).not.toBe(0);
+  expect(refused.stderr).toContain('does not verify');
+});
+
+test('revoking the child by `token revoke` and a reload refuses it and the grandchild at once, while the root still signs', async () => {
+  const revoke = await run(BIN.signer, ['--config', configFile, 'token', 'revoke', path.join(w.dir, 'child.cred')]);
+  expect(revoke.code).toBe(0);
+  expect(revoke.stdout.trim()).toBe(ids.child);
+  expect(revoke.stderr).toContain('block 1 of a credential narrowed from "planner"');
+  // The config lines it prints are what the operator puts in the config, as printed.
+  const printed = YAML.parse(revoke.stderr.slice(revoke.stderr.indexOf('serve:'))) as {
+    serve: { credentials: { revoked: string[] } };
+  };
+  expect(printed.serve.credentials.revoked).toEqual([ids.child]);
+  writeConfig(printed.serve.credentials.revoked);
   const reloaded = await run(BIN.signer, ['--config', configFile, 'reload']);
   expect(reloaded.code).toBe(0);
   expect(reloaded.stdout).toContain(`serve.credentials.revoked added 1: ${ids.child!.slice(0, 16)}…`);
@@ -237,6 +265,9 @@ test('revoking the child by a reload refuses it and the grandchild at once, whil
     expect(r.status).toBe(401);
     expect(r.json).toMatchObject({ code: 'credential_refused', reason: 'revoked', block: 1 });
   }
+  const again = await run(BIN.signer, ['--config', configFile, 'token', 'revoke', ids.child!]);
+  expect(again.code).toBe(0);
+  expect(again.stderr).toContain('already under serve.credentials.revoked');
   const root = await call(cred.root!, 'check', { payload: w.transfer('alpha', 1_000_000), key: 'alpha' });
   expect(root.status).toBe(200);
 });
