@@ -30,6 +30,8 @@ export interface VerifiedCredential {
   readonly revocationIds: readonly string[];
   /** The last block's revocation id: what tells this credential from another narrowed from the same root. */
   readonly id: string;
+  /** Each block's checks, as its source states them (one per line), root first. */
+  readonly checks: readonly (readonly string[])[];
   /** Every block's checks against the request at `now`: null when all pass, else the first that refused. */
   authorize(request: CredentialRequest, now: Date): CredentialRefusal | null;
   /** Releases the library's memory for it (the credential of one HTTP request). */
@@ -58,6 +60,14 @@ const RUN_LIMITS = { max_facts: 1000, max_iterations: 100, max_time_micro: 200_0
 
 /** A bearer value shaped like a Biscuit: URL-safe base64 (opaque tokens start `sfs_`, never a Biscuit's prefix). */
 const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/;
+
+/** A block's checks and rejects from its source (the library prints one statement a line), its facts left out. */
+function blockChecks(source: string): string[] {
+  return source
+    .split('\n')
+    .map((line) => line.trim().replace(/;$/, ''))
+    .filter((line) => line.startsWith('check ') || line.startsWith('reject '));
+}
 
 export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifierOptions): CredentialVerifier {
   const rootKey = publicKey(lib, opts.rootPublicKey);
@@ -126,8 +136,11 @@ export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifi
             { block: revokedAt },
           ),
         );
+      const checks: string[][] = [];
       for (let i = 0; i < ids.length; i++) {
-        const problem = blockProblem(token.getBlockSource(i), i === 0);
+        const source = token.getBlockSource(i);
+        checks.push(blockChecks(source));
+        const problem = blockProblem(source, i === 0);
         if (problem !== null)
           return refuse(
             credentialRefusal(
@@ -142,6 +155,7 @@ export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifi
         root,
         revocationIds: ids,
         id: ids[ids.length - 1] ?? '',
+        checks,
         authorize: (req, now) => {
           if (!live) throw new Error('a credential is authorized after it was disposed');
           return authorizeWith(token, req, now);

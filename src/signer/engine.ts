@@ -46,7 +46,7 @@ import type { Payload } from './payload';
 import { refusal } from './refusals';
 import { emptyReport, type Report } from './report';
 import type { CheckInput, SignerEngine, SignInput, SignMode, SignProgress } from './types';
-import { credentialSpendCheck, principalLabel } from './types';
+import { credentialNote, credentialSpendCheck, principalLabel } from './types';
 
 export type { EngineDeps, EngineLogger } from './engine-deps';
 
@@ -343,6 +343,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       summary: payload.summary,
       programs: source.programs,
       intent: input.intent ?? null,
+      credential: credentialNote(input.principal),
     };
     const progress = input.onProgress ?? (() => {});
     running++;

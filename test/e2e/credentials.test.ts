@@ -143,11 +143,32 @@ test('a narrowed credential signs with its key in its mode, through the official
     arguments: { payload: w.transfer('alpha', 1_000_000), key: 'alpha', mode: 'sign_only' },
   });
   expect(signed.isError).toBeFalsy();
-  expect((signed.structuredContent as { outcome: string }).outcome).toBe('signed');
-  // key_show with no key lists what the credential allows, not all its root allows.
+  const report = signed.structuredContent as { outcome: string; signature: string };
+  expect(report.outcome).toBe('signed');
+  // key_show with no key lists what the credential allows, not all its root allows, and the credential's own limits.
   const shown = await client.callTool({ name: 'key_show', arguments: {} });
-  expect((shown.structuredContent as { keys: { name: string }[] }).keys.map((k) => k.name)).toEqual(['alpha']);
+  const view = shown.structuredContent as { keys: { name: string }[]; credential: Record<string, unknown> };
+  expect(view.keys.map((k) => k.name)).toEqual(['alpha']);
+  expect(view.credential).toMatchObject({ root: 'planner', block: 1, revocation_id: ids.child, expires_at: null });
+  expect(view.credential.blocks).toEqual([
+    { block: 0, revocation_id: ids.root, checks: [expect.stringContaining('["alpha", "beta"].contains($k)')] },
+    {
+      block: 1,
+      revocation_id: ids.child,
+      checks: [expect.stringContaining('["alpha"].contains($k)'), expect.stringContaining('mode("sign_only")')],
+    },
+  ]);
   await client.close();
+
+  // The audit entry of the sign names the credential's root and its own block, so sub-agents are told apart.
+  const tail = await cli(['audit', 'tail', '-n', '20', '--json']);
+  const entry = tail
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as { signature: string | null; command: string; detail: string | null })
+    .find((e) => e.signature === report.signature);
+  expect(entry?.command).toBe('sign-intent');
+  expect(entry?.detail).toContain(`by credential "planner", block 1 (revocation id ${ids.child})`);
 });
 
 test("another key or the send mode is refused with 401, naming the child's block and check", async () => {
@@ -211,6 +232,13 @@ test("spend limits are judged on the simulation's figures, naming the block that
   expect(reportOf(await call(capped.credential, 'check', { payload: w.transfer('alpha', 1_000_000) }))).toMatchObject({
     outcome: 'ok',
   });
+  const shown = reportOf(await call(capped.credential, 'key_show', {}));
+  expect(shown.credential).toMatchObject({ block: 1, revocation_id: capped.revocationId, per_tx_lamports: 1_500_000 });
+  // A later block's tighter limit is the one shown; the earliest expiry likewise.
+  const tighter = narrow(capped.credential, { rootPublicKey, perTxLamports: 700_000, ttlSeconds: 600 });
+  const tighterShown = reportOf(await call(tighter.credential, 'key_show', {}));
+  expect(tighterShown.credential).toMatchObject({ block: 2, per_tx_lamports: 700_000 });
+  expect(Date.parse((tighterShown.credential as { expires_at: string }).expires_at)).toBeGreaterThan(Date.now());
   const over = reportOf(await call(capped.credential, 'sign', { payload: w.transfer('alpha', 2_000_000) }));
   expect(over).toMatchObject({ outcome: 'refused', failed_check: 'authorized', reason: 'credential_limit' });
   expect(over.detail).toMatch(/its block 1 refused it \(reject if lamports_out\(\$n\), \$n > 1500000\)/);
