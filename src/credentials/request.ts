@@ -51,6 +51,9 @@ export function presentedCredential(
       checks: [...(credential.checks[i] ?? [])],
     })),
     spend: ({ key, lamports_out, destinations }) => {
+      // A sign outlives its request only when the agent went away (an approval's wait): nothing to judge it by.
+      if (credential.disposed)
+        return { message: 'the request that presented the credential has ended, so its checks cannot be judged' };
       const refusal = credential.authorize({ ...request, key, spend: { lamports_out, destinations } }, now());
       return refusal === null ? null : { message: refusal.message };
     },

@@ -36,6 +36,8 @@ export interface VerifiedCredential {
   authorize(request: CredentialRequest, now: Date): CredentialRefusal | null;
   /** Releases the library's memory for it (the credential of one HTTP request). */
   dispose(): void;
+  /** Whether it was disposed (its request ended): it can no longer be judged. */
+  readonly disposed: boolean;
 }
 
 export type Verification = { ok: true; credential: VerifiedCredential } | { ok: false; refusal: CredentialRefusal };
@@ -163,6 +165,9 @@ export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifi
         dispose: () => {
           if (live) token.free();
           live = false;
+        },
+        get disposed() {
+          return !live;
         },
       };
       return { ok: true, credential };

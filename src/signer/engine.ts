@@ -262,6 +262,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         programs: rec.programs,
         figures: after,
         report,
+        credential: credentialSpendCheck(input.principal),
       });
       if (!rejudged.ok) return notSent(rejudged.report);
       figures = after;

@@ -12,6 +12,7 @@ import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import YAML from 'yaml';
 import { narrow } from '../../src/client/delegate';
+import { until } from '../support/async';
 import { stopChild, killOnExit } from '../support/children';
 import { assertBuilt, BIN, listeningAddress, run, spawnBin, writeYaml } from '../support/cli';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
@@ -79,7 +80,11 @@ async function connect(credential: string): Promise<Client> {
 
 beforeAll(async () => {
   assertBuilt(BIN.serve, BIN.signer);
-  w = await makeWorld({ keys: { alpha: {}, beta: {} } });
+  // gamma asks its operator for every sign: a credential is judged again after the wait.
+  w = await makeWorld({
+    keys: { alpha: {}, beta: {}, gamma: { approval: 'confirm' } },
+    timings: { approval_timeout_ms: 60_000 },
+  });
   configFile = path.join(w.dir, 'credentials.yaml');
   rootKeyFile = path.join(w.dir, 'credentials-root.key');
   writeConfig();
@@ -105,6 +110,19 @@ beforeAll(async () => {
   expect(rootPublicKey).not.toBe('');
   cred.root = fs.readFileSync(path.join(w.dir, 'planner.cred'), 'utf8').trim();
   issued.push({ name: 'planner', revocation_id: ids.root, keys: ['alpha', 'beta'] });
+  writeConfig();
+  ids.reviewer = await cli([
+    'token',
+    'new',
+    'reviewer',
+    '--biscuit',
+    '--keys',
+    'gamma',
+    '--out',
+    path.join(w.dir, 'reviewer.cred'),
+  ]);
+  cred.reviewer = fs.readFileSync(path.join(w.dir, 'reviewer.cred'), 'utf8').trim();
+  issued.push({ name: 'reviewer', revocation_id: ids.reviewer, keys: ['gamma'] });
 
   // The child: one key, sign_only, narrowed by the CLI (offline: no service runs yet).
   ids.child = await cli([
@@ -253,6 +271,26 @@ test("spend limits are judged on the simulation's figures, naming the block that
   expect(reportOf(await call(cred.root!, 'check', { payload: w.transfer('alpha', 2_000_000) }))).toMatchObject({
     outcome: 'ok',
   });
+});
+
+test('a sign that waited for approval is judged against the credential again: one that expired meanwhile sends nothing', async () => {
+  // Expires a few seconds from now (a credential's expiry is to the second): after the sign asked, before the vote.
+  const expiresAt = new Date(Math.ceil(Date.now() / 1000) * 1000 + 3000);
+  const short = narrow(cred.reviewer!, { rootPublicKey, expiresAt });
+  const signing = call(short.credential, 'sign', { payload: w.transfer('gamma', 1_000_000), key: 'gamma' });
+  let id = '';
+  await until(async () => {
+    const [pending] = await w.ledger.listApprovals({ status: 'pending' });
+    id = pending?.id ?? '';
+    return id !== '';
+  }, 'the pending approval');
+  expect(Date.now()).toBeLessThan(expiresAt.getTime());
+  await until(() => Date.now() > expiresAt.getTime() + 1000, 'the credential expiring', 10_000);
+  expect((await run(BIN.signer, ['--config', configFile, 'approvals', 'approve', id])).code).toBe(0);
+
+  const report = reportOf(await signing);
+  expect(report).toMatchObject({ outcome: 'refused', reason: 'credential_limit', signature: null });
+  expect(report.detail).toMatch(/its block 1 refused it \(check if time\(\$t\), \$t <= /);
 });
 
 test('`token revoke` names the id to list: a file its last block, a name its root, an id itself', async () => {

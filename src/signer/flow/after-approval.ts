@@ -4,7 +4,9 @@
  *
  * 1. the policy the sign began with (the simulation's figures, the token policy, the destinations);
  * 2. the figures the operators approved: nothing approved ever moves more than was shown (rules/approved-figures);
- * 3. the policy in force now: a reload while the operators decided applies to what they decided, so a key removed
+ * 3. the checks of the credential the request came with, at the moment of the judgement: a credential that expired
+ *    while the operators decided sends nothing;
+ * 4. the policy in force now: a reload while the operators decided applies to what they decided, so a key removed
  *    or set to deny sends nothing, and the structural checks, the fee cap, the destinations and the token policy of
  *    the new policy are applied too. Where the two policies differ the stricter wins: both must pass, and the gate
  *    checks the caps of both (`capKeys`).
@@ -21,6 +23,7 @@ import type { PreparedTransaction } from '../sources/transaction';
 import { judgeSimulation } from './judge';
 import type { Figures } from './simulate';
 import { stop, type StepWith } from './step';
+import type { CredentialSpendCheck } from '../types';
 
 export interface AfterApprovalInput {
   approval: ApprovalRecord;
@@ -34,6 +37,8 @@ export interface AfterApprovalInput {
   programs: readonly string[];
   figures: Figures;
   report: Report;
+  /** The spend checks of the credential the request came with, judged again now. */
+  credential?: CredentialSpendCheck;
 }
 
 /** The key policies whose caps the gate applies: the one the sign began with, and the current one if it differs. */
@@ -59,7 +64,7 @@ export function keyNowRefusal(began: KeyConfig, current: KeyConfig | null): Refu
 export function judgeAfterApproval(input: AfterApprovalInput): StepWith<{ capKeys: CapKeys }> {
   const { began, current, report, figures, prepared } = input;
   const after = 'after approval';
-  const judged = judgeSimulation(began, report, figures, { usage: null, after });
+  const judged = judgeSimulation(began, report, figures, { usage: null, after, credential: input.credential });
   if (!judged.ok) return judged;
 
   const bound = approvedFiguresRefusal(input.approval, {

@@ -28,7 +28,7 @@ import type { HaltBook } from '../halts';
 import type { KeyAccess } from '../key-access';
 import type { KeySet } from '../../keys/key-set';
 import { emptyReport, type Report } from '../report';
-import { credentialNote, type CheckInput, type SignInput } from '../types';
+import { credentialNote, credentialSpendCheck, type CheckInput, type SignInput } from '../types';
 import { messageEntry } from './audit-entry';
 import { judgeMessage, type MessageView } from './content';
 import { signedEnvelope } from './offchain';
@@ -157,6 +157,11 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
           ? null
           : refusal('messages_not_allowed', `key "${key.name}" no longer signs messages (a reload turned it off)`));
       if (now) return refuse(report, now);
+      // The credential the request came with is judged again now (a message moves nothing): one that expired while
+      // the operators decided signs nothing.
+      const credential = credentialSpendCheck(input.principal)?.({ key: key.name, lamports_out: 0, destinations: [] });
+      if (credential)
+        return refuse(report, refusal('credential_limit', `after approval: ${credential.message}`, { requested: 0 }));
       approval = approvalNote(approved.approval);
     }
     report.checks.push('approval');
