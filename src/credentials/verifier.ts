@@ -48,6 +48,11 @@ export interface CredentialVerifierOptions {
   issued: readonly IssuedCredential[];
   /** Revocation ids (hex) refused wherever they appear in a chain. */
   revoked: readonly string[];
+  /**
+   * The revoked ids in force at each judgement (a reload may add some while a sign waits for its approval); the
+   * list above when absent.
+   */
+  revokedNow?: () => readonly string[];
 }
 
 export interface CredentialVerifier {
@@ -69,6 +74,17 @@ function blockChecks(source: string): string[] {
     .split('\n')
     .map((line) => line.trim().replace(/;$/, ''))
     .filter((line) => line.startsWith('check ') || line.startsWith('reject '));
+}
+
+/** The refusal of a chain with a revoked block (the first one), or null. */
+function revocation(ids: readonly string[], revoked: ReadonlySet<string>): CredentialRefusal | null {
+  const at = ids.findIndex((id) => revoked.has(id));
+  if (at < 0) return null;
+  return credentialRefusal(
+    'revoked',
+    `the credential is revoked (${at === 0 ? 'its root' : `its block ${at}`}); ask for a new one`,
+    { block: at },
+  );
 }
 
 export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifierOptions): CredentialVerifier {
@@ -129,15 +145,8 @@ export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifi
             "the credential's root is not one this signer lists as issued; ask the operator for a credential",
           ),
         );
-      const revokedAt = ids.findIndex((id) => revoked.has(id));
-      if (revokedAt >= 0)
-        return refuse(
-          credentialRefusal(
-            'revoked',
-            `the credential is revoked (${revokedAt === 0 ? 'its root' : `its block ${revokedAt}`}); ask for a new one`,
-            { block: revokedAt },
-          ),
-        );
+      const revokedRefusal = revocation(ids, revoked);
+      if (revokedRefusal !== null) return refuse(revokedRefusal);
       const checks: string[][] = [];
       for (let i = 0; i < ids.length; i++) {
         const source = token.getBlockSource(i);
@@ -160,6 +169,11 @@ export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifi
         checks,
         authorize: (req, now) => {
           if (!live) throw new Error('a credential is authorized after it was disposed');
+          // Judged again later (after a simulation, after an approval's wait): a revocation since then refuses.
+          if (opts.revokedNow) {
+            const since = revocation(ids, new Set(opts.revokedNow()));
+            if (since !== null) return since;
+          }
           return authorizeWith(token, req, now);
         },
         dispose: () => {

@@ -293,6 +293,26 @@ test('a sign that waited for approval is judged against the credential again: on
   expect(report.detail).toMatch(/its block 1 refused it \(check if time\(\$t\), \$t <= /);
 });
 
+test('a sign that waited for approval is refused if its credential was revoked meanwhile (a reload)', async () => {
+  const doomed = narrow(cred.reviewer!, { rootPublicKey, tools: ['sign'] });
+  const signing = call(doomed.credential, 'sign', { payload: w.transfer('gamma', 1_000_000), key: 'gamma' });
+  let id = '';
+  await until(async () => {
+    const [pending] = await w.ledger.listApprovals({ status: 'pending' });
+    id = pending?.id ?? '';
+    return id !== '';
+  }, 'the pending approval');
+  writeConfig([doomed.revocationId]);
+  expect((await run(BIN.signer, ['--config', configFile, 'reload'])).code).toBe(0);
+  expect((await run(BIN.signer, ['--config', configFile, 'approvals', 'approve', id])).code).toBe(0);
+
+  const report = reportOf(await signing);
+  expect(report).toMatchObject({ outcome: 'refused', reason: 'credential_limit', signature: null });
+  expect(report.detail).toContain('the credential is revoked (its block 1)');
+  writeConfig();
+  expect((await run(BIN.signer, ['--config', configFile, 'reload'])).code).toBe(0);
+});
+
 test('`token revoke` names the id to list: a file its last block, a name its root, an id itself', async () => {
   const byName = await run(BIN.signer, ['--config', configFile, 'token', 'revoke', 'planner']);
   expect(byName.code).toBe(0);
