@@ -7,6 +7,7 @@ import { defaultsOf, section, type Infer } from '../setting';
 import { buildTokenPolicies, type TokenPolicy } from './key-tokens';
 import type { OperatorConfig } from './operators';
 import { TOKEN_OPS } from './token-ops';
+import { buildTreasury, treasurySchema, type TreasuryConfig } from './key-treasury';
 
 /** The key stores (docs/keys.md): a plaintext keypair file, an age-encrypted file, or an HSM over PKCS#11. */
 export const KEY_STORE_KINDS = ['file', 'encrypted', 'pkcs11'] as const;
@@ -126,6 +127,7 @@ export const keySchema = section({
     format: 'token-ops',
     default: [],
   },
+  treasury: treasurySchema,
 });
 
 type KeyEntry = Infer<typeof keySchema>;
@@ -151,12 +153,14 @@ type OmittableInCode =
  * A key as the loader resolves it: named, its approval mode decided, its token amounts in base units, and its
  * quorum present only when operators are configured.
  */
-export type KeyConfig = Omit<KeyEntry, OmittableInCode | 'approval' | 'tokens' | 'approvals'> &
+export type KeyConfig = Omit<KeyEntry, OmittableInCode | 'approval' | 'tokens' | 'approvals' | 'treasury'> &
   Partial<Pick<KeyEntry, OmittableInCode>> & {
     name: string;
     approval: ApprovalMode;
     tokens?: TokenPolicy[];
     approvals?: KeyApprovals;
+    /** Token accounts the key spends from as delegate (docs/treasury.md); absent: none. */
+    treasury?: TreasuryConfig;
   };
 
 const KEY_DEFAULTS = defaultsOf(keySchema);
@@ -210,7 +214,7 @@ export function buildKeys(raw: Record<string, unknown>, operators: OperatorConfi
   const keys: KeyConfig[] = [];
   for (const name of Object.keys(raw).sort()) {
     if (!isValidKeyName(name)) fail(`keys.${name}: key name must be 1 to 64 lowercase letters, digits, '-' or '_'`);
-    const { approvals: given, ...e } = validateEntry(keySchema, raw[name], `keys.${name}`);
+    const { approvals: given, treasury: treasuryGiven, ...e } = validateEntry(keySchema, raw[name], `keys.${name}`);
     const approval: ApprovalMode = e.approval ?? (e.class === 'wallet' ? 'confirm' : 'auto');
     if (e.class === 'wallet' && approval === 'auto' && !e.allow_unattended) {
       fail(
@@ -222,6 +226,7 @@ export function buildKeys(raw: Record<string, unknown>, operators: OperatorConfi
     if (twin) fail(`keys.${name}.pubkey: ${e.pubkey} is already keys.${twin.name}; configure each pubkey once`);
     const tokens = buildTokenPolicies(e.tokens, `keys.${name}.tokens`);
     const approvals = buildApprovals(name, given, operators);
+    const treasury = buildTreasury(treasuryGiven, name, e.pubkey);
     keys.push({
       ...e,
       name,
@@ -229,6 +234,7 @@ export function buildKeys(raw: Record<string, unknown>, operators: OperatorConfi
       tokens,
       allow_token_ops: [...new Set(e.allow_token_ops)],
       ...(approvals ? { approvals } : {}),
+      ...(treasury ? { treasury } : {}),
     });
   }
   return keys;
