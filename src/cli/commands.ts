@@ -77,6 +77,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     usage:
       'localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--confirm-blocks N] | localnet mint [--key KEY] [--amount UNITS]',
   },
+  { name: 'treasury plan', values: [], flags: ['json'], usage: 'treasury plan NAME [--json]' },
+  { name: 'treasury submit', values: [], flags: ['json'], usage: 'treasury submit FILE|- [--json]' },
   { name: 'help', values: [], flags: [], usage: 'help' },
 ];
 

@@ -5,6 +5,8 @@
  * the agent key, taken from its file and used directly on the chain, can move no more than the allowance.
  */
 import fs from 'node:fs';
+import path from 'node:path';
+import YAML from 'yaml';
 import {
   address,
   appendTransactionMessageInstructions,
@@ -20,6 +22,7 @@ import {
   signTransaction,
   signTransactionMessageWithSigners,
   type KeyPairSigner,
+  type Signature,
 } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
 import { getApproveCheckedInstruction, getTokenDecoder, getTransferCheckedInstruction } from '@solana-program/token';
@@ -33,7 +36,8 @@ import {
 } from '../../src/treasury/allowance';
 import { payload, randomAddress } from '../support/payloads';
 import { setMint, setTokenAccount, tokenBalance, transferChecked } from '../support/tokens';
-import { makeWorld, type World } from '../support/world';
+import { BIN, assertBuilt, run } from '../support/cli';
+import { makeWorld, worldConfigDocument, type World } from '../support/world';
 import { fundedSigner, latestLifetime, waitConfirmed, type Rpc } from './kit-transactions';
 
 const M = 1_000_000n; // one token in base units (6 decimals)
@@ -47,6 +51,8 @@ let operatorWallet: KeyPairSigner;
 let treasuryAccount: string;
 let merchantAccount: string;
 let plans: AllowancePlan[];
+/** The world's config as a file, for the operator CLI. */
+let configFile: string;
 
 const policy: TokenPolicy = {
   mint: USDC,
@@ -74,6 +80,16 @@ beforeAll(async () => {
     address: treasuryAddress,
   });
   merchantAccount = setTokenAccount(w.localnet, { mint: USDC, owner: merchant, amount: 0n });
+  const doc = worldConfigDocument(w);
+  const keysDoc = doc['keys'] as Record<string, Record<string, unknown>>;
+  keysDoc['agent'] = {
+    ...keysDoc['agent'],
+    tokens: [{ mint: USDC, per_tx: policy.per_tx!.toString(), per_day: policy.per_day.toString() }],
+    treasury: agent.treasury,
+  };
+  configFile = path.join(w.dir, 'treasury.yaml');
+  fs.writeFileSync(configFile, YAML.stringify(doc));
+  assertBuilt(BIN.signer);
 });
 afterAll(() => w.close());
 
@@ -123,8 +139,21 @@ async function directTransfer(signer: KeyPairSigner, amount: bigint): Promise<vo
 }
 
 describe('a treasury-backed key', () => {
-  it('plans an allowance of the per_day cap; the operator wallet signs it; the checked transaction lands', async () => {
+  it('treasury plan prints the per_day allowance; the operator wallet signs it; treasury submit sends it', async () => {
     const agent = w.config.keys.find((k) => k.name === 'agent')!;
+    const cli = await run(BIN.signer, ['--config', configFile, 'treasury', 'plan', 'agent', '--json']);
+    expect(cli).toMatchObject({ code: 0 });
+    const printed = JSON.parse(cli.stdout) as { plans: unknown[]; transaction: string };
+    expect(printed.plans).toEqual([
+      {
+        account: treasuryAccount,
+        mint: USDC,
+        owner: operatorWallet.address,
+        delegate: agent.pubkey,
+        amount: '5000000',
+        decimals: 6,
+      },
+    ]);
     const planned = planAllowances(agent, [
       { account: treasuryAccount, mint: USDC, owner: operatorWallet.address, decimals: 6 },
     ]);
@@ -140,10 +169,12 @@ describe('a treasury-backed key', () => {
         decimals: 6,
       },
     ]);
-    const signed = await ownerSigns(approveTransaction(plans, await latestLifetime(rpc)));
-    expect(checkApproveTransaction(signed, plans)).toEqual({ ok: true });
-    const sig = await rpc.sendTransaction(signed as never, { encoding: 'base64' }).send();
-    await waitConfirmed(rpc, sig);
+    const signed = await ownerSigns(printed.transaction);
+    const file = path.join(w.dir, 'approve.signed.b64');
+    fs.writeFileSync(file, signed);
+    const sent = await run(BIN.signer, ['--config', configFile, 'treasury', 'submit', file, '--json']);
+    expect(sent).toMatchObject({ code: 0 });
+    await waitConfirmed(rpc, (JSON.parse(sent.stdout) as { signature: Signature }).signature);
     expect(await onChainAllowance()).toEqual({ delegate: agent.pubkey, delegatedAmount: 5n * M });
   });
 
@@ -180,6 +211,13 @@ describe('a treasury-backed key', () => {
     const r = checkApproveTransaction(extra, plans);
     expect(r).toMatchObject({ ok: false, code: 'treasury_submit_mismatch' });
     expect(!r.ok && r.message).toContain('2 instructions');
+    // The CLI refuses it too, and sends nothing.
+    const file = path.join(w.dir, 'extra.signed.b64');
+    fs.writeFileSync(file, extra);
+    const sent = await run(BIN.signer, ['--config', configFile, 'treasury', 'submit', file]);
+    expect(sent.code).not.toBe(0);
+    expect(sent.stderr).toContain('treasury_submit_mismatch');
+    expect(await onChainAllowance()).toMatchObject({ delegatedAmount: 5n * M });
   });
 
   it('signs a delegate transfer under the caps and counts it against the key’s per_day; refuses one over per_tx', async () => {
