@@ -12,6 +12,7 @@
  * It knows nothing of HTTP or MCP; every entrypoint calls it through SignerEngine. docs/policy.md describes the
  * checks, the report and the outcomes.
  */
+import { nowSeconds } from '../util/time';
 import type { KeyConfig } from '../config/types';
 import { votersOf } from '../ledger/records';
 import { SignerError, errorMessage } from '../util/errors';
@@ -33,6 +34,7 @@ import { v1Source, type PreparedTransaction, type TransactionSource } from './so
 import { v2Source } from './sources/v2-source';
 import { createSignedWatcher, intentWatch, sentIntentDetail, signOnlyIntentDetail } from './flow/watch-signed';
 import { createHaltBook } from './halts';
+import { createTreasuryReconciler } from '../treasury/reconcile';
 import { haltKeys } from './halt-keys';
 import { signRefusedByCap } from '../notify/events';
 import { createOutbox } from '../notify/outbox';
@@ -85,6 +87,14 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   const sendDeps = { chain, timings: config.timings, notices };
   const messages = createMessageFlow({ access, keys, halts, ledger, approval: approvalDeps, log });
   const tripwireDeps = { halts, log, observer: deps.observer };
+  const treasuries = createTreasuryReconciler({
+    keys: () => policy().keys,
+    chain,
+    audit: ledger,
+    halts,
+    notify: notifier,
+    now: nowSeconds,
+  });
   const watcher = createSignedWatcher({ chain, ledger, timings: config.timings, log, tripwire: tripwireDeps });
   const resumed = watcher
     .resume(config.keys)
@@ -391,6 +401,8 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     },
 
     inFlight: () => running,
+
+    reconcileTreasuries: () => treasuries.reconcile(),
 
     async close() {
       await resumed;

@@ -386,6 +386,13 @@ export const REASONS = {
     action: 'try again',
     figures: [],
   },
+  treasury_delegate_revoked: {
+    check: 'tokens',
+    meaning:
+      'a treasury account of the key no longer names the key as its delegate (the owner revoked or changed it), or is gone',
+    action: 'ask the operator to have the treasury owner approve the planned allowance again (`treasury plan`)',
+    figures: ['account'],
+  },
   token_per_tx_cap: {
     check: 'limits',
     meaning: 'the transaction spends more of a mint than its `per_tx`',

@@ -25,8 +25,14 @@ import {
   type Signature,
 } from '@solana/kit';
 import { getTransferSolInstruction } from '@solana-program/system';
-import { getApproveCheckedInstruction, getTokenDecoder, getTransferCheckedInstruction } from '@solana-program/token';
-import type { TokenPolicy } from '../../src/config/types';
+import {
+  getApproveCheckedInstruction,
+  getRevokeInstruction,
+  getTokenDecoder,
+  getTransferCheckedInstruction,
+} from '@solana-program/token';
+import { hookId } from '../../src/config/load';
+import { NOTIFY_EVENTS, type TokenPolicy } from '../../src/config/types';
 import { keyFilePath } from '../../src/keys/keyfile';
 import {
   approveTransaction,
@@ -66,7 +72,22 @@ const policy: TokenPolicy = {
 
 beforeAll(async () => {
   const treasuryAddress = randomAddress();
-  w = await makeWorld({ keys: { agent: { tokens: [policy] } } });
+  // A hook nobody listens on: the mismatch is read from the ledger's outbox, where the engine writes it.
+  const url = 'http://127.0.0.1:9/treasury';
+  w = await makeWorld({
+    keys: { agent: { tokens: [policy] } },
+    notify: {
+      hooks: [{ id: hookId(url), url, events: [...NOTIFY_EVENTS], secret_file: null, format: 'standard' }],
+      delivery: {
+        timeout_ms: 1_000,
+        max_attempts: 1,
+        max_age_hours: 1,
+        backoff_base_ms: 20,
+        backoff_max_ms: 20,
+        poll_ms: 20,
+      },
+    },
+  });
   rpc = createSolanaRpc(w.localnet.url);
   operatorWallet = await fundedSigner((a, l) => w.localnet.airdrop(a, l));
   // The world's keys are built before the wallet exists: the treasury is set on the engine's key in place.
@@ -136,6 +157,22 @@ async function directTransfer(signer: KeyPairSigner, amount: bigint): Promise<vo
     .sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: 'base64', skipPreflight: true })
     .send();
   await waitConfirmed(rpc, sig);
+}
+
+/** A v1 payload in which the agent key, as the treasury's delegate, pays the merchant. */
+function payFromTreasury(amount: bigint): Record<string, unknown> {
+  const agent = w.keys['agent']!;
+  return payload(
+    agent.pubkey,
+    [
+      transferChecked(
+        { source: treasuryAccount, mint: USDC, destination: merchantAccount, owner: agent.pubkey },
+        amount,
+        6,
+      ),
+    ],
+    { summary: `pay ${amount} from the treasury` },
+  );
 }
 
 describe('a treasury-backed key', () => {
@@ -221,19 +258,7 @@ describe('a treasury-backed key', () => {
   });
 
   it('signs a delegate transfer under the caps and counts it against the key’s per_day; refuses one over per_tx', async () => {
-    const agent = w.keys['agent']!;
-    const pay = (amount: bigint) =>
-      payload(
-        agent.pubkey,
-        [
-          transferChecked(
-            { source: treasuryAccount, mint: USDC, destination: merchantAccount, owner: agent.pubkey },
-            amount,
-            6,
-          ),
-        ],
-        { summary: `pay ${amount} from the treasury` },
-      );
+    const pay = payFromTreasury;
     const r = await w.engine.sign({ payload: pay(1n * M), principal: w.operator });
     expect(r).toMatchObject({ outcome: 'confirmed', remaining_daily_tokens: [{ mint: USDC, remaining: '4000000' }] });
     expect(await tokenBalance(w.localnet.url, merchantAccount)).toBe(1n * M);
@@ -244,6 +269,10 @@ describe('a treasury-backed key', () => {
   });
 
   it('bypassing the signer, the stolen agent key cannot move more than the allowance; it can move what is left', async () => {
+    // A pass before the theft: its baseline is the allowance the signer's own spend left.
+    expect((await w.engine.reconcileTreasuries())[0]?.verdicts).toEqual([
+      { kind: 'first_seen', account: treasuryAccount, delegatedAmount: 4n * M },
+    ]);
     const stolen = await stolenAgentKey();
     w.localnet.airdrop(stolen.address, 1_000_000_000);
     await expect(directTransfer(stolen, 6n * M)).rejects.toThrow(/failed/);
@@ -251,5 +280,57 @@ describe('a treasury-backed key', () => {
     await directTransfer(stolen, 1n * M);
     expect(await tokenBalance(w.localnet.url, merchantAccount)).toBe(2n * M);
     expect(await onChainAllowance()).toMatchObject({ delegatedAmount: 3n * M });
+  });
+
+  it('the next reconciliation sees the spend the signer did not make: halts the key and raises treasury.mismatch', async () => {
+    const [pass] = await w.engine.reconcileTreasuries();
+    expect(pass?.verdicts).toEqual([
+      { kind: 'mismatch', account: treasuryAccount, mint: USDC, expected: 4n * M, actual: 3n * M },
+    ]);
+    const halt = await w.ledger.getHalt('agent');
+    expect(halt).toMatchObject({ key: 'agent', by: 'signer (treasury reconciliation)' });
+    expect(halt?.reason).toContain(`token account ${treasuryAccount}`);
+    const notes = (await w.ledger.listNotifications({ limit: 100 })).filter((n) => n.event === 'treasury.mismatch');
+    expect(notes).toHaveLength(1);
+    expect(JSON.parse(notes[0]!.body)).toMatchObject({
+      type: 'treasury.mismatch',
+      data: {
+        key: 'agent',
+        account: treasuryAccount,
+        mint: USDC,
+        expected_allowance: '4000000',
+        chain_allowance: '3000000',
+      },
+    });
+    const r = await w.engine.sign({ payload: payFromTreasury(1n * M), principal: w.operator });
+    expect(r).toMatchObject({ outcome: 'refused', reason: 'halted' });
+  });
+
+  it('once the owner revokes the delegate, signs are refused with treasury_delegate_revoked until it is approved again', async () => {
+    await w.engine.resume('agent', 'operator:test');
+    const revoke = getRevokeInstruction({ source: address(treasuryAccount), owner: operatorWallet });
+    const lifetime = await latestLifetime(rpc);
+    const message = pipe(
+      createTransactionMessage({ version: 0 }),
+      (m) => setTransactionMessageFeePayerSigner(operatorWallet, m),
+      (m) => setTransactionMessageLifetimeUsingBlockhash(lifetime, m),
+      (m) => appendTransactionMessageInstructions([revoke], m),
+    );
+    const signed = await signTransactionMessageWithSigners(message);
+    await waitConfirmed(
+      rpc,
+      await rpc.sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: 'base64' }).send(),
+    );
+    expect(await onChainAllowance()).toEqual({ delegate: null, delegatedAmount: 0n });
+    const r = await w.engine.sign({ payload: payFromTreasury(1n * M), principal: w.operator });
+    expect(r).toMatchObject({
+      outcome: 'refused',
+      reason: 'treasury_delegate_revoked',
+      figures: { account: treasuryAccount },
+    });
+    expect(r.detail).toContain('no delegate (revoked)');
+    expect((await w.engine.reconcileTreasuries())[0]?.verdicts).toEqual([
+      { kind: 'delegate_changed', account: treasuryAccount, delegate: null },
+    ]);
   });
 });

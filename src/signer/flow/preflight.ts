@@ -22,6 +22,7 @@ import type { HaltBook } from '../halts';
 import { refusal } from '../refusals';
 import type { Report } from '../report';
 import { haltRefusal } from '../rules/halted';
+import { treasuryDelegateRefusal } from '../rules/treasury-delegate';
 import { feeRefusal, limitsRefusal } from '../rules/limits';
 import { stop, type Step, type StepWith } from './step';
 import type { PreparedTransaction, TransactionSource } from '../sources/transaction';
@@ -79,6 +80,8 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
     report.warnings.push(`the ledger could not be read (${errorMessage(e)}): halts and limits were not previewed`);
   }
   if (halt) return stop(report, haltRefusal(halt));
+  const revoked = await treasuryDelegateRefusal(deps.chain, key);
+  if (revoked) return stop(report, revoked);
 
   // Both are kept between signs (cluster-genesis.ts, recent-blockhash.ts): in the common case no round trip here.
   // When either must be asked for, both go in one request. The blockhash is only used once the genesis is checked.
