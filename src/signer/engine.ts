@@ -95,6 +95,25 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     notify: notifier,
     now: nowSeconds,
   });
+  let reconciling = false;
+  // Only a process with treasury keys at start runs the passes; a reload that adds the first one needs a restart.
+  const reconcileTimer = policy().keys.some((k) => k.treasury !== undefined)
+    ? setInterval(() => {
+        // A pass still running (a slow RPC) is not overlapped: the next tick starts the next one.
+        if (reconciling) return;
+        reconciling = true;
+        treasuries
+          .reconcile()
+          .catch((e: unknown) => {
+            log.warn(
+              { err: errorMessage(e) },
+              'treasury reconciliation could not read the chain or the ledger; next pass retries',
+            );
+          })
+          .finally(() => (reconciling = false));
+      }, config.timings.treasury_reconcile_ms)
+    : null;
+  reconcileTimer?.unref();
   const watcher = createSignedWatcher({ chain, ledger, timings: config.timings, log, tripwire: tripwireDeps });
   const resumed = watcher
     .resume(config.keys)
@@ -405,6 +424,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     reconcileTreasuries: () => treasuries.reconcile(),
 
     async close() {
+      if (reconcileTimer !== null) clearInterval(reconcileTimer);
       await resumed;
       await watcher.close();
       notices?.close();

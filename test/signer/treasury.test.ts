@@ -40,8 +40,9 @@ import {
   planAllowances,
   type AllowancePlan,
 } from '../../src/treasury/allowance';
-import { payload, randomAddress } from '../support/payloads';
-import { setMint, setTokenAccount, tokenBalance, transferChecked } from '../support/tokens';
+import { treasuryTransferPayload } from '../../src/treasury/transfer-payload';
+import { randomAddress } from '../support/payloads';
+import { setMint, setTokenAccount, tokenBalance } from '../support/tokens';
 import { BIN, assertBuilt, run } from '../support/cli';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
 import { fundedSigner, latestLifetime, waitConfirmed, type Rpc } from './kit-transactions';
@@ -161,18 +162,15 @@ async function directTransfer(signer: KeyPairSigner, amount: bigint): Promise<vo
 
 /** A v1 payload in which the agent key, as the treasury's delegate, pays the merchant. */
 function payFromTreasury(amount: bigint): Record<string, unknown> {
-  const agent = w.keys['agent']!;
-  return payload(
-    agent.pubkey,
-    [
-      transferChecked(
-        { source: treasuryAccount, mint: USDC, destination: merchantAccount, owner: agent.pubkey },
-        amount,
-        6,
-      ),
-    ],
-    { summary: `pay ${amount} from the treasury` },
-  );
+  return treasuryTransferPayload({
+    key: w.config.keys.find((k) => k.name === 'agent')!,
+    account: treasuryAccount,
+    mint: USDC,
+    destination: merchantAccount,
+    amount,
+    decimals: 6,
+    summary: `pay ${amount} from the treasury`,
+  });
 }
 
 describe('a treasury-backed key', () => {
