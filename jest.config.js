@@ -10,14 +10,12 @@ module.exports = {
     // These ship only ES modules: age-encryption with its noble/scure dependencies, iron-session with iron-webcrypto,
     // uint8array-extras and its own cookie. Node 20.19+ require()s them natively (src/keys/age-file.ts,
     // src/operator/session.ts); jest's module loader does not, so they are compiled to CommonJS here.
-    '/node_modules/(age-encryption|@noble|@scure|iron-session|iron-webcrypto|uint8array-extras)/.+\\.js$': [
-      'ts-jest',
-      { tsconfig: { allowJs: true, module: 'commonjs', target: 'es2022' } },
-    ],
+    '/node_modules/(age-encryption|@biscuit-auth|@noble|@scure|iron-session|iron-webcrypto|uint8array-extras)/.+\\.js$':
+      ['ts-jest', { tsconfig: { allowJs: true, module: 'commonjs', target: 'es2022' } }],
   },
   // Ignored: anything under node_modules that is not one of those (nor a package nested inside one of them).
   transformIgnorePatterns: [
-    '^(?!.*/node_modules/(age-encryption|@noble|@scure|iron-session|iron-webcrypto|uint8array-extras)/).*/node_modules/',
+    '^(?!.*/node_modules/(age-encryption|@biscuit-auth|@noble|@scure|iron-session|iron-webcrypto|uint8array-extras)/).*/node_modules/',
   ],
   // A temporary SoftHSM2 token directory for the pkcs11 key store's tests (test/support/softhsm-global.ts).
   globalSetup: '<rootDir>/test/support/softhsm-setup.ts',

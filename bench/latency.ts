@@ -163,7 +163,7 @@ export async function runLatencyBench(): Promise<BenchLine[]> {
         unit: 'ms',
         target: `≤ one round trip + 30 ms (${rtt + 30} ms)`,
         ok: lessChainP50 <= rtt + 30,
-        note: `confirmation polled every ${config.timings.poll_interval_ms} ms`,
+        note: `WebSocket notices, then the status read with the metadata; polls every ${config.timings.poll_interval_ms} ms as the fallback`,
       },
       {
         name: "latency: sign p99 less the chain's confirmation time",

@@ -3,7 +3,9 @@
  * BENCH_SECONDS sets the measured window of each load (default 8);
  * BENCH_ONLY=engine,sign-cpu,per-key,stores,http,replicas,latency,confirm picks sections (sign-cpu: the engine
  * section's process CPU per sign under load, alone; latency: a remote provider's distance, bench/latency.ts;
- * confirm: send to confirmed, WebSocket notice against polling).
+ * confirm: send to confirmed, WebSocket notice against polling). BENCH_CPU_PROFILE=FILE writes a .cpuprofile of the
+ * sign-cpu line's measured signs (V8's sampling profiler, 100 µs), nothing else in it; BENCH_POLL_MS sets that
+ * line's status poll interval (default twice a block, 10 ms).
  */
 import { formatLine, type BenchLine } from './stats';
 
@@ -15,11 +17,11 @@ function sections(): Section[] {
   return [
     { name: 'engine', run: (s) => (require('./engine') as typeof import('./engine')).runEngineBench(s) },
     {
-      // The engine section's last line alone: the process's CPU per sign under the sign load.
+      // The engine section's last lines alone: the process's CPU per sign under the sign load.
       name: 'sign-cpu',
       run: (s) => {
         const engine = require('./engine') as typeof import('./engine');
-        return engine.loadedProcessCpu(s, engine.rawSignatureMicros()).then((line) => [line]);
+        return engine.loadedProcessCpu(s, engine.rawSignatureMicros());
       },
     },
     { name: 'per-key', run: (s) => (require('./per-key') as typeof import('./per-key')).runPerKeyBench(s) },

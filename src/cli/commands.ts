@@ -40,7 +40,19 @@ export const COMMANDS: readonly CommandSpec[] = [
     usage: 'key fund NAME --zink AMOUNT [--from KEY|ADDRESS] [--out FILE]',
   },
   { name: 'key destroy', values: [], flags: ['force'], usage: 'key destroy NAME [--force]' },
-  { name: 'token new', values: ['out'], flags: [], usage: 'token new NAME --out FILE' },
+  {
+    name: 'token new',
+    values: ['out', 'keys', 'ttl'],
+    flags: ['biscuit'],
+    usage: 'token new NAME --out FILE | token new NAME --biscuit --keys K1,K2 [--ttl 7d] --out FILE',
+  },
+  {
+    name: 'token narrow',
+    values: ['from', 'out', 'keys', 'tools', 'mode', 'ttl', 'per-tx-lamports', 'destinations', 'root-public-key'],
+    flags: [],
+    usage:
+      'token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--root-public-key ed25519/HEX]',
+  },
   { name: 'check', values: ['key'], flags: [], usage: 'check [--key KEY] FILE|-' },
   { name: 'sign', values: ['key', 'intent'], flags: [], usage: 'sign [--key KEY] [--intent TEXT] FILE|-' },
   {
@@ -75,7 +87,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     values: [],
     flags: [],
     usage:
-      'localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--confirm-blocks N] | localnet mint [--key KEY] [--amount UNITS]',
+      'localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--confirm-blocks N] | localnet mint [--key KEY] [--amount UNITS] | localnet price set ASSET PRICE [--conf DOLLARS] [--age SECONDS]',
   },
   { name: 'treasury plan', values: [], flags: ['json'], usage: 'treasury plan NAME [--json]' },
   { name: 'treasury submit', values: [], flags: ['json'], usage: 'treasury submit FILE|- [--json]' },

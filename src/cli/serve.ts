@@ -126,6 +126,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     config,
     // The policy's tokens once the engine has opened it (a reload may replace them), the config's until then.
     tokens: () => livePolicy?.().tokens ?? config.serve.tokens,
+    credentials: () => livePolicy?.().credentials ?? config.serve.credentials ?? null,
     version: VERSION,
     logger,
     engine: () => opening,
@@ -246,7 +247,17 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       const { createOutbox } = require('../notify/outbox') as typeof import('../notify/outbox');
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded late on purpose: the listener answers first
       const { startDeliverer } = require('../notify/deliverer') as typeof import('../notify/deliverer');
-      const ledger = await openLedger(config.ledger);
+      let replicationWarning: string | null = null;
+      const ledger = await openLedger(config.ledger, {
+        postgres: {
+          // Each primary found (at start, after a failover) is logged; a replication warning once, when it changes.
+          onPrimary: (primary, timeline, warning) => {
+            logger.info({ ledger_primary: primary.label, timeline }, 'ledger: writing to this PostgreSQL server');
+            if (warning !== null && warning !== replicationWarning) logger.warn({ ledger_warning: warning }, warning);
+            replicationWarning = warning;
+          },
+        },
+      });
       ledgerOpened(ledger);
       // Events go to the outbox in the ledger; this process's deliverer is woken at once to send them.
       const notifier = createOutbox({

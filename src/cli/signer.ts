@@ -26,8 +26,10 @@ import { VERSION } from '../util/version';
 import { flag, option, parseArgs, requireOption, requirePositional, type ParsedArgs } from './args';
 import { ALL_OPTIONS, resolveCommand } from './commands';
 import { config, err, keyOf, out, outJson, withEngine, withLedger } from './context';
+import { tokenNarrow, tokenNewBiscuit } from './credential-commands';
 import { keyCommand } from './key-commands';
 import { localnetMint } from './localnet-mint';
+import { localnetPrice } from './localnet-price';
 import { operatorCommand } from './operator-commands';
 import { runLocksCommand } from './locks';
 import { policyReplay, policyTest } from './policy-commands';
@@ -61,6 +63,13 @@ usage: sa-forge-signer [--config FILE] COMMAND ...
                                         objects in the HSM token; unless its balance is known to be 0,
                                         asks you to type the key name (--force skips that)
   token new NAME --out FILE             create a bearer token in FILE (0600); prints its sha256
+  token new NAME --biscuit --keys K1,K2 [--ttl 7d] --out FILE
+                                        issue a root credential (docs/credentials.md) in FILE (0600), signed by
+                                        serve.credentials' root key; prints its revocation id and config lines
+  token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h]
+               [--per-tx-lamports N] [--destinations A,B]
+                                        offline: a narrower credential in FILE (a block of checks added); prints
+                                        the block's revocation id (--root-public-key without a config)
   check [--key KEY] FILE|-              run every check and a simulation; prints the JSON report
   sign [--key KEY] [--intent TEXT] FILE|-
                                         check, simulate, sign, send and confirm; prints the JSON report
@@ -394,7 +403,8 @@ export async function main(argv: string[]): Promise<number> {
     case 'key':
       return keyCommand(sub, args);
     case 'token':
-      return tokenCommand(args);
+      if (sub === 'narrow') return tokenNarrow(args);
+      return flag(args, 'biscuit') ? tokenNewBiscuit(args) : tokenCommand(args);
     case 'check':
     case 'sign':
       return checkOrSign(args, command);
@@ -428,6 +438,7 @@ export async function main(argv: string[]): Promise<number> {
       return reloadCommand(() => config(args), flag(args, 'json'));
     case 'localnet': {
       if (args.rest[0] === 'mint') return localnetMint(config(args), args.rest.slice(1));
+      if (args.rest[0] === 'price') return localnetPrice(config(args), args.rest.slice(1));
       // Loaded lazily: litesvm is a development dependency the production image does not have.
       const { runLocalnet } = require('../localnet/main') as typeof import('../localnet/main'); // eslint-disable-line @typescript-eslint/no-require-imports -- litesvm must stay unloaded unless asked for
       await runLocalnet(args.rest);

@@ -4,7 +4,9 @@
  */
 import convict from 'convict';
 import { parseBaseUnits } from '../util/token-amounts';
+import { parseUsd } from '../util/usd-amounts';
 import { decodeAddress } from '../util/base58';
+import { normalizeFeedId } from '../util/feed-id';
 import { isRecord } from '../util/is-record';
 import { TOKEN_OPS, type TokenOp } from './sections/token-ops';
 
@@ -39,6 +41,9 @@ export interface FormatValue {
   'address-list-or-null': string[] | null;
   'base-units': string | number;
   'base-units-or-null': string | number | null;
+  'usd-or-null': string | null;
+  'feed-id': string;
+  'price-asset': string;
   'token-ops': TokenOp[];
   address: string;
   'address-or-null': string | null;
@@ -154,6 +159,25 @@ export function registerFormats(): void {
       validate(v: unknown) {
         if (v !== null && parseBaseUnits(v) === null)
           throw new Error('must be a whole number of base units (0 to 18446744073709551615), or null');
+      },
+    },
+    'usd-or-null': {
+      validate(v: unknown) {
+        if (v === null) return;
+        const r = parseUsd(v);
+        if (!r.ok) throw new Error(r.message);
+      },
+    },
+    'feed-id': {
+      validate(v: unknown) {
+        if (typeof v !== 'string' || normalizeFeedId(v) === null)
+          throw new Error('must be a Pyth feed id: 64 hex digits, with or without 0x');
+      },
+    },
+    'price-asset': {
+      validate(v: unknown) {
+        if (v !== 'SOL' && (typeof v !== 'string' || decodeAddress(v) === null))
+          throw new Error('must be SOL or a mint address (base58)');
       },
     },
     'token-ops': {

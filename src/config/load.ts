@@ -19,6 +19,8 @@ import { buildLedger } from './sections/ledger';
 import { buildLocalnet } from './sections/localnet';
 import { buildNotify } from './sections/notify';
 import { buildOperators } from './sections/operators';
+import { buildCredentials, credentialsConfigured } from './sections/credentials';
+import { buildPrices, checkPricedKeys } from './sections/prices';
 import { buildServe } from './sections/serve';
 import type { SignerConfig } from './types';
 import { schemaEnvNames, unknownSignerVariables } from './unknown-env';
@@ -68,15 +70,28 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
   const strays = unknownSignerVariables(
     env,
     schemaEnvNames(topLevelSchema),
-    [top.ledger.url_env, top.key_stores.encrypted.passphrase_env, top.key_stores.pkcs11.pin_env].filter(
-      (n) => n !== null,
-    ),
+    [
+      top.ledger.url_env,
+      top.key_stores.encrypted.passphrase_env,
+      top.key_stores.pkcs11.pin_env,
+      top.serve.credentials.root_key_env,
+    ].filter((n) => n !== null),
   );
   if (strays.length > 0) fail(`environment: ${strays.join('; ')}`);
 
   const operators = buildOperators(top.operators);
   const keys = buildKeys(top.keys, operators);
-  const tokens = buildBearerTokens(top.serve, keys, resolve, opts.forServe === true);
+  const prices = buildPrices(top.prices);
+  checkPricedKeys(keys, prices);
+  // A service needs some way in: a bearer token, or credentials its root key verifies.
+  const needsTokens = opts.forServe === true && !credentialsConfigured(top.serve.credentials);
+  const tokens = buildBearerTokens(top.serve, keys, resolve, needsTokens);
+  const credentials = buildCredentials(
+    top.serve.credentials,
+    keys,
+    tokens.map((t) => t.name),
+    resolve,
+  );
   const cluster = buildCluster(top, top.clusters, top.localnet);
   const stateDir = resolve(top.state_dir);
   const localnet = cluster.name === 'local' ? buildLocalnet(top.localnet) : null;
@@ -89,12 +104,13 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
     state_dir: stateDir,
     keys,
     operators,
-    ledger: buildLedger(top.ledger, resolve, env, stateDir),
+    ledger: buildLedger(top.ledger, resolve, env, stateDir, top.timings.ledger_failover_ms),
     timings: { ...top.timings },
-    serve: buildServe(top.serve, tokens, resolve),
+    serve: buildServe(top.serve, tokens, credentials, resolve),
     localnet,
     log_level: top.log_level,
     notify: buildNotify(top.notify, top.notify_delivery, resolve),
+    prices,
   };
 }
 

@@ -6,9 +6,11 @@
 import {
   clusterSchema,
   fundEntrySchema,
+  issuedCredentialSchema,
   keySchema,
   notifyHookSchema,
   operatorSchema,
+  priceFeedEntrySchema,
   programEntrySchema,
   tokenPolicySchema,
   tokenSchema,
@@ -44,9 +46,19 @@ const SECTIONS: readonly { title: string; prefix: string; schema: Group }[] = [
     schema: tokenPolicySchema,
   },
   {
+    title: 'A price (`prices.feeds[]`)',
+    prefix: 'prices.feeds[]',
+    schema: priceFeedEntrySchema,
+  },
+  {
     title: 'A bearer token (`serve.tokens[]`)',
     prefix: 'serve.tokens[]',
     schema: tokenSchema,
+  },
+  {
+    title: 'An issued credential (`serve.credentials.issued[]`)',
+    prefix: 'serve.credentials.issued[]',
+    schema: issuedCredentialSchema,
   },
   {
     title: 'A webhook (`notify[]`)',

@@ -15,6 +15,7 @@ import { localnetSchema } from './sections/localnet';
 import { loggingSchema } from './sections/logging';
 import { notifySchema } from './sections/notify';
 import { operatorsSchema } from './sections/operators';
+import { pricesSchema } from './sections/prices';
 import { serveSchema } from './sections/serve';
 import { timingsSchema } from './sections/timings';
 
@@ -28,6 +29,7 @@ export const topLevelSchema = section({
   ...loggingSchema,
   ...operatorsSchema,
   ...keysSchema,
+  ...pricesSchema,
   ...clustersSchema,
   ledger,
   timings: timingsSchema,
@@ -44,6 +46,8 @@ export { keySchema } from './sections/keys';
 export { tokenPolicySchema } from './sections/key-tokens';
 export { operatorSchema } from './sections/operators';
 export { tokenSchema } from './sections/bearer-tokens';
+export { issuedCredentialSchema } from './sections/credentials';
 export { notifyHookSchema } from './sections/notify';
 export { clusterSchema, programEntrySchema } from './sections/cluster-profile';
 export { fundEntrySchema } from './sections/localnet';
+export { priceFeedEntrySchema } from './sections/prices';

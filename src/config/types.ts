@@ -12,6 +12,7 @@ import type { LocalnetConfig } from './sections/localnet';
 import type { LogLevel } from './sections/logging';
 import type { NotifyConfig } from './sections/notify';
 import type { OperatorConfig } from './sections/operators';
+import type { PricesConfig } from './sections/prices';
 import type { ServeConfig } from './sections/serve';
 import type { Timings } from './sections/timings';
 
@@ -46,9 +47,12 @@ export {
   type NotifyHook,
 } from './sections/notify';
 export { OPERATOR_ROLES, type OperatorConfig, type OperatorRole } from './sections/operators';
+export { type PricesConfig } from './sections/prices';
+export { type KeyUsdCaps } from './sections/key-usd';
 export { type OperatorListenerConfig } from './sections/operator-console';
 export { DEFAULT_SOCKET_LIMITS, type ServeConfig } from './sections/serve';
 export { type TokenConfig } from './sections/bearer-tokens';
+export { type CredentialsConfig, type IssuedCredentialConfig } from './sections/credentials';
 export { DEFAULT_TIMINGS, type Timings } from './sections/timings';
 export { TOKEN_OPS, type TokenOp } from './sections/token-ops';
 
@@ -75,4 +79,6 @@ export interface SignerConfig {
   log_level: LogLevel;
   /** Webhooks and how they are delivered; absent: none. */
   notify?: NotifyConfig;
+  /** Where `usd` caps get their prices (docs/pricing.md); absent: no prices, so no key may have `usd` caps. */
+  prices?: PricesConfig;
 }

@@ -5,9 +5,10 @@
  *   → security headers (helmet)
  *   → Host/Origin guard (403)
  *   → probes: GET /health, GET /ready (no token)
- *   → bearer auth (401, before the body is read)
+ *   → bearer auth (401, before the body is read: a token, or a credential's signature chain)
  *   → rate limit per token (express-rate-limit, 429)
- *   → /mcp Router: POST reads the body in time (408) as JSON ≤ limit (413/415), then the in-flight cap (503:
+ *   → /mcp Router: POST reads the body in time (408) as JSON ≤ limit (413/415), judges a credential's checks
+ *     against it (401 credential_refused), then the in-flight cap (503:
  *     places overall and per token; halt and the lists need none) and the JSON-RPC service; GET/DELETE 405
  *   → 404 → the one error handler.
  *
@@ -18,7 +19,8 @@
 import express, { type Express } from 'express';
 import helmet from 'helmet';
 import type { Logger } from 'pino';
-import type { SignerConfig, TokenConfig } from '../config/types';
+import type { CredentialsConfig, SignerConfig, TokenConfig } from '../config/types';
+import { credentialGate } from '../credentials/gate';
 import { TokenVerifier } from './bearer-tokens';
 import { McpService } from '../mcp/service';
 import type { SignerEngine } from '../signer/types';
@@ -39,6 +41,8 @@ export interface AppDeps {
   config: SignerConfig;
   /** The bearer tokens now (a reload may replace them); the config's when absent. */
   tokens?: () => readonly TokenConfig[];
+  /** The credentials' issued roots and revoked ids now (a reload may replace them); the config's when absent. */
+  credentials?: () => CredentialsConfig | null;
   version: string;
   logger: Logger;
   /** Resolves once the engine is open (tool calls wait for it). */
@@ -56,6 +60,7 @@ export function createApp(deps: AppDeps): Express {
   const serve = config.serve;
   const metrics = deps.metrics ?? (() => null);
   const verifier = new TokenVerifier(deps.tokens ?? serve.tokens);
+  const credentials = serve.credentials ? credentialGate(serve.credentials, deps.credentials) : null;
   const mcp = new McpService({
     version: deps.version,
     paramHeaders: serve.param_headers,
@@ -73,7 +78,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(helmet());
   app.use(hostOrigin(serve.allowed_hosts));
   app.use(probes({ engineIfOpen: deps.engineIfOpen, state, verifier, logger }));
-  app.use(bearerAuth(verifier));
+  app.use(bearerAuth(verifier, credentials));
   app.use(tokenRateLimit(serve.rate_limit_per_minute));
   app.use(
     '/mcp',

@@ -1,10 +1,10 @@
 /**
- * What the middleware learns about a request, kept on Express's `res.locals` (typed here): the token that proved
- * itself, and what the MCP endpoint did, for the access log and the metrics.
+ * What the middleware learns about a request, kept on Express's `res.locals` (typed here): the token (or
+ * credential) that proved itself, and what the MCP endpoint did, for the access log and the metrics.
  */
-import type { TokenConfig } from '../config/types';
+import type { VerifiedCredential } from '../credentials/verifier';
 import type { ToolSummary } from '../mcp/service';
-import type { SignProgress } from '../signer/types';
+import type { CredentialSpendCheck, SignProgress } from '../signer/types';
 
 export interface McpOutcome {
   /** The JSON-RPC method when the body named one. */
@@ -14,9 +14,19 @@ export interface McpOutcome {
   tool: ToolSummary | null;
 }
 
+/** Who proved themselves: a bearer token's name, or a credential's root name, and the keys either may use. */
+export interface BearerIdentity {
+  name: string;
+  keys: readonly string[];
+}
+
 declare module 'express-serve-static-core' {
   interface Locals {
-    token?: TokenConfig;
+    token?: BearerIdentity;
+    /** Set with `token` when the bearer was a credential: its checks are judged once the body has arrived. */
+    credential?: VerifiedCredential;
+    /** The credential's spend checks, for the engine to judge on a simulation's figures. */
+    credentialSpend?: CredentialSpendCheck;
     mcp?: McpOutcome;
     /** The in-flight cap's ear on a sign's progress: a sign waiting for a person gives its place back. */
     signProgress?: (p: SignProgress) => void;

@@ -20,6 +20,7 @@ export const REDACT_PATHS = [
   'payload.partial_signers',
   '*.payload.partial_signers',
   'ledger.url',
+  'ledger.urls',
 ];
 
 /** Pretty lines when asked for, or when a person is reading the terminal the log goes to. */

@@ -1,6 +1,6 @@
 /**
  * The `/mcp` endpoint as an Express Router. POST: the body must arrive in time (408), is parsed as JSON (413/415),
- * takes a place under the in-flight cap (503) only once it has arrived, then goes to the JSON-RPC service, which
+ * is judged against the checks of a credential when one was presented (401), takes a place under the in-flight cap (503) only once it has arrived, then goes to the JSON-RPC service, which
  * tells the cap when a sign starts waiting for a person. GET and
  * DELETE are 405: a server of MCP 2026-07-28 opens no event stream and keeps no session.
  */
@@ -8,6 +8,7 @@ import { Router, type Request, type Response } from 'express';
 import type { McpService } from '../mcp/service';
 import { parseErrorReply } from '../mcp/envelope';
 import { bodyDeadline } from './middleware/body-deadline';
+import { credentialCheck } from './middleware/credential-check';
 import { inFlightCap, type InFlightLimits } from './middleware/in-flight-cap';
 import { jsonBody } from './middleware/json-body';
 import { sendError, sendJson } from './send';
@@ -44,7 +45,12 @@ export function mcpRouter(opts: McpRouterOptions): Router {
     const reply = await opts.mcp.handle({
       message: req.body,
       rawHeaders: req.rawHeaders,
-      principal: { kind: 'token', name: token.name, keys: token.keys },
+      principal: {
+        kind: 'token',
+        name: token.name,
+        keys: token.keys,
+        ...(res.locals.credentialSpend ? { credential: res.locals.credentialSpend } : {}),
+      },
       signal: cancelledWhenGone(res),
       onProgress: res.locals.signProgress,
     });
@@ -60,6 +66,7 @@ export function mcpRouter(opts: McpRouterOptions): Router {
     '/',
     bodyDeadline(opts.bodyTimeoutMs),
     ...jsonBody(opts.bodyLimitBytes),
+    credentialCheck(),
     inFlightCap(opts.inFlight, opts.state),
     answer,
   );

@@ -19,12 +19,16 @@ import type {
   AuditEntryInput,
   ChainHead,
   IntentWatch,
+  LamportCredit,
   TokenFigure,
   VerifyResult,
 } from './types';
 
 /** `prev` of the first entry. */
 export const GENESIS_PREV = '0'.repeat(64);
+
+/** A lamport credit as an entry records it. */
+type EntryCredit = Pick<LamportCredit, 'address' | 'lamports'>;
 
 const COMMANDS: readonly AuditCommand[] = ['sign', 'sign-intent', 'sign-message', 'halt', 'resume', 'reload'];
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -47,6 +51,8 @@ export function serializeEntry(entry: AuditEntry): string {
     // An entry that moved no tokens serialises without the field, so entries written before it existed (and the
     // earlier Rust signer's) hash exactly as they did.
     ...(entry.tokens ? { tokens: entry.tokens.map(copyFigure) } : {}),
+    // Likewise for lamport credits: entries written before the field existed hash as they did.
+    ...(entry.lamport_credits ? { lamport_credits: entry.lamport_credits.map(copyCredit) } : {}),
     prev: entry.prev,
     hash: entry.hash,
   });
@@ -60,6 +66,11 @@ function copyFigure(f: TokenFigure): TokenFigure {
     change: f.change,
     credits: f.credits.map((c) => ({ owner: c.owner, amount: c.amount })),
   };
+}
+
+/** A lamport credit's fields in their fixed order. */
+function copyCredit(c: EntryCredit): EntryCredit {
+  return { address: c.address, lamports: c.lamports };
 }
 
 /** sha256 hex of the entry serialised with `hash` set to "". */
@@ -91,6 +102,7 @@ function copyInput(e: AuditEntryInput): AuditEntryInput {
     slot: e.slot,
     balance_change: e.balance_change,
     ...(e.tokens ? { tokens: e.tokens.map(copyFigure) } : {}),
+    ...(e.lamport_credits ? { lamport_credits: e.lamport_credits.map(copyCredit) } : {}),
   };
 }
 
@@ -134,6 +146,12 @@ export function entryInputProblem(e: unknown): string | null {
   if (!isNullableInt(o.balance_change)) return 'balance_change must be an integer or null';
   if (o.tokens !== undefined && o.tokens !== null && !(Array.isArray(o.tokens) && o.tokens.every(isTokenFigure)))
     return 'tokens must be a list of {mint, decimals, change, credits} or null';
+  if (
+    o.lamport_credits !== undefined &&
+    o.lamport_credits !== null &&
+    !(Array.isArray(o.lamport_credits) && o.lamport_credits.every(isLamportCredit))
+  )
+    return 'lamport_credits must be a list of {address, lamports} or null';
   if (o.watch !== undefined && o.watch !== null && !isIntentWatch(o.watch))
     return 'watch must be {mode, last_valid_block_height, fee_payer, from_slot} or null';
   return null;
@@ -152,6 +170,12 @@ function isIntentWatch(v: unknown): v is IntentWatch {
 }
 
 const DECIMAL = /^-?(0|[1-9]\d*)$/;
+
+function isLamportCredit(v: unknown): v is EntryCredit {
+  if (typeof v !== 'object' || v === null) return false;
+  const c = v as Record<string, unknown>;
+  return typeof c.address === 'string' && isInt(c.lamports) && c.lamports >= 0;
+}
 
 function isTokenFigure(v: unknown): v is TokenFigure {
   if (typeof v !== 'object' || v === null) return false;

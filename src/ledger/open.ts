@@ -33,5 +33,5 @@ export async function openLedger(cfg: LedgerConfig, opts: OpenLedgerOptions = {}
   }
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { openPostgresLedger } = require('./postgres') as typeof import('./postgres');
-  return openPostgresLedger(cfg.url, { ...opts.postgres, poolSize: cfg.pool_size });
+  return openPostgresLedger(cfg.url, { failoverMs: cfg.failover_ms, ...opts.postgres, poolSize: cfg.pool_size });
 }

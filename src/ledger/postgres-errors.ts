@@ -1,10 +1,12 @@
 /** How the PostgreSQL store tells its failures apart, and the connection it holds while it works on one. */
 import type { PoolClient } from 'pg';
 import { SignerError, errorMessage, isSignerError } from '../util/errors';
+import type { PostgresServer } from './postgres-servers';
 
-/** A checked-out connection and how to give it back (with an error: destroyed, not pooled). */
+/** A checked-out connection, the server it is on, and how to give it back (with an error: destroyed, not pooled). */
 export interface Connection {
   client: PoolClient;
+  server: PostgresServer;
   done: (err?: Error) => void;
 }
 
@@ -20,6 +22,11 @@ export function ledgerError(what: string, e: unknown): SignerError {
 /** The server cancelled the statement at statement_timeout (SQLSTATE 57014 query_canceled). */
 export function isStatementTimeout(e: unknown): boolean {
   return e instanceof Error && (e as { code?: unknown }).code === '57014';
+}
+
+/** The server refused a write because it is a standby now (SQLSTATE 25006 read_only_sql_transaction). */
+export function isReadOnly(e: unknown): boolean {
+  return e instanceof Error && (e as { code?: unknown }).code === '25006';
 }
 
 /** A connection that was cut or refused, as opposed to an error the server reported for the statement. */

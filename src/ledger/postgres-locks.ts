@@ -153,6 +153,7 @@ export function postgresKeyLocks(driver: PostgresDriver): { parts: KeyLocks; rel
         return entry;
       } catch (e) {
         held.broken = asError(e);
+        driver.connectionLost(held.conn.server, e);
         await client.query('ROLLBACK').catch(() => undefined);
         throw e instanceof SignerError ? e : lockLost(input.key, e);
       }

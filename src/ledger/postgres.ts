@@ -7,11 +7,14 @@
  * - One chain across replicas: an append locks the single head record row (SELECT … FOR UPDATE), inserts the
  *   entry and moves the head in one transaction. Commit order is chain order.
  * - The per-key lock is a session advisory lock on a connection of its own (postgres-locks.ts).
- * - Database down: connecting times out after `connectTimeoutMs` and every operation rejects with
- *   SignerError('ledger'); the pools open fresh connections when it is back, with no restart.
+ * - Several servers (a primary and its standbys, postgres-servers.ts): every connection goes to the writable one,
+ *   found again after a failover (postgres-primary.ts). Database down, or no writable server: operations wait for
+ *   one up to `failoverMs` and then reject with SignerError('ledger_unavailable'); /ready says so at once. The
+ *   pools open fresh connections when it is back, with no restart.
  */
 import { postgresKeyLocks } from './postgres-locks';
 import { PostgresDriver, type PostgresLedgerOptions } from './postgres-driver';
+import { postgresServers } from './postgres-servers';
 import { ledgerError } from './postgres-errors';
 import { usageBooksOver } from './reservations';
 import { sqlLedger } from './sql-ledger';
@@ -20,13 +23,23 @@ import type { Ledger } from './types';
 export type { PostgresLedgerOptions };
 export { keyLockId } from './postgres-locks';
 
-/** Connects, applies migrations (under an advisory lock) and returns a ready ledger. */
-export async function openPostgresLedger(url: string, opts: PostgresLedgerOptions): Promise<Ledger> {
-  const driver = new PostgresDriver(url, opts);
+/** Connects to the writable server the URLs name, applies migrations (under an advisory lock), returns the ledger. */
+export async function openPostgresLedger(
+  urls: string | readonly string[],
+  opts: PostgresLedgerOptions,
+): Promise<Ledger> {
+  let servers;
+  try {
+    servers = postgresServers(typeof urls === 'string' ? [urls] : urls);
+  } catch (e) {
+    throw ledgerError('the database URL', e);
+  }
+  const driver = new PostgresDriver(servers, opts);
   const locks = postgresKeyLocks(driver);
   const close = async () => {
     if (driver.closed) return;
     driver.closed = true;
+    driver.primary.close();
     await locks.releaseAll();
     await Promise.allSettled([driver.pool.end(), driver.lockPool.end()]);
   };
@@ -39,7 +52,7 @@ export async function openPostgresLedger(url: string, opts: PostgresLedgerOption
   // Every read is a round trip to the server, where the head costs as much as the entries: the books read the
   // entries alone.
   const books = usageBooksOver(driver, { headFirst: false });
-  return sqlLedger(driver, books, {
+  const ledger = sqlLedger(driver, books, {
     store: 'postgres',
     ...locks.parts,
     /**
@@ -50,4 +63,9 @@ export async function openPostgresLedger(url: string, opts: PostgresLedgerOption
     reserveAtOnce: () => Promise.resolve(null),
     close,
   });
+  return {
+    ...ledger,
+    ping: () => driver.ping(),
+    warning: () => driver.primary.replicationWarning(),
+  };
 }

@@ -32,7 +32,7 @@ export function usageBooksOver(db: SqlDriver, opts: UsageBooksOptions): UsageBoo
 
 export function usage(books: UsageBooks): Omit<Reservations, 'reserveAtOnce'> {
   return {
-    keyUsage: (key, now, dailyCap) => books.usage(key, now, dailyCap),
+    keyUsage: (key, now) => books.usage(key, now),
     signatureInFlight: (key, signature) => books.inFlight(key, signature, nowSeconds()),
   };
 }

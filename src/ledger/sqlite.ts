@@ -147,7 +147,7 @@ function sqliteLedger(
           if (!book) return null;
           const halt = yield* get(SQL.getHalt, [key]);
           const { intent, result } = decide({
-            usage: book.usage(now, request.dailyCap),
+            usage: book.usage(now),
             signatureInFlight: request.signature !== null && book.inFlight(request.signature),
             halt: halt ? rowToHalt(halt) : null,
           });

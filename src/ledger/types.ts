@@ -29,6 +29,12 @@ export interface AuditEntryInput {
   /** Token figures of a sign (docs/ledger.md); absent or null for every other entry and every sign that moved none. */
   tokens?: TokenFigure[] | null;
   /**
+   * The lamports an intent's transaction pays each other account, from its simulation (the payments the policy
+   * counts towards `per_destination_per_day_lamports`, signer/policy/rules/destination-cap.ts); absent or null for
+   * every other entry and every intent that pays none.
+   */
+  lamport_credits?: Pick<LamportCredit, 'address' | 'lamports'>[] | null;
+  /**
    * An intent's transaction as a watcher follows it after a restart; absent or null for every other entry. Kept in
    * columns of its own beside the entry, outside its hash: the entry's `detail` says the same for a reader, and
    * an entry hashes exactly as it did before this field existed.
@@ -60,10 +66,17 @@ export interface TokenFigure {
   credits: { owner: string; amount: string }[];
 }
 
-/** Signs in the last minute and lamports spent or reserved in the last 24 h (how entries count: usage-book.ts). */
+/**
+ * Signs in the last minute and lamports spent or reserved in the last 24 h (how entries count: usage-book.ts), as
+ * data: no cap is applied here. What an entry no figure bounds counts for is the policy's to say
+ * (signer/policy/rules/daily-cap.ts), so the store only counts such entries.
+ */
 export interface KeyUsage {
   signsLastMinute: number;
-  spent24h: number;
+  /** Lamports the entries with a figure spent or reserved. */
+  lamports: number;
+  /** Entries whose spend no figure bounds (an intent written without one, a final without its intent). */
+  unbounded: number;
 }
 
 /** What a key spent or reserved of one mint in 24 h, and what each other owner received or will receive of it. */
@@ -76,8 +89,10 @@ export interface MintUsage {
 
 export type TokenUsage = Map<string, MintUsage>;
 
-/** A key's whole usage for its caps: the rate, lamports and each mint. */
+/** A key's whole usage for its caps: the rate, lamports, what each other account received, and each mint. */
 export interface Usage extends KeyUsage {
+  /** Lamports each other account received (or has reserved to receive) from the key's transactions in 24 h. */
+  received: Map<string, number>;
   tokens: TokenUsage;
 }
 
@@ -255,7 +270,6 @@ export interface KeyLock {
 export interface ReserveRequest {
   key: string;
   now: number;
-  dailyCap: number;
   /** The transaction's signature, looked up among the key's intents in flight; null: none to look up. */
   signature: string | null;
 }
@@ -301,7 +315,7 @@ export interface Reservations {
    * the usage of the keys it was asked about in memory and reads only the entries written since its last read
    * (by any process or replica), so the cost does not grow with the key's day of entries.
    */
-  keyUsage(key: string, now: number, dailyCap: number): Promise<Usage>;
+  keyUsage(key: string, now: number): Promise<Usage>;
   /**
    * Whether the key has an intent with this signature and no final entry for it yet: the same transaction is
    * signed and in flight (or watched). Read under the key's lock at the cap gate.
@@ -415,5 +429,7 @@ export interface Ledger extends AuditLog, Reservations, KeyLocks, Halts, Approva
   readonly store: 'sqlite' | 'postgres';
   /** Cheap round trip for readiness. */
   ping(): Promise<void>;
+  /** What the store cannot promise now (PostgreSQL: acknowledged writes that a failover could lose), or null. */
+  warning?(): string | null;
   close(): Promise<void>;
 }

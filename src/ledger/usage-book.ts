@@ -1,20 +1,24 @@
 /**
  * One key's usage kept up to date entry by entry: signs in the last minute, lamports and each mint's base units
- * spent or reserved in the last 24 h, and what each other owner received of each mint. Reading it costs the same
+ * spent or reserved in the last 24 h, and what each other account received of lamports and each other owner of
+ * each mint. Reading it costs the same
  * however many entries the key wrote today: every entry is folded in once, when it is new, and taken out once,
  * when it leaves the window. This file is the rule of how entries count (limits.ts and token-usage.ts fold their
  * entries through it, so there is one rule):
  *
  * - every `sign-intent` (whatever became of it) and every `sign-message` with outcome `signed` counts towards the
  *   rate, from its own time;
- * - an intent reserves its balance change (or the whole daily cap when it has no figure) and its token figures
- *   from its own time until its final entry (matched by signature) arrives; an intent that never gets one (the
+ * - an intent reserves its balance change (or, when it has no figure, counts one unbounded spend, which the policy
+ *   charges as a whole daily cap) and its token figures from its own time until its final entry (matched by signature) arrives; an intent that never gets one (the
  *   process died) keeps its reservation for the whole window;
  * - a final `confirmed`/`failed` counts, from its own time, its own balance change and token figures when it has
  *   them, else what its intent reserved; a final `unknown` (or `expired`) counts what its intent reserved; any other
  *   final was never sent and counts nothing;
  * - a final finds its intent only when the intent was written at most a day before it, and what it counts is fixed
- *   when it is written; without an intent, it counts the whole daily cap (its spend cannot be bounded otherwise).
+ *   when it is written; without an intent, it counts as unbounded (its spend cannot be bounded otherwise);
+ * - the lamports an intent pays other accounts (its `lamport_credits`) count like its token figures: reserved by the
+ *   intent, then counted by a final `confirmed`, `unknown` or `expired` from the final's time; a final `failed`
+ *   paid no one (a failed transaction moves nothing but its fee).
  */
 import type { AuditEntry, TokenFigure, TokenUsage, Usage } from './types';
 
@@ -30,12 +34,13 @@ export function spendOf(delta: number): number {
   return delta < 0 ? -delta : 0;
 }
 
-/** What one entry holds against the spend window: lamports, or a whole cap where no figure bounds it. */
+/** What one entry holds against the spend window: lamports, or one unbounded spend where no figure bounds it. */
 interface Charge {
   ts: number;
   lamports: number;
-  wholeCaps: number;
+  unbounded: number;
   tokens: TokenFigure[];
+  credits: Credit[];
   /** False once it left the window, or its intent's final took its place. */
   live: boolean;
   /**
@@ -44,6 +49,8 @@ interface Charge {
    */
   shared: boolean;
 }
+
+type Credit = NonNullable<AuditEntry['lamport_credits']>[number];
 
 interface MintTally {
   spent: bigint;
@@ -91,8 +98,10 @@ export class UsageBook {
   /** Intents with no final yet, by signature: their charge, until the final replaces it. */
   private readonly open = new Map<string, { intent: AuditEntry; charge: Charge }>();
   private lamports = 0;
-  private wholeCaps = 0;
+  private unbounded = 0;
   private readonly mints = new Map<string, MintTally>();
+  /** Lamports each other account received, with the live charges that name it. */
+  private readonly received = new Map<string, { lamports: number; refs: number }>();
   private rateCutoff = -Infinity;
   private spendCutoff = -Infinity;
 
@@ -102,7 +111,7 @@ export class UsageBook {
       if (e.outcome === 'signed') this.countRate(e.ts);
     } else if (e.command === 'sign-intent') {
       this.countRate(e.ts);
-      const charge = this.charge(e.ts, reservation(e), e.tokens ?? [], false);
+      const charge = this.charge(e.ts, reservation(e), e.tokens ?? [], e.lamport_credits ?? [], false);
       if (e.signature !== null) this.open.set(e.signature, { intent: e, charge });
     } else if (e.command === 'sign') {
       const opened = e.signature === null ? undefined : this.open.get(e.signature);
@@ -112,7 +121,7 @@ export class UsageBook {
       }
       const intent = opened && opened.intent.ts >= e.ts - INTENT_REACH_S ? opened.intent : undefined;
       const counted = finalCharge(e, intent);
-      if (counted) this.charge(e.ts, counted.amount, counted.tokens, true);
+      if (counted) this.charge(e.ts, counted.amount, counted.tokens, counted.credits, true);
     }
   }
 
@@ -122,7 +131,7 @@ export class UsageBook {
   }
 
   /** The usage at `now` (unix seconds). Entries that left the window stay out: ask a new book about an earlier time. */
-  usage(now: number, dailyCap: number): Usage {
+  usage(now: number): Usage {
     this.advance(now);
     const tokens: TokenUsage = new Map();
     for (const [mint, t] of this.mints) {
@@ -130,7 +139,9 @@ export class UsageBook {
       for (const [owner, r] of t.received) received.set(owner, r.amount);
       tokens.set(mint, { spent: t.spent, received });
     }
-    return { signsLastMinute: this.rate.size, spent24h: this.lamports + this.wholeCaps * dailyCap, tokens };
+    const received = new Map<string, number>();
+    for (const [address, r] of this.received) received.set(address, r.lamports);
+    return { signsLastMinute: this.rate.size, lamports: this.lamports, unbounded: this.unbounded, received, tokens };
   }
 
   private advance(now: number): void {
@@ -146,15 +157,29 @@ export class UsageBook {
     if (ts >= this.rateCutoff) this.rate.insert({ ts });
   }
 
-  private charge(ts: number, amount: Amount, tokens: readonly TokenFigure[], shared: boolean): Charge {
-    const c: Charge = { ts, ...amount, tokens: [...tokens], live: ts >= this.spendCutoff, shared };
+  private charge(
+    ts: number,
+    amount: Amount,
+    tokens: readonly TokenFigure[],
+    credits: readonly Credit[],
+    shared: boolean,
+  ): Charge {
+    const c: Charge = {
+      ts,
+      ...amount,
+      tokens: [...tokens],
+      credits: [...credits],
+      live: ts >= this.spendCutoff,
+      shared,
+    };
     if (!c.live) return c;
     this.tally(c, 1);
     const last = this.charges.last;
     if (shared && last?.shared === true && last.live && last.ts === ts) {
       last.lamports += c.lamports;
-      last.wholeCaps += c.wholeCaps;
+      last.unbounded += c.unbounded;
       last.tokens.push(...c.tokens);
+      last.credits.push(...c.credits);
       return last;
     }
     this.charges.insert(c);
@@ -169,8 +194,15 @@ export class UsageBook {
 
   private tally(c: Charge, sign: 1 | -1): void {
     this.lamports += sign * c.lamports;
-    this.wholeCaps += sign * c.wholeCaps;
+    this.unbounded += sign * c.unbounded;
     const s = BigInt(sign);
+    for (const credit of c.credits) {
+      const r = this.received.get(credit.address) ?? { lamports: 0, refs: 0 };
+      r.lamports += sign * credit.lamports;
+      r.refs += sign;
+      if (r.refs === 0) this.received.delete(credit.address);
+      else this.received.set(credit.address, r);
+    }
     for (const f of c.tokens) {
       const t: MintTally = this.mints.get(f.mint) ?? { spent: 0n, refs: 0, received: new Map() };
       const change = BigInt(f.change);
@@ -191,37 +223,38 @@ export class UsageBook {
 
 interface Amount {
   lamports: number;
-  wholeCaps: number;
+  unbounded: number;
 }
 
-/** What an intent holds: its figure, or the whole cap when it carries none. */
+/** What an intent holds: its figure, or one unbounded spend when it carries none. */
 function reservation(intent: AuditEntry | undefined): Amount {
-  if (intent === undefined || intent.balance_change === null) return { lamports: 0, wholeCaps: 1 };
-  return { lamports: spendOf(intent.balance_change), wholeCaps: 0 };
+  if (intent === undefined || intent.balance_change === null) return { lamports: 0, unbounded: 1 };
+  return { lamports: spendOf(intent.balance_change), unbounded: 0 };
 }
 
 function finalCharge(
   e: AuditEntry,
   intent: AuditEntry | undefined,
-): { amount: Amount; tokens: readonly TokenFigure[] } | null {
+): { amount: Amount; tokens: readonly TokenFigure[]; credits: readonly Credit[] } | null {
   switch (e.outcome) {
     case 'confirmed':
     case 'failed':
       return {
-        amount: e.balance_change !== null ? { lamports: spendOf(e.balance_change), wholeCaps: 0 } : reservation(intent),
+        amount: e.balance_change !== null ? { lamports: spendOf(e.balance_change), unbounded: 0 } : reservation(intent),
         tokens: e.tokens ?? intent?.tokens ?? [],
+        credits: e.outcome === 'confirmed' ? (intent?.lamport_credits ?? []) : [],
       };
     case 'unknown':
     case 'expired':
-      return { amount: reservation(intent), tokens: intent?.tokens ?? [] };
+      return { amount: reservation(intent), tokens: intent?.tokens ?? [], credits: intent?.lamport_credits ?? [] };
     default:
       return null; // never sent
   }
 }
 
 /** The usage of `entries` (one key's, in chain order) at `now`, folded into a fresh book. */
-export function usageOf(entries: readonly AuditEntry[], now: number, dailyCap: number): Usage {
+export function usageOf(entries: readonly AuditEntry[], now: number): Usage {
   const book = new UsageBook();
   for (const e of entries) book.add(e);
-  return book.usage(now, dailyCap);
+  return book.usage(now);
 }

@@ -55,8 +55,8 @@ export class UsageBooks {
     private readonly opts: UsageBooksOptions = { headFirst: false },
   ) {}
 
-  async usage(key: string, now: number, dailyCap: number): Promise<Usage> {
-    return (await this.current(key, now)).usage(now, dailyCap);
+  async usage(key: string, now: number): Promise<Usage> {
+    return (await this.current(key, now)).usage(now);
   }
 
   async inFlight(key: string, signature: string, now: number): Promise<boolean> {

@@ -145,11 +145,16 @@ export class LocalChain {
   private readonly statusListeners = new Set<() => void>();
   sends = 0;
 
-  constructor(private readonly settings: ChainSettings) {
+  constructor(
+    private readonly settings: ChainSettings,
+    /** The host's time in ms: the Clock sysvar follows it, block by block. */
+    private readonly now: () => number = Date.now,
+  ) {
     // The faucet behind airdrop starts with far more than any test or operator will hand out (2^62 lamports).
     this.svm.setLamports(1n << 62n);
     this.svm.setBlockhashCheck(false);
     this.svm.warpToSlot(BigInt(this.slot));
+    this.followHostClock();
     this.latest = this.svm.latestBlockhash();
     this.blockhashes.set(this.latest, this.height);
     this.recordSlotHash();
@@ -178,10 +183,25 @@ export class LocalChain {
       this.height++;
       this.svm.expireBlockhash();
       this.svm.warpToSlot(BigInt(this.slot));
+      this.followHostClock();
       this.issueBlockhash();
     }
     this.pruneBlockhashes();
     this.statusesMoved();
+  }
+
+  /**
+   * The Clock sysvar's `unix_timestamp`, which programs and price checks read as the cluster's time. It follows the
+   * host's clock at each block, as a real cluster's follows its validators' (LiteSVM alone would leave it at 0).
+   */
+  get clockTime(): bigint {
+    return this.svm.getClock().unixTimestamp;
+  }
+
+  private followHostClock(): void {
+    const clock = this.svm.getClock();
+    clock.unixTimestamp = BigInt(Math.floor(this.now() / 1000));
+    this.svm.setClock(clock);
   }
 
   /** Calls `listener` whenever a signature's status may have changed; returns the way to stop. */

@@ -10,6 +10,7 @@ import type { Commitment, InnerInstructionGroup, LandedTransaction, LocalChain }
 import { MAX_SIGNATURES_FOR_ADDRESS, RpcFault } from './embedded-chain';
 import type { FaultState } from './faults';
 import { parsedAccountData, readTokenAccount, tokenAmount, type MintLookup } from './parsed-accounts';
+import { writePrice } from './prices';
 
 const API_VERSION = '2.2.0';
 const MAX_STATUS_SIGNATURES = 256;
@@ -162,6 +163,23 @@ export class LocalnetRpc {
         return tx && encodeTransaction(tx, cfg);
       },
       requestAirdrop: (p) => this.chain.airdrop(text(p, 0, 'address'), wholeNumber(p[1], 'lamports')),
+      // Not a node's method: how a developer or a test prices an asset on this chain (`localnet price set`), served
+      // like requestAirdrop, since the chain has no other way to get a Pyth price.
+      localnet_setPrice: (p) => {
+        const cfg = config(p[0]);
+        const partial = cfg['partial_signatures'];
+        return writePrice(this.chain, {
+          account: text([cfg['account']], 0, 'account'),
+          feedId: text([cfg['feed_id']], 0, 'feed_id'),
+          price: text([cfg['price']], 0, 'price'),
+          conf: text([cfg['conf']], 0, 'conf'),
+          ageS: cfg['age_s'] === undefined ? 0 : wholeNumber(cfg['age_s'], 'age_s'),
+          ...(partial === undefined
+            ? {}
+            : { verification: { __kind: 'Partial', numSignatures: wholeNumber(partial, 'partial_signatures') } }),
+          ...(cfg['owner'] === undefined ? {} : { owner: text([cfg['owner']], 0, 'owner') }),
+        });
+      },
     };
 
     this.controls = {

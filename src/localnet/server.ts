@@ -9,11 +9,13 @@ import { SignerError } from '../util/errors';
 import { LocalChain } from './embedded-chain';
 import { FaultState, type LocalnetFaults } from './faults';
 import { listenJsonRpc } from './http-server';
+import { writePrice, type LocalPrice, type WrittenPrice } from './prices';
 import { LocalnetRpc } from './rpc-methods';
 import { createSignaturePubsub, type PubsubStats } from './signature-pubsub';
 
 export type { LocalnetFaults } from './faults';
 export type { PubsubStats } from './signature-pubsub';
+export type { LocalPrice, WrittenPrice } from './prices';
 
 /** sha256("sa-forge-signer localnet genesis") in base58: fixed, so a config can pin it. */
 export const DEFAULT_LOCALNET_GENESIS_HASH = '2GqPixpG6FHjoQ7UZaZR7ZSUkdrWLtwPTDw5aiMa4up5';
@@ -43,6 +45,10 @@ export interface Localnet {
   advanceBlocks(n: number): void;
   airdrop(address: string, lamports: number): void;
   setAccount(address: string, acc: { lamports: number; owner: string; data?: Uint8Array; executable?: boolean }): void;
+  /** Writes a Pyth PriceUpdateV2 account (src/localnet/prices.ts), as `localnet_setPrice` does. */
+  setPrice(price: LocalPrice): WrittenPrice;
+  /** The Clock sysvar's unix_timestamp: the chain's time, which follows the host's at each block. */
+  clockTime(): bigint;
   faults: LocalnetFaults;
   stats(): { sends: number; landed: number; calls: Record<string, number>; pubsub: PubsubStats };
   close(): Promise<void>;
@@ -110,6 +116,8 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
       if (!decodeAddress(address)) throw new SignerError('request_invalid', `localnet: ${address} is not an address`);
       chain.setAccount(address, acc);
     },
+    setPrice: (price) => writePrice(chain, price),
+    clockTime: () => chain.clockTime,
     faults,
     stats,
     close: async () => {

@@ -3,8 +3,8 @@
  * rather than found by the next poll. A notice is a hint that wakes the confirmation loop early, never proof: the
  * loop then reads the status as it does on every poll, and only that read counts (flow/send-confirm.ts).
  *
- * The WebSocket client (signature-subscriptions.ts, kit's @solana/rpc-subscriptions and `ws`) is loaded the first
- * time a transaction is followed, and never for a config that turns subscriptions off.
+ * The subscriptions (signature-subscriptions.ts, on Node's own WebSocket client) are loaded the first time a
+ * transaction is followed, and never for a config that turns subscriptions off.
  */
 import { clusterCommitment, clusterSubscribes, clusterWsUrls } from '../config/clusters';
 import type { ClusterProfile, Timings } from '../config/types';

@@ -48,7 +48,7 @@ import type { Payload } from './payload';
 import { refusal } from './refusals';
 import { emptyReport, type Report } from './report';
 import type { CheckInput, SignerEngine, SignInput, SignMode, SignProgress } from './types';
-import { principalLabel } from './types';
+import { credentialSpendCheck, principalLabel } from './types';
 
 export type { EngineDeps, EngineLogger } from './engine-deps';
 
@@ -114,7 +114,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       }, config.timings.treasury_reconcile_ms)
     : null;
   reconcileTimer?.unref();
-  const watcher = createSignedWatcher({ chain, ledger, timings: config.timings, log, tripwire: tripwireDeps });
+  const watcher = createSignedWatcher({ chain, ledger, timings: config.timings, log, tripwire: tripwireDeps, notices });
   const resumed = watcher
     .resume(config.keys)
     .then((n) => {
@@ -172,7 +172,10 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     if (checked.prepared.foreignFeePayer !== null) report.warnings.push(foreignFeePayerNote(checked.prepared));
     const figures = await simulate(chain, source.unsigned(checked.prepared), key, 'check');
     // The same judgement sign makes on the same figures, so check's outcome is what sign would do.
-    const judged = judgeSimulation(key, report, figures, { usage: checked.usageKnown ? checked.usage : null });
+    const judged = judgeSimulation(key, report, figures, {
+      usage: checked.usageKnown ? checked.usage : null,
+      credential: credentialSpendCheck(input.principal),
+    });
     if (figures.sim.err === null) report.logs = figures.sim.logs;
     if (!judged.ok) return done('check', judged.report, started);
     if (checked.usageKnown) report.checks.push('cap');
@@ -251,7 +254,10 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     }
     // The cap is looked at before an operator is asked (nothing to approve if it would be refused), and decided
     // at the gate, under the key's lock, on the figures and usage of the moment of sending.
-    const judged = judgeSimulation(key, report, figures, { usage: checked.usage });
+    const judged = judgeSimulation(key, report, figures, {
+      usage: checked.usage,
+      credential: credentialSpendCheck(input.principal),
+    });
     if (!judged.ok) return notSent(judged.report);
 
     let capKeys: CapKeys = [key];
@@ -410,6 +416,9 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       const detail: Record<string, string> = {};
       const [ledgerUp, genesis] = await Promise.allSettled([ledger.ping(), chain.getGenesisHash()]);
       detail.ledger = ledgerUp.status === 'fulfilled' ? 'ok' : errorMessage(ledgerUp.reason);
+      // Ready all the same: the warning is what a failover could lose, for the operator to fix (docs/ledger.md).
+      const ledgerWarning = ledger.warning?.() ?? null;
+      if (ledgerWarning !== null) detail.ledger_warning = ledgerWarning;
       if (genesis.status === 'rejected') detail.chain = errorMessage(genesis.reason);
       else if (config.cluster.genesis_hash !== null && genesis.value !== config.cluster.genesis_hash) {
         detail.chain = `RPC genesis hash ${genesis.value} is not ${config.cluster.name}`;

@@ -7,11 +7,11 @@ import type { KeySet } from '../keys/key-set';
 import type { ChainClient } from '../rpc/types';
 import type { ClusterProfile, KeyConfig } from '../config/types';
 import type { Ledger } from '../ledger/types';
-import { remainingDaily } from './rules/limits';
+import { remainingDaily, spentLamports } from './policy/rules/daily-cap';
 import { keyUsage } from './flow/preflight';
 import type { Usage } from '../ledger/types';
 import { allowedPrograms } from './rules/structural';
-import { dailyLeft } from './spl-tokens/policy';
+import { dailyLeft } from './policy/rules/tokens';
 import type { HaltBook } from './halts';
 import type { KeyPolicyView, KeyView } from './types';
 
@@ -35,7 +35,7 @@ export async function keyView(
     rate_limit_per_minute: key.rate_limit_per_minute,
     daily_lamport_cap: key.daily_lamport_cap,
     signs_last_minute: usage.signsLastMinute,
-    spent_or_reserved_24h: usage.spent24h,
+    spent_or_reserved_24h: spentLamports(usage, key.daily_lamport_cap),
     halted: halt ? { reason: halt.reason, by: halt.by, ts: halt.ts } : null,
     sign_messages: key.sign_messages === true,
     store_status: status.state,
@@ -51,7 +51,7 @@ function policyView(cluster: ClusterProfile, key: KeyConfig, usage: Usage): KeyP
     approve_above_lamports: key.approve_above_lamports ?? null,
     // The count only: which operators may approve is the operators' business, not the agent's.
     approvals_required: key.approval === 'confirm' ? (key.approvals?.required ?? 1) : null,
-    remaining_daily_lamports: remainingDaily(key, usage, 0),
+    remaining_daily_lamports: remainingDaily(key, spentLamports(usage, key.daily_lamport_cap), 0),
     transfer_to: [...key.transfer_to],
     programs: allowedPrograms(cluster, key),
     sign_only: key.sign_only !== false,

@@ -5,14 +5,29 @@
  * per key and per mint; bearer tokens, operators and webhooks added, removed or changed) for the reload's audit entry
  * and answer.
  */
-import type { KeyConfig, NotifyHook, OperatorConfig, SignerConfig, TokenConfig, TokenPolicy } from '../config/types';
+import type {
+  CredentialsConfig,
+  KeyConfig,
+  NotifyHook,
+  OperatorConfig,
+  SignerConfig,
+  TokenConfig,
+  TokenPolicy,
+} from '../config/types';
 import { canonicalJson } from './canonical-json';
 
 const json = (v: unknown): string =>
   canonicalJson(JSON.parse(JSON.stringify(v ?? null, (_k, x: unknown) => (typeof x === 'bigint' ? x.toString() : x))));
 
 /** What a reload replaces (the policy), as config paths; `source` is where the config was read from. */
-const RELOADABLE: ReadonlySet<string> = new Set(['keys', 'operators', 'serve.tokens', 'notify.hooks', 'source']);
+const RELOADABLE: ReadonlySet<string> = new Set([
+  'keys',
+  'operators',
+  'serve.tokens',
+  'serve.credentials',
+  'notify.hooks',
+  'source',
+]);
 
 /** The settings, as config paths, whose value differs and which only a restart may change. */
 export function restartOnlyChanges(running: SignerConfig, next: SignerConfig): string[] {
@@ -31,6 +46,9 @@ export function restartOnlyChanges(running: SignerConfig, next: SignerConfig): s
       }
     } else changed.push(field);
   }
+  // Of the credentials, the issued roots and the revoked ids are policy; the root key is read at start.
+  const rootKey = (c: SignerConfig) => json(c.serve.credentials?.root_key ?? null);
+  if (rootKey(running) !== rootKey(next)) changed.push('serve.credentials.root_key');
   return changed;
 }
 
@@ -160,6 +178,28 @@ export function bearerTokenChanges(a: readonly TokenConfig[], b: readonly TokenC
     skip: ['name', 'sha256'],
     more: (old, now) => (old.sha256 === now.sha256 ? [] : [`serve.tokens.${now.name} rotated`]),
   });
+}
+
+/**
+ * Credentials issued or withdrawn (`+credential planner`), given other keys, and revocation ids added or removed
+ * (by their first 16 characters: enough to find one, short enough for one line).
+ */
+export function credentialChanges(a: CredentialsConfig | null, b: CredentialsConfig | null): string[] {
+  const out = listChanges(a?.issued ?? [], b?.issued ?? [], {
+    id: (c) => c.name,
+    added: (name) => `+credential ${name}`,
+    removed: (name) => `-credential ${name}`,
+    where: (name) => `serve.credentials.issued.${name}`,
+    skip: ['name'],
+  });
+  const before = new Set(a?.revoked ?? []);
+  const after = new Set(b?.revoked ?? []);
+  const short = (ids: string[]) => someItems(ids.map((id) => `${id.slice(0, 16)}…`));
+  const revoked = [...after].filter((id) => !before.has(id));
+  const restored = [...before].filter((id) => !after.has(id));
+  if (revoked.length > 0) out.push(`serve.credentials.revoked added ${revoked.length}: ${short(revoked)}`);
+  if (restored.length > 0) out.push(`serve.credentials.revoked removed ${restored.length}: ${short(restored)}`);
+  return out;
 }
 
 /** Operators added, removed, or given another role: `+operator bob`, `operators.alice.role approver → admin`. */

@@ -9,7 +9,14 @@
  * docs/decisions.md, "Reload").
  */
 import { createHash } from 'node:crypto';
-import type { KeyConfig, NotifyHook, OperatorConfig, SignerConfig, TokenConfig } from '../config/types';
+import type {
+  CredentialsConfig,
+  KeyConfig,
+  NotifyHook,
+  OperatorConfig,
+  SignerConfig,
+  TokenConfig,
+} from '../config/types';
 import { canonicalJson } from './canonical-json';
 import { createKeySet, type KeySet } from '../keys/key-set';
 import { createKeyStores, type KeyStores } from '../keys/stores';
@@ -21,6 +28,8 @@ export interface Policy {
   readonly keys: readonly KeyConfig[];
   /** The bearer tokens agents present, each with the keys it may use. */
   readonly tokens: readonly TokenConfig[];
+  /** Credentials (docs/credentials.md): the roots issued and the ids revoked; null when they are off. */
+  readonly credentials: CredentialsConfig | null;
   /** Who votes on approvals and signs in to the console (none: the host's single operator). */
   readonly operators: readonly OperatorConfig[];
   /** The webhooks (`notify`), told of halts, approvals and refusals. */
@@ -47,6 +56,10 @@ export function policyDocument(config: PolicyFields): unknown {
         tokens: config.serve.tokens,
         operators: config.operators ?? [],
         hooks: config.notify?.hooks ?? [],
+        // Only when on: a policy without credentials keeps the hash it had before they existed.
+        ...(config.serve.credentials
+          ? { credentials: { issued: config.serve.credentials.issued, revoked: config.serve.credentials.revoked } }
+          : {}),
       },
       (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v),
     ),
@@ -71,6 +84,7 @@ export function policyFor(
     hash: policyHash(config),
     keys: config.keys,
     tokens: config.serve.tokens,
+    credentials: config.serve.credentials ?? null,
     operators: config.operators ?? [],
     hooks: config.notify?.hooks ?? [],
     access: createKeyAccess(config.keys),

@@ -40,6 +40,32 @@ export const FIGURES = {
       'what the operators approved of it (lamports, or base units of `mint`; credited to `destination` if named)',
   },
   by: { type: 'string', meaning: 'who halted the key' },
+  price_account: { type: 'string', meaning: 'the Pyth price account read' },
+  feed_id: { type: 'string', meaning: 'the Pyth feed id the policy expects (64 hex digits)' },
+  account_feed_id: { type: 'string', meaning: 'the feed id the price account carries instead' },
+  owner: { type: 'string', meaning: 'the program that owns the price account' },
+  verification: {
+    type: 'string',
+    meaning: "the price's Wormhole verification (`Full`, or `Partial` with the signatures checked)",
+  },
+  publish_time: { type: 'integer', meaning: 'when Pyth published the price (unix seconds)' },
+  clock_time: { type: 'integer', meaning: "the cluster's clock (unix seconds), read with the price" },
+  age_s: { type: 'integer', meaning: "the price's age on the cluster's clock (seconds)" },
+  max_age_s: { type: 'integer', meaning: 'the oldest price accepted (`prices.max_age_s`, seconds)' },
+  price: { type: 'string', meaning: 'the price, in dollars' },
+  confidence: { type: 'string', meaning: "the half-width of the price's confidence interval, in dollars" },
+  confidence_bps: { type: 'integer', meaning: 'the confidence interval as basis points of the price, rounded up' },
+  max_confidence_bps: { type: 'integer', meaning: 'the widest interval accepted (`prices.max_confidence_bps`)' },
+  usd_spent: {
+    type: 'string',
+    meaning: 'dollars spent or reserved in the last 24 h, as recorded when each sign was valued',
+  },
+  usd_requested: {
+    type: 'string',
+    meaning:
+      'what this transaction takes out of the key in dollars (SOL and every mint it lowers, at price + confidence)',
+  },
+  usd_cap: { type: 'string', meaning: 'the dollar limit it would pass (`usd.per_tx` or `usd.per_day`)' },
 } as const satisfies Record<string, { type: FigureType; meaning: string }>;
 
 export type FigureName = keyof typeof FIGURES;
@@ -84,6 +110,13 @@ export const REASONS = {
     meaning: 'a message payload on a key without `sign_messages`',
     action: `use a key whose \`key_show\` says \`sign_messages: true\`, or ${ASK}`,
     figures: [],
+  },
+  credential_limit: {
+    check: 'authorized',
+    meaning:
+      'a spend check of the credential presented refused what the simulation moves (`detail` names its block and check)',
+    action: 'spend less, or pay a destination the credential allows; or ask its giver for one that allows it',
+    figures: ['requested', 'destination'],
   },
   fee_payer_not_key: {
     check: 'fee_payer',
@@ -356,6 +389,32 @@ export const REASONS = {
     action: 'pay only the owners `key_show` lists for the mint (an x402 `payTo` must be one)',
     figures: ['mint', 'destination', 'requested'],
   },
+  price_unavailable: {
+    check: 'price',
+    meaning:
+      'a price the dollar caps need is missing: none configured for the asset, no account at the configured address, or not a usable price',
+    action: `try again; if it persists, ${ASK} to check \`prices.feeds\``,
+    figures: ['price_account', 'feed_id', 'owner'],
+  },
+  price_unverified: {
+    check: 'price',
+    meaning:
+      'the price account is not the configured feed: owned by another program than the Pyth receiver, carrying another feed id, or verified by fewer guardians than `Full`',
+    action: `${ASK}: the configured price account cannot be trusted`,
+    figures: ['price_account', 'feed_id', 'account_feed_id', 'owner', 'verification'],
+  },
+  price_stale: {
+    check: 'price',
+    meaning: "the price is older than `prices.max_age_s` on the cluster's clock",
+    action: `try again shortly (the feed may be updating); if it persists, ${ASK}: the price account is not kept fresh`,
+    figures: ['price_account', 'publish_time', 'clock_time', 'age_s', 'max_age_s'],
+  },
+  price_uncertain: {
+    check: 'price',
+    meaning: "the price's confidence interval is wider than `prices.max_confidence_bps` of the price",
+    action: 'try again when the market is calmer',
+    figures: ['price_account', 'price', 'confidence', 'confidence_bps', 'max_confidence_bps'],
+  },
   rate_limit: {
     check: 'limits',
     meaning: "the key's signs in the last minute reached its `rate_limit_per_minute`",
@@ -380,6 +439,18 @@ export const REASONS = {
     action: 'wait, or spend less: `key_show` shows `remaining_daily_lamports`',
     figures: ['spent', 'requested', 'cap'],
   },
+  usd_per_tx_cap: {
+    check: 'limits',
+    meaning: "the transaction's value in dollars is above the key's `usd.per_tx`",
+    action: 'spend less in one transaction',
+    figures: ['usd_requested', 'usd_cap'],
+  },
+  usd_per_day_cap: {
+    check: 'limits',
+    meaning: "this spend would pass the key's `usd.per_day`",
+    action: 'wait, or spend less',
+    figures: ['usd_spent', 'usd_requested', 'usd_cap'],
+  },
   spend_unknown: {
     check: 'limits',
     meaning: "the simulation did not give the key's balance change, so the spend cannot be bounded",
@@ -392,6 +463,12 @@ export const REASONS = {
       'a treasury account of the key no longer names the key as its delegate (the owner revoked or changed it), or is gone',
     action: 'ask the operator to have the treasury owner approve the planned allowance again (`treasury plan`)',
     figures: ['account'],
+  },
+  per_destination_cap: {
+    check: 'limits',
+    meaning: 'one account would receive more lamports from the key than its `per_destination_per_day_lamports` in 24 h',
+    action: 'pay that account less today, or ask the operator',
+    figures: ['destination', 'received', 'requested', 'cap'],
   },
   token_per_tx_cap: {
     check: 'limits',

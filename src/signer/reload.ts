@@ -13,7 +13,14 @@ import { nowSeconds } from '../util/time';
 import type { EngineLogger } from './engine-deps';
 import { policyFor, type Policy, type PolicyHolder } from './policy';
 import { policyProblems } from './policy-check';
-import { bearerTokenChanges, hookChanges, operatorChanges, policyChanges, restartOnlyChanges } from './policy-diff';
+import {
+  bearerTokenChanges,
+  credentialChanges,
+  hookChanges,
+  operatorChanges,
+  policyChanges,
+  restartOnlyChanges,
+} from './policy-diff';
 
 export interface ReloadResult {
   /** applied: the new policy runs; unchanged: the config's policy is the one running; refused: nothing changed. */
@@ -61,12 +68,13 @@ export async function reloadPolicy(deps: ReloadDeps): Promise<ReloadResult> {
   const restart = restartOnlyChanges(deps.started, next);
   if (restart.length > 0)
     return refused(
-      `${restart.join(', ')} ${restart.length === 1 ? 'needs' : 'need'} a restart (a reload changes keys, serve.tokens, operators and notify.hooks only); put ${restart.length === 1 ? 'it' : 'them'} back, or restart the service to apply ${restart.length === 1 ? 'it' : 'them'}`,
+      `${restart.join(', ')} ${restart.length === 1 ? 'needs' : 'need'} a restart (a reload changes keys, serve.tokens, serve.credentials' issued and revoked lists, operators and notify.hooks only); put ${restart.length === 1 ? 'it' : 'them'} back, or restart the service to apply ${restart.length === 1 ? 'it' : 'them'}`,
     );
   const policy = policyFor(next, old.keyStores);
   const changes = [
     ...policyChanges(old.keys, policy.keys),
     ...bearerTokenChanges(old.tokens, policy.tokens),
+    ...credentialChanges(old.credentials, policy.credentials),
     ...operatorChanges(old.operators, policy.operators),
     ...hookChanges(old.hooks, policy.hooks),
   ];

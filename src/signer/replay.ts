@@ -4,16 +4,16 @@
  * mint the token policy and its destinations on the recorded token figures, the rate and the SOL caps on the
  * recorded balance change, and the token caps. Rate and caps are counted over the replayed signs themselves (a
  * minute and a sliding 24 h), as the new policy would have let them happen: a sign it refuses adds nothing to what
- * the next one sees. What the ledger does not hold is not judged: SOL destinations (`transfer_to`), the fee cap,
- * token authority operations and the mints' state (docs/policy.md, "Replay").
+ * the next one sees. What the final entries do not hold is not judged: SOL destinations (`transfer_to`) and their
+ * per-destination cap, the fee cap, token authority operations and the mints' state (docs/policy.md, "Replay").
  */
 import type { ClusterProfile, KeyConfig } from '../config/types';
 import { RATE_WINDOW_S, SPEND_WINDOW_S, spendOf } from '../ledger/usage-book';
 import type { AuditEntry, TokenUsage, Usage } from '../ledger/types';
 import { refusal, type Refusal } from './refusals';
-import { limitsRefusal } from './rules/limits';
-import { allowedPrograms } from './rules/structural';
-import { tokenCapRefusal, tokenDestinationRefusal, unlistedMintRefusal, type MintFlow } from './spl-tokens/policy';
+import { decide } from './policy/decide';
+import type { Moves } from './policy/facts';
+import type { MintFlow } from './policy/rules/tokens';
 
 /** Final outcomes of signs that were signed: the ones a stricter policy could have stopped. */
 export const SIGNED_OUTCOMES: ReadonlySet<string> = new Set([
@@ -33,12 +33,11 @@ export interface ReplayRow {
   refusal: Refusal | null;
 }
 
-/** One recorded sign as the rules see it: when, the lamports it cost, and per mint what moved. */
+/** One recorded sign as the rules see it: when, what it moved, and the lamports it cost. */
 interface Spend {
   ts: number;
   lamports: number;
-  mints: MintFlow[];
-  decimals: Map<string, number | null>;
+  moves: Moves;
 }
 
 function spendOfEntry(e: AuditEntry): Spend {
@@ -49,14 +48,20 @@ function spendOfEntry(e: AuditEntry): Spend {
     for (const c of f.credits) credits.set(c.owner, (credits.get(c.owner) ?? 0n) + BigInt(c.amount));
     return { mint: f.mint, keyChange: BigInt(f.change), credits };
   });
-  return { ts: e.ts, lamports: e.balance_change === null ? 0 : spendOf(e.balance_change), mints, decimals };
+  const lamports = e.balance_change === null ? 0 : spendOf(e.balance_change);
+  return {
+    ts: e.ts,
+    lamports,
+    // A sign recorded with no balance change is judged as costing nothing: what the ledger does not hold is not judged.
+    moves: { balanceChange: -lamports, gains: [], mints, decimals: (mint) => decimals.get(mint) ?? null },
+  };
 }
 
 /** The usage the engine would have read before `e`: the signs the new policy allowed in the windows before it. */
 function usageBefore(e: AuditEntry, before: readonly Spend[]): Usage {
   const tokens: TokenUsage = new Map();
   for (const b of before)
-    for (const m of b.mints) {
+    for (const m of b.moves.mints) {
       const used = tokens.get(m.mint) ?? { spent: 0n, received: new Map<string, bigint>() };
       if (m.keyChange < 0n) used.spent += -m.keyChange;
       for (const [owner, amount] of m.credits) used.received.set(owner, (used.received.get(owner) ?? 0n) + amount);
@@ -64,7 +69,11 @@ function usageBefore(e: AuditEntry, before: readonly Spend[]): Usage {
     }
   return {
     signsLastMinute: before.filter((b) => b.ts >= e.ts - RATE_WINDOW_S).length,
-    spent24h: before.reduce((n, b) => n + b.lamports, 0),
+    lamports: before.reduce((n, b) => n + b.lamports, 0),
+    unbounded: 0,
+    // The final entries replayed record no lamport credits (their intents do): the SOL per-destination cap is not
+    // replayed.
+    received: new Map(),
     tokens,
   };
 }
@@ -76,20 +85,14 @@ function judge(
   s: Spend,
   before: readonly Spend[],
 ): Refusal | null {
-  const allowed = new Set(allowedPrograms(cluster, key));
-  const program = e.programs.find((p) => !allowed.has(p));
-  if (program !== undefined)
-    return refusal('program_not_allowed', `calls ${program}, which the new policy does not allow`, { program });
-  const decimals = (mint: string): number | null => s.decimals.get(mint) ?? null;
-  for (const m of s.mints) {
-    if (m.keyChange >= 0n) continue;
-    const policy = (key.tokens ?? []).find((t) => t.mint === m.mint);
-    if (!policy) return unlistedMintRefusal(m.mint, -m.keyChange, decimals(m.mint));
-    const destination = tokenDestinationRefusal(key, policy, m, decimals(m.mint));
-    if (destination) return destination;
-  }
-  const usage = usageBefore(e, before);
-  return limitsRefusal(key, usage, s.lamports) ?? tokenCapRefusal(key, { mints: s.mints }, decimals, usage.tokens);
+  const verdict = decide(key, {
+    at: 'recorded',
+    cluster,
+    programs: e.programs,
+    moves: s.moves,
+    usage: usageBefore(e, before),
+  });
+  return verdict.outcome === 'refused' ? verdict.refusal : null;
 }
 
 /**

@@ -11,9 +11,26 @@ import type { ApprovalRecord } from '../ledger/types';
 import type { Refusal } from './refusals';
 import type { Report } from './report';
 
+/**
+ * The spend checks of a credential the agent presented (docs/credentials.md), judged on a simulation's figures:
+ * null when they pass, else what refused (the credential's block and check, in words).
+ */
+export type CredentialSpendCheck = (spend: {
+  key: string;
+  lamports_out: number;
+  destinations: readonly string[];
+}) => { message: string } | null;
+
 /** Who asks: an agent's token (may touch only its keys), or an operator (every key: the host's CLI unnamed, a named
- * one from the console). */
-export type Principal = { kind: 'token'; name: string; keys: readonly string[] } | { kind: 'operator'; name?: string };
+ * one from the console). A token that is a credential may carry its spend checks. */
+export type Principal =
+  | { kind: 'token'; name: string; keys: readonly string[]; credential?: CredentialSpendCheck }
+  | { kind: 'operator'; name?: string };
+
+/** The principal's credential spend checks, if it presented a credential. */
+export function credentialSpendCheck(p: Principal): CredentialSpendCheck | undefined {
+  return p.kind === 'token' ? p.credential : undefined;
+}
 
 export function principalLabel(p: Principal): string {
   if (p.kind === 'token') return `token:${p.name}`;

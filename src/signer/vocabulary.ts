@@ -21,6 +21,7 @@ export const CHECK_NAMES = [
   'new_accounts',
   'ata_owners',
   'destinations',
+  'price',
   'limits',
   'approval',
   'message',

@@ -23,6 +23,7 @@ import { recordLedgerRows } from './support/ledger-rows';
 import { send, toolCall, toolResult, type HttpAnswer } from './support/mcp-client';
 import { recordArtefact, recordFigures, recordSecrets } from './support/record';
 import { issueTokens, scrapeMetrics, startServe } from './support/service';
+import { spentLamports } from '../../src/signer/policy/rules/daily-cap';
 
 const SUITE = 'crash';
 const CRASHES = Number(process.env.ABUSE_CRASHES ?? 100);
@@ -232,11 +233,10 @@ describe('kill -9 of the MCP service at random points across signs', () => {
       const usage = usageOf(
         entries.filter((e) => e.key === k),
         now,
-        cfg.daily_lamport_cap,
       );
       const onChain = FUNDED - (await balanceOf(w, cfg.pubkey));
-      expect(onChain).toBeLessThanOrEqual(usage.spent24h);
-      expect(usage.spent24h).toBeLessThanOrEqual(cfg.daily_lamport_cap);
+      expect(onChain).toBeLessThanOrEqual(spentLamports(usage, cfg.daily_lamport_cap));
+      expect(spentLamports(usage, cfg.daily_lamport_cap)).toBeLessThanOrEqual(cfg.daily_lamport_cap);
     }
     // bravo's cap holds 8 charged signs: any final sign entry beyond 8 must be one the cap refused. Whether the random
     // kills let more than 8 finish depends on where they fell, so the refusal is required only then.

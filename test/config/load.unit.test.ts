@@ -152,7 +152,12 @@ describe('loadConfig resolves', () => {
   test('a postgres URL comes from ledger.url_file or ledger.url_env', () => {
     write('pg-url', 'postgres://u:secret@127.0.0.1/db\n');
     const a = loadConfig({ file: write('c.yaml', `ledger: {store: postgres, url_file: pg-url}\n`), env: {} });
-    expect(a.ledger).toEqual({ store: 'postgres', url: 'postgres://u:secret@127.0.0.1/db', pool_size: 10 });
+    expect(a.ledger).toEqual({
+      store: 'postgres',
+      url: 'postgres://u:secret@127.0.0.1/db',
+      pool_size: 10,
+      failover_ms: 15_000,
+    });
     const b = loadConfig({
       file: write('c.yaml', `ledger: {store: postgres, url_env: PGURL}\n`),
       env: { PGURL: 'postgresql://x@h/d' },
@@ -395,7 +400,12 @@ describe('loadConfig refuses to start, naming the key', () => {
       SIGNER_CONFIG: file,
       SIGNER_LOG_PRETTY: '0',
     };
-    expect(loadConfig({ file, env }).ledger).toEqual({ store: 'postgres', url: 'postgres://u@h/db', pool_size: 10 });
+    expect(loadConfig({ file, env }).ledger).toEqual({
+      store: 'postgres',
+      url: 'postgres://u@h/db',
+      pool_size: 10,
+      failover_ms: 15_000,
+    });
   });
   test('a non-numeric env value', () =>
     refuses(BASE, /serve\.max_in_flight/, { env: { SIGNER_MAX_IN_FLIGHT: '12abc' } }));

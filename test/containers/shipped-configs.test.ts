@@ -44,6 +44,7 @@ const SHIPPED = [
   { rel: 'deploy/compose/config.replicas.yaml', store: 'postgres' },
   { rel: 'deploy/base/config.yaml', store: 'sqlite' },
   { rel: 'deploy/overlays/postgres/config.yaml', store: 'postgres' },
+  { rel: 'deploy/overlays/postgres-ha/config.yaml', store: 'postgres' },
 ] as const;
 
 describe.each(SHIPPED)('$rel', ({ rel, store }) => {
@@ -139,6 +140,7 @@ describe('deploy/ mounts what its configs name', () => {
   (kubectl ? it.each : it.skip.each)([
     ['deploy/base', 'deploy/base/config.yaml'],
     ['deploy/overlays/postgres', 'deploy/overlays/postgres/config.yaml'],
+    ['deploy/overlays/postgres-ha', 'deploy/overlays/postgres-ha/config.yaml'],
   ])('%s: the ConfigMap holds %s, and the signer mounts its tokens_file, url_file and /run/keys', (dir, rel) => {
     const { doc } = loadShipped(rel);
     const objs = render(dir);

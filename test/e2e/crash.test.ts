@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { assertBuilt, BIN, run, spawnBin, waitForOutput, writeYaml } from '../support/cli';
 import { balanceOf, makeWorld, worldConfigDocument, type World } from '../support/world';
+import { spentLamports } from '../../src/signer/policy/rules/daily-cap';
 
 const FUNDED = 50_000_000_000;
 
@@ -38,7 +39,10 @@ describe('crash safety of sign (kill -9 of the CLI)', () => {
 
   /** What the ledger charges against the key's cap now (read fresh: the signs ran in other processes). */
   async function spent(): Promise<number> {
-    return (await w.ledger.keyUsage('alpha', Math.floor(Date.now() / 1000), w.keys.alpha!.daily_lamport_cap)).spent24h;
+    return spentLamports(
+      await w.ledger.keyUsage('alpha', Math.floor(Date.now() / 1000)),
+      w.keys.alpha!.daily_lamport_cap,
+    );
   }
 
   it('after the intent is written and the transaction sent, the orphan intent stays charged', async () => {

@@ -87,6 +87,7 @@ test('a service of file keys on SQLite, without console or webhooks, loads none 
     'pg',
     'litesvm',
     'prom-client', // metrics: null
+    '@biscuit-auth/biscuit-wasm', // credentials: none configured
   ])
     expect(loaded).not.toContain(unused);
 });

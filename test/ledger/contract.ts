@@ -14,6 +14,7 @@ import { USAGE_HORIZON_S, usageOf } from '../../src/ledger/usage-book';
 import { outboxContract } from './outbox-contract';
 import { gateKey, gateOnce } from './gate-race';
 import { nowSeconds } from '../../src/util/time';
+import { spentLamports } from '../../src/signer/policy/rules/daily-cap';
 
 export interface StoreUnderTest {
   ledger: Ledger;
@@ -145,10 +146,8 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
           }
         }
         for (const now of [NOW, NOW - 40_000, NOW + 50_000, NOW - 86_000]) {
-          for (const cap of [1_000_000, 50_000_000]) {
-            const expected = usageOf(await ledger.signEntriesForKey('game', now - USAGE_HORIZON_S), now, cap);
-            expect(await ledger.keyUsage('game', now, cap)).toEqual(expected);
-          }
+          const expected = usageOf(await ledger.signEntriesForKey('game', now - USAGE_HORIZON_S), now);
+          expect(await ledger.keyUsage('game', now)).toEqual(expected);
         }
       });
 
@@ -156,7 +155,6 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         const { ledger } = s;
         let seed = 11;
         const rnd = (n: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
-        const CAP = 5_000_000;
         const token = (change: number) => [
           { mint: 'USDC', decimals: 6, change: String(change), credits: [{ owner: 'M', amount: String(-change) }] },
         ];
@@ -182,8 +180,8 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
             if (sig !== null) open.push(sig);
           }
           if (rnd(3) === 0) {
-            const fresh = usageOf(await ledger.signEntriesForKey('game', now - USAGE_HORIZON_S), now, CAP);
-            expect(await ledger.keyUsage('game', now, CAP)).toEqual(fresh);
+            const fresh = usageOf(await ledger.signEntriesForKey('game', now - USAGE_HORIZON_S), now);
+            expect(await ledger.keyUsage('game', now)).toEqual(fresh);
             const probe = open[0];
             if (probe !== undefined) expect(await ledger.signatureInFlight('game', probe)).toBe(true);
           }
@@ -202,27 +200,26 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
             intentInput({ ts: NOW - 100 + i, key, signature: `c${i}`, balance_change: -(i + 1) }),
           );
           // Not awaited: these reads (the first of each key loads its book) overlap the appends and each other.
-          reads.push(...keys.map((k) => ledger.keyUsage(k, NOW, CAP)));
+          reads.push(...keys.map((k) => ledger.keyUsage(k, NOW)));
           if (i % 7 === 0) await appended;
           else reads.push(appended);
         }
         await Promise.all(reads);
         for (const k of keys) {
-          const fresh = usageOf(await ledger.signEntriesForKey(k, NOW - USAGE_HORIZON_S), NOW, CAP);
-          expect(await ledger.keyUsage(k, NOW, CAP)).toEqual(fresh);
-          expect(fresh.spent24h).toBeGreaterThan(0);
+          const fresh = usageOf(await ledger.signEntriesForKey(k, NOW - USAGE_HORIZON_S), NOW);
+          expect(await ledger.keyUsage(k, NOW)).toEqual(fresh);
+          expect(spentLamports(fresh, CAP)).toBeGreaterThan(0);
         }
       });
 
       it("keeps each handle's usage exact when two handles write the same key, with other entries between", async () => {
         const other = await reopen();
         const handles = [s.ledger, other];
-        const CAP = 9_000_000;
         const NOW = 3_000_000;
         let seed = 29;
         const rnd = (n: number) => (seed = (seed * 1103515245 + 12345) % 2147483648) % n;
         // Both handles know the key first, so each one's own commits and the other's are folded into a live book.
-        for (const h of handles) await h.keyUsage('game', NOW, CAP);
+        for (const h of handles) await h.keyUsage('game', NOW);
         const open: string[] = [];
         for (let i = 0; i < 80; i++) {
           const writer = handles[rnd(2)]!;
@@ -244,13 +241,13 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
             open.push(sig);
           }
           const reader = handles[rnd(2)]!;
-          const fresh = usageOf(await reader.signEntriesForKey('game', NOW - USAGE_HORIZON_S), NOW, CAP);
-          expect(await reader.keyUsage('game', NOW, CAP)).toEqual(fresh);
+          const fresh = usageOf(await reader.signEntriesForKey('game', NOW - USAGE_HORIZON_S), NOW);
+          expect(await reader.keyUsage('game', NOW)).toEqual(fresh);
           if (open[0] !== undefined) expect(await reader.signatureInFlight('game', open[0])).toBe(true);
         }
         for (const h of handles) {
-          const fresh = usageOf(await h.signEntriesForKey('game', NOW - USAGE_HORIZON_S), NOW, CAP);
-          expect(await h.keyUsage('game', NOW, CAP)).toEqual(fresh);
+          const fresh = usageOf(await h.signEntriesForKey('game', NOW - USAGE_HORIZON_S), NOW);
+          expect(await h.keyUsage('game', NOW)).toEqual(fresh);
           expect(fresh.signsLastMinute).toBeGreaterThan(30);
         }
       });
@@ -260,7 +257,7 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         const spend = 1_000;
         const key = gateKey('gated', 7 * spend);
         // Each handle has read the key once, as a sign's preflight does, so its gates may take either way.
-        for (const h of handles) await h.keyUsage(key.name, nowSeconds(), key.daily_lamport_cap);
+        for (const h of handles) await h.keyUsage(key.name, nowSeconds());
         const results = await Promise.all(
           Array.from({ length: 30 }, (_, i) => gateOnce(handles[i % handles.length]!, key, spend)),
         );
@@ -269,7 +266,7 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         const intents = (await s.ledger.signEntriesForKey(key.name, 0)).filter((e) => e.command === 'sign-intent');
         expect(intents).toHaveLength(7);
         for (const h of handles) {
-          expect((await h.keyUsage(key.name, nowSeconds(), key.daily_lamport_cap)).spent24h).toBe(7 * spend);
+          expect(spentLamports(await h.keyUsage(key.name, nowSeconds()), key.daily_lamport_cap)).toBe(7 * spend);
         }
       });
 
@@ -320,7 +317,7 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         await ledger.append(signInput({ ts: NOW - 3, signature: 'd', outcome: 'signed_expired' }));
         await ledger.append(intentInput({ ts: NOW - 2, signature: 'e', tokens: fig('-50', 'N') })); // still pending
         await ledger.append(intentInput({ ts: NOW - 90_000, signature: 'old', tokens: fig('-7') })); // out of window
-        const { tokens: usage } = await ledger.keyUsage('game', NOW, 1_000_000);
+        const { tokens: usage } = await ledger.keyUsage('game', NOW);
         expect(usage.get('USDC')?.spent).toBe(153n);
         expect(Object.fromEntries(usage.get('USDC')?.received ?? [])).toEqual({ M: 103n, N: 50n });
       });

@@ -41,7 +41,7 @@ export async function gateOnce(
     {
       rec: { key, payloadHash: report.payload_hash, summary: 'gate', programs: [SYSTEM_PROGRAM], intent: null },
       built: { signature: encodeBase58(crypto.randomBytes(64)) },
-      figures: { tokens: { mints: [], authority: [] }, mints: new Map() },
+      figures: { balanceChange: -spend, gains: [], tokens: { mints: [], authority: [] }, mints: new Map() },
       report,
       signal: undefined,
       progress: () => undefined,

@@ -7,6 +7,7 @@ import { GENESIS_PREV, sealEntry } from '../../src/ledger/hash-chain';
 import { spendOf, usageOf } from '../../src/ledger/usage-book';
 import type { AuditEntry, AuditEntryInput } from '../../src/ledger/types';
 import { intentInput, signInput } from './helpers';
+import { spentLamports } from '../../src/signer/policy/rules/daily-cap';
 
 const NOW = 1_800_000_000;
 const RATE = 2;
@@ -23,8 +24,8 @@ const sent = (sig: string, reservation: number, actual: number | null, ts = NOW 
 
 /** The lamport figures of a fresh count (tokens are counted by the same rules; contract.ts covers them). */
 const computeUsage = (entries: AuditEntry[], now: number, cap: number) => {
-  const { signsLastMinute, spent24h } = usageOf(entries, now, cap);
-  return { signsLastMinute, spent24h };
+  const usage = usageOf(entries, now);
+  return { signsLastMinute: usage.signsLastMinute, spent24h: spentLamports(usage, cap) };
 };
 const rateRefused = (entries: AuditEntry[]) => computeUsage(entries, NOW, CAP).signsLastMinute >= RATE;
 const capRefused = (entries: AuditEntry[]) => computeUsage(entries, NOW, CAP).spent24h >= CAP;

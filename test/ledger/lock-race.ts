@@ -6,6 +6,7 @@
 import type { Ledger } from '../../src/ledger/types';
 import { SignerError } from '../../src/util/errors';
 import { intentInput, signInput } from './helpers';
+import { spentLamports } from '../../src/signer/policy/rules/daily-cap';
 
 export const RACE_KEY = 'race';
 export const RACE_AMOUNT = 600;
@@ -31,9 +32,9 @@ export async function raceSign(
   const lock = await ledger.lockKey(RACE_KEY);
   try {
     await at('locked');
-    const usage = await ledger.keyUsage(RACE_KEY, now, RACE_CAP);
+    const usage = await ledger.keyUsage(RACE_KEY, now);
     await at('usage read');
-    if (usage.spent24h + RACE_AMOUNT > RACE_CAP) {
+    if (spentLamports(usage, RACE_CAP) + RACE_AMOUNT > RACE_CAP) {
       await ledger.append(signInput({ ts: now, key: RACE_KEY, outcome: 'refused', summary: tag }));
       return 'refused';
     }

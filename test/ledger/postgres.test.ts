@@ -24,8 +24,9 @@ import { RACE_AMOUNT, RACE_CAP, RACE_KEY, SIGN_STEPS, raceWithLostLock } from '.
 import { processContract } from './process-contract';
 import { releaseLedgerContract } from './release-ledger';
 import { TcpProxy } from './tcp-proxy';
+import { spentLamports } from '../../src/signer/policy/rules/daily-cap';
 
-const FAST = { postgres: { lockPollMs: 5, connectTimeoutMs: 1_000 } };
+const FAST = { postgres: { lockPollMs: 5, connectTimeoutMs: 1_000, failoverMs: 1_000 } };
 const cfgFor = (name: string, port = PG_PORT): LedgerConfig => ({
   store: 'postgres',
   url: dbUrl(name, port),
@@ -74,7 +75,7 @@ describe('PostgreSQL store specifics', () => {
   it('replicas starting at once on a new database apply the migrations once', async () => {
     const all = await Promise.all(Array.from({ length: 5 }, () => open()));
     const rows = await admin((c) => c.query('SELECT version FROM schema_version'), dbUrl(name));
-    expect(rows.rows).toEqual([{ version: 10 }]); // 1: tables, 2: usage indexes, 3: token figures and approval messages, 4: approval message descriptions, 5: approvals by quorum, 6: the webhook outbox, 7: the operator console, 8: no unread entry indexes, 9: console sessions and revocations, 10: intents' watch columns
+    expect(rows.rows).toEqual([{ version: 11 }]); // 1: tables, 2: usage indexes, 3: token figures and approval messages, 4: approval message descriptions, 5: approvals by quorum, 6: the webhook outbox, 7: the operator console, 8: no unread entry indexes, 9: console sessions and revocations, 10: intents' watch columns, 11: intents' lamport credits
     await Promise.all(all.map((l, i) => l.append(signInput({ ts: i }))));
     expect(await all[0]!.verify()).toEqual({ ok: true, entries: 5 });
   });
@@ -138,14 +139,15 @@ describe('PostgreSQL store specifics', () => {
     });
     afterEach(() => proxy.close());
 
-    it('while the server is gone every operation fails with a ledger error, and it recovers without a restart', async () => {
+    it('while the server is gone every operation fails with ledger_unavailable after the failover window, and it recovers without a restart', async () => {
       const ledger = await open(cfgFor(name, proxy.port));
       await ledger.append(signInput({ ts: 1 }));
       await proxy.refuse();
-      await expect(ledger.append(signInput({ ts: 2 }))).rejects.toMatchObject({ code: 'ledger' });
-      await expect(ledger.ping()).rejects.toMatchObject({ code: 'ledger' });
-      await expect(ledger.lockKey('game')).rejects.toMatchObject({ code: 'ledger' });
-      await expect(ledger.getHalt('game')).rejects.toMatchObject({ code: 'ledger' });
+      const unavailable = { code: 'ledger_unavailable', message: matching(/ECONNREFUSED.*call again/) };
+      await expect(ledger.append(signInput({ ts: 2 }))).rejects.toMatchObject(unavailable);
+      await expect(ledger.ping()).rejects.toMatchObject({ code: 'ledger_unavailable' });
+      await expect(ledger.lockKey('game')).rejects.toMatchObject(unavailable);
+      await expect(ledger.getHalt('game')).rejects.toMatchObject(unavailable);
       await proxy.restore();
       await ledger.ping();
       await ledger.append(signInput({ ts: 3 }));
@@ -159,10 +161,10 @@ describe('PostgreSQL store specifics', () => {
       await ledger.append(signInput({ ts: 1 }));
       await proxy.blackhole();
       await expect(ledger.append(signInput({ ts: 2 }))).rejects.toMatchObject({
-        code: 'ledger',
+        code: 'ledger_unavailable',
         message: matching(/timeout/i),
       });
-      await expect(ledger.lockKey('game')).rejects.toMatchObject({ code: 'ledger' });
+      await expect(ledger.lockKey('game')).rejects.toMatchObject({ code: 'ledger_unavailable' });
       await proxy.restore();
       await ledger.append(signInput({ ts: 3 }));
       expect(await ledger.verify()).toEqual({ ok: true, entries: 2 });
@@ -180,9 +182,9 @@ describe('PostgreSQL store specifics', () => {
       await again.release();
     });
 
-    it('opening against a database that is down fails with a ledger error', async () => {
+    it('opening against a database that is down fails with ledger_unavailable', async () => {
       await proxy.refuse();
-      await expect(openLedger(cfgFor(name, proxy.port), FAST)).rejects.toMatchObject({ code: 'ledger' });
+      await expect(openLedger(cfgFor(name, proxy.port), FAST)).rejects.toMatchObject({ code: 'ledger_unavailable' });
     });
   });
 });
@@ -238,7 +240,7 @@ describe('PostgreSQL: a key lock lost in the middle of a sign', () => {
       expect(race.sent.length * RACE_AMOUNT).toBeLessThanOrEqual(RACE_CAP);
       expect(race.sent).toHaveLength(1); // one of them still signs: losing a lock never blocks the key
       if (step === 'usage read' || step === 'cap passed') expect(race.a).toBe('lock lost');
-      expect((await a.keyUsage(RACE_KEY, 1_700_000_000, RACE_CAP)).spent24h).toBeLessThanOrEqual(RACE_CAP);
+      expect(spentLamports(await a.keyUsage(RACE_KEY, 1_700_000_000), RACE_CAP)).toBeLessThanOrEqual(RACE_CAP);
       expect((await b.verify()).ok).toBe(true);
       // The key's lock is usable again from both handles.
       await (await a.lockKey(RACE_KEY)).release();
@@ -294,7 +296,7 @@ describe('PostgreSQL: a ledger written by schema version 2', () => {
       expect((await ledger.append(signInput({ ts: 1_700_000_011, tokens }))).tokens).toEqual(tokens);
       expect(await ledger.verify()).toEqual({ ok: true, entries: 7 });
       const rows = await admin((c) => c.query('SELECT version FROM schema_version'), dbUrl(name));
-      expect(rows.rows).toEqual([{ version: 10 }]);
+      expect(rows.rows).toEqual([{ version: 11 }]);
       // Migrated: an approval request can carry a message's text, and a quorum (one vote of anyone by default).
       const asked = await ledger.createApproval({
         key: 'game',

@@ -11,6 +11,7 @@ import { openLedger } from '../../src/ledger/open';
 import type { Ledger, ReserveDecision, ReserveRequest, ReserveView } from '../../src/ledger/types';
 import { nowSeconds } from '../../src/util/time';
 import { intentInput } from './helpers';
+import { spentLamports } from '../../src/signer/policy/rules/daily-cap';
 
 const KEY = 'game';
 const CAP = 1_000_000;
@@ -40,7 +41,6 @@ describe('SQLite: the cap gate as one write transaction (reserveAtOnce)', () => 
   const request = (signature: string | null = 'sig-new'): ReserveRequest => ({
     key: KEY,
     now: nowSeconds(),
-    dailyCap: CAP,
     signature,
   });
   /** A decision that records every view it was asked about and appends an intent of `spend` lamports. */
@@ -56,7 +56,7 @@ describe('SQLite: the cap gate as one write transaction (reserveAtOnce)', () => 
     return { views, decide };
   };
   /** The key's usage read once, as a sign's preflight reads it before the gate. */
-  const preflight = (l: Ledger) => l.keyUsage(KEY, nowSeconds(), CAP);
+  const preflight = (l: Ledger) => l.keyUsage(KEY, nowSeconds());
 
   it('decides on the usage, the in-flight signatures and the halt, and appends the intent it returns', async () => {
     await ledger.append(intentInput({ ts: nowSeconds(), key: KEY, signature: 'sig-open', balance_change: -700 }));
@@ -66,10 +66,10 @@ describe('SQLite: the cap gate as one write transaction (reserveAtOnce)', () => 
 
     expect(await ledger.reserveAtOnce(request('sig-open'), decide)).toBe('reserved');
     expect(views).toHaveLength(1);
-    expect(views[0]!.usage.spent24h).toBe(700);
+    expect(spentLamports(views[0]!.usage, CAP)).toBe(700);
     expect(views[0]!.signatureInFlight).toBe(true);
     expect(views[0]!.halt).toMatchObject({ key: KEY, reason: 'checking' });
-    expect((await preflight(ledger)).spent24h).toBe(1_000);
+    expect(spentLamports(await preflight(ledger), CAP)).toBe(1_000);
     expect(await ledger.signatureInFlight(KEY, 'sig-open-2')).toBe(true);
     expect(await ledger.verify()).toEqual({ ok: true, entries: 3 });
   });
@@ -111,7 +111,7 @@ describe('SQLite: the cap gate as one write transaction (reserveAtOnce)', () => 
     // The lock path reads what the other wrote; from then on this handle is current again.
     await preflight(ledger);
     expect(await ledger.reserveAtOnce(request(), decide)).toBe('reserved');
-    expect(views.map((v) => v.usage.spent24h)).toEqual([400]);
+    expect(views.map((v) => spentLamports(v.usage, CAP))).toEqual([400]);
   });
 
   it('leaves the gate to the lock for a key this handle has not read yet', async () => {

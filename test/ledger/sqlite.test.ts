@@ -12,6 +12,7 @@ import { stillPending, until } from '../support/async';
 import { processContract } from './process-contract';
 import { releaseLedgerContract } from './release-ledger';
 import { RACE_AMOUNT, RACE_CAP, RACE_KEY, SIGN_STEPS, raceWithLostLock } from './lock-race';
+import { spentLamports } from '../../src/signer/policy/rules/daily-cap';
 
 const FAST = { sqlite: { lockPollMs: 5 } };
 
@@ -60,7 +61,7 @@ describe('SQLite store specifics', () => {
     expect(statSync(s.file).mode & 0o777).toBe(0o600);
     const db = new Database(s.file, { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 11 }); // 1: tables, 2: usage indexes, 3: head record and lock leases, 4: token figures and approval messages, 5: approval message descriptions, 6: approvals by quorum, 7: the webhook outbox, 8: the operator console, 9: no unread entry indexes, 10: console sessions and revocations, 11: intents' watch columns
+    expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 12 }); // 1: tables, 2: usage indexes, 3: head record and lock leases, 4: token figures and approval messages, 5: approval message descriptions, 6: approvals by quorum, 7: the webhook outbox, 8: the operator console, 9: no unread entry indexes, 10: console sessions and revocations, 11: intents' watch columns, 12: intents' lamport credits
     db.close();
   });
 
@@ -163,7 +164,7 @@ describe('SQLite: a ledger written by schema version 2 (before the head record a
       expect(await ledger.head()).toEqual({ seq: 6, hash: next.hash });
       expect(await ledger.verify()).toEqual({ ok: true, entries: 6 });
       const db = new Database(file, { readonly: true });
-      expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 11 });
+      expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 12 });
       db.close();
     } finally {
       await ledger.close();
@@ -260,7 +261,7 @@ describe('SQLite key lock leases', () => {
       expect(race.sent.length * RACE_AMOUNT).toBeLessThanOrEqual(RACE_CAP);
       expect(race.sent).toHaveLength(1);
       if (step === 'usage read' || step === 'cap passed') expect(race.a).toBe('lock lost');
-      expect((await a.keyUsage(RACE_KEY, 1_700_000_000, RACE_CAP)).spent24h).toBeLessThanOrEqual(RACE_CAP);
+      expect(spentLamports(await a.keyUsage(RACE_KEY, 1_700_000_000), RACE_CAP)).toBeLessThanOrEqual(RACE_CAP);
       expect((await b.verify()).ok).toBe(true);
     },
   );

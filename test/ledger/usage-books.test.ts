@@ -9,7 +9,6 @@ import { sealEntry } from '../../src/ledger/hash-chain';
 import { intentInput } from './helpers';
 
 const NOW = 5_000_000;
-const CAP = 1_000_000_000;
 
 /** A chain in memory; each call is counted, and a read may be held until the test lets it go. */
 class Chain implements UsageSource {
@@ -59,19 +58,18 @@ const fresh = (c: Chain) =>
   usageOf(
     c.entries.map((r) => r.entry),
     NOW,
-    CAP,
   );
 
 describe('UsageBooks', () => {
   it('with the head read first, reads no entries while the only writes are its own commits', async () => {
     const chain = new Chain();
     const books = new UsageBooks(chain, { headFirst: true });
-    await books.usage('k', NOW, CAP); // loads the key's book
+    await books.usage('k', NOW); // loads the key's book
     const before = { ...chain.calls };
     for (let i = 0; i < 5; i++) {
       const { seq, entry } = chain.add(i);
       books.committed(seq, entry);
-      expect(await books.usage('k', NOW, CAP)).toEqual(fresh(chain));
+      expect(await books.usage('k', NOW)).toEqual(fresh(chain));
     }
     expect(chain.calls.entries).toBe(before.entries);
     expect(chain.calls.head).toBe(before.head + 5);
@@ -80,12 +78,12 @@ describe('UsageBooks', () => {
   it('reads the entries when someone else wrote, and a commit after a gap waits for that read', async () => {
     const chain = new Chain();
     const books = new UsageBooks(chain, { headFirst: true });
-    await books.usage('k', NOW, CAP);
+    await books.usage('k', NOW);
     chain.add(0); // another process's entry: this handle is not told
     const mine = chain.add(1);
     books.committed(mine.seq, mine.entry); // not right after the cursor: left for the read
     const entriesReads = chain.calls.entries;
-    expect(await books.usage('k', NOW, CAP)).toEqual(fresh(chain));
+    expect(await books.usage('k', NOW)).toEqual(fresh(chain));
     expect(chain.calls.entries).toBe(entriesReads + 1);
   });
 
@@ -93,29 +91,29 @@ describe('UsageBooks', () => {
     it(`a read held at its ${kind} read while another read folds newer entries folds nothing twice`, async () => {
       const chain = new Chain();
       const books = new UsageBooks(chain, { headFirst: true });
-      await books.usage('k', NOW, CAP);
+      await books.usage('k', NOW);
       chain.add(0);
       const holding = chain.holdNext(kind);
-      const slow = books.usage('k', NOW, CAP);
+      const slow = books.usage('k', NOW);
       const release = await holding; // made with the chain at seq 1, and held
       chain.add(1);
       chain.add(2);
-      expect(await books.usage('k', NOW, CAP)).toEqual(fresh(chain)); // folds seq 1 to 3
+      expect(await books.usage('k', NOW)).toEqual(fresh(chain)); // folds seq 1 to 3
       release(); // the slow read goes on with what it found at seq 1, behind the cursor now
       expect(await slow).toEqual(fresh(chain));
       chain.add(3); // someone else's: a read folds it, and none of seq 1 to 3 again
-      expect(await books.usage('k', NOW, CAP)).toEqual(fresh(chain));
+      expect(await books.usage('k', NOW)).toEqual(fresh(chain));
     });
   }
 
   it('without the head read first, every read reads the entries and commits are left to it', async () => {
     const chain = new Chain();
     const books = new UsageBooks(chain);
-    await books.usage('k', NOW, CAP);
+    await books.usage('k', NOW);
     const { seq, entry } = chain.add(0);
     books.committed(seq, entry);
     const before = { ...chain.calls };
-    expect(await books.usage('k', NOW, CAP)).toEqual(fresh(chain));
+    expect(await books.usage('k', NOW)).toEqual(fresh(chain));
     expect(chain.calls).toEqual({ ...before, entries: before.entries + 1 });
   });
 });

@@ -44,6 +44,9 @@ export interface ClusterOptions {
   timings?: Record<string, number>;
   /** How the config names the database: inline `ledger.url` (default) or `ledger.url_file` (a mounted secret). */
   urlFrom?: 'url' | 'url_file';
+  /** A database of the test's own (e.g. a primary and standby, pg-pair.ts) instead of a fresh one on the machine's
+   *  server behind the relay; `readUrl` names the server the test's own reads go to (the primary now). */
+  ledger?: { url: string; readUrl: () => string };
 }
 
 export interface Replica {
@@ -69,6 +72,7 @@ export class ReplicaCluster {
     readonly localnet: Localnet,
     readonly configFile: string,
     readonly token: string,
+    private readonly readUrl: () => string,
   ) {}
 
   static async start(opts: ClusterOptions): Promise<ReplicaCluster> {
@@ -76,7 +80,7 @@ export class ReplicaCluster {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'signer-replicas-'));
     const parts: { db?: string; proxy?: TcpProxy; localnet?: Localnet } = {};
     try {
-      parts.db = await createDatabase();
+      parts.db = opts.ledger ? '' : await createDatabase();
       parts.proxy = new TcpProxy({ host: PG_HOST, port: PG_PORT });
       const proxyPort = await parts.proxy.start();
       const keyDir = path.join(dir, 'keys');
@@ -91,7 +95,7 @@ export class ReplicaCluster {
       });
       const token = newToken();
       const configFile = path.join(dir, 'config.yaml');
-      const url = dbUrl(parts.db, proxyPort);
+      const url = opts.ledger?.url ?? dbUrl(parts.db, proxyPort);
       let ledgerSource: Record<string, string> = { url };
       if (opts.urlFrom === 'url_file') {
         const secret = path.join(dir, 'ledger-url');
@@ -130,7 +134,16 @@ export class ReplicaCluster {
           metrics: null,
         },
       });
-      const cluster = new ReplicaCluster(dir, parts.db, parts.proxy, parts.localnet, configFile, token);
+      const db = parts.db;
+      const cluster = new ReplicaCluster(
+        dir,
+        db,
+        parts.proxy,
+        parts.localnet,
+        configFile,
+        token,
+        opts.ledger?.readUrl ?? (() => dbUrl(db)),
+      );
       Object.assign(cluster.keys, keys);
       // Started together: both run the schema migrations at once, as a rolling deploy would.
       const started = await Promise.allSettled(
@@ -145,7 +158,7 @@ export class ReplicaCluster {
     } catch (e) {
       await parts.localnet?.close().catch(() => undefined);
       await parts.proxy?.close().catch(() => undefined);
-      if (parts.db) await dropDatabase(parts.db).catch(() => undefined);
+      if (parts.db !== undefined && parts.db !== '') await dropDatabase(parts.db).catch(() => undefined);
       fs.rmSync(dir, { recursive: true, force: true });
       throw e;
     }
@@ -203,7 +216,7 @@ export class ReplicaCluster {
 
   /** Audit entries read straight from the database (not through the relay, so they can be read while it is cut). */
   async entries(key?: string): Promise<AuditEntry[]> {
-    const c = new Client({ connectionString: dbUrl(this.db) });
+    const c = new Client({ connectionString: this.readUrl() });
     await c.connect();
     try {
       const res = key
@@ -236,7 +249,7 @@ export class ReplicaCluster {
       }),
     );
     await Promise.allSettled([this.localnet.close(), this.proxy.close()]);
-    await dropDatabase(this.db);
+    if (this.db !== '') await dropDatabase(this.db);
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -15,7 +15,12 @@ describe('replica and database failures', () => {
 
   beforeAll(async () => {
     // The URL comes from a file, as from a mounted Kubernetes secret.
-    cluster = await ReplicaCluster.start({ keys: { crash: {}, steady_a: {}, steady_b: {} }, urlFrom: 'url_file' });
+    // A short failover window: with the one server down, each sign waits this long for it, then is refused.
+    cluster = await ReplicaCluster.start({
+      keys: { crash: {}, steady_a: {}, steady_b: {} },
+      urlFrom: 'url_file',
+      timings: { ledger_failover_ms: 1_000 },
+    });
   }, 90_000);
   afterAll(async () => {
     await closeCluster(cluster); // still undefined when start failed
@@ -165,8 +170,10 @@ describe('replica and database failures', () => {
         expect(x.reply!.isError).toBe(true);
         // Failed before any report (nothing signed, nothing sent): the structured content is the coded error alone.
         expect(Object.keys(x.reply!.structured ?? {})).toEqual(['error']);
-        expect(x.reply!.structured).toMatchObject({ error: { code: 'ledger' } });
-        expect(x.reply!.text).toMatch(/^error: PostgreSQL ledger: .*(ECONNREFUSED|connect)/);
+        expect(x.reply!.structured).toMatchObject({ error: { code: 'ledger_unavailable' } });
+        expect(x.reply!.text).toMatch(
+          /^error: PostgreSQL ledger: no writable database server .*(ECONNREFUSED|connect)/,
+        );
       }
       expect(cutAt).toBeLessThanOrEqual(quietAt);
 

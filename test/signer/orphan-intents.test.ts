@@ -24,6 +24,7 @@ import { nowSeconds } from '../../src/util/time';
 import { finalEntry } from '../support/async';
 import { makeWorld, type World } from '../support/world';
 import { latestLifetime, transfer, waitConfirmed, wireTransaction, type Lifetime, type Rpc } from './kit-transactions';
+import { spentLamports } from '../../src/signer/policy/rules/daily-cap';
 
 const FEE = 5000;
 const HOUR = 3600;
@@ -130,8 +131,10 @@ describe('intents of sent transactions with no final entry', () => {
     expect(unknown.outcome).toBe('unknown');
     expect(unknown.detail).toMatch(/blockhash expired .* its reservation stays/);
     // `unknown` keeps the reservation; the landed one counts what it spent: the cap sees both.
-    const usage = await ledger.keyUsage('alpha', nowSeconds(), w.config.keys[0]!.daily_lamport_cap);
-    expect(usage.spent24h).toBe(1_000_000 + FEE + 9000 + FEE + 11_000 + FEE + 13_000 + FEE);
+    const usage = await ledger.keyUsage('alpha', nowSeconds());
+    expect(spentLamports(usage, w.config.keys[0]!.daily_lamport_cap)).toBe(
+      1_000_000 + FEE + 9000 + FEE + 11_000 + FEE + 13_000 + FEE,
+    );
 
     // The poll that ended `lost` had looked at these two first, and left them alone.
     expect(await finalsOf(ledger, recent.signature!)).toEqual([]);

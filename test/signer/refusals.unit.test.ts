@@ -1,12 +1,13 @@
 /**
  * The reasons defined in src/signer/refusals.ts are the reasons the engine gives: every one is named by a refusal
- * somewhere in src/signer, and the code names no reason the table lacks (the compiler checks that too).
+ * somewhere in src/signer or src/pricing (the price checks), and the code names no reason the table lacks (the
+ * compiler checks that too).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { REASON_NAMES } from '../../src/signer/refusals';
 
-const SIGNER = path.join(__dirname, '../../src/signer');
+const ENGINE = ['../../src/signer', '../../src/pricing'].map((dir) => path.join(__dirname, dir));
 
 function sources(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
@@ -18,7 +19,7 @@ function sources(dir: string): string[] {
 
 test('every defined reason is given by the engine, and only those', () => {
   const given = new Set<string>();
-  for (const file of sources(SIGNER)) {
+  for (const file of ENGINE.flatMap(sources)) {
     const text = fs.readFileSync(file, 'utf8');
     for (const m of text.matchAll(/\b(?:refusal|refusalOf|refused)\(\s*'([a-z_]+)'/g)) given.add(m[1]!);
     for (const m of text.matchAll(/report\.reason = '([a-z_]+)'/g)) given.add(m[1]!);

@@ -110,7 +110,7 @@ export interface KeyStoresConfig {
 }
 
 /** One of `<name>_file` and `<name>_env`, or null when neither is set; both is an error. */
-function secretRef(
+export function secretRef(
   file: string | null,
   envName: string | null,
   where: string,

@@ -5,6 +5,7 @@
 import { fail, validateEntry } from '../fail';
 import { defaultsOf, section, type Infer } from '../setting';
 import { buildTokenPolicies, type TokenPolicy } from './key-tokens';
+import { buildKeyUsd, keyUsdSchema, type KeyUsdCaps } from './key-usd';
 import type { OperatorConfig } from './operators';
 import { TOKEN_OPS } from './token-ops';
 import { buildTreasury, treasurySchema, type TreasuryConfig } from './key-treasury';
@@ -84,6 +85,12 @@ export const keySchema = section({
     default: null,
     nullable: true,
   },
+  per_destination_per_day_lamports: {
+    doc: 'Most lamports any one other account may receive from this key in 24 h (the rent of an account created for a program aside); null: no per-destination cap.',
+    format: 'nat-or-null',
+    default: null,
+    nullable: true,
+  },
   max_fee_lamports: {
     doc: 'Most lamports a transaction may pay in fees (base fee + priority fee from its ComputeBudget instructions); null: no fee cap.',
     format: 'nat-or-null',
@@ -122,6 +129,7 @@ export const keySchema = section({
     format: 'bool-strict',
     default: false,
   },
+  usd: keyUsdSchema,
   allow_token_ops: {
     doc: `Token authority operations this key may perform: any of ${TOKEN_OPS.join(', ')} (docs/policy.md, "Token authority").`,
     format: 'token-ops',
@@ -142,6 +150,7 @@ export type KeyApprovals = KeyEntry['approvals'];
 type OmittableInCode =
   | 'store'
   | 'per_tx_lamports'
+  | 'per_destination_per_day_lamports'
   | 'max_fee_lamports'
   | 'approve_above_lamports'
   | 'sign_only'
@@ -153,12 +162,14 @@ type OmittableInCode =
  * A key as the loader resolves it: named, its approval mode decided, its token amounts in base units, and its
  * quorum present only when operators are configured.
  */
-export type KeyConfig = Omit<KeyEntry, OmittableInCode | 'approval' | 'tokens' | 'approvals' | 'treasury'> &
+export type KeyConfig = Omit<KeyEntry, OmittableInCode | 'approval' | 'tokens' | 'approvals' | 'usd' | 'treasury'> &
   Partial<Pick<KeyEntry, OmittableInCode>> & {
     name: string;
     approval: ApprovalMode;
     tokens?: TokenPolicy[];
     approvals?: KeyApprovals;
+    /** Dollar caps in micro-dollars (docs/pricing.md); absent or null: none. */
+    usd?: KeyUsdCaps | null;
     /** Token accounts the key spends from as delegate (docs/treasury.md); absent: none. */
     treasury?: TreasuryConfig;
   };
@@ -214,7 +225,12 @@ export function buildKeys(raw: Record<string, unknown>, operators: OperatorConfi
   const keys: KeyConfig[] = [];
   for (const name of Object.keys(raw).sort()) {
     if (!isValidKeyName(name)) fail(`keys.${name}: key name must be 1 to 64 lowercase letters, digits, '-' or '_'`);
-    const { approvals: given, treasury: treasuryGiven, ...e } = validateEntry(keySchema, raw[name], `keys.${name}`);
+    const {
+      approvals: given,
+      usd,
+      treasury: treasuryGiven,
+      ...e
+    } = validateEntry(keySchema, raw[name], `keys.${name}`);
     const approval: ApprovalMode = e.approval ?? (e.class === 'wallet' ? 'confirm' : 'auto');
     if (e.class === 'wallet' && approval === 'auto' && !e.allow_unattended) {
       fail(
@@ -234,6 +250,7 @@ export function buildKeys(raw: Record<string, unknown>, operators: OperatorConfi
       tokens,
       allow_token_ops: [...new Set(e.allow_token_ops)],
       ...(approvals ? { approvals } : {}),
+      usd: buildKeyUsd(usd),
       ...(treasury ? { treasury } : {}),
     });
   }

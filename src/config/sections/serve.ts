@@ -6,6 +6,7 @@ import { parseListen, type ListenAddress } from '../formats';
 import { fail } from '../fail';
 import { defaultsOf, section, type Infer } from '../setting';
 import { bearerTokensSchema, type TokenConfig } from './bearer-tokens';
+import { credentialsSchema, type CredentialsConfig } from './credentials';
 import { buildOperatorListener, operatorConsoleSchema, type OperatorListenerConfig } from './operator-console';
 
 export const serveSchema = section({
@@ -23,6 +24,7 @@ export const serveSchema = section({
       env: 'SIGNER_ALLOWED_HOSTS',
     },
     ...bearerTokensSchema,
+    credentials: credentialsSchema,
     max_in_flight: {
       doc: 'Requests handled at once; more are answered 503 with Retry-After.',
       format: 'positive-int',
@@ -97,9 +99,11 @@ export const serveSchema = section({
 type Raw = Infer<typeof serveSchema>['serve'];
 
 /** The service's settings resolved: addresses parsed, tokens checked against the keys, the console's listener. */
-export type ServeConfig = Omit<Raw, 'listen' | 'metrics' | 'tokens' | 'tokens_file' | 'operator'> & {
+export type ServeConfig = Omit<Raw, 'listen' | 'metrics' | 'tokens' | 'tokens_file' | 'operator' | 'credentials'> & {
   listen: ListenAddress;
   tokens: TokenConfig[];
+  /** Attenuable credentials (docs/credentials.md); absent or null: off. */
+  credentials?: CredentialsConfig | null;
   metrics: ListenAddress | null;
   /** The operator console's listener; absent or null: off. */
   operator?: OperatorListenerConfig | null;
@@ -115,15 +119,34 @@ export const DEFAULT_SOCKET_LIMITS = Object.freeze({
   max_connections: serveDefaults.max_connections,
 }) satisfies Partial<ServeConfig>;
 
-/** The service's settings; its tokens are built first (buildBearerTokens), as they check the keys. */
-export function buildServe(raw: Raw, tokens: TokenConfig[], resolve: (p: string) => string): ServeConfig {
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars -- the two token lists are resolved into `tokens`
-  const { listen, allowed_hosts, tokens: _list, tokens_file: _file, metrics, operator, ...limits } = raw;
+/**
+ * The service's settings; its tokens and credentials are built first (buildBearerTokens, buildCredentials), as they
+ * check the keys.
+ */
+export function buildServe(
+  raw: Raw,
+  tokens: TokenConfig[],
+  credentials: CredentialsConfig | null,
+  resolve: (p: string) => string,
+): ServeConfig {
+  /* eslint-disable @typescript-eslint/no-unused-vars -- the token lists and credentials are resolved apart */
+  const {
+    listen,
+    allowed_hosts,
+    tokens: _list,
+    tokens_file: _file,
+    credentials: _c,
+    metrics,
+    operator,
+    ...limits
+  } = raw;
+  /* eslint-enable @typescript-eslint/no-unused-vars */
   return {
     // The `listen` formats have already refused anything parseListen cannot read.
     listen: parseListen(listen) ?? fail(`serve.listen: not host:port`),
     allowed_hosts: allowed_hosts.map((h) => h.toLowerCase()),
     tokens,
+    credentials,
     ...limits,
     metrics: metrics === null ? null : (parseListen(metrics) ?? fail(`serve.metrics: not host:port`)),
     operator: buildOperatorListener(operator, resolve),

@@ -89,6 +89,12 @@ export const timingsSchema = section({
     default: 30_000,
     env: 'SIGNER_RPC_ENDPOINT_COOLDOWN_MS',
   },
+  ledger_failover_ms: {
+    doc: 'PostgreSQL ledger: how long an operation waits for a writable server when the primary is lost (a failover, a restart) before it fails with `ledger_unavailable` (a sign then sends nothing). Look-ups back off from 50 ms to 1 s.',
+    format: 'positive-int',
+    default: 15_000,
+    env: 'SIGNER_LEDGER_FAILOVER_MS',
+  },
   treasury_reconcile_ms: {
     doc: "Pause between reconciliation passes over the treasury keys' allowances (docs/treasury.md); a spend the signer did not make is found within it.",
     format: 'positive-int',

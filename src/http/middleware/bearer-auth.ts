@@ -1,21 +1,48 @@
 /**
- * Bearer auth (401), before any byte of the body is read: Node discards an unread body after the reply. The token
- * that proved itself goes on `res.locals.token`; later steps see its name, never the token.
+ * Bearer auth (401), before any byte of the body is read: Node discards an unread body after the reply. A bearer
+ * value is a configured token, or, when the service has credentials, a credential its root key verifies (its
+ * checks are judged once the body says what the request is: ./credential-check.ts). What proved itself goes on
+ * `res.locals.token` (and the credential on `res.locals.credential`); later steps see its name, never the value.
  */
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
+import type { CredentialGate } from '../../credentials/gate';
+import type { CredentialRefusal } from '../../credentials/refusal';
 import type { TokenVerifier } from '../bearer-tokens';
-import { sendError } from '../send';
+import { sendError, sendJson } from '../send';
 
 export const UNAUTHORIZED = 'missing or unknown bearer token';
+const CHALLENGE = { 'WWW-Authenticate': 'Bearer realm="sa-forge-signer"' };
+const OPAQUE_PREFIX = 'sfs_';
 
-export function bearerAuth(verifier: TokenVerifier): RequestHandler {
+/** 401 with the refusal as a value: its code, reason, message and, when a check refused, the block and check. */
+export function sendCredentialRefusal(res: Response, refusal: CredentialRefusal): void {
+  const { message, ...rest } = refusal;
+  sendJson(res, 401, JSON.stringify({ error: message, ...rest }), { ...CHALLENGE, 'Cache-Control': 'no-store' });
+}
+
+export function bearerAuth(verifier: TokenVerifier, credentials: CredentialGate | null = null): RequestHandler {
   return function bearer(req, res, next) {
-    const token = verifier.verifyAuthorization(req.headers.authorization);
-    if (token === null) {
-      sendError(res, 401, UNAUTHORIZED, { 'WWW-Authenticate': 'Bearer realm="sa-forge-signer"' });
+    const header = req.headers.authorization;
+    const token = verifier.verifyAuthorization(header);
+    if (token !== null) {
+      res.locals.token = token;
+      next();
       return;
     }
-    res.locals.token = token;
+    const presented = header?.startsWith('Bearer ') ? header.slice('Bearer '.length) : '';
+    if (credentials === null || presented === '' || presented.startsWith(OPAQUE_PREFIX)) {
+      sendError(res, 401, UNAUTHORIZED, CHALLENGE);
+      return;
+    }
+    const verified = credentials.verify(presented);
+    if (!verified.ok) {
+      sendCredentialRefusal(res, verified.refusal);
+      return;
+    }
+    const { credential } = verified;
+    res.once('close', () => credential.dispose());
+    res.locals.token = { name: credential.root.name, keys: credential.root.keys };
+    res.locals.credential = credential;
     next();
   };
 }

@@ -53,6 +53,12 @@ const QUORUM_COLUMNS = [
 ].join(';\n');
 
 /**
+ * The lamports an intent's transaction pays each other account (JSON text; NULL where it pays none): the usage the
+ * SOL per-destination cap reads.
+ */
+const LAMPORT_CREDITS_COLUMN = 'ALTER TABLE entries ADD COLUMN lamport_credits TEXT';
+
+/**
  * The webhook outbox (src/notify/): one row per notification and hook, written when its event happens and claimed by
  * one deliverer at a time (claimed_by until claim_until, unix ms), so replicas sharing the ledger never both post it.
  */
@@ -196,6 +202,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   UNREAD_ENTRY_INDEXES,
   operatorSessions('INTEGER'),
   intentWatchMigration('INTEGER'),
+  LAMPORT_CREDITS_COLUMN,
 ];
 
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
@@ -245,6 +252,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   UNREAD_ENTRY_INDEXES,
   operatorSessions('bigint'),
   intentWatchMigration('bigint'),
+  LAMPORT_CREDITS_COLUMN,
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */

@@ -46,6 +46,17 @@ function tokensOf(v: unknown): TokenFigure[] | null {
   }
 }
 
+/** `lamport_credits` is JSON text or NULL; a value that does not parse fails verification through the hash. */
+function creditsOf(v: unknown): AuditEntry['lamport_credits'] {
+  if (v === null || v === undefined) return null;
+  try {
+    const c: unknown = JSON.parse(str(v));
+    return Array.isArray(c) ? (c as NonNullable<AuditEntry['lamport_credits']>) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** `approvers` is JSON text or NULL (anyone may vote). */
 function approversOf(v: unknown): string[] | null {
   if (v === null || v === undefined) return null;
@@ -69,6 +80,7 @@ function votesOf(v: unknown): ApprovalVote[] {
 
 export function rowToEntry(r: Row): AuditEntry {
   const tokens = tokensOf(r.tokens);
+  const credits = creditsOf(r.lamport_credits);
   const watch = watchOf(r);
   return {
     ts: num(r.ts),
@@ -85,6 +97,7 @@ export function rowToEntry(r: Row): AuditEntry {
     slot: numOrNull(r.slot),
     balance_change: numOrNull(r.balance_change),
     ...(tokens ? { tokens } : {}),
+    ...(credits ? { lamport_credits: credits } : {}),
     prev: str(r.prev),
     hash: str(r.hash),
     ...(watch ? { watch } : {}),
@@ -126,6 +139,7 @@ export function entryRowValues(seq: number, entry: AuditEntry): unknown[] {
     entry.watch?.last_valid_block_height ?? null,
     entry.watch?.fee_payer ?? null,
     entry.watch?.from_slot ?? null,
+    entry.lamport_credits ? JSON.stringify(entry.lamport_credits) : null,
   ];
 }
 

@@ -1,5 +1,5 @@
 /** `halt`: the emergency brake, durable and seen by every replica; only an operator resumes. */
-import { haltedByForAgents } from '../../signer/rules/halted';
+import { haltedByForAgents } from '../../signer/policy/rules/halted';
 import { keyArg } from './shared';
 import type { Json, Tool } from './tool';
 

@@ -1,6 +1,6 @@
 /** `key_show`: the keys a token may use, with their policy and what is left of it today. */
 import { STORE_STATES } from '../../keys/key-status';
-import { haltedByForAgents } from '../../signer/rules/halted';
+import { haltedByForAgents } from '../../signer/policy/rules/halted';
 import { keyArg, nullable } from './shared';
 import type { Json, Tool } from './tool';
 

@@ -14,7 +14,8 @@ import type { ApprovalRecord } from '../../ledger/types';
 import { refusal, type Refusal } from '../refusals';
 import type { Report } from '../report';
 import { approvedFiguresRefusal } from '../rules/approved-figures';
-import { feeRefusal } from '../rules/limits';
+import { decide } from '../policy/decide';
+import { feeBound } from '../rules/fee-bound';
 import { structuralRefusal } from '../rules/structural';
 import type { PreparedTransaction } from '../sources/transaction';
 import { judgeSimulation } from './judge';
@@ -82,8 +83,9 @@ export function judgeAfterApproval(input: AfterApprovalInput): StepWith<{ capKey
     foreignFeePayer: prepared.foreignFeePayer,
   });
   if (structural) return stop(report, structural);
-  const fee = prepared.foreignFeePayer === null ? feeRefusal(current, prepared.msg) : null;
-  if (fee) return stop(report, fee);
+  const fee = prepared.foreignFeePayer === null ? feeBound(prepared.msg) : null;
+  const feeVerdict = decide(current, { at: 'prepared', fee, usage: null });
+  if (feeVerdict.outcome === 'refused') return stop(report, feeVerdict.refusal);
   const now = judgeSimulation(current, report, figures, { usage: null, after });
   if (!now.ok) return now;
   return { ok: true, capKeys: [began, current] };

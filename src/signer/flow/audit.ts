@@ -21,7 +21,7 @@ export function signEntry(
   rec: SignRecord,
   rest: Pick<
     AuditEntryInput,
-    'command' | 'outcome' | 'detail' | 'signature' | 'slot' | 'balance_change' | 'tokens' | 'watch'
+    'command' | 'outcome' | 'detail' | 'signature' | 'slot' | 'balance_change' | 'tokens' | 'lamport_credits' | 'watch'
   >,
 ): AuditEntryInput {
   return {

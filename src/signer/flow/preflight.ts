@@ -21,10 +21,12 @@ import {
 import type { HaltBook } from '../halts';
 import { refusal } from '../refusals';
 import type { Report } from '../report';
-import { haltRefusal } from '../rules/halted';
+import { decide } from '../policy/decide';
+import { denyRefusal } from '../policy/rules/key';
+import { feeBound } from '../rules/fee-bound';
 import { treasuryDelegateRefusal } from '../rules/treasury-delegate';
-import { feeRefusal, limitsRefusal } from '../rules/limits';
 import { stop, type Step, type StepWith } from './step';
+import { reportVerdict } from './verdict-report';
 import type { PreparedTransaction, TransactionSource } from '../sources/transaction';
 
 export interface PreflightDeps {
@@ -53,7 +55,7 @@ export interface Preflighted {
 
 /** The key's usage now, for its caps. */
 export async function keyUsage(ledger: Ledger, key: KeyConfig): Promise<Usage> {
-  return await ledger.keyUsage(key.name, nowSeconds(), key.daily_lamport_cap);
+  return await ledger.keyUsage(key.name, nowSeconds());
 }
 
 export async function preflight(deps: PreflightDeps, input: PreflightInput): Promise<StepWith<Preflighted>> {
@@ -68,7 +70,8 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
       }),
     );
   }
-  if (key.approval === 'deny') return stop(report, refusal('key_set_to_deny', `key "${key.name}" is set to deny`));
+  const deny = denyRefusal(key);
+  if (deny) return stop(report, deny);
 
   let halt: HaltRecord | null;
   let usage: Usage | null = null;
@@ -79,7 +82,7 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
     halt = deps.halts.held(key.name);
     report.warnings.push(`the ledger could not be read (${errorMessage(e)}): halts and limits were not previewed`);
   }
-  if (halt) return stop(report, haltRefusal(halt));
+  if (reportVerdict(report, decide(key, { at: 'opened', halt }))) return { ok: false, report };
   const revoked = await treasuryDelegateRefusal(deps.chain, key);
   if (revoked) return stop(report, revoked);
 
@@ -133,14 +136,9 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
   report.checks.push('ata_owners');
 
   // The fee cap bounds what the key pays in fees: nothing when another account pays them.
-  const fee = prepared.foreignFeePayer === null ? feeRefusal(key, prepared.msg) : null;
-  if (fee) return stop(report, fee);
-  if (usage) {
-    const early = limitsRefusal(key, usage, null);
-    if (early) return stop(report, early);
-    report.checks.push('limits');
-  }
-  const none: Usage = { signsLastMinute: 0, spent24h: 0, tokens: new Map() };
+  const fee = prepared.foreignFeePayer === null ? feeBound(prepared.msg) : null;
+  if (reportVerdict(report, decide(key, { at: 'prepared', fee, usage }))) return { ok: false, report };
+  const none: Usage = { signsLastMinute: 0, lamports: 0, unbounded: 0, received: new Map(), tokens: new Map() };
   return { ok: true, usage: usage ?? none, usageKnown: usage !== null, prepared };
 }
 

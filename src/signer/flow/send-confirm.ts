@@ -6,7 +6,8 @@
  * the next poll forward; the poll's status read still decides, so a notice the read contradicts changes nothing.
  * With the socket down no notice comes and the timed polls alone find the outcome.
  * An outcome that is not proven is `unknown`, with what to check before retrying. Resolves to the landed
- * transaction's metadata when the node returned it (what the tripwire compares with the reservation).
+ * transaction's metadata when the node returned it (what the tripwire compares with the reservation): read with
+ * the status after a notice, else once the status read found it landed.
  */
 import { meetsCommitment } from '../../rpc/commitment';
 import { failureStreak } from '../../rpc/failure-streak';
@@ -67,6 +68,8 @@ export async function sendAndConfirm(
 
   report.balance_change = null;
   let outcome: Landing | null = null;
+  /** The landed transaction's metadata when it came with the status read that found it landed. */
+  let landedMeta: TransactionMeta | null = null;
   let timedPolls = 0;
   try {
     for (let polls = 1; outcome === null; polls++) {
@@ -74,19 +77,23 @@ export async function sendAndConfirm(
       // A notice wakes one poll: after it, only the status reads decide, as without notices.
       if (woken === 'notice') notice = null;
       else timedPolls++;
-      // Status and finalized height in one round trip (the RPC client batches calls made together).
-      const [statuses, height] = await Promise.allSettled([
+      // Status and finalized height in one round trip (the RPC client batches calls made together). After a notice
+      // the landed transaction's metadata is asked for in the same request: the status read still decides, and
+      // the answer then carries what would otherwise take one more round trip after it.
+      const [statuses, height, meta] = await Promise.allSettled([
         chain.getSignatureStatuses([signature], { searchTransactionHistory: false }, limits),
         chain.getBlockHeight('finalized', limits),
+        woken === 'notice' ? chain.getTransaction(signature, limits) : Promise.resolve(null),
       ]);
       const s = statuses.status === 'fulfilled' ? statuses.value[0] : null;
       const status = s?.confirmationStatus ?? null;
       // One failed poll counts once, whichever of its two calls failed.
       const pollError: unknown =
         statuses.status === 'rejected' ? statuses.reason : height.status === 'rejected' ? height.reason : null;
-      if (s?.confirmationStatus && meetsCommitment(s.confirmationStatus, chain.commitment))
+      if (s?.confirmationStatus && meetsCommitment(s.confirmationStatus, chain.commitment)) {
         outcome = { landed: true, slot: s.slot, err: s.err };
-      else if (pollError !== null) {
+        if (meta.status === 'fulfilled') landedMeta = meta.value;
+      } else if (pollError !== null) {
         if (failed(pollError)) outcome = gaveUp();
       } else if (height.status === 'fulfilled') {
         streak.ok();
@@ -121,6 +128,7 @@ export async function sendAndConfirm(
   report.outcome = outcome.err === null || outcome.err === undefined ? 'confirmed' : 'failed';
   report.error = report.outcome === 'failed' ? outcome.err : null;
   if (report.outcome === 'confirmed') report.detail = null;
+  if (landedMeta !== null) return withMetadata(report, landedMeta);
   return fetchMetadata(deps, signature, report, started);
 }
 
@@ -179,16 +187,20 @@ async function fetchMetadata(
     const meta = await deps.chain
       .getTransaction(signature, { deadlineAt: sendStarted + t.confirm_deadline_ms })
       .catch(() => null);
-    if (!meta) continue;
-    if (meta.preBalance0 !== null && meta.postBalance0 !== null)
-      report.balance_change = meta.postBalance0 - meta.preBalance0;
-    if (meta.fee !== null) report.fee = meta.fee;
-    report.logs = meta.logs;
-    if (report.outcome === 'failed') {
-      report.program_error = programError(meta.logs);
-      if (report.program_error) report.detail = report.program_error;
-    }
-    return meta;
+    if (meta) return withMetadata(report, meta);
   }
   return null;
+}
+
+/** The report given the landed transaction's actual fee, balance change and logs. */
+function withMetadata(report: Report, meta: TransactionMeta): TransactionMeta {
+  if (meta.preBalance0 !== null && meta.postBalance0 !== null)
+    report.balance_change = meta.postBalance0 - meta.preBalance0;
+  if (meta.fee !== null) report.fee = meta.fee;
+  report.logs = meta.logs;
+  if (report.outcome === 'failed') {
+    report.program_error = programError(meta.logs);
+    if (report.program_error) report.detail = report.program_error;
+  }
+  return meta;
 }

@@ -16,6 +16,10 @@
  * slot, in one request with the mints. A read from a later bank (another transaction of the key landed in between)
  * is discarded and the simulation repeated, a few times at most, then the sign is refused. Token balances come
  * from the same two states: every writable token account's amount before and after.
+ *
+ * Accounts a caller needs from the same bank as the balances before (the Pyth price accounts of a key's dollar
+ * caps and the Clock sysvar they are aged against, src/pricing/price-reads.ts) ride in that same read, after the
+ * key's accounts: no extra request, and a price is never from another bank than the clock it is judged by.
  */
 import { clusterGenesisOf } from '../../rpc/cluster-genesis';
 import { recentBlockhashOf, type BlockhashLifetime } from '../../rpc/recent-blockhash';
@@ -65,6 +69,11 @@ export interface Figures {
    * and a watch that ends before the transaction could still land would release a spend that happens.
    */
   validUntil: number;
+  /**
+   * The `extraReads` a caller asked for, in its order, from the same getMultipleAccounts as the balances before;
+   * null when none were asked or nothing could be judged.
+   */
+  extraReads: (AccountData | null)[] | null;
 }
 
 /** Simulations (each with its read of the balances before) tried before a sign is refused as unjudgeable. */
@@ -80,11 +89,18 @@ export async function simulate(
   built: BuiltTransaction,
   key: KeyConfig,
   mode: 'check' | 'sign',
+  extraReads: readonly string[] = [],
 ): Promise<Figures> {
   const { msg, payloadBlockhash } = built.prepared;
   const messageBase64 = Buffer.from(msg.bytes).toString('base64');
   const writable = writableAccounts(msg);
   const accounts = writable.includes(key.pubkey) ? writable : [key.pubkey, ...writable];
+  // What each read asks for: the key's accounts, then the caller's; split again by `ownPart`.
+  const reads = [...accounts, ...extraReads];
+  const ownPart = (read: AccountsAtSlot): AccountsAtSlot => ({
+    slot: read.slot,
+    accounts: read.accounts.slice(0, accounts.length),
+  });
   const readInBatch = !callsTokenProgram(msg);
   const genesis = clusterGenesisOf(chain);
   const recent = recentBlockhashOf(chain);
@@ -102,7 +118,7 @@ export async function simulate(
       genesis.reread(),
       payloadBlockhash === null ? Promise.resolve(true) : chain.isBlockhashValid(payloadBlockhash),
       payloadBlockhash === null ? Promise.resolve(null) : chain.getLatestBlockhash(),
-      readInBatch ? chain.getAccountsAtSlot(accounts, slotFloor.get(chain) ?? 0) : Promise.resolve(null),
+      readInBatch ? chain.getAccountsAtSlot(reads, slotFloor.get(chain) ?? 0) : Promise.resolve(null),
     ]);
     void recent.refreshIfStale();
     return batch;
@@ -117,11 +133,13 @@ export async function simulate(
     unjudgeable: null,
     chainRefusal: null,
     validUntil,
+    extraReads: null,
     ...why,
   });
   let sim: SimulationResult;
   let fee: number | null;
   let before: AccountsAtSlot;
+  let extra: (AccountData | null)[] = [];
   let mintsRead = new Map<string, AccountData | null>();
   let validUntil = built.prepared.lifetime.lastValidBlockHeight;
   let attempt = 0;
@@ -149,16 +167,18 @@ export async function simulate(
     if (sim.err !== null || sim.accounts.length !== accounts.length) return unjudged(sim, fee, {});
     let same =
       batchRead !== null && batchRead.slot >= sim.slot
-        ? simulationBankBefore(sim, msg.accountKeys, accounts, batchRead)
+        ? simulationBankBefore(sim, msg.accountKeys, accounts, ownPart(batchRead))
         : null;
+    if (same !== null && batchRead !== null) extra = batchRead.accounts.slice(accounts.length);
     if (same === null) {
       const mints = mintsNamed(sim, accounts);
       const [read, mintRead] = await Promise.all([
-        chain.getAccountsAtSlot(accounts, sim.slot),
+        chain.getAccountsAtSlot(reads, sim.slot),
         mints.length > 0 ? chain.getAccountsData(mints) : Promise.resolve(null),
       ]);
       mintsRead = new Map(mints.map((m, i) => [m, mintRead?.accounts[i] ?? null]));
-      same = simulationBankBefore(sim, msg.accountKeys, accounts, read);
+      same = simulationBankBefore(sim, msg.accountKeys, accounts, ownPart(read));
+      extra = read.accounts.slice(accounts.length);
     }
     if (same !== null) {
       before = same;
@@ -192,7 +212,18 @@ export async function simulate(
     for (const [i, mint] of unread.entries()) mintsRead.set(mint, read.accounts[i] ?? null);
   }
   for (const mint of mintAddresses) mints.set(mint, readMint(mintsRead.get(mint) ?? null));
-  return { sim, fee, balanceChange, gains, tokens, mints, unjudgeable: null, chainRefusal: null, validUntil };
+  return {
+    sim,
+    fee,
+    balanceChange,
+    gains,
+    tokens,
+    mints,
+    unjudgeable: null,
+    chainRefusal: null,
+    validUntil,
+    extraReads: extraReads.length > 0 ? extra : null,
+  };
 }
 
 /** Whether an instruction of the message calls a token program or the associated-token program directly. */

@@ -1,18 +1,16 @@
 /**
- * The token step of check and sign, after the simulation: the report gets what each mint moved, and the policy
- * (tokens/policy.ts) judges the movement — the caps are judged with the lamport cap (gate.ts).
+ * What the simulation moved of each mint, as the report shows it (the policy core judges it: policy/decide.ts),
+ * and the warning for a mint whose UI amounts are not base units ÷ 10^decimals.
  */
-import type { KeyConfig } from '../../config/types';
-import type { Refusal } from '../refusals';
 import type { Report } from '../report';
 import { uiAmount } from '../../util/token-amounts';
 import { uiScaling } from '../spl-tokens/extensions';
-import { tokenFigures, tokenPolicyRefusal } from '../spl-tokens/policy';
+import { tokenFigures } from '../policy/rules/tokens';
 import type { Figures } from './simulate';
 
 export type TokenFigures = Pick<Figures, 'tokens' | 'mints'>;
 
-export function judgeTokens(key: KeyConfig, report: Report, figures: TokenFigures): Refusal | null {
+export function reportTokens(report: Report, figures: TokenFigures): void {
   report.token_changes = tokenFigures(figures.tokens, figures.mints).map((f) => ({
     ...f,
     ui_change: f.decimals === null ? null : uiAmount(BigInt(f.change), f.decimals),
@@ -23,5 +21,4 @@ export function judgeTokens(key: KeyConfig, report: Report, figures: TokenFigure
     // A sign judges its figures again after an approval: the warning is said once.
     if (scaling !== null && !report.warnings.includes(warning)) report.warnings.push(warning);
   }
-  return tokenPolicyRefusal(key, figures.tokens, figures.mints);
 }

@@ -5,6 +5,11 @@
  * (`signed_expired`, which releases the reservation), and writes that as the sign's final audit entry.
  * Pending sign-only intents are picked up again from the ledger when the engine starts. docs/reports.md.
  *
+ * With the cluster's WebSocket notices on, each sign-only signature is also subscribed to (signatureSubscribe), and
+ * a notice that it reached the commitment brings the next poll forward, as it does for a sign the signer sends
+ * (flow/send-confirm.ts). A notice is never taken as the landing: the poll's status read decides, so a notice the
+ * read contradicts changes nothing, and with the socket down the timed polls alone find the outcome.
+ *
  * It also ends sent transactions whose signer stopped before writing their final entry (the process was killed while
  * confirming, or the ledger refused the final: flow/audit.ts). At start, every intent of a sent transaction with no
  * final is picked up, and once it is older than any sign that wrote it could still be running (orphanAfterMs) it is
@@ -19,6 +24,7 @@
  * transaction's id and fee payer in its detail.
  */
 import { meetsCommitment } from '../../rpc/commitment';
+import type { SignatureNotices } from '../../rpc/notice-types';
 import type { ChainClient, SignatureStatus, TransactionMeta } from '../../rpc/types';
 import type { KeyConfig, Timings } from '../../config/types';
 import { SPEND_WINDOW_S, spendOf } from '../../ledger/usage-book';
@@ -44,6 +50,8 @@ export interface WatchDeps {
   log: EngineLogger;
   /** Halts and alerts: what the watcher raises (an unresolved watch, a landed overspend). */
   tripwire: TripwireDeps;
+  /** Pushed notices that a watched signature landed, each bringing the next poll forward; null: polling only. */
+  notices: SignatureNotices | null;
 }
 
 export interface WatchedSign {
@@ -108,6 +116,12 @@ export function intentWatch(
   };
 }
 
+/**
+ * Signatures subscribed to at once, at most: past that (a flood of sign-only transactions nobody sends) the others
+ * are found by the timed polls alone, and a provider's limit of subscriptions per connection is not reached.
+ */
+const MAX_FOLLOWED = 256;
+
 /** How long the watcher waits for a key's lock to write a final entry before trying again at the next poll. */
 const FINAL_LOCK_WAIT_MS = 2_000;
 
@@ -152,16 +166,23 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
   const pastExpiry = new Map<string, { poll: number; at: number }>();
   let polls = 0;
 
+  /** Subscriptions to watched signatures' notices, by signature; each ended once its signature is no longer watched. */
+  const following = new Map<string, AbortController>();
+  /** A notice came: the next poll runs at once instead of after its interval. */
+  let noticed = false;
+
   /** When the pending timer fires (epoch ms), so a newly watched sign due sooner can bring it forward. */
   let timerAt = 0;
   const schedule = (): void => {
     if (closed || tick !== null || watched.size === 0) return;
     const now = Date.now();
-    const delay = nextPollIn(
-      [...watched.values()].map((w) => w.notBefore),
-      now,
-      timings.poll_interval_ms,
-    );
+    const delay = noticed
+      ? 0
+      : nextPollIn(
+          [...watched.values()].map((w) => w.notBefore),
+          now,
+          timings.poll_interval_ms,
+        );
     if (timer !== null) {
       if (now + delay >= timerAt) return;
       clearTimeout(timer);
@@ -169,6 +190,7 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
     timerAt = now + delay;
     timer = setTimeout(() => {
       timer = null;
+      noticed = false;
       tick = poll()
         .catch((e: unknown) => log.warn({ err: errorMessage(e) }, 'watching sign-only transactions: a poll failed'))
         .finally(() => {
@@ -176,6 +198,28 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
           schedule();
         });
     }, delay);
+  };
+
+  /**
+   * Subscribes to `w`'s notices where a notice can name it: its id is the key's own signature (not a foreign fee
+   * payer's), and it was signed just now (an orphan may have landed long ago, which a node sends no notice of).
+   */
+  const follow = (w: WatchedSign): void => {
+    const notices = deps.notices;
+    if (notices === null || closed || w.orphan || w.feePayer !== null) return;
+    if (following.has(w.signature) || following.size >= MAX_FOLLOWED) return;
+    const stop = new AbortController();
+    following.set(w.signature, stop);
+    void notices.landed(w.signature, stop.signal).then((landed) => {
+      if (following.get(w.signature) === stop) following.delete(w.signature);
+      if (!landed || !watched.has(w.signature)) return;
+      noticed = true;
+      schedule();
+    });
+  };
+  const unfollow = (signature: string): void => {
+    following.get(signature)?.abort();
+    following.delete(signature);
   };
 
   async function poll(): Promise<void> {
@@ -315,6 +359,7 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
    */
   async function finish(w: WatchedSign, f: Final): Promise<void> {
     watched.delete(w.signature);
+    unfollow(w.signature);
     const forget = (): void => {
       foundLanded.delete(w.signature);
       pastExpiry.delete(w.signature);
@@ -363,6 +408,7 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
     watch(w) {
       if (closed) return;
       watched.set(w.signature, w);
+      follow(w);
       schedule();
     },
 
@@ -373,6 +419,7 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
         for (const w of pendingIntents(entries, key, timings)) {
           if (closed || watched.has(w.signature)) continue;
           watched.set(w.signature, w);
+          follow(w);
           resumed++;
         }
       }
@@ -386,6 +433,7 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
       closed = true;
       if (timer !== null) clearTimeout(timer);
       timer = null;
+      for (const signature of [...following.keys()]) unfollow(signature);
       await tick;
     },
   };

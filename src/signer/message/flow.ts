@@ -4,7 +4,7 @@
  *
  *   key (token, `signer`) → the key's `sign_messages` switch → approval deny → the message check (no transaction
  *   in disguise, the off-chain format's rules) → halted → rate limit → [sign: operator approval for a `confirm`
- *   key, then under the key's lock: rate and halt again, sign, write the `sign-message` entry; unlock and return
+ *   key, then under the key's lock: halt and rate again, sign, write the `sign-message` entry; unlock and return
  *   the signature]
  *
  * A `confirm` key asks its operator for every message, whatever `approve_above_lamports` says: a message moves no
@@ -12,17 +12,18 @@
  * against `rate_limit_per_minute` like transactions; they spend nothing, so the daily cap does not apply.
  */
 import type { KeyConfig } from '../../config/types';
-import type { KeyUsage } from '../../ledger/types';
-import type { HaltRecord, Ledger } from '../../ledger/types';
+import type { HaltRecord, Ledger, Usage } from '../../ledger/types';
 import { encodeBase58 } from '../../util/base58';
 import { SignerError, errorMessage } from '../../util/errors';
 import { refusal, type Refusal } from '../refusals';
 import type { EngineLogger } from '../engine-deps';
 import { keyNowRefusal } from '../flow/after-approval';
 import { approvalNeeded, approvalNote, awaitApproval, type ApprovalDeps } from '../flow/approval';
-import { haltRefusal } from '../rules/halted';
 import { keyUsage } from '../flow/preflight';
-import { refuse, stop, type Step } from '../flow/step';
+import { refuse, type Step } from '../flow/step';
+import { reportVerdict } from '../flow/verdict-report';
+import { decide } from '../policy/decide';
+import { denyRefusal } from '../policy/rules/key';
 import type { HaltBook } from '../halts';
 import type { KeyAccess } from '../key-access';
 import type { KeySet } from '../../keys/key-set';
@@ -51,14 +52,6 @@ export interface MessageFlow {
 type Begun =
   | { ok: true; key: KeyConfig; report: Report; view: MessageView }
   | { ok: false; key: KeyConfig | null; report: Report };
-
-function rateRefusal(key: KeyConfig, usage: KeyUsage): Refusal | null {
-  if (usage.signsLastMinute < key.rate_limit_per_minute) return null;
-  return refusal('rate_limit', `rate limit: ${usage.signsLastMinute} signs in the last minute`, {
-    signs_last_minute: usage.signsLastMinute,
-    cap: key.rate_limit_per_minute,
-  });
-}
 
 export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
   const { access, keys, halts, ledger, log } = deps;
@@ -95,7 +88,8 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
         ),
       );
     }
-    if (key.approval === 'deny') return refused(refusal('key_set_to_deny', `key "${key.name}" is set to deny`));
+    const deny = denyRefusal(key);
+    if (deny) return refused(deny);
     const judged = judgeMessage(payload, key);
     if (!judged.ok) return refused(judged.refusal);
     report.checks.push('message');
@@ -105,7 +99,7 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
   /** Halt and rate. `check` previews with a warning when the ledger cannot be read; `sign` fails closed. */
   const ledgerChecks = async (key: KeyConfig, report: Report, mode: 'check' | 'sign'): Promise<Step> => {
     let halt: HaltRecord | null;
-    let usage: KeyUsage | null = null;
+    let usage: Usage | null = null;
     try {
       [halt, usage] = await Promise.all([halts.current(key.name), keyUsage(ledger, key)]);
     } catch (e) {
@@ -113,13 +107,7 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
       halt = halts.held(key.name);
       report.warnings.push(`the ledger could not be read (${errorMessage(e)}): halts and limits were not previewed`);
     }
-    if (halt) return stop(report, haltRefusal(halt));
-    if (usage) {
-      const rate = rateRefusal(key, usage);
-      if (rate) return stop(report, rate);
-      report.checks.push('limits');
-    }
-    return { ok: true };
+    return reportVerdict(report, decide(key, { at: 'message', halt, usage })) ? { ok: false, report } : { ok: true };
   };
 
   const needsOperator = (key: KeyConfig): boolean => key.approval === 'confirm';
@@ -191,12 +179,11 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
     approval: string | null,
   ): Promise<Report> {
     const { key, report, view } = begun;
-    // Other signs of the key may have filled the minute since the first look (or while the operator decided).
-    const rate = rateRefusal(key, await keyUsage(ledger, key));
-    if (rate) return refuse(report, rate);
-    // A halt pulled meanwhile still stops the signature.
-    const halt = await halts.current(key.name);
-    if (halt) return refuse(report, haltRefusal(halt));
+    // A halt pulled meanwhile still stops the signature, and other signs of the key may have filled the minute since
+    // the first look (or while the operator decided).
+    const [halt, usage] = await Promise.all([halts.current(key.name), keyUsage(ledger, key)]);
+    const verdict = decide(key, { at: 'message', halt, usage });
+    if (verdict.outcome === 'refused') return refuse(report, verdict.refusal);
     if (input.signal?.aborted)
       throw new SignerError('cancelled', 'the request was cancelled before anything was signed');
 

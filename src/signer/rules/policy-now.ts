@@ -6,13 +6,9 @@
  */
 import type { KeyConfig } from '../../config/types';
 import type { ApprovalRecord, HaltRecord, Usage } from '../../ledger/types';
-import { spendOf } from '../../ledger/usage-book';
-import { SYSTEM_PROGRAM } from '../programs';
-import { refusal, type Refusal } from '../refusals';
-import { tokenCapRefusal, tokenDestinationRefusal, unlistedMintRefusal, type MintFlow } from '../spl-tokens/policy';
-import { destinationRefusal } from './destinations';
-import { haltRefusal } from './halted';
-import { limitsRefusal } from './limits';
+import type { Refusal } from '../refusals';
+import { decide } from '../policy/decide';
+import { keyGoneRefusal } from '../policy/rules/key';
 
 type Pending = Pick<ApprovalRecord, 'key' | 'balance_change' | 'tokens' | 'destinations' | 'message'>;
 
@@ -26,39 +22,7 @@ export function policyNowRefusal(
   usage: Usage,
   halt: HaltRecord | null,
 ): Refusal | null {
-  if (key === null) return refusal('key_not_authorized', `key "${approval.key}" is no longer in the policy`);
-  if (halt) return haltRefusal(halt);
-  if (key.approval === 'deny') return refusal('key_set_to_deny', `key "${key.name}" is set to deny`);
-  // A message moves nothing: the key's own state is all the policy judges of it here.
-  if (approval.message !== undefined && approval.message !== null) return null;
-
-  const gains = (approval.destinations ?? []).map((d) => ({
-    address: d.address,
-    lamports: d.lamports,
-    // A request recorded without these is judged as a payment to a wallet, the stricter reading.
-    created: d.created ?? false,
-    owner: d.owner ?? SYSTEM_PROGRAM,
-  }));
-  const destination = destinationRefusal(key, gains);
-  if (destination) return destination;
-
-  const spend = approval.balance_change === null ? null : spendOf(approval.balance_change);
-  const limits = limitsRefusal(key, usage, spend);
-  if (limits) return limits;
-
-  const decimals = new Map((approval.tokens ?? []).map((t) => [t.mint, t.decimals]));
-  const flows: MintFlow[] = (approval.tokens ?? []).map((t) => ({
-    mint: t.mint,
-    keyChange: BigInt(t.change),
-    credits: new Map(t.credits.map((c) => [c.owner, BigInt(c.amount)])),
-  }));
-  for (const flow of flows) {
-    if (flow.keyChange >= 0n) continue;
-    const policy = (key.tokens ?? []).find((p) => p.mint === flow.mint);
-    const places = decimals.get(flow.mint) ?? null;
-    if (!policy) return unlistedMintRefusal(flow.mint, -flow.keyChange, places);
-    const tokenDestination = tokenDestinationRefusal(key, policy, flow, places);
-    if (tokenDestination) return tokenDestination;
-  }
-  return tokenCapRefusal(key, { mints: flows }, (mint) => decimals.get(mint) ?? null, usage.tokens);
+  if (key === null) return keyGoneRefusal(approval.key);
+  const verdict = decide(key, { at: 'pending', approval, usage, halt });
+  return verdict.outcome === 'refused' ? verdict.refusal : null;
 }

@@ -59,6 +59,12 @@ export const ERRORS = {
     meaning: 'the ledger could not be read or written',
     action: RETRY,
   },
+  ledger_unavailable: {
+    seen_by: 'agent',
+    meaning:
+      'no writable ledger database answered within `timings.ledger_failover_ms` (a failover in progress, or the database is down); nothing was written or sent',
+    action: 'call again in a few seconds (the same payload is safe to sign again); if it persists, ask the operator',
+  },
   cancelled: {
     seen_by: 'agent',
     meaning: 'the request went away, or gave up waiting for its key, before anything was sent',

@@ -39,6 +39,7 @@ export const ERROR_CONTEXT = {
   key_store: ['detail'],
   rpc: ['detail'],
   ledger: ['detail'],
+  ledger_unavailable: ['detail'],
   cancelled: ['detail'],
   internal: ['detail'],
   key_file: ['detail'],

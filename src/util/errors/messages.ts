@@ -15,6 +15,7 @@ export const ERROR_MESSAGES = {
   key_store: '$detail',
   rpc: '$detail',
   ledger: '$detail',
+  ledger_unavailable: '$detail',
   cancelled: '$detail',
   internal: '$detail',
   key_file: '$detail',

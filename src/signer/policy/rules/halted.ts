@@ -1,6 +1,6 @@
 /** The refusal a halted key gets, and who halted it as an agent may read it. */
-import type { HaltRecord } from '../../ledger/types';
-import { refusal, type Refusal } from '../refusals';
+import type { HaltRecord } from '../../../ledger/types';
+import { refusal, type Refusal } from '../../refusals';
 
 /**
  * Who halted a key, as agents see it: an operator's name stays with the operators (the ledger, the audit log, the

@@ -3,14 +3,14 @@
  * authority operations it may perform, which mints the signer can account for, where the tokens may go, and the
  * per-transaction, daily and per-destination caps. docs/policy.md, "Tokens", describes each rule.
  */
-import type { KeyConfig, TokenPolicy } from '../../config/types';
-import type { TokenUsage } from '../../ledger/types';
-import type { TokenFigure } from '../../ledger/types';
-import { refusal, type Refusal } from '../refusals';
-import { showAmount } from '../../util/token-amounts';
-import { uiDecimals, unaccountedExtension } from './extensions';
-import type { MintMovement, TokenMovements } from './movements';
-import type { MintState } from './state';
+import type { KeyConfig, TokenPolicy } from '../../../config/types';
+import type { TokenUsage } from '../../../ledger/types';
+import type { TokenFigure } from '../../../ledger/types';
+import { refusal, type Refusal } from '../../refusals';
+import { showAmount } from '../../../util/token-amounts';
+import { uiDecimals, unaccountedExtension } from '../../spl-tokens/extensions';
+import type { MintMovement, TokenMovements } from '../../spl-tokens/movements';
+import type { MintState } from '../../spl-tokens/state';
 
 /** What the caps need of a mint's movement: the key's change and each other owner's credit (not the program). */
 export type MintFlow = Pick<MintMovement, 'mint' | 'keyChange' | 'credits'>;
@@ -165,7 +165,7 @@ export function tokensNeedApproval(key: KeyConfig, movements: TokenMovements): b
 /** What is left of each spent mint's daily cap once this transaction counts. */
 export function remainingTokens(
   key: KeyConfig,
-  movements: TokenMovements,
+  movements: { mints: readonly MintFlow[] },
   usage: TokenUsage,
 ): { mint: string; remaining: string }[] {
   return (key.tokens ?? []).map((p) => {

@@ -5,10 +5,10 @@
  * program other than System owns it afterwards, such as a token account); a new System account that gains
  * lamports is a payment to a wallet and needs listing like any other (docs/policy.md, "Destinations").
  */
-import type { KeyConfig } from '../../config/types';
-import { refusal, type Refusal } from '../refusals';
-import { SYSTEM_PROGRAM } from '../programs';
-import type { LamportGain } from '../flow/simulate';
+import type { KeyConfig } from '../../../config/types';
+import { refusal, type Refusal } from '../../refusals';
+import { SYSTEM_PROGRAM } from '../../programs';
+import type { LamportGain } from '../../flow/simulate';
 
 export function destinationRefusal(key: KeyConfig, gains: readonly LamportGain[]): Refusal | null {
   const allowed = new Set(key.transfer_to);

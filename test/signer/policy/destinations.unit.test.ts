@@ -1,6 +1,6 @@
 /** Which lamport gains from a simulation the destination allow-list lets through. */
 import type { KeyConfig } from '../../../src/config/types';
-import { destinationRefusal } from '../../../src/signer/rules/destinations';
+import { destinationRefusal } from '../../../src/signer/policy/rules/destinations';
 import { SYSTEM_PROGRAM } from '../../../src/signer/programs';
 import { randomAddress } from '../../support/payloads';
 

@@ -1,0 +1,134 @@
+/**
+ * `token new NAME --biscuit` and `token narrow`: credentials (docs/credentials.md). Issuing signs a root credential
+ * with the root key of `serve.credentials` (creating that key file, 0600, the first time) and prints what the config
+ * lists for it; narrowing adds a block of checks to any credential, offline. A credential is written only to a new
+ * 0600 file, never to stdout or a log: stdout carries the revocation id, stderr the guidance.
+ */
+import fs from 'node:fs';
+import { biscuitLib } from '../credentials/biscuit-lib';
+import type { NarrowMode } from '../credentials/checks';
+import { mintRoot, narrowCredential, newRootKey, rootPublicKey } from '../credentials/issue';
+import { expiryAfter } from '../credentials/ttl';
+import type { ToolName } from '../credentials/vocabulary';
+import { readSecret } from '../keys/secret-source';
+import { SignerError, errorMessage } from '../util/errors';
+import { option, requireOption, requirePositional, type ParsedArgs } from './args';
+import { config, configPath, err, keyOf, out } from './context';
+
+export const TOKEN_NEW_BISCUIT_USAGE = 'sa-forge-signer token new NAME --biscuit --keys K1,K2 [--ttl 7d] --out FILE';
+export const TOKEN_NARROW_USAGE =
+  'sa-forge-signer token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--root-public-key ed25519/HEX]';
+
+const list = (text: string): string[] =>
+  text
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+
+/** Writes a credential to a new file only it can read; an existing file is never replaced. */
+function writeSecretFile(file: string, text: string): void {
+  try {
+    fs.writeFileSync(file, `${text}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (e) {
+    const exists = e instanceof Error && 'code' in e && e.code === 'EEXIST';
+    throw new SignerError(
+      'request_invalid',
+      `cannot create ${file}: ${exists ? 'it already exists' : errorMessage(e)}`,
+    );
+  }
+}
+
+/** The root private key of the config; a configured key file that does not exist yet is created with a new key. */
+function rootPrivateKey(args: ParsedArgs): { key: string; created: string | null } {
+  const cfg = config(args);
+  const creds = cfg.serve.credentials;
+  if (!creds)
+    throw new SignerError(
+      'config_invalid',
+      'credentials are off: set serve.credentials.root_key_file (a file path; `token new --biscuit` creates the key there)',
+    );
+  if ('file' in creds.root_key && !fs.existsSync(creds.root_key.file)) {
+    const key = newRootKey(biscuitLib()).privateKey;
+    writeSecretFile(creds.root_key.file, key);
+    return { key, created: creds.root_key.file };
+  }
+  return { key: readSecret(creds.root_key, 'credentials root key'), created: null };
+}
+
+export function tokenNewBiscuit(args: ParsedArgs): number {
+  const name = requirePositional(args, 2, 'a credential name', TOKEN_NEW_BISCUIT_USAGE);
+  const keys = list(requireOption(args, 'keys', TOKEN_NEW_BISCUIT_USAGE));
+  const file = requireOption(args, 'out', TOKEN_NEW_BISCUIT_USAGE);
+  const cfg = config(args);
+  for (const k of keys) keyOf(cfg, k);
+  const ttl = option(args, 'ttl');
+  const { key, created } = rootPrivateKey(args);
+  const lib = biscuitLib();
+  const made = mintRoot(lib, key, {
+    name,
+    keys,
+    ...(ttl === undefined ? {} : { expiresAt: expiryAfter(ttl, new Date()) }),
+  });
+  writeSecretFile(file, made.credential);
+  if (created !== null) err(`created the credentials root key in ${created} (0600); keep it like a signing key`);
+  out(made.revocationId);
+  err(
+    [
+      `Root public key (agents narrowing this credential need it): ${rootPublicKey(lib, key)}`,
+      'Add to your config, then reload or restart:',
+      'serve:',
+      '  credentials:',
+      '    issued:',
+      `      - name: ${name}`,
+      `        revocation_id: ${made.revocationId}`,
+      `        keys: [${keys.join(', ')}]`,
+    ].join('\n'),
+  );
+  return 0;
+}
+
+/** The root public key: given, else derived from the config's root key (on the signer's host). */
+function publicKeyFor(args: ParsedArgs): string {
+  const given = option(args, 'root-public-key');
+  if (given !== undefined) return given;
+  if (configPath(args) === undefined)
+    throw new SignerError('request_invalid', `--root-public-key is required without a config: ${TOKEN_NARROW_USAGE}`);
+  const cfg = config(args);
+  if (!cfg.serve.credentials)
+    throw new SignerError('request_invalid', `--root-public-key is required: the config has no credentials root key`);
+  return rootPublicKey(biscuitLib(), readSecret(cfg.serve.credentials.root_key, 'credentials root key'));
+}
+
+export function tokenNarrow(args: ParsedArgs): number {
+  const from = requireOption(args, 'from', TOKEN_NARROW_USAGE);
+  const file = requireOption(args, 'out', TOKEN_NARROW_USAGE);
+  let credential: string;
+  try {
+    credential = fs.readFileSync(from, 'utf8').trim();
+  } catch (e) {
+    throw new SignerError('request_invalid', `cannot read ${from}: ${errorMessage(e)}`);
+  }
+  const keys = option(args, 'keys');
+  const tools = option(args, 'tools');
+  const mode = option(args, 'mode');
+  const ttl = option(args, 'ttl');
+  const perTx = option(args, 'per-tx-lamports');
+  const destinations = option(args, 'destinations');
+  if (perTx !== undefined && !/^\d{1,16}$/.test(perTx))
+    throw new SignerError(
+      'request_invalid',
+      `--per-tx-lamports takes a whole number of lamports, not ${JSON.stringify(perTx)}`,
+    );
+  const made = narrowCredential(biscuitLib(), credential, publicKeyFor(args), {
+    ...(keys === undefined ? {} : { keys: list(keys) }),
+    ...(tools === undefined ? {} : { tools: list(tools) as ToolName[] }),
+    ...(mode === undefined ? {} : { mode: mode as NarrowMode }),
+    ...(ttl === undefined ? {} : { expiresAt: expiryAfter(ttl, new Date()) }),
+    ...(perTx === undefined ? {} : { perTxLamports: Number(perTx) }),
+    ...(destinations === undefined ? {} : { destinations: list(destinations) }),
+  });
+  writeSecretFile(file, made.credential);
+  out(made.revocationId);
+  err(`narrowed credential in ${file}; its block's revocation id (on stdout) revokes it and all narrowed from it`);
+  return 0;
+}

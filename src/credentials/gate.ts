@@ -1,0 +1,44 @@
+/**
+ * The service's credentials, as the HTTP layer uses them: the root key is read at start (a missing or unreadable one
+ * stops the service then, not at the first request), and the Biscuit library is loaded with the first credential
+ * presented, so a service whose agents all use bearer tokens never loads it. The issued roots and revoked ids are
+ * read on each request from the running policy, which a reload replaces: a revocation applies without a restart.
+ */
+import type { CredentialsConfig } from '../config/types';
+import { readSecret } from '../keys/secret-source';
+import { biscuitLib } from './biscuit-lib';
+import { rootPublicKey } from './issue';
+import { createCredentialVerifier, type CredentialVerifier, type Verification } from './verifier';
+
+export interface CredentialGate {
+  verify(bearer: string): Verification;
+}
+
+/**
+ * `atStart` gives the root key; `current` the lists in force now (null: none issued, so every credential is
+ * refused). A verifier is made again only when the lists themselves were replaced.
+ */
+export function credentialGate(
+  atStart: CredentialsConfig,
+  current: () => CredentialsConfig | null = () => atStart,
+): CredentialGate {
+  const rootKey = readSecret(atStart.root_key, 'credentials root key');
+  let publicKey: string | undefined;
+  let made: { source: CredentialsConfig | null; verifier: CredentialVerifier } | undefined;
+  return {
+    verify(bearer) {
+      const lib = biscuitLib();
+      publicKey ??= rootPublicKey(lib, rootKey);
+      const source = current();
+      if (made?.source !== source) {
+        const verifier = createCredentialVerifier(lib, {
+          rootPublicKey: publicKey,
+          issued: source?.issued ?? [],
+          revoked: source?.revoked ?? [],
+        });
+        made = { source, verifier };
+      }
+      return made.verifier.verify(bearer);
+    },
+  };
+}

@@ -1,0 +1,157 @@
+/**
+ * Verifying a credential (a Biscuit the signer's root key issued, maybe narrowed since) and judging a request
+ * against it. Two steps, because the HTTP layer knows the request only once its body has arrived:
+ *
+ *   verify(bearer)        the signature chain against the root public key; the root is one the config lists as
+ *                         issued; no block is revoked; every block holds only checks in the signer's vocabulary.
+ *   authorize(request)    every block's checks against the request's facts and the signer's clock.
+ *
+ * Each step returns its outcome (a verified credential, or a refusal naming why); nothing here throws for a bad
+ * credential. The credential's text is never kept, logged or echoed: what identifies it is its revocation ids.
+ */
+import type { BiscuitLib, BiscuitToken } from './biscuit-lib';
+import { publicKey } from './issue';
+import { credentialRefusal, failureKind, refusalFromAuthorizer, type CredentialRefusal } from './refusal';
+import { blockProblem, requestFacts, type CredentialRequest } from './vocabulary';
+
+/** A root credential the config lists (`serve.credentials.issued`): its name, its root block's id, its keys. */
+export interface IssuedCredential {
+  name: string;
+  /** The revocation id of its root block (hex), printed by `token new --biscuit`. */
+  revocation_id: string;
+  /** The configured keys it may use; its root block says the same, and the signer holds it to both. */
+  keys: string[];
+}
+
+export interface VerifiedCredential {
+  /** The issued root it derives from. */
+  readonly root: IssuedCredential;
+  /** Its blocks' revocation ids, root first. */
+  readonly revocationIds: readonly string[];
+  /** The last block's revocation id: what tells this credential from another narrowed from the same root. */
+  readonly id: string;
+  /** Every block's checks against the request at `now`: null when all pass, else the first that refused. */
+  authorize(request: CredentialRequest, now: Date): CredentialRefusal | null;
+  /** Releases the library's memory for it (the credential of one HTTP request). */
+  dispose(): void;
+}
+
+export type Verification = { ok: true; credential: VerifiedCredential } | { ok: false; refusal: CredentialRefusal };
+
+export interface CredentialVerifierOptions {
+  /** The root public key as the library prints it (`ed25519/<hex>`). */
+  rootPublicKey: string;
+  issued: readonly IssuedCredential[];
+  /** Revocation ids (hex) refused wherever they appear in a chain. */
+  revoked: readonly string[];
+}
+
+export interface CredentialVerifier {
+  verify(bearer: string): Verification;
+}
+
+/**
+ * Bounds on one authorization: a credential is a few checks over a handful of facts, and the bounds keep a block
+ * written to make the Datalog engine work hard from costing the service more than a request's worth of time.
+ */
+const RUN_LIMITS = { max_facts: 1000, max_iterations: 100, max_time_micro: 200_000 };
+
+/** A bearer value shaped like a Biscuit: URL-safe base64 (opaque tokens start `sfs_`, never a Biscuit's prefix). */
+const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/;
+
+export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifierOptions): CredentialVerifier {
+  const rootKey = publicKey(lib, opts.rootPublicKey);
+  const issuedById = new Map(opts.issued.map((c) => [c.revocation_id, c]));
+  const revoked = new Set(opts.revoked);
+
+  function authorizeWith(token: BiscuitToken, req: CredentialRequest, now: Date) {
+    // The builder and each fact are consumed by the call they are passed to (the library takes them over).
+    const builder = new lib.AuthorizerBuilder();
+    for (const { predicate, term } of requestFacts(req, now)) {
+      const fact = lib.Fact.fromString(`${predicate}({v})`);
+      fact.set(
+        'v',
+        'date' in term ? { date: term.date.toISOString() } : 'integer' in term ? term.integer : term.string,
+      );
+      builder.addFact(fact);
+    }
+    // Every block's checks must pass; the signer adds no policy of its own beyond them.
+    builder.addCode('allow if true;');
+    const authorizer = builder.buildAuthenticated(token);
+    try {
+      authorizer.authorizeWithLimits(RUN_LIMITS);
+      return null;
+    } catch (e) {
+      return refusalFromAuthorizer(e);
+    } finally {
+      authorizer.free();
+    }
+  }
+
+  return {
+    verify(bearer) {
+      if (!BASE64URL.test(bearer))
+        return { ok: false, refusal: credentialRefusal('malformed', 'the bearer value is not a credential') };
+      let token: BiscuitToken;
+      try {
+        token = lib.Biscuit.fromBase64(bearer, rootKey);
+      } catch (e) {
+        return {
+          ok: false,
+          refusal: credentialRefusal(
+            'signature',
+            `the credential does not verify against this signer's root key (${failureKind(e)}); ask for a credential this signer issued`,
+          ),
+        };
+      }
+      const refuse = (refusal: CredentialRefusal): Verification => {
+        token.free();
+        return { ok: false, refusal };
+      };
+      const ids = (token.getRevocationIdentifiers() as unknown[]).map(String);
+      const root = issuedById.get(ids[0] ?? '');
+      if (root === undefined)
+        return refuse(
+          credentialRefusal(
+            'not_issued',
+            "the credential's root is not one this signer lists as issued; ask the operator for a credential",
+          ),
+        );
+      const revokedAt = ids.findIndex((id) => revoked.has(id));
+      if (revokedAt >= 0)
+        return refuse(
+          credentialRefusal(
+            'revoked',
+            `the credential is revoked (${revokedAt === 0 ? 'its root' : `its block ${revokedAt}`}); ask for a new one`,
+            { block: revokedAt },
+          ),
+        );
+      for (let i = 0; i < ids.length; i++) {
+        const problem = blockProblem(token.getBlockSource(i), i === 0);
+        if (problem !== null)
+          return refuse(
+            credentialRefusal(
+              'block',
+              `the credential's block ${i} holds ${problem}; a block may hold only checks on the facts docs/credentials.md lists`,
+              { block: i },
+            ),
+          );
+      }
+      let live = true;
+      const credential: VerifiedCredential = {
+        root,
+        revocationIds: ids,
+        id: ids[ids.length - 1] ?? '',
+        authorize: (req, now) => {
+          if (!live) throw new Error('a credential is authorized after it was disposed');
+          return authorizeWith(token, req, now);
+        },
+        dispose: () => {
+          if (live) token.free();
+          live = false;
+        },
+      };
+      return { ok: true, credential };
+    },
+  };
+}

@@ -1,0 +1,137 @@
+/**
+ * The words a credential may use: the facts the signer states about each request (its authorizer), and the
+ * predicates a block's checks may name. One table, read by the verifier (which facts it adds), by the block check
+ * below (which names a block may use) and by docs/credentials.md (the table agents need to write their own blocks
+ * with any Biscuit library).
+ *
+ * A credential's blocks hold checks only (`check if`, `check all`, `reject if`): a check can only refuse, so a block
+ * can narrow what its parent allows and never widen it. A block that states a fact or a rule, or names a predicate
+ * outside the table, is refused as a whole rather than partly understood: a check the signer would never satisfy
+ * is a typo to report, not a silent refusal of every request.
+ */
+
+export interface RequestFactSpec {
+  predicate: string;
+  /** The term's Datalog type. */
+  term: 'string' | 'date' | 'integer';
+  /** When the signer states it and what it holds. */
+  meaning: string;
+}
+
+/** The facts of a request, in the order the docs list them. */
+export const REQUEST_FACTS = [
+  {
+    predicate: 'method',
+    term: 'string',
+    meaning: 'every request: its JSON-RPC method (`tools/call`, `tools/list`, `server/discover`, …)',
+  },
+  {
+    predicate: 'tool',
+    term: 'string',
+    meaning: '`tools/call` only: the tool (`check`, `sign`, `key_show`, `halt`)',
+  },
+  {
+    predicate: 'key',
+    term: 'string',
+    meaning:
+      '`tools/call` only: the key the call uses (named, or each key the signer considers for a call that names none)',
+  },
+  {
+    predicate: 'mode',
+    term: 'string',
+    meaning: '`sign` only: `send` or `sign_only`',
+  },
+  {
+    predicate: 'time',
+    term: 'date',
+    meaning: "every request: the signer's clock (an agent's clock is never asked)",
+  },
+  {
+    predicate: 'lamports_out',
+    term: 'integer',
+    meaning:
+      '`check` and `sign`, after the simulation only: the lamports the key loses (fee included); limit it with `reject if`',
+  },
+  {
+    predicate: 'destination',
+    term: 'string',
+    meaning:
+      'after the simulation only, one fact per account that gains lamports (the rent of a token account it creates aside); limit them with `reject if`',
+  },
+] as const satisfies readonly RequestFactSpec[];
+
+/** The root block's own fact: the name the config lists the credential under (`serve.credentials.issued`). */
+export const ROOT_PREDICATE = 'root';
+
+export type RequestPredicate = (typeof REQUEST_FACTS)[number]['predicate'];
+
+/** The tools a credential can name (the MCP surface's, in its order). */
+export const TOOLS = ['check', 'sign', 'key_show', 'halt'] as const;
+export type ToolName = (typeof TOOLS)[number];
+
+/** What a request says about itself, before the signer's clock is added. */
+export interface CredentialRequest {
+  method: string;
+  /** Present for `tools/call`. */
+  tool?: string;
+  key?: string;
+  /** Present for `sign`. */
+  mode?: string;
+  /** The simulation's figures, once there are any (`check` and `sign`). */
+  spend?: SpendFacts;
+}
+
+/** What the simulation says a transaction moves, as the credential's checks see it. */
+export interface SpendFacts {
+  lamports_out: number;
+  destinations: readonly string[];
+}
+
+export type FactTerm = { string: string } | { date: Date } | { integer: number };
+
+/**
+ * The authorizer's facts for a request at `now`: only those the request has (a missing one satisfies no check, and
+ * matches no `reject if`: so a spend limit, written as `reject if`, holds once the simulation states the spend).
+ */
+export function requestFacts(req: CredentialRequest, now: Date): { predicate: RequestPredicate; term: FactTerm }[] {
+  const facts: { predicate: RequestPredicate; term: FactTerm }[] = [
+    { predicate: 'method', term: { string: req.method } },
+  ];
+  if (req.tool !== undefined) facts.push({ predicate: 'tool', term: { string: req.tool } });
+  if (req.key !== undefined) facts.push({ predicate: 'key', term: { string: req.key } });
+  if (req.mode !== undefined) facts.push({ predicate: 'mode', term: { string: req.mode } });
+  facts.push({ predicate: 'time', term: { date: now } });
+  if (req.spend !== undefined) {
+    facts.push({ predicate: 'lamports_out', term: { integer: req.spend.lamports_out } });
+    for (const d of new Set(req.spend.destinations)) facts.push({ predicate: 'destination', term: { string: d } });
+  }
+  return facts;
+}
+
+/** Why a block's source is not one the signer accepts, or null when it is. */
+export function blockProblem(source: string, authority: boolean): string | null {
+  // String literals first: what they hold is data, never a statement or a predicate.
+  const code = source.replace(/"(?:[^"\\]|\\.)*"/g, '""');
+  const allowed = new Set<string>(REQUEST_FACTS.map((f) => f.predicate));
+  if (authority) allowed.add(ROOT_PREDICATE);
+  for (const raw of code.split(';')) {
+    const statement = raw.trim();
+    if (statement === '') continue;
+    const isCheck = /^(check if|check all|reject if)\s/.test(statement);
+    // The root block states who it is (`root("name")`); every other statement anywhere is a check.
+    const isRootFact = authority && new RegExp(`^${ROOT_PREDICATE}\\(""\\)$`).test(statement);
+    if (!isCheck && !isRootFact) return `a statement that is not a check (${firstWords(statement)})`;
+    // A predicate is a name followed by `(`; a method (`.contains(`) follows a dot.
+    for (const m of statement.matchAll(/(?<![.\w$:])([A-Za-z_][A-Za-z0-9_:]*)\(/g)) {
+      const name = m[1] ?? '';
+      if (!allowed.has(name)) return `a predicate the signer does not state: ${name}`;
+    }
+  }
+  return null;
+}
+
+/** The start of a statement for a message: bounded, its strings already emptied. */
+function firstWords(statement: string): string {
+  const s = statement.replace(/\s+/g, ' ');
+  return s.length > 40 ? `${s.slice(0, 40)}…` : s;
+}

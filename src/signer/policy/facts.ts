@@ -1,0 +1,94 @@
+/**
+ * The facts the flows gather for the policy to decide on (decide.ts), one shape per point of a flow where the
+ * policy is asked. Facts are data the flows read (the halt, the ledger's usage, what a simulation or the audit log
+ * says moves); they carry no cap and no policy value: those are the key's, given to `decide` beside them.
+ */
+import type { ClusterProfile } from '../../config/types';
+import type { ApprovalRecord, HaltRecord, Usage } from '../../ledger/types';
+import type { Figures } from '../flow/simulate';
+import type { FeeBound } from '../rules/fee-bound';
+import type { CredentialSpendCheck } from '../types';
+import type { DecimalsOf, MintFlow } from './rules/tokens';
+
+/** What a transaction moves, as the caps read it: from a simulation, or from a recorded sign (replay). */
+export interface Moves {
+  /** The key's lamport change, fee taken off (negative is a spend); null: the simulation did not report it. */
+  balanceChange: number | null;
+  /** Lamports each writable account other than the key gains. */
+  gains: Figures['gains'];
+  /** Per mint, the key's change and each other owner's credit. */
+  mints: readonly MintFlow[];
+  decimals: DecimalsOf;
+}
+
+/** What a simulation says the transaction moves, with what the token policy reads of the mints. */
+export type SimulatedMoves = Pick<Figures, 'balanceChange' | 'gains' | 'tokens' | 'mints'>;
+
+/** Before anything else of a sign is looked at: whether the key is halted. */
+export interface OpenedFacts {
+  at: 'opened';
+  halt: HaltRecord | null;
+}
+
+/**
+ * The prepared message, before it is simulated: the most it can pay in fees (null: another account pays them) and
+ * the key's usage (null: `check` could not read the ledger, so the limits are not previewed).
+ */
+export interface PreparedFacts {
+  at: 'prepared';
+  fee: FeeBound | null;
+  usage: Usage | null;
+}
+
+/** After a simulation: what it moves, and the usage to preview the cap against (null: no preview). */
+export interface SimulatedFacts {
+  at: 'simulated';
+  moves: SimulatedMoves;
+  usage: Usage | null;
+  /** The spend checks of the credential the request came with (none for a bearer token). */
+  credential?: CredentialSpendCheck;
+}
+
+/** At the cap gate, read under the key's lock (or in the store's one transaction): the binding decision. */
+export interface GateFacts {
+  at: 'gate';
+  moves: SimulatedMoves;
+  usage: Usage;
+  halt: HaltRecord | null;
+  /** The transaction's signature (null: none to look up) and whether an intent with it has no final yet. */
+  signature: string | null;
+  signatureInFlight: boolean;
+}
+
+/** A message to sign: the key's halt and its usage (null: `check` could not read the ledger). */
+export interface MessageFacts {
+  at: 'message';
+  halt: HaltRecord | null;
+  usage: Usage | null;
+}
+
+/**
+ * A sign the audit log recorded, judged again (policy replay): the top-level programs it called, what it moved,
+ * and the usage of the signs allowed before it. The cluster says which programs every key may call.
+ */
+export interface RecordedFacts {
+  at: 'recorded';
+  cluster: ClusterProfile;
+  programs: readonly string[];
+  moves: Moves;
+  usage: Usage;
+}
+
+/**
+ * A pending approval's recorded figures, for the operator about to decide: the key's usage and halt now. The sign
+ * itself is judged again after the decision; this tells the approver beforehand.
+ */
+export interface PendingFacts {
+  at: 'pending';
+  approval: Pick<ApprovalRecord, 'balance_change' | 'tokens' | 'destinations' | 'message'>;
+  usage: Usage;
+  halt: HaltRecord | null;
+}
+
+export type Facts =
+  OpenedFacts | PreparedFacts | SimulatedFacts | GateFacts | MessageFacts | RecordedFacts | PendingFacts;
