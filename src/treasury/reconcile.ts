@@ -11,10 +11,9 @@
  * size but never halt a key wrongly.
  */
 import type { KeyConfig } from '../config/types';
-import type { AuditLog } from '../ledger/types';
+import type { AuditLog, HaltRecord } from '../ledger/types';
 import type { NotificationEvent } from '../notify/events';
 import type { Notifier } from '../notify/outbox';
-import type { HaltBook } from '../signer/halts';
 import { readTreasuryAccounts, type AccountsReader } from './read';
 
 /**
@@ -60,7 +59,8 @@ export interface ReconcilerDeps {
   keys: () => readonly KeyConfig[];
   chain: AccountsReader;
   audit: Pick<AuditLog, 'signEntriesForKey'>;
-  halts: HaltBook;
+  /** Halts a key as an operator's `halt` does (the signer's halt book). */
+  halts: { halt(record: HaltRecord): Promise<unknown> };
   notify: Notifier;
   now: () => number;
 }
