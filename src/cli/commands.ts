@@ -95,6 +95,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     usage:
       'localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--confirm-blocks N] | localnet mint [--key KEY] [--amount UNITS] | localnet price set ASSET PRICE [--conf DOLLARS] [--age SECONDS]',
   },
+  { name: 'treasury plan', values: [], flags: ['json'], usage: 'treasury plan NAME [--json]' },
+  { name: 'treasury submit', values: [], flags: ['json'], usage: 'treasury submit FILE|- [--json]' },
   { name: 'help', values: [], flags: [], usage: 'help' },
 ];
 

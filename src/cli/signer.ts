@@ -36,6 +36,7 @@ import { policyReplay, policyTest } from './policy-commands';
 import { reloadCommand } from './reload-command';
 import { renderApproval, renderAuditEntry } from './render';
 import { notifyList } from './notify-commands';
+import { treasuryPlan, treasurySubmit } from './treasury-commands';
 import { createHaltBook } from '../signer/halts';
 import { haltKeys } from '../signer/halt-keys';
 import { heldHaltsFile } from '../signer/held-halts-file';
@@ -101,6 +102,9 @@ usage: sa-forge-signer [--config FILE] COMMAND ...
                                         (--config NEW.yaml to try one); a table, exit 1 when a case differs
   policy replay [--since 7d] [--json]   the audit log's signs judged again under the config's caps,
                                         destinations and programs, no new simulation; exit 1 if any refused
+  treasury plan NAME [--json]           the unsigned ApproveChecked (base64) giving KEY its per_day allowance on
+                                        each treasury account, for the owner's wallet to sign (docs/treasury.md)
+  treasury submit FILE|- [--json]       send a signed allowance after checking it is exactly the plan
   localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--confirm-blocks N] [--controls]
                                         run the embedded LiteSVM chain as a JSON-RPC endpoint
   localnet mint [--key KEY] [--decimals N] [--amount UNITS] [--per-tx UNITS] [--per-day UNITS]
@@ -419,6 +423,8 @@ export async function main(argv: string[]): Promise<number> {
       return operatorCommand(sub, args);
     case 'notify':
       return notifyList(config(args), args);
+    case 'treasury':
+      return sub === 'plan' ? treasuryPlan(config(args), args) : treasurySubmit(config(args), args);
     case 'locks': {
       const cfg = config(args);
       const req = {

@@ -3,6 +3,7 @@
  * Failures that are not a report (a payload that does not parse, an RPC failure before anything was sent,
  * an unknown key) reject with a SignerError carrying a code and a user-actionable message.
  */
+import type { TreasuryReconciler } from '../treasury/reconcile';
 import type { StoreState } from '../keys/key-status';
 import type { ApprovalMode, KeyClass } from '../config/types';
 import type { KeyProblem } from '../keys/key-set';
@@ -183,5 +184,7 @@ export interface SignerEngine {
   ready(): Promise<{ ok: boolean; detail: Record<string, string> }>;
   /** Signs running now (for drain). */
   inFlight(): number;
+  /** One reconciliation pass over the treasury keys (docs/treasury.md); halts and notifies on a foreign spend. */
+  reconcileTreasuries(): ReturnType<TreasuryReconciler['reconcile']>;
   close(): Promise<void>;
 }
