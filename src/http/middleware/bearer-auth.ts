@@ -41,23 +41,27 @@ export function bearerAuth(
       return;
     }
     const { gate, failures } = credentials;
-    failures.spent(req).then((spent) => {
-      if (spent) {
-        failures.failed(req, res, next, () =>
-          sendError(res, 429, 'rate limit: too many credentials that do not verify'),
-        );
-        return;
-      }
-      const verified = gate.verify(presented);
-      if (!verified.ok) {
-        failures.failed(req, res, next, () => sendCredentialRefusal(res, verified.refusal));
-        return;
-      }
-      const { credential } = verified;
-      res.once('close', () => credential.dispose());
-      res.locals.token = { name: credential.root.name, keys: credential.root.keys };
-      res.locals.credential = credential;
-      next();
-    }, next);
+    // A throw inside (the library failing to load) is the request's error, not an unhandled rejection.
+    failures
+      .spent(req)
+      .then((spent) => {
+        if (spent) {
+          failures.failed(req, res, next, () =>
+            sendError(res, 429, 'rate limit: too many credentials that do not verify'),
+          );
+          return;
+        }
+        const verified = gate.verify(presented);
+        if (!verified.ok) {
+          failures.failed(req, res, next, () => sendCredentialRefusal(res, verified.refusal));
+          return;
+        }
+        const { credential } = verified;
+        res.once('close', () => credential.dispose());
+        res.locals.token = { name: credential.root.name, keys: credential.root.keys };
+        res.locals.credential = credential;
+        next();
+      })
+      .catch(next);
   };
 }
