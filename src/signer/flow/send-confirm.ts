@@ -70,13 +70,17 @@ export async function sendAndConfirm(
   let outcome: Landing | null = null;
   /** The landed transaction's metadata when it came with the status read that found it landed. */
   let landedMeta: TransactionMeta | null = null;
+  /** Status reads that also asked for the metadata (after a notice): each is one of `metadata_attempts`. */
+  let metaAsked = 0;
   let timedPolls = 0;
   try {
     for (let polls = 1; outcome === null; polls++) {
       const woken = await nextPoll(t.poll_interval_ms, notice);
       // A notice wakes one poll: after it, only the status reads decide, as without notices.
-      if (woken === 'notice') notice = null;
-      else timedPolls++;
+      if (woken === 'notice') {
+        notice = null;
+        metaAsked++;
+      } else timedPolls++;
       // Status and finalized height in one round trip (the RPC client batches calls made together). After a notice
       // the landed transaction's metadata is asked for in the same request: the status read still decides, and
       // the answer then carries what would otherwise take one more round trip after it.
@@ -129,7 +133,7 @@ export async function sendAndConfirm(
   report.error = report.outcome === 'failed' ? outcome.err : null;
   if (report.outcome === 'confirmed') report.detail = null;
   if (landedMeta !== null) return withMetadata(report, landedMeta);
-  return fetchMetadata(deps, signature, report, started);
+  return fetchMetadata(deps, signature, report, started, metaAsked);
 }
 
 /**
@@ -177,9 +181,11 @@ async function fetchMetadata(
   signature: string,
   report: Report,
   sendStarted: number,
+  /** Attempts already made with the status reads. */
+  made: number,
 ): Promise<TransactionMeta | null> {
   const t = deps.timings;
-  for (let attempt = 0; attempt < t.metadata_attempts; attempt++) {
+  for (let attempt = made; attempt < t.metadata_attempts; attempt++) {
     if (attempt > 0) {
       if (Date.now() - sendStarted + t.poll_interval_ms > t.confirm_deadline_ms) return null;
       await sleep(t.poll_interval_ms);
