@@ -34,6 +34,7 @@ const REPORT_FIELDS = [
   'signed_transaction',
   'would_need_approval',
   'remaining_daily_lamports',
+  'usd_value',
   'token_changes',
   'remaining_daily_tokens',
   'signed_message',
@@ -105,6 +106,11 @@ export const REPORT_SCHEMA: Json = {
     remaining_daily_lamports: {
       ...nullable('integer'),
       description: "The key's daily allowance left after this transaction's spend; null when unknown.",
+    },
+    usd_value: {
+      ...nullable('string'),
+      description:
+        'What the transaction takes out of the key in dollars ("1.503"), for a key with usd caps; null otherwise.',
     },
     token_changes: {
       type: ['array', 'null'],

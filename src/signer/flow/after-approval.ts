@@ -20,6 +20,7 @@ import { structuralRefusal } from '../rules/structural';
 import type { PreparedTransaction } from '../sources/transaction';
 import { judgeSimulation } from './judge';
 import type { Figures } from './simulate';
+import type { UsdSpend } from '../../pricing/usd-spend';
 import { stop, type StepWith } from './step';
 
 export interface AfterApprovalInput {
@@ -33,6 +34,8 @@ export interface AfterApprovalInput {
   /** The top-level programs the transaction calls. */
   programs: readonly string[];
   figures: Figures;
+  /** What the transaction takes out of the key in dollars, valued on `figures`; null: not priced. */
+  usd: UsdSpend | null;
   report: Report;
 }
 
@@ -59,7 +62,7 @@ export function keyNowRefusal(began: KeyConfig, current: KeyConfig | null): Refu
 export function judgeAfterApproval(input: AfterApprovalInput): StepWith<{ capKeys: CapKeys }> {
   const { began, current, report, figures, prepared } = input;
   const after = 'after approval';
-  const judged = judgeSimulation(began, report, figures, { usage: null, after });
+  const judged = judgeSimulation(began, report, figures, { usage: null, after, usd: input.usd });
   if (!judged.ok) return judged;
 
   const bound = approvedFiguresRefusal(input.approval, {
@@ -86,7 +89,7 @@ export function judgeAfterApproval(input: AfterApprovalInput): StepWith<{ capKey
   const fee = prepared.foreignFeePayer === null ? feeBound(prepared.msg) : null;
   const feeVerdict = decide(current, { at: 'prepared', fee, usage: null });
   if (feeVerdict.outcome === 'refused') return stop(report, feeVerdict.refusal);
-  const now = judgeSimulation(current, report, figures, { usage: null, after });
+  const now = judgeSimulation(current, report, figures, { usage: null, after, usd: input.usd });
   if (!now.ok) return now;
   return { ok: true, capKeys: [began, current] };
 }

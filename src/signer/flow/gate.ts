@@ -25,6 +25,7 @@ import { tokenFigures } from '../policy/rules/tokens';
 import { decide } from '../policy/decide';
 import { lamportPayments } from '../policy/rules/destination-cap';
 import type { SimulatedMoves } from '../policy/facts';
+import type { UsdSpend } from '../../pricing/usd-spend';
 import { reportVerdict } from './verdict-report';
 import type { CapKeys } from './after-approval';
 
@@ -39,6 +40,8 @@ export interface GateInput {
   /** The transaction about to be sent: the gate looks only at its signature. */
   built: Pick<BuiltTransaction, 'signature'>;
   figures: SimulatedMoves;
+  /** What the transaction takes out of the key in dollars (flow/usd.ts); null: the key is not priced. */
+  usd: UsdSpend | null;
   report: Report;
   signal: AbortSignal | undefined;
   progress: (p: SignProgress) => void;
@@ -98,6 +101,7 @@ function gateDecision(input: GateInput): (view: ReserveView) => ReserveDecision<
     const verdict = decide(input.capKeys ?? rec.key, {
       at: 'gate',
       moves: input.figures,
+      usd: input.usd,
       usage: view.usage,
       halt: view.halt,
       signature: built.signature,

@@ -35,6 +35,7 @@ import { denyRefusal } from './rules/key';
 import { perTxRefusal } from './rules/per-tx';
 import { recordedProgramRefusal } from './rules/programs';
 import { rateRefusal } from './rules/rate';
+import { usdCapRefusal, usdNeedsApproval } from './rules/usd-caps';
 import {
   decimalsFrom,
   remainingTokens,
@@ -116,7 +117,14 @@ function simulated(key: KeyConfig, facts: SimulatedFacts, wholeCap: number): Ver
   if (destination) return refused(destination);
   const narrowed = credentialSpendRefusal(facts.credential, key, m.balanceChange, m.gains);
   if (narrowed) return refused(narrowed, ['destinations']);
-  const figures: VerdictFigures = { needsApproval: needsApproval(key, m.balanceChange, m.tokens) };
+  const spend = facts.usd ?? null;
+  const usdFigures: VerdictFigures = spend?.ok === true ? { usdValue: spend.usd } : {};
+  const usd = usdCapRefusal(key, spend, null);
+  if (usd) return refused(usd, ['destinations'], usdFigures);
+  const figures: VerdictFigures = {
+    ...usdFigures,
+    needsApproval: usdNeedsApproval(key, spend) ?? needsApproval(key, m.balanceChange, m.tokens),
+  };
   if (facts.usage === null) return allowed(['destinations'], figures);
   const cap = capVerdict(key, facts.usage, movesOf(m), wholeCap);
   return { ...cap, passed: ['destinations'], figures: { ...figures, ...cap.figures } };
