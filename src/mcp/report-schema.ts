@@ -35,6 +35,7 @@ const REPORT_FIELDS = [
   'would_need_approval',
   'remaining_daily_lamports',
   'usd_value',
+  'remaining_daily_usd',
   'token_changes',
   'remaining_daily_tokens',
   'signed_message',
@@ -111,6 +112,10 @@ export const REPORT_SCHEMA: Json = {
       ...nullable('string'),
       description:
         'What the transaction takes out of the key in dollars ("1.503"), for a key with usd caps; null otherwise.',
+    },
+    remaining_daily_usd: {
+      ...nullable('string'),
+      description: "What is left of the key's usd.per_day after this transaction, in dollars; null without one.",
     },
     token_changes: {
       type: ['array', 'null'],

@@ -40,6 +40,8 @@ export interface Report {
    * its spend is valued; null otherwise.
    */
   usd_value: string | null;
+  /** What is left of the key's `usd.per_day` after this transaction, in dollars; null without one or unknown. */
+  remaining_daily_usd: string | null;
   /** A message payload of format `offchain`: the signed envelope (base64); null otherwise. */
   signed_message: string | null;
   /** What the simulation moved of each mint (the key's change, each other owner's credit); null before it ran. */
@@ -101,6 +103,7 @@ export function emptyReport(fields: {
     would_need_approval: null,
     remaining_daily_lamports: null,
     usd_value: null,
+    remaining_daily_usd: null,
     token_changes: null,
     remaining_daily_tokens: null,
     signed_message: null,

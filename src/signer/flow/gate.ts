@@ -126,6 +126,8 @@ function gateDecision(input: GateInput): (view: ReserveView) => ReserveDecision<
       // A sign that moves no tokens (pays no one) writes no such field: its entry reads exactly as entries always did.
       tokens: tokens.length > 0 ? tokens : null,
       lamport_credits: credits.length > 0 ? credits : null,
+      // The dollar value the daily dollar cap counts for this sign, recorded once at its valuation.
+      usd_micros: input.usd?.ok === true ? input.usd.usd.toString() : null,
     });
     return { intent, result: { ok: true, reservation } };
   };

@@ -15,6 +15,7 @@ export function reportVerdict(report: Report, verdict: Verdict): Refusal | null 
   if (f.needsApproval !== undefined) report.would_need_approval = f.needsApproval;
   if (f.remainingDailyLamports !== undefined) report.remaining_daily_lamports = f.remainingDailyLamports;
   if (f.usdValue !== undefined) report.usd_value = formatUsd(f.usdValue);
+  if (f.remainingDailyUsd !== undefined) report.remaining_daily_usd = formatUsd(f.remainingDailyUsd);
   if (f.remainingDailyTokens !== undefined) report.remaining_daily_tokens = f.remainingDailyTokens;
   if (verdict.outcome === 'allowed') return null;
   refuse(report, verdict.refusal);

@@ -125,6 +125,32 @@ describe('decide at "simulated"', () => {
   });
 });
 
+describe('decide at the gate: the daily dollar cap on the recorded usage', () => {
+  const moves = {
+    balanceChange: -500_000,
+    gains: [{ address: listed, lamports: 495_000, created: false, owner: '11111111111111111111111111111111' }],
+    tokens: { mints: [], authority: [] },
+    mints: new Map(),
+  };
+  const gate = (spent: bigint) =>
+    decide(keyWith({ per_day: 1_000_000n }), {
+      at: 'gate',
+      moves,
+      usd: valued([sol(500_000n)]), // $0.07515
+      usage: usage({ usdMicros: spent }),
+      halt: null,
+      signature: null,
+      signatureInFlight: false,
+    });
+  test('reaching the cap exactly passes, with nothing left; a micro-dollar more refuses', () => {
+    expect(gate(924_850n)).toMatchObject({ outcome: 'allowed', figures: { usdValue: 75_150n, remainingDailyUsd: 0n } });
+    expect(gate(924_851n)).toMatchObject({
+      outcome: 'refused',
+      refusal: { reason: 'usd_per_day_cap', figures: { usd_spent: '0.924851', usd_cap: '1.00' } },
+    });
+  });
+});
+
 describe('outflowsOf: what leaves the key, from the simulation', () => {
   const mintState = { decimals: 6 } as MintState;
   const movement = (keyChange: bigint): MintMovement => ({
