@@ -15,17 +15,25 @@ const prices: PricesConfig = {
   bounds: { maxAgeS: 60, maxConfidenceBps: 100, allowPartial: false },
   feeds: new Map([['SOL', { label: 'SOL', account: SOL.sponsoredAccount, feedId: SOL.feedId }]]),
 };
-const usd = (perDay: string) => {
-  const parsed = parseUsd(perDay);
+const dollars = (text: string): bigint => {
+  const parsed = parseUsd(text);
   if (!parsed.ok) throw new Error(parsed.message);
-  return { per_tx: null, per_day: parsed.micros, approve_above: null };
+  return parsed.micros;
 };
+const usd = (perDay: string) => ({ per_tx: null, per_day: dollars(perDay), approve_above: null });
 
 let w: World;
 
 beforeAll(async () => {
   w = await makeWorld({
-    keys: { daily: { usd: usd('30.00') }, stale: { usd: usd('30.00') }, moved: { usd: usd('30.00') }, plain: {} },
+    keys: {
+      daily: { usd: usd('30.00') },
+      stale: { usd: usd('30.00') },
+      moved: { usd: usd('30.00') },
+      pertx: { usd: { per_tx: dollars('10.00'), per_day: null, approve_above: null } },
+      gated: { approval: 'confirm', usd: { per_tx: null, per_day: null, approve_above: dollars('10.00') } },
+      plain: {},
+    },
     prices,
   });
 });
@@ -104,4 +112,22 @@ test('a key without usd caps is not priced: a stale price refuses nothing and re
     usd_value: null,
     remaining_daily_usd: null,
   });
+});
+
+test('usd.per_tx refuses a transaction worth more in one go; usd.approve_above decides approval for a confirm key', async () => {
+  setSol('150');
+  const check = (key: string, lamports: number) =>
+    w.engine.check({ key, payload: w.transfer(key, lamports), principal: w.operator });
+  expect(await check('pertx', FIFTEEN_DOLLARS)).toMatchObject({
+    outcome: 'refused',
+    reason: 'usd_per_tx_cap',
+    figures: { usd_requested: '15.00', usd_cap: '10.00' },
+  });
+  expect(await check('pertx', FIFTEEN_DOLLARS / 2 - FEE / 2)).toMatchObject({ outcome: 'ok', usd_value: '7.50' });
+  // Without a lamport threshold every spend of a confirm key needs an operator; the dollar threshold decides instead.
+  expect(await check('gated', FIFTEEN_DOLLARS / 2 - FEE / 2)).toMatchObject({
+    outcome: 'ok',
+    would_need_approval: false,
+  });
+  expect(await check('gated', FIFTEEN_DOLLARS)).toMatchObject({ outcome: 'ok', would_need_approval: true });
 });
