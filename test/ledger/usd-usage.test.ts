@@ -1,13 +1,9 @@
 /**
  * The dollars a key spent, as the usage book counts them from the value each intent recorded at sign time
  * (`usd_micros`): reserved by the intent, counted by its final (whatever its outcome, except never sent), never
- * re-priced, out of the window after 24 h; stored and read back by SQLite and hashed only when present.
+ * re-priced, out of the window after 24 h; hashed only when present (both stores: contract.ts).
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { GENESIS_PREV, hashEntry, sealEntry } from '../../src/ledger/hash-chain';
-import { openSqliteLedger } from '../../src/ledger/sqlite';
 import { usageOf } from '../../src/ledger/usage-book';
 import type { AuditEntry, AuditEntryInput } from '../../src/ledger/types';
 import { intentInput, signInput } from './helpers';
@@ -42,21 +38,4 @@ test('an entry without a value hashes as before and counts no dollars; one with 
   const withValue = seal({ ...plain, usd_micros: '1' });
   expect(withValue.hash).not.toBe(seal(plain).hash);
   expect(hashEntry(withValue)).toBe(withValue.hash);
-});
-
-test('SQLite stores the value, verifies the chain with it and counts it in the key usage', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'usd-usage-'));
-  const ledger = await openSqliteLedger(path.join(dir, 'ledger.db'));
-  try {
-    const now = Math.floor(Date.now() / 1000);
-    const written = await ledger.append(
-      intentInput({ ts: now - 1, key: 'k', signature: 's1', balance_change: -5000, usd_micros: '30000000' }),
-    );
-    expect(written.usd_micros).toBe('30000000');
-    expect((await ledger.keyUsage('k', now)).usdMicros).toBe(30_000_000n);
-    expect(await ledger.verify()).toEqual({ ok: true, entries: 1 });
-  } finally {
-    await ledger.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  }
 });
