@@ -53,6 +53,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     usage:
       'token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--root-public-key ed25519/HEX]',
   },
+  {
+    name: 'token revoke',
+    values: ['root-public-key'],
+    flags: [],
+    usage: 'token revoke REVOCATION_ID|NAME|FILE [--root-public-key ed25519/HEX]',
+  },
   { name: 'check', values: ['key'], flags: [], usage: 'check [--key KEY] FILE|-' },
   { name: 'sign', values: ['key', 'intent'], flags: [], usage: 'sign [--key KEY] [--intent TEXT] FILE|-' },
   {
@@ -89,6 +95,8 @@ export const COMMANDS: readonly CommandSpec[] = [
     usage:
       'localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--confirm-blocks N] | localnet mint [--key KEY] [--amount UNITS] | localnet price set ASSET PRICE [--conf DOLLARS] [--age SECONDS]',
   },
+  { name: 'treasury plan', values: [], flags: ['json'], usage: 'treasury plan NAME [--json]' },
+  { name: 'treasury submit', values: [], flags: ['json'], usage: 'treasury submit FILE|- [--json]' },
   { name: 'help', values: [], flags: [], usage: 'help' },
 ];
 

@@ -1,13 +1,14 @@
 /**
- * `token new NAME --biscuit` and `token narrow`: credentials (docs/credentials.md). Issuing signs a root credential
+ * `token new NAME --biscuit`, `token narrow` and `token revoke`: credentials (docs/credentials.md). Issuing signs a root credential
  * with the root key of `serve.credentials` (creating that key file, 0600, the first time) and prints what the config
- * lists for it; narrowing adds a block of checks to any credential, offline. A credential is written only to a new
+ * lists for it; narrowing adds a block of checks to any credential, offline; revoking prints the config's revoked list
+ * with one more id (the config is the operator's file: the CLI prints what to put in it, as issuing does). A credential is written only to a new
  * 0600 file, never to stdout or a log: stdout carries the revocation id, stderr the guidance.
  */
 import fs from 'node:fs';
 import { biscuitLib } from '../credentials/biscuit-lib';
 import type { NarrowMode } from '../credentials/checks';
-import { mintRoot, narrowCredential, newRootKey, rootPublicKey } from '../credentials/issue';
+import { credentialRevocationIds, mintRoot, narrowCredential, newRootKey, rootPublicKey } from '../credentials/issue';
 import { expiryAfter } from '../credentials/ttl';
 import type { ToolName } from '../credentials/vocabulary';
 import { readSecret } from '../keys/secret-source';
@@ -18,6 +19,9 @@ import { config, configPath, err, keyOf, out } from './context';
 export const TOKEN_NEW_BISCUIT_USAGE = 'sa-forge-signer token new NAME --biscuit --keys K1,K2 [--ttl 7d] --out FILE';
 export const TOKEN_NARROW_USAGE =
   'sa-forge-signer token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--root-public-key ed25519/HEX]';
+
+export const TOKEN_REVOKE_USAGE =
+  'sa-forge-signer token revoke REVOCATION_ID|NAME|FILE [--root-public-key ed25519/HEX]';
 
 const list = (text: string): string[] =>
   text
@@ -130,5 +134,63 @@ export function tokenNarrow(args: ParsedArgs): number {
   writeSecretFile(file, made.credential);
   out(made.revocationId);
   err(`narrowed credential in ${file}; its block's revocation id (on stdout) revokes it and all narrowed from it`);
+  return 0;
+}
+
+const REVOCATION_ID = /^[0-9a-f]{128}$/;
+
+/**
+ * What `token revoke` was given, as the revocation id to list: an id as is; the name of an issued root, its root's
+ * id (the whole tree); a credential file, its last block's id (it and all narrowed from it, its parents untouched).
+ */
+function revocationTarget(args: ParsedArgs, given: string): { id: string; what: string } {
+  if (REVOCATION_ID.test(given)) return { id: given, what: 'that block' };
+  const creds = config(args).serve.credentials;
+  const root = creds?.issued.find((c) => c.name === given);
+  if (root) return { id: root.revocation_id, what: `the root credential ${JSON.stringify(root.name)}` };
+  if (!fs.existsSync(given))
+    throw new SignerError(
+      'request_invalid',
+      `${JSON.stringify(given.slice(0, 64))} is neither a revocation id (128 hex), nor an issued credential's name, nor a credential file: ${TOKEN_REVOKE_USAGE}`,
+    );
+  let credential: string;
+  try {
+    credential = fs.readFileSync(given, 'utf8').trim();
+  } catch (e) {
+    throw new SignerError('request_invalid', `cannot read ${given}: ${errorMessage(e)}`);
+  }
+  const ids = credentialRevocationIds(biscuitLib(), credential, publicKeyFor(args));
+  const rootName = creds?.issued.find((c) => c.revocation_id === ids[0])?.name;
+  const block = ids.length - 1;
+  const of = rootName === undefined ? 'a root this config does not list' : JSON.stringify(rootName);
+  return {
+    id: ids[block] ?? '',
+    what: block === 0 ? `the root credential ${of}` : `block ${block} of a credential narrowed from ${of}`,
+  };
+}
+
+export function tokenRevoke(args: ParsedArgs): number {
+  const given = requirePositional(args, 2, 'a revocation id, an issued name or a credential file', TOKEN_REVOKE_USAGE);
+  const creds = config(args).serve.credentials;
+  if (!creds)
+    throw new SignerError(
+      'config_invalid',
+      'credentials are off in this config (no serve.credentials root key): there is nothing to revoke',
+    );
+  const { id, what } = revocationTarget(args, given);
+  out(id);
+  if (creds.revoked.includes(id)) {
+    err(`${what} is already under serve.credentials.revoked; if it is still accepted, run \`sa-forge-signer reload\``);
+    return 0;
+  }
+  err(
+    [
+      `Revokes ${what} and every credential narrowed from it. Put this list in your config, then run \`sa-forge-signer reload\` (each replica applies it with its own reload):`,
+      'serve:',
+      '  credentials:',
+      '    revoked:',
+      ...[...creds.revoked, id].map((r) => `      - ${r}`),
+    ].join('\n'),
+  );
   return 0;
 }

@@ -26,7 +26,7 @@ import { VERSION } from '../util/version';
 import { flag, option, parseArgs, requireOption, requirePositional, type ParsedArgs } from './args';
 import { ALL_OPTIONS, resolveCommand } from './commands';
 import { config, err, keyOf, out, outJson, withEngine, withLedger } from './context';
-import { tokenNarrow, tokenNewBiscuit } from './credential-commands';
+import { tokenNarrow, tokenNewBiscuit, tokenRevoke } from './credential-commands';
 import { keyCommand } from './key-commands';
 import { localnetMint } from './localnet-mint';
 import { localnetPrice } from './localnet-price';
@@ -36,6 +36,7 @@ import { policyReplay, policyTest } from './policy-commands';
 import { reloadCommand } from './reload-command';
 import { renderApproval, renderAuditEntry } from './render';
 import { notifyList } from './notify-commands';
+import { treasuryPlan, treasurySubmit } from './treasury-commands';
 import { createHaltBook } from '../signer/halts';
 import { haltKeys } from '../signer/halt-keys';
 import { heldHaltsFile } from '../signer/held-halts-file';
@@ -69,6 +70,8 @@ usage: sa-forge-signer [--config FILE] COMMAND ...
                [--per-tx-lamports N] [--destinations A,B]
                                         offline: a narrower credential in FILE (a block of checks added); prints
                                         the block's revocation id (--root-public-key without a config)
+  token revoke REVOCATION_ID|NAME|FILE  the serve.credentials.revoked list with that block added (a name: its
+                                        root; a file: its last block), to put in the config before reload
   check [--key KEY] FILE|-              run every check and a simulation; prints the JSON report
   sign [--key KEY] [--intent TEXT] FILE|-
                                         check, simulate, sign, send and confirm; prints the JSON report
@@ -99,6 +102,9 @@ usage: sa-forge-signer [--config FILE] COMMAND ...
                                         (--config NEW.yaml to try one); a table, exit 1 when a case differs
   policy replay [--since 7d] [--json]   the audit log's signs judged again under the config's caps,
                                         destinations and programs, no new simulation; exit 1 if any refused
+  treasury plan NAME [--json]           the unsigned ApproveChecked (base64) giving KEY its per_day allowance on
+                                        each treasury account, for the owner's wallet to sign (docs/treasury.md)
+  treasury submit FILE|- [--json]       send a signed allowance after checking it is exactly the plan
   localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--confirm-blocks N] [--controls]
                                         run the embedded LiteSVM chain as a JSON-RPC endpoint
   localnet mint [--key KEY] [--decimals N] [--amount UNITS] [--per-tx UNITS] [--per-day UNITS]
@@ -400,6 +406,7 @@ export async function main(argv: string[]): Promise<number> {
       return keyCommand(sub, args);
     case 'token':
       if (sub === 'narrow') return tokenNarrow(args);
+      if (sub === 'revoke') return tokenRevoke(args);
       return flag(args, 'biscuit') ? tokenNewBiscuit(args) : tokenCommand(args);
     case 'check':
     case 'sign':
@@ -416,6 +423,8 @@ export async function main(argv: string[]): Promise<number> {
       return operatorCommand(sub, args);
     case 'notify':
       return notifyList(config(args), args);
+    case 'treasury':
+      return sub === 'plan' ? treasuryPlan(config(args), args) : treasurySubmit(config(args), args);
     case 'locks': {
       const cfg = config(args);
       const req = {

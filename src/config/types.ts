@@ -27,6 +27,7 @@ export {
   type KeyStoreKind,
 } from './sections/keys';
 export { type TokenPolicy } from './sections/key-tokens';
+export { type TreasuryConfig } from './sections/key-treasury';
 export {
   type EncryptedStoreConfig,
   type KeyStoresConfig,

@@ -35,6 +35,7 @@ export function credentialGate(
           rootPublicKey: publicKey,
           issued: source?.issued ?? [],
           revoked: source?.revoked ?? [],
+          revokedNow: () => current()?.revoked ?? [],
         });
         made = { source, verifier };
       }

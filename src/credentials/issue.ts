@@ -57,6 +57,28 @@ export function mintRoot(
   return { credential: token.toBase64(), revocationId: ids[0] ?? '' };
 }
 
+/**
+ * The revocation ids of a credential's blocks, root first, once its chain verifies against the root public key:
+ * what revoking it (its last block) lists, without trusting ids a forged chain would claim.
+ */
+export function credentialRevocationIds(lib: BiscuitLib, credential: string, rootPublic: string): string[] {
+  let token;
+  try {
+    token = lib.Biscuit.fromBase64(credential.trim(), publicKey(lib, rootPublic));
+  } catch (e) {
+    if (e instanceof SignerError) throw e;
+    throw new SignerError(
+      'request_invalid',
+      `the credential does not verify against that root public key (${failureKind(e)})`,
+    );
+  }
+  try {
+    return (token.getRevocationIdentifiers() as unknown[]).map(String);
+  } finally {
+    token.free();
+  }
+}
+
 /** `credential` with one more block holding the narrowing's checks; the root public key verifies it first. */
 export function narrowCredential(
   lib: BiscuitLib,

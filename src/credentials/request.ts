@@ -5,7 +5,7 @@
  * its checks allow. The body is the agent's and unchecked yet: only strings are read from it, and what is not a
  * string is left out, so a check on it refuses.
  */
-import type { CredentialSpendCheck } from '../signer/types';
+import type { PresentedCredential } from '../signer/types';
 import { isRecord } from '../util/is-record';
 import type { CredentialRefusal } from './refusal';
 import type { VerifiedCredential } from './verifier';
@@ -33,14 +33,30 @@ export function requestOf(message: unknown): { request: CredentialRequest; key: 
 }
 
 /**
- * The credential's checks again once the simulation has said what the transaction moves: the same request, the key
- * the engine chose, and the spend facts (`lamports_out`, `destination`), at the moment of the judgement.
+ * The credential as the engine sees it: which one (root name, blocks), and its checks again once the simulation has
+ * said what the transaction moves: the same request, the key the engine chose, and the spend facts
+ * (`lamports_out`, `destination`), at the moment of the judgement (after an approval's wait too).
  */
-export function spendCheckFor(credential: VerifiedCredential, message: unknown, now: () => Date): CredentialSpendCheck {
+export function presentedCredential(
+  credential: VerifiedCredential,
+  message: unknown,
+  now: () => Date,
+): PresentedCredential {
   const { request } = requestOf(message);
-  return ({ key, lamports_out, destinations }) => {
-    const refusal = credential.authorize({ ...request, key, spend: { lamports_out, destinations } }, now());
-    return refusal === null ? null : { message: refusal.message };
+  return {
+    root: credential.root.name,
+    blocks: credential.revocationIds.map((id, i) => ({
+      block: i,
+      revocation_id: id,
+      checks: [...(credential.checks[i] ?? [])],
+    })),
+    spend: ({ key, lamports_out, destinations }) => {
+      // A sign outlives its request only when the agent went away (an approval's wait): nothing to judge it by.
+      if (credential.disposed)
+        return { message: 'the request that presented the credential has ended, so its checks cannot be judged' };
+      const refusal = credential.authorize({ ...request, key, spend: { lamports_out, destinations } }, now());
+      return refusal === null ? null : { message: refusal.message };
+    },
   };
 }
 

@@ -30,10 +30,14 @@ export interface VerifiedCredential {
   readonly revocationIds: readonly string[];
   /** The last block's revocation id: what tells this credential from another narrowed from the same root. */
   readonly id: string;
+  /** Each block's checks, as its source states them (one per line), root first. */
+  readonly checks: readonly (readonly string[])[];
   /** Every block's checks against the request at `now`: null when all pass, else the first that refused. */
   authorize(request: CredentialRequest, now: Date): CredentialRefusal | null;
   /** Releases the library's memory for it (the credential of one HTTP request). */
   dispose(): void;
+  /** Whether it was disposed (its request ended): it can no longer be judged. */
+  readonly disposed: boolean;
 }
 
 export type Verification = { ok: true; credential: VerifiedCredential } | { ok: false; refusal: CredentialRefusal };
@@ -44,6 +48,11 @@ export interface CredentialVerifierOptions {
   issued: readonly IssuedCredential[];
   /** Revocation ids (hex) refused wherever they appear in a chain. */
   revoked: readonly string[];
+  /**
+   * The revoked ids in force at each judgement (a reload may add some while a sign waits for its approval); the
+   * list above when absent.
+   */
+  revokedNow?: () => readonly string[];
 }
 
 export interface CredentialVerifier {
@@ -58,6 +67,25 @@ const RUN_LIMITS = { max_facts: 1000, max_iterations: 100, max_time_micro: 200_0
 
 /** A bearer value shaped like a Biscuit: URL-safe base64 (opaque tokens start `sfs_`, never a Biscuit's prefix). */
 const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/;
+
+/** A block's checks and rejects from its source (the library prints one statement a line), its facts left out. */
+function blockChecks(source: string): string[] {
+  return source
+    .split('\n')
+    .map((line) => line.trim().replace(/;$/, ''))
+    .filter((line) => line.startsWith('check ') || line.startsWith('reject '));
+}
+
+/** The refusal of a chain with a revoked block (the first one), or null. */
+function revocation(ids: readonly string[], revoked: ReadonlySet<string>): CredentialRefusal | null {
+  const at = ids.findIndex((id) => revoked.has(id));
+  if (at < 0) return null;
+  return credentialRefusal(
+    'revoked',
+    `the credential is revoked (${at === 0 ? 'its root' : `its block ${at}`}); ask for a new one`,
+    { block: at },
+  );
+}
 
 export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifierOptions): CredentialVerifier {
   const rootKey = publicKey(lib, opts.rootPublicKey);
@@ -117,17 +145,13 @@ export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifi
             "the credential's root is not one this signer lists as issued; ask the operator for a credential",
           ),
         );
-      const revokedAt = ids.findIndex((id) => revoked.has(id));
-      if (revokedAt >= 0)
-        return refuse(
-          credentialRefusal(
-            'revoked',
-            `the credential is revoked (${revokedAt === 0 ? 'its root' : `its block ${revokedAt}`}); ask for a new one`,
-            { block: revokedAt },
-          ),
-        );
+      const revokedRefusal = revocation(ids, revoked);
+      if (revokedRefusal !== null) return refuse(revokedRefusal);
+      const checks: string[][] = [];
       for (let i = 0; i < ids.length; i++) {
-        const problem = blockProblem(token.getBlockSource(i), i === 0);
+        const source = token.getBlockSource(i);
+        checks.push(blockChecks(source));
+        const problem = blockProblem(source, i === 0);
         if (problem !== null)
           return refuse(
             credentialRefusal(
@@ -142,13 +166,22 @@ export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifi
         root,
         revocationIds: ids,
         id: ids[ids.length - 1] ?? '',
+        checks,
         authorize: (req, now) => {
           if (!live) throw new Error('a credential is authorized after it was disposed');
+          // Judged again later (after a simulation, after an approval's wait): a revocation since then refuses.
+          if (opts.revokedNow) {
+            const since = revocation(ids, new Set(opts.revokedNow()));
+            if (since !== null) return since;
+          }
           return authorizeWith(token, req, now);
         },
         dispose: () => {
           if (live) token.free();
           live = false;
+        },
+        get disposed() {
+          return !live;
         },
       };
       return { ok: true, credential };

@@ -5,7 +5,8 @@
  *   → security headers (helmet)
  *   → Host/Origin guard (403)
  *   → probes: GET /health, GET /ready (no token)
- *   → bearer auth (401, before the body is read: a token, or a credential's signature chain)
+ *   → bearer auth (401, before the body is read: a token, or a credential's signature chain; 429 past the
+ *     failed credentials an address may present in a minute)
  *   → rate limit per token (express-rate-limit, 429)
  *   → /mcp Router: POST reads the body in time (408) as JSON ≤ limit (413/415), judges a credential's checks
  *     against it (401 credential_refused), then the in-flight cap (503:
@@ -21,6 +22,7 @@ import helmet from 'helmet';
 import type { Logger } from 'pino';
 import type { CredentialsConfig, SignerConfig, TokenConfig } from '../config/types';
 import { credentialGate } from '../credentials/gate';
+import { credentialFailureLimit } from './middleware/credential-failure-limit';
 import { TokenVerifier } from './bearer-tokens';
 import { McpService } from '../mcp/service';
 import type { SignerEngine } from '../signer/types';
@@ -60,7 +62,12 @@ export function createApp(deps: AppDeps): Express {
   const serve = config.serve;
   const metrics = deps.metrics ?? (() => null);
   const verifier = new TokenVerifier(deps.tokens ?? serve.tokens);
-  const credentials = serve.credentials ? credentialGate(serve.credentials, deps.credentials) : null;
+  const credentials = serve.credentials
+    ? {
+        gate: credentialGate(serve.credentials, deps.credentials),
+        failures: credentialFailureLimit(serve.rate_limit_per_minute),
+      }
+    : null;
   const mcp = new McpService({
     version: deps.version,
     paramHeaders: serve.param_headers,

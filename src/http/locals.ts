@@ -4,7 +4,7 @@
  */
 import type { VerifiedCredential } from '../credentials/verifier';
 import type { ToolSummary } from '../mcp/service';
-import type { CredentialSpendCheck, SignProgress } from '../signer/types';
+import type { PresentedCredential, SignProgress } from '../signer/types';
 
 export interface McpOutcome {
   /** The JSON-RPC method when the body named one. */
@@ -25,8 +25,8 @@ declare module 'express-serve-static-core' {
     token?: BearerIdentity;
     /** Set with `token` when the bearer was a credential: its checks are judged once the body has arrived. */
     credential?: VerifiedCredential;
-    /** The credential's spend checks, for the engine to judge on a simulation's figures. */
-    credentialSpend?: CredentialSpendCheck;
+    /** The credential as the engine sees it: its chain, and its spend checks to judge on a simulation's figures. */
+    presented?: PresentedCredential;
     mcp?: McpOutcome;
     /** The in-flight cap's ear on a sign's progress: a sign waiting for a person gives its place back. */
     signProgress?: (p: SignProgress) => void;

@@ -49,7 +49,7 @@ export function mcpRouter(opts: McpRouterOptions): Router {
         kind: 'token',
         name: token.name,
         keys: token.keys,
-        ...(res.locals.credentialSpend ? { credential: res.locals.credentialSpend } : {}),
+        ...(res.locals.presented ? { credential: res.locals.presented } : {}),
       },
       signal: cancelledWhenGone(res),
       onProgress: res.locals.signProgress,

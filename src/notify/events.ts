@@ -8,7 +8,6 @@
 import type { NotifyEvent } from '../config/types';
 import { approvedBy } from '../ledger/records';
 import type { ApprovalRecord, HaltRecord, TokenFigure } from '../ledger/types';
-import type { Report } from '../signer/report';
 import { showUntrusted } from '../util/untrusted';
 
 /** The longest piece of someone else's text an event carries (escaped; longer is cut and says how much). */
@@ -95,10 +94,34 @@ export function keyResumed(key: string, by: string, ts: number): NotificationEve
 }
 
 /**
+ * What a refused sign's report says that its event carries. Declared here, not imported from the signer, so the
+ * notifier stays below the signer: the signer's report has these fields and passes as it is.
+ */
+export interface RefusedSignReport {
+  key: string | null;
+  failed_check: string | null;
+  reason: string | null;
+  figures: Readonly<Record<string, unknown>> | null;
+  detail: string | null;
+  payload_hash: string;
+  balance_change: number | null;
+  fee: number | null;
+  remaining_daily_lamports: number | null;
+  token_changes: readonly TokenFigure[] | null;
+  remaining_daily_tokens: readonly { mint: string; remaining: string }[] | null;
+  summary: string;
+}
+
+/**
  * A sign the key's caps refused (rate, per-transaction, daily, fee or token caps): nothing was sent. `heldBack`:
  * refusals of the key since the last such event that were not notified (at most one a minute per key and process).
  */
-export function signRefusedByCap(report: Report, requestedBy: string, ts: number, heldBack = 0): NotificationEvent {
+export function signRefusedByCap(
+  report: RefusedSignReport,
+  requestedBy: string,
+  ts: number,
+  heldBack = 0,
+): NotificationEvent {
   return {
     type: 'sign.refused_by_cap',
     timestamp: iso(ts),

@@ -8,7 +8,7 @@
  * as the receiver SDK's getPriceFeedAccountForProgram derives them (test/pricing/feeds.unit.test.ts derives them
  * again and compares with the SDK's own output in test/fixtures/pyth).
  */
-import { address, type Address } from '@solana/kit';
+import { address, type Address } from '@solana/addresses';
 
 /** The push-oracle program that owns no price itself but keeps the sponsored PriceUpdateV2 accounts updated. */
 export const PYTH_PUSH_ORACLE_PROGRAM: Address = address('pythWSnswVUd12oZpeFP8e9CVaEqJg25g1Vtc2biRsT');

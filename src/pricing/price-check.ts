@@ -5,7 +5,8 @@
  * is a refusal with its figures, so an agent (or an attacker who controls an account) cannot make a spend look
  * cheaper than it is.
  */
-import type { Address, ReadonlyUint8Array } from '@solana/kit';
+import type { Address } from '@solana/addresses';
+import type { ReadonlyUint8Array } from '@solana/codecs';
 import type { PriceBounds, PriceSource } from '../config/sections/prices';
 import { refusal, type Refusal } from '../signer/refusals';
 import { decodePriceUpdateV2, PYTH_RECEIVER_PROGRAM, type VerificationLevel } from './price-update';

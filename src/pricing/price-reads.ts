@@ -3,7 +3,7 @@
  * the checked prices those reads give: the price account of every asset the key may spend, then the Clock
  * sysvar, all from one getMultipleAccounts, so each price is aged against the clock of the bank it was read in.
  */
-import { address } from '@solana/kit';
+import { address } from '@solana/addresses';
 import { getSysvarClockDecoder, SYSVAR_CLOCK_ADDRESS } from '@solana/sysvars';
 import type { KeyConfig, PricesConfig } from '../config/types';
 import type { PriceSource } from '../config/sections/prices';

@@ -11,10 +11,9 @@
  * codecs, field for field; test/pricing/price-update.unit.test.ts decodes accounts that Anchor's coder encoded with
  * that IDL (test/fixtures/pyth, made by scripts/pyth-fixture/generate.cjs) and encodes them back byte for byte.
  */
+import { address, getAddressCodec, type Address } from '@solana/addresses';
 import {
-  address,
   fixCodecSize,
-  getAddressCodec,
   getBase16Codec,
   getDiscriminatedUnionCodec,
   getI32Codec,
@@ -24,9 +23,8 @@ import {
   getU8Codec,
   getUnitCodec,
   transformCodec,
-  type Address,
   type ReadonlyUint8Array,
-} from '@solana/kit';
+} from '@solana/codecs';
 
 /** The Pyth Solana Receiver program: the same id on every SVM cluster Pyth serves. */
 export const PYTH_RECEIVER_PROGRAM: Address = address('rec5EKMGg6MxZYaMdyBfgwp4d5rB9T1VQH5pJv5LtFJ');

@@ -12,6 +12,7 @@
  * It knows nothing of HTTP or MCP; every entrypoint calls it through SignerEngine. docs/policy.md describes the
  * checks, the report and the outcomes.
  */
+import { nowSeconds } from '../util/time';
 import type { KeyConfig } from '../config/types';
 import { votersOf } from '../ledger/records';
 import { SignerError, errorMessage } from '../util/errors';
@@ -34,6 +35,7 @@ import { v1Source, type PreparedTransaction, type TransactionSource } from './so
 import { v2Source } from './sources/v2-source';
 import { createSignedWatcher, intentWatch, sentIntentDetail, signOnlyIntentDetail } from './flow/watch-signed';
 import { createHaltBook } from './halts';
+import { createTreasuryReconciler } from '../treasury/reconcile';
 import { haltKeys } from './halt-keys';
 import { signRefusedByCap } from '../notify/events';
 import { createOutbox } from '../notify/outbox';
@@ -47,7 +49,7 @@ import type { Payload } from './payload';
 import { refusal } from './refusals';
 import { emptyReport, type Report } from './report';
 import type { CheckInput, SignerEngine, SignInput, SignMode, SignProgress } from './types';
-import { credentialSpendCheck, principalLabel } from './types';
+import { credentialNote, credentialSpendCheck, principalLabel } from './types';
 
 export type { EngineDeps, EngineLogger } from './engine-deps';
 
@@ -86,6 +88,33 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   const sendDeps = { chain, timings: config.timings, notices };
   const messages = createMessageFlow({ access, keys, halts, ledger, approval: approvalDeps, log });
   const tripwireDeps = { halts, log, observer: deps.observer };
+  const treasuries = createTreasuryReconciler({
+    keys: () => policy().keys,
+    chain,
+    audit: ledger,
+    halts,
+    notify: notifier,
+    now: nowSeconds,
+  });
+  let reconciling = false;
+  // Only a process with treasury keys at start runs the passes; a reload that adds the first one needs a restart.
+  const reconcileTimer = policy().keys.some((k) => k.treasury !== undefined)
+    ? setInterval(() => {
+        // A pass still running (a slow RPC) is not overlapped: the next tick starts the next one.
+        if (reconciling) return;
+        reconciling = true;
+        treasuries
+          .reconcile()
+          .catch((e: unknown) => {
+            log.warn(
+              { err: errorMessage(e) },
+              'treasury reconciliation could not read the chain or the ledger; next pass retries',
+            );
+          })
+          .finally(() => (reconciling = false));
+      }, config.timings.treasury_reconcile_ms)
+    : null;
+  reconcileTimer?.unref();
   const watcher = createSignedWatcher({ chain, ledger, timings: config.timings, log, tripwire: tripwireDeps, notices });
   const resumed = watcher
     .resume(config.keys)
@@ -271,6 +300,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         figures: after,
         usd: afterUsd,
         report,
+        credential: credentialSpendCheck(input.principal),
       });
       if (!rejudged.ok) return notSent(rejudged.report);
       figures = after;
@@ -354,6 +384,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       summary: payload.summary,
       programs: source.programs,
       intent: input.intent ?? null,
+      credential: credentialNote(input.principal),
     };
     const progress = input.onProgress ?? (() => {});
     running++;
@@ -412,7 +443,10 @@ export function createEngine(deps: EngineDeps): SignerEngine {
 
     inFlight: () => running,
 
+    reconcileTreasuries: () => treasuries.reconcile(),
+
     async close() {
+      if (reconcileTimer !== null) clearInterval(reconcileTimer);
       await resumed;
       await watcher.close();
       notices?.close();

@@ -457,6 +457,13 @@ export const REASONS = {
     action: 'try again',
     figures: [],
   },
+  treasury_delegate_revoked: {
+    check: 'tokens',
+    meaning:
+      'a treasury account of the key no longer names the key as its delegate (the owner revoked or changed it), or is gone',
+    action: 'ask the operator to have the treasury owner approve the planned allowance again (`treasury plan`)',
+    figures: ['account'],
+  },
   per_destination_cap: {
     check: 'limits',
     meaning: 'one account would receive more lamports from the key than its `per_destination_per_day_lamports` in 24 h',

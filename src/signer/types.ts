@@ -3,6 +3,7 @@
  * Failures that are not a report (a payload that does not parse, an RPC failure before anything was sent,
  * an unknown key) reject with a SignerError carrying a code and a user-actionable message.
  */
+import type { TreasuryReconciler } from '../treasury/reconcile';
 import type { StoreState } from '../keys/key-status';
 import type { ApprovalMode, KeyClass } from '../config/types';
 import type { KeyProblem } from '../keys/key-set';
@@ -20,15 +21,49 @@ export type CredentialSpendCheck = (spend: {
   destinations: readonly string[];
 }) => { message: string } | null;
 
+/** One block of a presented credential, as `key_show` shows it and the audit log names it. */
+export interface CredentialBlock {
+  /** 0 is the root; the first narrowing is 1. */
+  block: number;
+  /** Its revocation id (hex): what `token revoke` and `serve.credentials.revoked` take. */
+  revocation_id: string;
+  /** Its checks, as the credential states them (Datalog, one per line). */
+  checks: string[];
+}
+
+/**
+ * A credential the agent presented and that allowed the request (docs/credentials.md): which one (its root's name
+ * and its chain of blocks, so two sub-agents of one root are told apart) and its spend checks.
+ */
+export interface PresentedCredential {
+  /** The issued root's name (the principal's name). */
+  root: string;
+  /** Its blocks, root first; the last one is this credential's own. */
+  blocks: readonly CredentialBlock[];
+  spend: CredentialSpendCheck;
+}
+
 /** Who asks: an agent's token (may touch only its keys), or an operator (every key: the host's CLI unnamed, a named
- * one from the console). A token that is a credential may carry its spend checks. */
+ * one from the console). A token that is a credential carries it. */
 export type Principal =
-  | { kind: 'token'; name: string; keys: readonly string[]; credential?: CredentialSpendCheck }
+  | { kind: 'token'; name: string; keys: readonly string[]; credential?: PresentedCredential }
   | { kind: 'operator'; name?: string };
 
 /** The principal's credential spend checks, if it presented a credential. */
 export function credentialSpendCheck(p: Principal): CredentialSpendCheck | undefined {
-  return p.kind === 'token' ? p.credential : undefined;
+  return p.kind === 'token' ? p.credential?.spend : undefined;
+}
+
+/**
+ * What an audit entry says of a credential that asked: its root's name, its own block and that block's revocation
+ * id (in full: what `token revoke` takes), so an operator tells sub-agents of one root apart. Null for anyone else.
+ */
+export function credentialNote(p: Principal): string | null {
+  if (p.kind !== 'token' || p.credential === undefined) return null;
+  const own = p.credential.blocks[p.credential.blocks.length - 1];
+  if (own === undefined) return null;
+  const which = own.block === 0 ? 'its root block' : `block ${own.block}`;
+  return `by credential "${p.credential.root}", ${which} (revocation id ${own.revocation_id})`;
 }
 
 export function principalLabel(p: Principal): string {
@@ -149,5 +184,7 @@ export interface SignerEngine {
   ready(): Promise<{ ok: boolean; detail: Record<string, string> }>;
   /** Signs running now (for drain). */
   inFlight(): number;
+  /** One reconciliation pass over the treasury keys (docs/treasury.md); halts and notifies on a foreign spend. */
+  reconcileTreasuries(): ReturnType<TreasuryReconciler['reconcile']>;
   close(): Promise<void>;
 }

@@ -10,7 +10,9 @@ import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import YAML from 'yaml';
 import { narrow } from '../../src/client/delegate';
+import { until } from '../support/async';
 import { stopChild, killOnExit } from '../support/children';
 import { assertBuilt, BIN, listeningAddress, run, spawnBin, writeYaml } from '../support/cli';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
@@ -78,7 +80,11 @@ async function connect(credential: string): Promise<Client> {
 
 beforeAll(async () => {
   assertBuilt(BIN.serve, BIN.signer);
-  w = await makeWorld({ keys: { alpha: {}, beta: {} } });
+  // gamma asks its operator for every sign: a credential is judged again after the wait.
+  w = await makeWorld({
+    keys: { alpha: {}, beta: {}, gamma: { approval: 'confirm' } },
+    timings: { approval_timeout_ms: 60_000 },
+  });
   configFile = path.join(w.dir, 'credentials.yaml');
   rootKeyFile = path.join(w.dir, 'credentials-root.key');
   writeConfig();
@@ -104,6 +110,19 @@ beforeAll(async () => {
   expect(rootPublicKey).not.toBe('');
   cred.root = fs.readFileSync(path.join(w.dir, 'planner.cred'), 'utf8').trim();
   issued.push({ name: 'planner', revocation_id: ids.root, keys: ['alpha', 'beta'] });
+  writeConfig();
+  ids.reviewer = await cli([
+    'token',
+    'new',
+    'reviewer',
+    '--biscuit',
+    '--keys',
+    'gamma',
+    '--out',
+    path.join(w.dir, 'reviewer.cred'),
+  ]);
+  cred.reviewer = fs.readFileSync(path.join(w.dir, 'reviewer.cred'), 'utf8').trim();
+  issued.push({ name: 'reviewer', revocation_id: ids.reviewer, keys: ['gamma'] });
 
   // The child: one key, sign_only, narrowed by the CLI (offline: no service runs yet).
   ids.child = await cli([
@@ -142,11 +161,32 @@ test('a narrowed credential signs with its key in its mode, through the official
     arguments: { payload: w.transfer('alpha', 1_000_000), key: 'alpha', mode: 'sign_only' },
   });
   expect(signed.isError).toBeFalsy();
-  expect((signed.structuredContent as { outcome: string }).outcome).toBe('signed');
-  // key_show with no key lists what the credential allows, not all its root allows.
+  const report = signed.structuredContent as { outcome: string; signature: string };
+  expect(report.outcome).toBe('signed');
+  // key_show with no key lists what the credential allows, not all its root allows, and the credential's own limits.
   const shown = await client.callTool({ name: 'key_show', arguments: {} });
-  expect((shown.structuredContent as { keys: { name: string }[] }).keys.map((k) => k.name)).toEqual(['alpha']);
+  const view = shown.structuredContent as { keys: { name: string }[]; credential: Record<string, unknown> };
+  expect(view.keys.map((k) => k.name)).toEqual(['alpha']);
+  expect(view.credential).toMatchObject({ root: 'planner', block: 1, revocation_id: ids.child, expires_at: null });
+  expect(view.credential.blocks).toEqual([
+    { block: 0, revocation_id: ids.root, checks: [expect.stringContaining('["alpha", "beta"].contains($k)')] },
+    {
+      block: 1,
+      revocation_id: ids.child,
+      checks: [expect.stringContaining('["alpha"].contains($k)'), expect.stringContaining('mode("sign_only")')],
+    },
+  ]);
   await client.close();
+
+  // The audit entry of the sign names the credential's root and its own block, so sub-agents are told apart.
+  const tail = await cli(['audit', 'tail', '-n', '20', '--json']);
+  const entry = tail
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as { signature: string | null; command: string; detail: string | null })
+    .find((e) => e.signature === report.signature);
+  expect(entry?.command).toBe('sign-intent');
+  expect(entry?.detail).toContain(`by credential "planner", block 1 (revocation id ${ids.child})`);
 });
 
 test("another key or the send mode is refused with 401, naming the child's block and check", async () => {
@@ -210,6 +250,13 @@ test("spend limits are judged on the simulation's figures, naming the block that
   expect(reportOf(await call(capped.credential, 'check', { payload: w.transfer('alpha', 1_000_000) }))).toMatchObject({
     outcome: 'ok',
   });
+  const shown = reportOf(await call(capped.credential, 'key_show', {}));
+  expect(shown.credential).toMatchObject({ block: 1, revocation_id: capped.revocationId, per_tx_lamports: 1_500_000 });
+  // A later block's tighter limit is the one shown; the earliest expiry likewise.
+  const tighter = narrow(capped.credential, { rootPublicKey, perTxLamports: 700_000, ttlSeconds: 600 });
+  const tighterShown = reportOf(await call(tighter.credential, 'key_show', {}));
+  expect(tighterShown.credential).toMatchObject({ block: 2, per_tx_lamports: 700_000 });
+  expect(Date.parse((tighterShown.credential as { expires_at: string }).expires_at)).toBeGreaterThan(Date.now());
   const over = reportOf(await call(capped.credential, 'sign', { payload: w.transfer('alpha', 2_000_000) }));
   expect(over).toMatchObject({ outcome: 'refused', failed_check: 'authorized', reason: 'credential_limit' });
   expect(over.detail).toMatch(/its block 1 refused it \(reject if lamports_out\(\$n\), \$n > 1500000\)/);
@@ -226,8 +273,75 @@ test("spend limits are judged on the simulation's figures, naming the block that
   });
 });
 
-test('revoking the child by a reload refuses it and the grandchild at once, while the root still signs', async () => {
-  writeConfig([ids.child!]);
+test('a sign that waited for approval is judged against the credential again: one that expired meanwhile sends nothing', async () => {
+  // Expires a few seconds from now (a credential's expiry is to the second): after the sign asked, before the vote.
+  const expiresAt = new Date(Math.ceil(Date.now() / 1000) * 1000 + 3000);
+  const short = narrow(cred.reviewer!, { rootPublicKey, expiresAt });
+  const signing = call(short.credential, 'sign', { payload: w.transfer('gamma', 1_000_000), key: 'gamma' });
+  let id = '';
+  await until(async () => {
+    const [pending] = await w.ledger.listApprovals({ status: 'pending' });
+    id = pending?.id ?? '';
+    return id !== '';
+  }, 'the pending approval');
+  expect(Date.now()).toBeLessThan(expiresAt.getTime());
+  await until(() => Date.now() > expiresAt.getTime() + 1000, 'the credential expiring', 10_000);
+  expect((await run(BIN.signer, ['--config', configFile, 'approvals', 'approve', id])).code).toBe(0);
+
+  const report = reportOf(await signing);
+  expect(report).toMatchObject({ outcome: 'refused', reason: 'credential_limit', signature: null });
+  expect(report.detail).toMatch(/its block 1 refused it \(check if time\(\$t\), \$t <= /);
+});
+
+test('a sign that waited for approval is refused if its credential was revoked meanwhile (a reload)', async () => {
+  const doomed = narrow(cred.reviewer!, { rootPublicKey, tools: ['sign'] });
+  const signing = call(doomed.credential, 'sign', { payload: w.transfer('gamma', 1_000_000), key: 'gamma' });
+  let id = '';
+  await until(async () => {
+    const [pending] = await w.ledger.listApprovals({ status: 'pending' });
+    id = pending?.id ?? '';
+    return id !== '';
+  }, 'the pending approval');
+  writeConfig([doomed.revocationId]);
+  expect((await run(BIN.signer, ['--config', configFile, 'reload'])).code).toBe(0);
+  expect((await run(BIN.signer, ['--config', configFile, 'approvals', 'approve', id])).code).toBe(0);
+
+  const report = reportOf(await signing);
+  expect(report).toMatchObject({ outcome: 'refused', reason: 'credential_limit', signature: null });
+  expect(report.detail).toContain('the credential is revoked (its block 1)');
+  writeConfig();
+  expect((await run(BIN.signer, ['--config', configFile, 'reload'])).code).toBe(0);
+});
+
+test('`token revoke` names the id to list: a file its last block, a name its root, an id itself', async () => {
+  const byName = await run(BIN.signer, ['--config', configFile, 'token', 'revoke', 'planner']);
+  expect(byName.code).toBe(0);
+  expect(byName.stdout.trim()).toBe(ids.root);
+  expect(byName.stderr).toContain('the root credential "planner"');
+  const byId = await run(BIN.signer, ['--config', configFile, 'token', 'revoke', ids.grandchild!]);
+  expect(byId.stdout.trim()).toBe(ids.grandchild);
+  const unknown = await run(BIN.signer, ['--config', configFile, 'token', 'revoke', 'nobody']);
+  expect(unknown.code).not.toBe(0);
+  expect(unknown.stderr).toContain('neither a revocation id');
+  // A file altered (or signed by another root) does not verify: no id is trusted from it.
+  const forged = path.join(w.dir, 'forged.cred');
+  fs.writeFileSync(forged, `${cred.child!.slice(0, -8)}AAAAAAAA\n`);
+  const refused = await run(BIN.signer, ['--config', configFile, 'token', 'revoke', forged]);
+  expect(refused.code).not.toBe(0);
+  expect(refused.stderr).toContain('does not verify');
+});
+
+test('revoking the child by `token revoke` and a reload refuses it and the grandchild at once, while the root still signs', async () => {
+  const revoke = await run(BIN.signer, ['--config', configFile, 'token', 'revoke', path.join(w.dir, 'child.cred')]);
+  expect(revoke.code).toBe(0);
+  expect(revoke.stdout.trim()).toBe(ids.child);
+  expect(revoke.stderr).toContain('block 1 of a credential narrowed from "planner"');
+  // The config lines it prints are what the operator puts in the config, as printed.
+  const printed = YAML.parse(revoke.stderr.slice(revoke.stderr.indexOf('serve:'))) as {
+    serve: { credentials: { revoked: string[] } };
+  };
+  expect(printed.serve.credentials.revoked).toEqual([ids.child]);
+  writeConfig(printed.serve.credentials.revoked);
   const reloaded = await run(BIN.signer, ['--config', configFile, 'reload']);
   expect(reloaded.code).toBe(0);
   expect(reloaded.stdout).toContain(`serve.credentials.revoked added 1: ${ids.child!.slice(0, 16)}…`);
@@ -237,6 +351,9 @@ test('revoking the child by a reload refuses it and the grandchild at once, whil
     expect(r.status).toBe(401);
     expect(r.json).toMatchObject({ code: 'credential_refused', reason: 'revoked', block: 1 });
   }
+  const again = await run(BIN.signer, ['--config', configFile, 'token', 'revoke', ids.child!]);
+  expect(again.code).toBe(0);
+  expect(again.stderr).toContain('already under serve.credentials.revoked');
   const root = await call(cred.root!, 'check', { payload: w.transfer('alpha', 1_000_000), key: 'alpha' });
   expect(root.status).toBe(200);
 });

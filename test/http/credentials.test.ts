@@ -1,7 +1,8 @@
 /**
  * Credentials in the HTTP layer (in process, supertest): a credential's refusal is a 401 with its code and reason,
  * before the body for a chain that does not verify and after it for a check; each credential has its own rate
- * limit, apart from its root's; with credentials off, a credential is just an unknown bearer value.
+ * limit, apart from its root's; credentials that do not verify are limited per client address, and past that limit
+ * none is verified; with credentials off, a credential is just an unknown bearer value.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -9,7 +10,7 @@ import path from 'node:path';
 import request from 'supertest';
 import { biscuitLib } from '../../src/credentials/biscuit-lib';
 import { mintRoot, narrowCredential, newRootKey } from '../../src/credentials/issue';
-import { headersFor, makeApp, rpc, serveConfig } from './support';
+import { TOKEN, headersFor, makeApp, rpc, serveConfig } from './support';
 
 const lib = biscuitLib();
 const root = newRootKey(lib);
@@ -40,6 +41,26 @@ test('each credential has its own rate limit, apart from its root and its siblin
   expect((await post(app, child.credential)).status).toBe(429);
   expect((await post(app, sibling.credential)).status).toBe(200);
   expect((await post(app, made.credential)).status).toBe(200);
+});
+
+test('failed verifications are limited per address: past the limit no credential from it is verified', async () => {
+  const app = makeApp({ config: serveConfig({ credentials, rate_limit_per_minute: 2 }) });
+  // Credentials that verify do not count: more of them than the limit (each its own, so each has its own limit).
+  for (let i = 0; i < 3; i++) {
+    const fresh = narrowCredential(lib, made.credential, root.publicKey, { tools: ['check'] });
+    expect((await post(app, fresh.credential)).status).toBe(200);
+  }
+  const foreign = mintRoot(lib, newRootKey(lib).privateKey, { name: 'planner', keys: ['demo'] }).credential;
+  for (let i = 0; i < 2; i++) expect((await post(app, foreign)).status).toBe(401);
+  const third = await post(app, foreign);
+  expect(third.status).toBe(429);
+  expect(third.headers['retry-after']).toBeDefined();
+  expect(third.text).toContain('credentials that do not verify');
+  // A credential that would verify is not even verified now: the address has spent its failures.
+  const sibling = narrowCredential(lib, made.credential, root.publicKey, { tools: ['check'] });
+  expect((await post(app, sibling.credential)).status).toBe(429);
+  // A bearer token is not a credential: it is checked as ever.
+  expect((await post(app, TOKEN)).status).toBe(200);
 });
 
 test('a chain another root key signed is refused as a value, without the credential in the answer', async () => {

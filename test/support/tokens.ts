@@ -49,7 +49,16 @@ export function setMint(localnet: Localnet, mint: string, opts: MintOptions = {}
 
 export function setTokenAccount(
   localnet: Localnet,
-  opts: { mint: string; owner: string; amount: bigint; program?: TokenProgram; address?: string },
+  opts: {
+    mint: string;
+    owner: string;
+    amount: bigint;
+    program?: TokenProgram;
+    address?: string;
+    /** A delegate approved for `delegatedAmount` (a treasury's agent key). */
+    delegate?: string;
+    delegatedAmount?: bigint;
+  },
 ): string {
   // An address given: that account is written over (its amount set anew).
   const account = opts.address ?? randomAddress();
@@ -57,10 +66,10 @@ export function setTokenAccount(
     mint: address(opts.mint),
     owner: address(opts.owner),
     amount: opts.amount,
-    delegate: none(),
+    delegate: opts.delegate === undefined ? none() : some(address(opts.delegate)),
     state: AccountState.Initialized,
     isNative: none(),
-    delegatedAmount: 0n,
+    delegatedAmount: opts.delegatedAmount ?? 0n,
     closeAuthority: none(),
   });
   localnet.setAccount(account, {

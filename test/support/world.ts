@@ -173,6 +173,9 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
         player_profile: null,
       }),
       genesis_hash: localnet.genesisHash,
+      // Subscriptions go to the chain itself: the proxies tests put in front carry HTTP only, and a WebSocket
+      // refused there would turn every confirmation into polling.
+      ...(opts.rpcUrl ? { ws_urls: [localnet.wsUrl] } : {}),
     },
     key_dir: keyDir,
     key_stores: keyStores,

@@ -8,6 +8,7 @@ import { buildTokenPolicies, type TokenPolicy } from './key-tokens';
 import { buildKeyUsd, keyUsdSchema, type KeyUsdCaps } from './key-usd';
 import type { OperatorConfig } from './operators';
 import { TOKEN_OPS } from './token-ops';
+import { buildTreasury, treasurySchema, type TreasuryConfig } from './key-treasury';
 
 /** The key stores (docs/keys.md): a plaintext keypair file, an age-encrypted file, or an HSM over PKCS#11. */
 export const KEY_STORE_KINDS = ['file', 'encrypted', 'pkcs11'] as const;
@@ -134,6 +135,7 @@ export const keySchema = section({
     format: 'token-ops',
     default: [],
   },
+  treasury: treasurySchema,
 });
 
 type KeyEntry = Infer<typeof keySchema>;
@@ -160,7 +162,7 @@ type OmittableInCode =
  * A key as the loader resolves it: named, its approval mode decided, its token amounts in base units, and its
  * quorum present only when operators are configured.
  */
-export type KeyConfig = Omit<KeyEntry, OmittableInCode | 'approval' | 'tokens' | 'approvals' | 'usd'> &
+export type KeyConfig = Omit<KeyEntry, OmittableInCode | 'approval' | 'tokens' | 'approvals' | 'usd' | 'treasury'> &
   Partial<Pick<KeyEntry, OmittableInCode>> & {
     name: string;
     approval: ApprovalMode;
@@ -168,6 +170,8 @@ export type KeyConfig = Omit<KeyEntry, OmittableInCode | 'approval' | 'tokens' |
     approvals?: KeyApprovals;
     /** Dollar caps in micro-dollars (docs/pricing.md); absent or null: none. */
     usd?: KeyUsdCaps | null;
+    /** Token accounts the key spends from as delegate (docs/treasury.md); absent: none. */
+    treasury?: TreasuryConfig;
   };
 
 const KEY_DEFAULTS = defaultsOf(keySchema);
@@ -221,7 +225,12 @@ export function buildKeys(raw: Record<string, unknown>, operators: OperatorConfi
   const keys: KeyConfig[] = [];
   for (const name of Object.keys(raw).sort()) {
     if (!isValidKeyName(name)) fail(`keys.${name}: key name must be 1 to 64 lowercase letters, digits, '-' or '_'`);
-    const { approvals: given, usd, ...e } = validateEntry(keySchema, raw[name], `keys.${name}`);
+    const {
+      approvals: given,
+      usd,
+      treasury: treasuryGiven,
+      ...e
+    } = validateEntry(keySchema, raw[name], `keys.${name}`);
     const approval: ApprovalMode = e.approval ?? (e.class === 'wallet' ? 'confirm' : 'auto');
     if (e.class === 'wallet' && approval === 'auto' && !e.allow_unattended) {
       fail(
@@ -233,6 +242,7 @@ export function buildKeys(raw: Record<string, unknown>, operators: OperatorConfi
     if (twin) fail(`keys.${name}.pubkey: ${e.pubkey} is already keys.${twin.name}; configure each pubkey once`);
     const tokens = buildTokenPolicies(e.tokens, `keys.${name}.tokens`);
     const approvals = buildApprovals(name, given, operators);
+    const treasury = buildTreasury(treasuryGiven, name, e.pubkey);
     keys.push({
       ...e,
       name,
@@ -241,6 +251,7 @@ export function buildKeys(raw: Record<string, unknown>, operators: OperatorConfi
       allow_token_ops: [...new Set(e.allow_token_ops)],
       ...(approvals ? { approvals } : {}),
       usd: buildKeyUsd(usd),
+      ...(treasury ? { treasury } : {}),
     });
   }
   return keys;

@@ -13,6 +13,7 @@ export const NOTIFY_EVENTS = [
   'key.halted',
   'key.resumed',
   'sign.refused_by_cap',
+  'treasury.mismatch',
 ] as const;
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
 

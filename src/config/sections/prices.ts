@@ -3,7 +3,7 @@
  * cluster, the feed id it must carry, and how old or uncertain a price may be (docs/pricing.md). Nothing here is
  * read unless a key has `usd` caps.
  */
-import { address, type Address } from '@solana/kit';
+import { address, type Address } from '@solana/addresses';
 import { normalizeFeedId } from '../../util/feed-id';
 import { fail, validateEntry } from '../fail';
 import type { KeyConfig } from './keys';

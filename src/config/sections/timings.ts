@@ -95,6 +95,12 @@ export const timingsSchema = section({
     default: 15_000,
     env: 'SIGNER_LEDGER_FAILOVER_MS',
   },
+  treasury_reconcile_ms: {
+    doc: "Pause between reconciliation passes over the treasury keys' allowances (docs/treasury.md); a spend the signer did not make is found within it.",
+    format: 'positive-int',
+    default: 600_000,
+    env: 'SIGNER_TREASURY_RECONCILE_MS',
+  },
 });
 
 export type Timings = Infer<typeof timingsSchema>;

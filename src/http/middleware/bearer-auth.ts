@@ -3,11 +3,14 @@
  * value is a configured token, or, when the service has credentials, a credential its root key verifies (its
  * checks are judged once the body says what the request is: ./credential-check.ts). What proved itself goes on
  * `res.locals.token` (and the credential on `res.locals.credential`); later steps see its name, never the value.
+ * A credential that does not verify counts against its client address (./credential-failure-limit.ts): past the
+ * limit, that address's credentials are answered 429 without being verified.
  */
 import type { RequestHandler, Response } from 'express';
 import type { CredentialGate } from '../../credentials/gate';
 import type { CredentialRefusal } from '../../credentials/refusal';
 import type { TokenVerifier } from '../bearer-tokens';
+import type { CredentialFailureLimit } from './credential-failure-limit';
 import { sendError, sendJson } from '../send';
 
 export const UNAUTHORIZED = 'missing or unknown bearer token';
@@ -20,7 +23,10 @@ export function sendCredentialRefusal(res: Response, refusal: CredentialRefusal)
   sendJson(res, 401, JSON.stringify({ error: message, ...rest }), { ...CHALLENGE, 'Cache-Control': 'no-store' });
 }
 
-export function bearerAuth(verifier: TokenVerifier, credentials: CredentialGate | null = null): RequestHandler {
+export function bearerAuth(
+  verifier: TokenVerifier,
+  credentials: { gate: CredentialGate; failures: CredentialFailureLimit } | null = null,
+): RequestHandler {
   return function bearer(req, res, next) {
     const header = req.headers.authorization;
     const token = verifier.verifyAuthorization(header);
@@ -34,15 +40,28 @@ export function bearerAuth(verifier: TokenVerifier, credentials: CredentialGate 
       sendError(res, 401, UNAUTHORIZED, CHALLENGE);
       return;
     }
-    const verified = credentials.verify(presented);
-    if (!verified.ok) {
-      sendCredentialRefusal(res, verified.refusal);
-      return;
-    }
-    const { credential } = verified;
-    res.once('close', () => credential.dispose());
-    res.locals.token = { name: credential.root.name, keys: credential.root.keys };
-    res.locals.credential = credential;
-    next();
+    const { gate, failures } = credentials;
+    // A throw inside (the library failing to load) is the request's error, not an unhandled rejection.
+    failures
+      .spent(req)
+      .then((spent) => {
+        if (spent) {
+          failures.failed(req, res, next, () =>
+            sendError(res, 429, 'rate limit: too many credentials that do not verify'),
+          );
+          return;
+        }
+        const verified = gate.verify(presented);
+        if (!verified.ok) {
+          failures.failed(req, res, next, () => sendCredentialRefusal(res, verified.refusal));
+          return;
+        }
+        const { credential } = verified;
+        res.once('close', () => credential.dispose());
+        res.locals.token = { name: credential.root.name, keys: credential.root.keys };
+        res.locals.credential = credential;
+        next();
+      })
+      .catch(next);
   };
 }

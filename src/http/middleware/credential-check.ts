@@ -1,11 +1,12 @@
 /**
  * A credential's checks against the request (401 `credential_refused`), once its JSON body has arrived: the tool,
  * the key and the mode are in the body. The keys its checks allow become the request's keys, so the engine's own
- * key rule (a token sees only its keys) holds a narrowed credential to them; its spend checks go with the request
- * to the engine, which judges them on the simulation's figures. Requests with a bearer token pass.
+ * key rule (a token sees only its keys) holds a narrowed credential to them; the credential (its chain, its spend
+ * checks) goes with the request to the engine, which judges the spend checks on the simulation's figures and names
+ * the chain in the audit log. Requests with a bearer token pass.
  */
 import type { RequestHandler } from 'express';
-import { judgeRequest, spendCheckFor } from '../../credentials/request';
+import { judgeRequest, presentedCredential } from '../../credentials/request';
 import { sendCredentialRefusal } from './bearer-auth';
 
 export function credentialCheck(now: () => Date = () => new Date()): RequestHandler {
@@ -22,7 +23,7 @@ export function credentialCheck(now: () => Date = () => new Date()): RequestHand
       return;
     }
     res.locals.token = { name: token.name, keys: judged.keys };
-    res.locals.credentialSpend = spendCheckFor(credential, req.body, now);
+    res.locals.presented = presentedCredential(credential, req.body, now);
     next();
   };
 }

@@ -1,4 +1,5 @@
 /** `key_show`: the keys a token may use, with their policy and what is left of it today. */
+import { credentialLimits } from '../../credentials/limits';
 import { STORE_STATES } from '../../keys/key-status';
 import { haltedByForAgents } from '../../signer/policy/rules/halted';
 import { keyArg, nullable } from './shared';
@@ -115,6 +116,32 @@ const KEY_VIEW_SCHEMA: Json = {
   ],
 };
 
+const CREDENTIAL_SCHEMA: Json = {
+  type: 'object',
+  description:
+    "Present when the request's bearer is a credential (docs/credentials.md): its own block, every block's checks (each binds: a sign must pass all of them and the key's policy), the earliest expiry and the smallest per-transaction lamport limit they state.",
+  properties: {
+    root: { type: 'string' },
+    block: { type: 'integer' },
+    revocation_id: { type: 'string' },
+    expires_at: nullable('string'),
+    per_tx_lamports: nullable('integer'),
+    blocks: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: {
+          block: { type: 'integer' },
+          revocation_id: { type: 'string' },
+          checks: { type: 'array', items: { type: 'string' } },
+        },
+        required: ['block', 'revocation_id', 'checks'],
+      },
+    },
+  },
+  required: ['root', 'block', 'revocation_id', 'expires_at', 'per_tx_lamports', 'blocks'],
+};
+
 export const keyShowTool: Tool = {
   definition: (paramHeaders) => ({
     name: 'key_show',
@@ -129,7 +156,7 @@ export const keyShowTool: Tool = {
     },
     outputSchema: {
       type: 'object',
-      properties: { keys: { type: 'array', items: KEY_VIEW_SCHEMA } },
+      properties: { keys: { type: 'array', items: KEY_VIEW_SCHEMA }, credential: CREDENTIAL_SCHEMA },
       required: ['keys'],
     },
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true },
@@ -139,6 +166,8 @@ export const keyShowTool: Tool = {
     const keys = (await engine.keyShow({ key, principal })).map((k) =>
       k.halted === null ? k : { ...k, halted: { ...k.halted, by: haltedByForAgents(k.halted.by) } },
     );
-    return { structured: { keys }, outcome: 'ok', failedCheck: null, key, signature: null, isError: false, read: true };
+    const credential = principal.kind === 'token' ? principal.credential : undefined;
+    const structured = credential === undefined ? { keys } : { keys, credential: credentialLimits(credential) };
+    return { structured, outcome: 'ok', failedCheck: null, key, signature: null, isError: false, read: true };
   },
 };

@@ -4,7 +4,9 @@
  *
  * 1. the policy the sign began with (the simulation's figures, the token policy, the destinations);
  * 2. the figures the operators approved: nothing approved ever moves more than was shown (rules/approved-figures);
- * 3. the policy in force now: a reload while the operators decided applies to what they decided, so a key removed
+ * 3. the checks of the credential the request came with, at the moment of the judgement: a credential that expired
+ *    while the operators decided sends nothing;
+ * 4. the policy in force now: a reload while the operators decided applies to what they decided, so a key removed
  *    or set to deny sends nothing, and the structural checks, the fee cap, the destinations and the token policy of
  *    the new policy are applied too. Where the two policies differ the stricter wins: both must pass, and the gate
  *    checks the caps of both (`capKeys`).
@@ -22,6 +24,7 @@ import { judgeSimulation } from './judge';
 import type { Figures } from './simulate';
 import type { UsdSpend } from '../../pricing/usd-spend';
 import { stop, type StepWith } from './step';
+import type { CredentialSpendCheck } from '../types';
 
 export interface AfterApprovalInput {
   approval: ApprovalRecord;
@@ -37,6 +40,8 @@ export interface AfterApprovalInput {
   /** What the transaction takes out of the key in dollars, valued on `figures`; null: not priced. */
   usd: UsdSpend | null;
   report: Report;
+  /** The spend checks of the credential the request came with, judged again now. */
+  credential?: CredentialSpendCheck;
 }
 
 /** The key policies whose caps the gate applies: the one the sign began with, and the current one if it differs. */
@@ -62,7 +67,12 @@ export function keyNowRefusal(began: KeyConfig, current: KeyConfig | null): Refu
 export function judgeAfterApproval(input: AfterApprovalInput): StepWith<{ capKeys: CapKeys }> {
   const { began, current, report, figures, prepared } = input;
   const after = 'after approval';
-  const judged = judgeSimulation(began, report, figures, { usage: null, after, usd: input.usd });
+  const judged = judgeSimulation(began, report, figures, {
+    usage: null,
+    after,
+    usd: input.usd,
+    credential: input.credential,
+  });
   if (!judged.ok) return judged;
 
   const bound = approvedFiguresRefusal(input.approval, {

@@ -15,6 +15,14 @@ export interface SignRecord {
   intent: string | null;
   /** Who approved (flow/approval.ts approvalNote), once operators approved it: the final entry names them. */
   approval?: string | null;
+  /** The credential that asked (types.ts credentialNote), if one did: every entry of the sign names it. */
+  credential?: string | null;
+}
+
+/** The entry's own detail with the notes that apply added; as it was when none does. */
+function withNotes(detail: string | null, notes: readonly (string | null | undefined)[]): string | null {
+  const said = notes.filter((n): n is string => typeof n === 'string' && n !== '');
+  return said.length === 0 ? detail : [detail, ...said].filter(Boolean).join('; ');
 }
 
 export function signEntry(
@@ -41,8 +49,7 @@ export function signEntry(
     summary: rec.summary,
     intent: rec.intent,
     ...rest,
-    detail:
-      rest.command === 'sign' && rec.approval ? [rest.detail, rec.approval].filter(Boolean).join('; ') : rest.detail,
+    detail: withNotes(rest.detail, [rest.command === 'sign' ? rec.approval : null, rec.credential]),
   };
 }
 

@@ -24,6 +24,7 @@ import type { Report } from '../report';
 import { decide } from '../policy/decide';
 import { denyRefusal } from '../policy/rules/key';
 import { feeBound } from '../rules/fee-bound';
+import { treasuryDelegateRefusal } from '../rules/treasury-delegate';
 import { stop, type Step, type StepWith } from './step';
 import { reportVerdict } from './verdict-report';
 import type { PreparedTransaction, TransactionSource } from '../sources/transaction';
@@ -82,6 +83,8 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
     report.warnings.push(`the ledger could not be read (${errorMessage(e)}): halts and limits were not previewed`);
   }
   if (reportVerdict(report, decide(key, { at: 'opened', halt }))) return { ok: false, report };
+  const revoked = await treasuryDelegateRefusal(deps.chain, key);
+  if (revoked) return stop(report, revoked);
 
   // Both are kept between signs (cluster-genesis.ts, recent-blockhash.ts): in the common case no round trip here.
   // When either must be asked for, both go in one request. The blockhash is only used once the genesis is checked.

@@ -19,6 +19,8 @@ export function messageEntry(input: {
   report: Report;
   /** Who approved (flow/approval.ts approvalNote) when operators had to: the entry names them. */
   approval?: string | null;
+  /** The credential that asked (types.ts credentialNote), if one did. */
+  credential?: string | null;
 }): AuditEntryInput {
   const { key, payload, view, report } = input;
   const what = view?.describe ?? (payload.format === 'text' ? 'sign-in text (UTF-8)' : 'off-chain message (unread)');
@@ -27,6 +29,7 @@ export function messageEntry(input: {
     report.outcome === 'signed' ? null : report.detail,
     `${what}, ${payload.bytes.length} bytes, sha256 ${payload.sha256}`,
     input.approval ?? null,
+    input.credential ?? null,
     // Last: the agent's own words, whatever they contain.
     text === null ? null : `text: ${text}`,
   ];

@@ -28,7 +28,7 @@ import type { HaltBook } from '../halts';
 import type { KeyAccess } from '../key-access';
 import type { KeySet } from '../../keys/key-set';
 import { emptyReport, type Report } from '../report';
-import type { CheckInput, SignInput } from '../types';
+import { credentialNote, credentialSpendCheck, type CheckInput, type SignInput } from '../types';
 import { messageEntry } from './audit-entry';
 import { judgeMessage, type MessageView } from './content';
 import { signedEnvelope } from './offchain';
@@ -157,6 +157,11 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
           ? null
           : refusal('messages_not_allowed', `key "${key.name}" no longer signs messages (a reload turned it off)`));
       if (now) return refuse(report, now);
+      // The credential the request came with is judged again now (a message moves nothing): one that expired while
+      // the operators decided signs nothing.
+      const credential = credentialSpendCheck(input.principal)?.({ key: key.name, lamports_out: 0, destinations: [] });
+      if (credential)
+        return refuse(report, refusal('credential_limit', `after approval: ${credential.message}`, { requested: 0 }));
       approval = approvalNote(approved.approval);
     }
     report.checks.push('approval');
@@ -193,22 +198,35 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
     if (payload.format === 'offchain') report.signed_message = signedEnvelope(payload.bytes, key.pubkey, signature);
     report.detail = `signed ${view.describe}; a message is never sent to the chain`;
     // Durable before the signature leaves: if this write fails the caller gets the error, not the signature.
-    await ledger.appendFenced(messageEntry({ key, payload, intent: input.intent ?? null, view, report, approval }));
+    await ledger.appendFenced(
+      messageEntry({
+        key,
+        payload,
+        intent: input.intent ?? null,
+        view,
+        report,
+        approval,
+        credential: credentialNote(input.principal),
+      }),
+    );
     return report;
   }
 
   async function sign(input: SignInput, payload: MessagePayload): Promise<Report> {
     const begun = begin(input, payload);
     const intent = input.intent ?? null;
+    const credential = credentialNote(input.principal);
     if (!begun.ok) {
       // A key the token may not use is refused with nothing written under its name, as for transactions.
       if (begun.key)
-        await ledger.append(messageEntry({ key: begun.key, payload, intent, view: null, report: begun.report }));
+        await ledger.append(
+          messageEntry({ key: begun.key, payload, intent, view: null, report: begun.report, credential }),
+        );
       return begun.report;
     }
     const report = await signMessage(input, payload, begun);
     if (report.outcome !== 'signed') {
-      await ledger.append(messageEntry({ key: begun.key, payload, intent, view: begun.view, report }));
+      await ledger.append(messageEntry({ key: begun.key, payload, intent, view: begun.view, report, credential }));
     }
     return report;
   }

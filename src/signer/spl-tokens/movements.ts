@@ -3,8 +3,10 @@
  * after (the simulation) of every writable account. Whichever program moved the tokens — the token program called
  * directly, a swap, any CPI — the balances show it, so the policy judges the movement, not the instructions.
  *
- * The key's accounts are the token accounts whose owner field is the key; a key that is only a delegate of
- * someone else's account spends nothing of its own.
+ * The key spends from the token accounts whose owner field is the key, and from those whose delegate it was
+ * before the transaction (a treasury, docs/treasury.md): a delegate transfer moves tokens the key controls, so it
+ * counts against the key's caps exactly as a spend of its own does. Authority changes are judged only on the
+ * key's own accounts: a delegate cannot change an account's authorities.
  */
 import type { AccountData } from '../../rpc/types';
 import type { TokenOp } from '../../config/types';
@@ -73,6 +75,8 @@ export function tokenMovements(
     if (was.owner === keyPubkey) {
       m.keyChange += delta;
       accountAuthorityChanges(address, was, now, authority);
+    } else if (was.delegate === keyPubkey) {
+      m.keyChange += delta;
     } else if (delta > 0n) {
       m.credits.set(was.owner, (m.credits.get(was.owner) ?? 0n) + delta);
     }

@@ -1,0 +1,43 @@
+/**
+ * A presented credential's limits as `key_show` shows them to the agent holding it: every block's checks as they
+ * are written, and the two figures an agent plans with read from the checks the signer's own narrowing writes
+ * (checks.ts): the earliest expiry and the smallest per-transaction lamport limit. A check written another way
+ * still binds (the signer judges every check); it is listed, not summarised.
+ */
+import type { CredentialBlock, PresentedCredential } from '../signer/types';
+
+export interface CredentialLimitsView {
+  root: string;
+  /** This credential's own block (0: the root itself) and its revocation id. */
+  block: number;
+  revocation_id: string;
+  /** The earliest expiry any block states (RFC 3339), or null. */
+  expires_at: string | null;
+  /** The smallest per-transaction lamport limit any block states, or null. */
+  per_tx_lamports: number | null;
+  blocks: CredentialBlock[];
+}
+
+const EXPIRY = /^check if time\(\$t\), \$t <= (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)$/;
+const PER_TX = /^reject if lamports_out\(\$n\), \$n > (\d{1,16})$/;
+
+export function credentialLimits(c: PresentedCredential): CredentialLimitsView {
+  let expires: string | null = null;
+  let perTx: number | null = null;
+  for (const b of c.blocks)
+    for (const check of b.checks) {
+      const at = EXPIRY.exec(check)?.[1];
+      if (at !== undefined && (expires === null || at < expires)) expires = at;
+      const n = PER_TX.exec(check)?.[1];
+      if (n !== undefined && (perTx === null || Number(n) < perTx)) perTx = Number(n);
+    }
+  const own = c.blocks[c.blocks.length - 1];
+  return {
+    root: c.root,
+    block: own?.block ?? 0,
+    revocation_id: own?.revocation_id ?? '',
+    expires_at: expires,
+    per_tx_lamports: perTx,
+    blocks: c.blocks.map((b) => ({ ...b, checks: [...b.checks] })),
+  };
+}
