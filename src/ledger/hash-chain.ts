@@ -53,6 +53,8 @@ export function serializeEntry(entry: AuditEntry): string {
     ...(entry.tokens ? { tokens: entry.tokens.map(copyFigure) } : {}),
     // Likewise for lamport credits: entries written before the field existed hash as they did.
     ...(entry.lamport_credits ? { lamport_credits: entry.lamport_credits.map(copyCredit) } : {}),
+    // Likewise for an intent's dollar value.
+    ...(typeof entry.usd_micros === 'string' ? { usd_micros: entry.usd_micros } : {}),
     prev: entry.prev,
     hash: entry.hash,
   });
@@ -103,6 +105,7 @@ function copyInput(e: AuditEntryInput): AuditEntryInput {
     balance_change: e.balance_change,
     ...(e.tokens ? { tokens: e.tokens.map(copyFigure) } : {}),
     ...(e.lamport_credits ? { lamport_credits: e.lamport_credits.map(copyCredit) } : {}),
+    ...(typeof e.usd_micros === 'string' ? { usd_micros: e.usd_micros } : {}),
   };
 }
 
@@ -152,6 +155,12 @@ export function entryInputProblem(e: unknown): string | null {
     !(Array.isArray(o.lamport_credits) && o.lamport_credits.every(isLamportCredit))
   )
     return 'lamport_credits must be a list of {address, lamports} or null';
+  if (
+    o.usd_micros !== undefined &&
+    o.usd_micros !== null &&
+    !(typeof o.usd_micros === 'string' && /^\d{1,30}$/.test(o.usd_micros))
+  )
+    return 'usd_micros must be a non-negative integer as a decimal string, or null';
   if (o.watch !== undefined && o.watch !== null && !isIntentWatch(o.watch))
     return 'watch must be {mode, last_valid_block_height, fee_payer, from_slot} or null';
   return null;

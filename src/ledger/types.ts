@@ -35,6 +35,12 @@ export interface AuditEntryInput {
    */
   lamport_credits?: Pick<LamportCredit, 'address' | 'lamports'>[] | null;
   /**
+   * What an intent's transaction takes out of the key in dollars, valued at sign time with the prices read with its
+   * simulation (micro-dollars as a decimal string; docs/pricing.md): the usage `usd.per_day` counts, never re-priced.
+   * Absent or null for every other entry and every intent of a key without `usd` caps.
+   */
+  usd_micros?: string | null;
+  /**
    * An intent's transaction as a watcher follows it after a restart; absent or null for every other entry. Kept in
    * columns of its own beside the entry, outside its hash: the entry's `detail` says the same for a reader, and
    * an entry hashes exactly as it did before this field existed.
@@ -94,6 +100,8 @@ export interface Usage extends KeyUsage {
   /** Lamports each other account received (or has reserved to receive) from the key's transactions in 24 h. */
   received: Map<string, number>;
   tokens: TokenUsage;
+  /** Micro-dollars the key's intents recorded as spent or reserved in 24 h, each at its own sign's valuation. */
+  usdMicros: bigint;
 }
 
 export interface AuditEntry extends AuditEntryInput {

@@ -18,7 +18,11 @@
  *   when it is written; without an intent, it counts as unbounded (its spend cannot be bounded otherwise);
  * - the lamports an intent pays other accounts (its `lamport_credits`) count like its token figures: reserved by the
  *   intent, then counted by a final `confirmed`, `unknown` or `expired` from the final's time; a final `failed`
- *   paid no one (a failed transaction moves nothing but its fee).
+ *   paid no one (a failed transaction moves nothing but its fee);
+ * - an intent's dollar value (its `usd_micros`, valued at sign time) is reserved by the intent and counted by any
+ *   final that counts its intent's reservation or figures (`confirmed`, `failed`, `unknown`, `expired`), from the
+ *   final's time: the recorded value, never re-priced, and a failed sign's too (its fee was paid; the value is an
+ *   upper bound). An entry without one counts no dollars.
  */
 import type { AuditEntry, TokenFigure, TokenUsage, Usage } from './types';
 
@@ -41,6 +45,7 @@ interface Charge {
   unbounded: number;
   tokens: TokenFigure[];
   credits: Credit[];
+  usdMicros: bigint;
   /** False once it left the window, or its intent's final took its place. */
   live: boolean;
   /**
@@ -99,6 +104,7 @@ export class UsageBook {
   private readonly open = new Map<string, { intent: AuditEntry; charge: Charge }>();
   private lamports = 0;
   private unbounded = 0;
+  private usdMicros = 0n;
   private readonly mints = new Map<string, MintTally>();
   /** Lamports each other account received, with the live charges that name it. */
   private readonly received = new Map<string, { lamports: number; refs: number }>();
@@ -111,7 +117,7 @@ export class UsageBook {
       if (e.outcome === 'signed') this.countRate(e.ts);
     } else if (e.command === 'sign-intent') {
       this.countRate(e.ts);
-      const charge = this.charge(e.ts, reservation(e), e.tokens ?? [], e.lamport_credits ?? [], false);
+      const charge = this.charge(e.ts, reservation(e), e.tokens ?? [], e.lamport_credits ?? [], usdOf(e), false);
       if (e.signature !== null) this.open.set(e.signature, { intent: e, charge });
     } else if (e.command === 'sign') {
       const opened = e.signature === null ? undefined : this.open.get(e.signature);
@@ -121,7 +127,7 @@ export class UsageBook {
       }
       const intent = opened && opened.intent.ts >= e.ts - INTENT_REACH_S ? opened.intent : undefined;
       const counted = finalCharge(e, intent);
-      if (counted) this.charge(e.ts, counted.amount, counted.tokens, counted.credits, true);
+      if (counted) this.charge(e.ts, counted.amount, counted.tokens, counted.credits, usdOf(intent), true);
     }
   }
 
@@ -141,7 +147,14 @@ export class UsageBook {
     }
     const received = new Map<string, number>();
     for (const [address, r] of this.received) received.set(address, r.lamports);
-    return { signsLastMinute: this.rate.size, lamports: this.lamports, unbounded: this.unbounded, received, tokens };
+    return {
+      signsLastMinute: this.rate.size,
+      lamports: this.lamports,
+      unbounded: this.unbounded,
+      received,
+      tokens,
+      usdMicros: this.usdMicros,
+    };
   }
 
   private advance(now: number): void {
@@ -162,6 +175,7 @@ export class UsageBook {
     amount: Amount,
     tokens: readonly TokenFigure[],
     credits: readonly Credit[],
+    usdMicros: bigint,
     shared: boolean,
   ): Charge {
     const c: Charge = {
@@ -169,6 +183,7 @@ export class UsageBook {
       ...amount,
       tokens: [...tokens],
       credits: [...credits],
+      usdMicros,
       live: ts >= this.spendCutoff,
       shared,
     };
@@ -180,6 +195,7 @@ export class UsageBook {
       last.unbounded += c.unbounded;
       last.tokens.push(...c.tokens);
       last.credits.push(...c.credits);
+      last.usdMicros += c.usdMicros;
       return last;
     }
     this.charges.insert(c);
@@ -196,6 +212,7 @@ export class UsageBook {
     this.lamports += sign * c.lamports;
     this.unbounded += sign * c.unbounded;
     const s = BigInt(sign);
+    this.usdMicros += s * c.usdMicros;
     for (const credit of c.credits) {
       const r = this.received.get(credit.address) ?? { lamports: 0, refs: 0 };
       r.lamports += sign * credit.lamports;
@@ -224,6 +241,12 @@ export class UsageBook {
 interface Amount {
   lamports: number;
   unbounded: number;
+}
+
+/** An entry's recorded dollar value (micro-dollars), 0 where it has none. */
+function usdOf(e: AuditEntry | undefined): bigint {
+  const v = e?.usd_micros ?? null;
+  return v !== null && /^\d+$/.test(v) ? BigInt(v) : 0n;
 }
 
 /** What an intent holds: its figure, or one unbounded spend when it carries none. */

@@ -64,7 +64,8 @@ see a key. Four tools: \`check\`, \`sign\`, \`key_show\`, \`halt\`.
 2. Call \`check\` with \`{"payload": <that object, unchanged>}\`. It runs every check and a simulation and signs
    nothing. Read the report: \`outcome\` \`ok\` means \`sign\` would go ahead; \`fee\` (paid by \`fee_payer\`) and \`balance_change\` say what it costs,
    \`would_need_approval\` whether an operator must approve it, \`remaining_daily_lamports\` what the key has left after it;
-   \`token_changes\` what it moves of each mint, \`remaining_daily_tokens\` what is left of each mint's daily cap.
+   \`token_changes\` what it moves of each mint, \`remaining_daily_tokens\` what is left of each mint's daily cap;
+   for a key with dollar caps, \`usd_value\` what it is worth and \`remaining_daily_usd\` what is left of its daily dollars.
    \`key_show\` shows the key's whole policy (\`policy\`: caps, destinations, programs, mints) to plan with.
 3. Call \`sign\` with the **same** payload and an \`intent\`: one sentence saying why (it goes into the audit log).
 4. Act on the report's \`outcome\` (signer://docs/outcomes). Only \`confirmed\` means it landed without error.

@@ -34,6 +34,8 @@ const REPORT_FIELDS = [
   'signed_transaction',
   'would_need_approval',
   'remaining_daily_lamports',
+  'usd_value',
+  'remaining_daily_usd',
   'token_changes',
   'remaining_daily_tokens',
   'signed_message',
@@ -105,6 +107,15 @@ export const REPORT_SCHEMA: Json = {
     remaining_daily_lamports: {
       ...nullable('integer'),
       description: "The key's daily allowance left after this transaction's spend; null when unknown.",
+    },
+    usd_value: {
+      ...nullable('string'),
+      description:
+        'What the transaction takes out of the key in dollars ("1.503"), for a key with usd caps; null otherwise.',
+    },
+    remaining_daily_usd: {
+      ...nullable('string'),
+      description: "What is left of the key's usd.per_day after this transaction, in dollars; null without one.",
     },
     token_changes: {
       type: ['array', 'null'],

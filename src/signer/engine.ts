@@ -29,6 +29,7 @@ import { sendAndConfirm } from './flow/send-confirm';
 import { signatureNoticesFor } from '../rpc/signature-notices';
 import { checkLanded } from './flow/tripwire';
 import { simulate } from './flow/simulate';
+import { priceReads, pricingFor, spendValue } from './flow/usd';
 import { refuse, stop, type StepWith } from './flow/step';
 import { v1Source, type PreparedTransaction, type TransactionSource } from './sources/transaction';
 import { v2Source } from './sources/v2-source';
@@ -170,10 +171,12 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     const checked = await preflight(preflightDeps, { mode: 'check', key, source, report, signal: input.signal });
     if (!checked.ok) return done('check', checked.report, started);
     if (checked.prepared.foreignFeePayer !== null) report.warnings.push(foreignFeePayerNote(checked.prepared));
-    const figures = await simulate(chain, source.unsigned(checked.prepared), key, 'check');
+    const pricing = pricingFor(key, config.prices);
+    const figures = await simulate(chain, source.unsigned(checked.prepared), key, 'check', priceReads(pricing));
     // The same judgement sign makes on the same figures, so check's outcome is what sign would do.
     const judged = judgeSimulation(key, report, figures, {
       usage: checked.usageKnown ? checked.usage : null,
+      usd: spendValue(pricing, figures),
       credential: credentialSpendCheck(input.principal),
     });
     if (figures.sim.err === null) report.logs = figures.sim.logs;
@@ -244,18 +247,22 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     };
 
     let built = await source.signed(checked.prepared, signer);
-    let figures = await simulate(chain, built, key, 'sign');
+    // A key with dollar caps has its price accounts read with each simulation: a price is as fresh as the balances.
+    const pricing = pricingFor(key, config.prices);
+    let figures = await simulate(chain, built, key, 'sign', priceReads(pricing));
     if (figures.sim.err === 'BlockhashNotFound' && source.refreshable) {
       // The blockhash expired between fetch and simulation: rebuild and re-sign once.
       const again = await rebuild(built.prepared);
       if (!again.ok) return notSent(again.report);
       built = await source.signed(again.prepared, signer);
-      figures = await simulate(chain, built, key, 'sign');
+      figures = await simulate(chain, built, key, 'sign', priceReads(pricing));
     }
+    let usd = spendValue(pricing, figures);
     // The cap is looked at before an operator is asked (nothing to approve if it would be refused), and decided
     // at the gate, under the key's lock, on the figures and usage of the moment of sending.
     const judged = judgeSimulation(key, report, figures, {
       usage: checked.usage,
+      usd,
       credential: credentialSpendCheck(input.principal),
     });
     if (!judged.ok) return notSent(judged.report);
@@ -279,7 +286,8 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       const again = await rebuild(built.prepared);
       if (!again.ok) return notSent(again.report);
       built = await source.signed(again.prepared, signer);
-      const after = await simulate(chain, built, key, 'sign');
+      const after = await simulate(chain, built, key, 'sign', priceReads(pricing));
+      const afterUsd = spendValue(pricing, after);
       // Judged against what was approved and the policy in force now; the usage read before the wait is stale,
       // so the gate reads it afresh.
       const rejudged = judgeAfterApproval({
@@ -290,11 +298,13 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         prepared: built.prepared,
         programs: rec.programs,
         figures: after,
+        usd: afterUsd,
         report,
         credential: credentialSpendCheck(input.principal),
       });
       if (!rejudged.ok) return notSent(rejudged.report);
       figures = after;
+      usd = afterUsd;
       capKeys = rejudged.capKeys;
     }
     report.checks.push('approval');
@@ -308,6 +318,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         rec,
         built,
         figures,
+        usd,
         report,
         signal: input.signal,
         progress,

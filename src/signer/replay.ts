@@ -75,6 +75,8 @@ function usageBefore(e: AuditEntry, before: readonly Spend[]): Usage {
     // replayed.
     received: new Map(),
     tokens,
+    // Replay judges what the audit log recorded against the base-unit caps; the dollar caps are not replayed.
+    usdMicros: 0n,
   };
 }
 

@@ -35,6 +35,13 @@ export interface Report {
   would_need_approval: boolean | null;
   /** The key's daily allowance left after this transaction's spend; null when it is not known. */
   remaining_daily_lamports: number | null;
+  /**
+   * What the transaction takes out of the key in dollars (a string like "1.503"), for a key with `usd` caps once
+   * its spend is valued; null otherwise.
+   */
+  usd_value: string | null;
+  /** What is left of the key's `usd.per_day` after this transaction, in dollars; null without one or unknown. */
+  remaining_daily_usd: string | null;
   /** A message payload of format `offchain`: the signed envelope (base64); null otherwise. */
   signed_message: string | null;
   /** What the simulation moved of each mint (the key's change, each other owner's credit); null before it ran. */
@@ -95,6 +102,8 @@ export function emptyReport(fields: {
     signed_transaction: null,
     would_need_approval: null,
     remaining_daily_lamports: null,
+    usd_value: null,
+    remaining_daily_usd: null,
     token_changes: null,
     remaining_daily_tokens: null,
     signed_message: null,

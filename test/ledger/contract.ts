@@ -301,6 +301,22 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         expect(await ledger.verify()).toEqual({ ok: true, entries: 2 });
       });
 
+      it("stores an intent's dollar value exactly, chains it into the hash, and counts it in the key usage", async () => {
+        const { ledger } = s;
+        const now = Math.floor(Date.now() / 1000);
+        const big = '9007199254740993'; // above 2^53: stored as text, never through a float
+        const valued = await ledger.append(
+          intentInput({ ts: now - 2, key: 'game', signature: 'sig-u', balance_change: -5000, usd_micros: big }),
+        );
+        const plain = await ledger.append(intentInput({ ts: now - 1, key: 'game', signature: 'sig-p' }));
+        expect(plain).not.toHaveProperty('usd_micros'); // a key without dollar caps writes entries as before
+        const stored = await ledger.tail(2);
+        expect(stored.find((e) => e.signature === 'sig-u')?.usd_micros).toBe(big);
+        expect(hashEntry({ ...valued, usd_micros: '1' })).not.toBe(valued.hash);
+        expect((await ledger.keyUsage('game', now)).usdMicros).toBe(BigInt(big));
+        expect(await ledger.verify()).toEqual({ ok: true, entries: 2 });
+      });
+
       it('counts token spends per mint over the entries as sign does: reservations until a final says otherwise', async () => {
         const { ledger } = s;
         const fig = (change: string, owner = 'M', credit = change.replace('-', '')) => [

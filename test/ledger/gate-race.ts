@@ -42,6 +42,7 @@ export async function gateOnce(
       rec: { key, payloadHash: report.payload_hash, summary: 'gate', programs: [SYSTEM_PROGRAM], intent: null },
       built: { signature: encodeBase58(crypto.randomBytes(64)) },
       figures: { balanceChange: -spend, gains: [], tokens: { mints: [], authority: [] }, mints: new Map() },
+      usd: null,
       report,
       signal: undefined,
       progress: () => undefined,

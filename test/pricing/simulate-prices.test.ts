@@ -5,7 +5,8 @@
  */
 import { KNOWN_FEEDS } from '../../src/pricing/feeds';
 import { pricePlan, type PricePlan } from '../../src/pricing/price-reads';
-import { judgeUsdSpend } from '../../src/pricing/usd-cap';
+import { valueSpend } from '../../src/pricing/usd-spend';
+import { usdCapRefusal } from '../../src/signer/policy/rules/usd-caps';
 import { SOL_DECIMALS, spendUsd } from '../../src/pricing/valuation';
 import type { PricesConfig } from '../../src/config/types';
 import { chainClientFor } from '../../src/rpc/for-cluster';
@@ -77,7 +78,7 @@ test('a transfer is valued from what the key loses, fee included, at price + con
   const figures = await simulateTransfer(20_000_000, plan.addresses);
   const lost = BigInt(-figures.balanceChange!);
   expect(lost).toBe(20_000_000n + BigInt(figures.fee!));
-  const judged = judgeUsdSpend(usd, plan, prices.bounds, figures, 0n);
+  const judged = valueSpend(plan, prices.bounds, figures);
   const at = { price: 15_025_000_000n, conf: 5_000_000n, exponent: -8 };
   expect(judged.ok && judged.usd).toBe(spendUsd(lost, SOL_DECIMALS, at));
   expect(judged.ok && judged.valued[0]?.price.account).toBe(SOL.sponsoredAccount);
@@ -86,20 +87,20 @@ test('a transfer is valued from what the key loses, fee included, at price + con
 test('the daily dollar cap refuses the spend that would pass it', async () => {
   setPrice(0);
   const figures = await simulateTransfer(20_000_000, plan.addresses); // about $3.01
-  const judged = judgeUsdSpend(usd, plan, prices.bounds, figures, 2_000_000n);
-  expect(judged.ok || judged.refusal.reason).toBe('usd_per_day_cap');
+  const refused = usdCapRefusal(w.keys.alpha!, valueSpend(plan, prices.bounds, figures), 2_000_000n);
+  expect(refused?.reason).toBe('usd_per_day_cap');
 });
 
 test("a price older than max_age_s on the chain's clock refuses", async () => {
   setPrice(61);
   const figures = await simulateTransfer(20_000_000, plan.addresses);
-  const judged = judgeUsdSpend(usd, plan, prices.bounds, figures, 0n);
+  const judged = valueSpend(plan, prices.bounds, figures);
   expect(judged.ok || judged.refusal).toMatchObject({ reason: 'price_stale', figures: { age_s: 61, max_age_s: 60 } });
 });
 
 test('the same price in an account another program owns refuses', async () => {
   setPrice(0, '11111111111111111111111111111111');
   const figures = await simulateTransfer(20_000_000, plan.addresses);
-  const judged = judgeUsdSpend(usd, plan, prices.bounds, figures, 0n);
+  const judged = valueSpend(plan, prices.bounds, figures);
   expect(judged.ok || judged.refusal.reason).toBe('price_unverified');
 });

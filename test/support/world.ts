@@ -12,6 +12,7 @@ import type {
   KeyConfig,
   LedgerConfig,
   OperatorConfig,
+  PricesConfig,
   KeyStoreKind,
   KeyStoresConfig,
   SecretRef,
@@ -99,6 +100,8 @@ export interface WorldOptions {
   ledger?: LedgerConfig;
   /** Who votes on approvals (none by default: the host's single operator). */
   operators?: OperatorConfig[];
+  /** Where `usd` caps get their prices (none by default). */
+  prices?: PricesConfig;
 }
 
 /** Settings of the world's stores: a low scrypt factor keeps encrypted worlds quick (production uses 18). */
@@ -197,6 +200,7 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
     log_level: 'silent',
     ...(opts.notify === undefined ? {} : { notify: opts.notify }),
     ...(opts.operators === undefined ? {} : { operators: opts.operators }),
+    ...(opts.prices === undefined ? {} : { prices: opts.prices }),
   };
   const ledger = await openLedger(config.ledger);
   const reports: Report[] = [];

@@ -6,31 +6,22 @@ import type { UsdMicros } from '../../util/usd-amounts';
 import { parseUsd } from '../../util/usd-amounts';
 import { section, type Infer } from '../setting';
 
-/** Said in each setting's doc until the policy enforces them, so no operator mistakes them for a limit. */
-const NOT_YET = ' Not yet enforced on signs (docs/pricing.md, "Status").';
-
 /** The `usd` group of a key's schema. */
 export const keyUsdSchema = section({
   per_tx: {
-    doc:
-      'Most dollars one transaction may take out of the key (SOL and every priced mint it lowers, at price + confidence), a string like "5.00"; null: no such cap.' +
-      NOT_YET,
+    doc: 'Most dollars one transaction may take out of the key (SOL and every priced mint it lowers, at price + confidence), a string like "5.00"; null: no such cap (refusal `usd_per_tx_cap`).',
     format: 'usd-or-null',
     default: null,
     nullable: true,
   },
   per_day: {
-    doc:
-      'Most dollars the key may spend or reserve in 24 h, a string like "50.00"; null: no dollar cap (the base-unit caps still hold).' +
-      NOT_YET,
+    doc: 'Most dollars the key may spend or reserve in 24 h, counted from the value each sign recorded when signed, a string like "50.00"; null: no dollar cap (the base-unit caps still hold; refusal `usd_per_day_cap`).',
     format: 'usd-or-null',
     default: null,
     nullable: true,
   },
   approve_above: {
-    doc:
-      'With approval `confirm`: a transaction worth at most this many dollars signs without an operator, above it an operator approves; null: the base-unit thresholds decide.' +
-      NOT_YET,
+    doc: 'With approval `confirm`: a transaction worth at most this many dollars signs without an operator, above it an operator approves; null: the base-unit thresholds decide.',
     format: 'usd-or-null',
     default: null,
     nullable: true,

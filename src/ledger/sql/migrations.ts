@@ -59,6 +59,12 @@ const QUORUM_COLUMNS = [
 const LAMPORT_CREDITS_COLUMN = 'ALTER TABLE entries ADD COLUMN lamport_credits TEXT';
 
 /**
+ * What an intent's transaction is worth in dollars at sign time (micro-dollars as decimal text, exact beyond 2^53;
+ * NULL for a key without `usd` caps): the usage `usd.per_day` reads.
+ */
+const USD_MICROS_COLUMN = 'ALTER TABLE entries ADD COLUMN usd_micros TEXT';
+
+/**
  * The webhook outbox (src/notify/): one row per notification and hook, written when its event happens and claimed by
  * one deliverer at a time (claimed_by until claim_until, unix ms), so replicas sharing the ledger never both post it.
  */
@@ -203,6 +209,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   operatorSessions('INTEGER'),
   intentWatchMigration('INTEGER'),
   LAMPORT_CREDITS_COLUMN,
+  USD_MICROS_COLUMN,
 ];
 
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
@@ -253,6 +260,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   operatorSessions('bigint'),
   intentWatchMigration('bigint'),
   LAMPORT_CREDITS_COLUMN,
+  USD_MICROS_COLUMN,
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */

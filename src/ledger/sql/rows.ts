@@ -98,6 +98,7 @@ export function rowToEntry(r: Row): AuditEntry {
     balance_change: numOrNull(r.balance_change),
     ...(tokens ? { tokens } : {}),
     ...(credits ? { lamport_credits: credits } : {}),
+    ...(r.usd_micros === null || r.usd_micros === undefined ? {} : { usd_micros: str(r.usd_micros) }),
     prev: str(r.prev),
     hash: str(r.hash),
     ...(watch ? { watch } : {}),
@@ -140,6 +141,7 @@ export function entryRowValues(seq: number, entry: AuditEntry): unknown[] {
     entry.watch?.fee_payer ?? null,
     entry.watch?.from_slot ?? null,
     entry.lamport_credits ? JSON.stringify(entry.lamport_credits) : null,
+    entry.usd_micros ?? null,
   ];
 }
 

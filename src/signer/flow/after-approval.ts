@@ -22,6 +22,7 @@ import { structuralRefusal } from '../rules/structural';
 import type { PreparedTransaction } from '../sources/transaction';
 import { judgeSimulation } from './judge';
 import type { Figures } from './simulate';
+import type { UsdSpend } from '../../pricing/usd-spend';
 import { stop, type StepWith } from './step';
 import type { CredentialSpendCheck } from '../types';
 
@@ -36,6 +37,8 @@ export interface AfterApprovalInput {
   /** The top-level programs the transaction calls. */
   programs: readonly string[];
   figures: Figures;
+  /** What the transaction takes out of the key in dollars, valued on `figures`; null: not priced. */
+  usd: UsdSpend | null;
   report: Report;
   /** The spend checks of the credential the request came with, judged again now. */
   credential?: CredentialSpendCheck;
@@ -64,7 +67,12 @@ export function keyNowRefusal(began: KeyConfig, current: KeyConfig | null): Refu
 export function judgeAfterApproval(input: AfterApprovalInput): StepWith<{ capKeys: CapKeys }> {
   const { began, current, report, figures, prepared } = input;
   const after = 'after approval';
-  const judged = judgeSimulation(began, report, figures, { usage: null, after, credential: input.credential });
+  const judged = judgeSimulation(began, report, figures, {
+    usage: null,
+    after,
+    usd: input.usd,
+    credential: input.credential,
+  });
   if (!judged.ok) return judged;
 
   const bound = approvedFiguresRefusal(input.approval, {
@@ -91,7 +99,7 @@ export function judgeAfterApproval(input: AfterApprovalInput): StepWith<{ capKey
   const fee = prepared.foreignFeePayer === null ? feeBound(prepared.msg) : null;
   const feeVerdict = decide(current, { at: 'prepared', fee, usage: null });
   if (feeVerdict.outcome === 'refused') return stop(report, feeVerdict.refusal);
-  const now = judgeSimulation(current, report, figures, { usage: null, after });
+  const now = judgeSimulation(current, report, figures, { usage: null, after, usd: input.usd });
   if (!now.ok) return now;
   return { ok: true, capKeys: [began, current] };
 }

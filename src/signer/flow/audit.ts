@@ -29,7 +29,16 @@ export function signEntry(
   rec: SignRecord,
   rest: Pick<
     AuditEntryInput,
-    'command' | 'outcome' | 'detail' | 'signature' | 'slot' | 'balance_change' | 'tokens' | 'lamport_credits' | 'watch'
+    | 'command'
+    | 'outcome'
+    | 'detail'
+    | 'signature'
+    | 'slot'
+    | 'balance_change'
+    | 'tokens'
+    | 'lamport_credits'
+    | 'usd_micros'
+    | 'watch'
   >,
 ): AuditEntryInput {
   return {

@@ -25,6 +25,7 @@ import { tokenFigures } from '../policy/rules/tokens';
 import { decide } from '../policy/decide';
 import { lamportPayments } from '../policy/rules/destination-cap';
 import type { SimulatedMoves } from '../policy/facts';
+import type { UsdSpend } from '../../pricing/usd-spend';
 import { reportVerdict } from './verdict-report';
 import type { CapKeys } from './after-approval';
 
@@ -39,6 +40,8 @@ export interface GateInput {
   /** The transaction about to be sent: the gate looks only at its signature. */
   built: Pick<BuiltTransaction, 'signature'>;
   figures: SimulatedMoves;
+  /** What the transaction takes out of the key in dollars (flow/usd.ts); null: the key is not priced. */
+  usd: UsdSpend | null;
   report: Report;
   signal: AbortSignal | undefined;
   progress: (p: SignProgress) => void;
@@ -98,6 +101,7 @@ function gateDecision(input: GateInput): (view: ReserveView) => ReserveDecision<
     const verdict = decide(input.capKeys ?? rec.key, {
       at: 'gate',
       moves: input.figures,
+      usd: input.usd,
       usage: view.usage,
       halt: view.halt,
       signature: built.signature,
@@ -122,6 +126,8 @@ function gateDecision(input: GateInput): (view: ReserveView) => ReserveDecision<
       // A sign that moves no tokens (pays no one) writes no such field: its entry reads exactly as entries always did.
       tokens: tokens.length > 0 ? tokens : null,
       lamport_credits: credits.length > 0 ? credits : null,
+      // The dollar value the daily dollar cap counts for this sign, recorded once at its valuation.
+      usd_micros: input.usd?.ok === true ? input.usd.usd.toString() : null,
     });
     return { intent, result: { ok: true, reservation } };
   };

@@ -7,6 +7,7 @@
  */
 import type { KeyConfig } from '../../config/types';
 import type { Usage } from '../../ledger/types';
+import type { UsdSpend } from '../../pricing/usd-spend';
 import type { Report } from '../report';
 import type { CredentialSpendCheck } from '../types';
 import { decide } from '../policy/decide';
@@ -26,6 +27,8 @@ export function judgeSimulation(
     after?: string;
     /** The spend checks of the credential the request came with. */
     credential?: CredentialSpendCheck;
+    /** What it takes out of the key in dollars (flow/usd.ts); null: the key is not priced. */
+    usd: UsdSpend | null;
   },
 ): Step {
   const simulated = recordSimulation(report, figures, opts.after ?? null);
@@ -33,6 +36,12 @@ export function judgeSimulation(
   if (!report.checks.includes('simulation')) report.checks.push('simulation');
   // The token figures go on the report whatever refuses: an agent sees what the transaction would move.
   reportTokens(report, figures);
-  const verdict = decide(key, { at: 'simulated', moves: figures, usage: opts.usage, credential: opts.credential });
+  const verdict = decide(key, {
+    at: 'simulated',
+    moves: figures,
+    usd: opts.usd,
+    usage: opts.usage,
+    credential: opts.credential,
+  });
   return reportVerdict(report, verdict) ? { ok: false, report } : { ok: true };
 }

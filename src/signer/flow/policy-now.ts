@@ -13,7 +13,14 @@ export interface KeyStateReader {
   halt(keyName: string): Promise<HaltRecord | null>;
 }
 
-const NO_USAGE: Usage = { signsLastMinute: 0, lamports: 0, unbounded: 0, received: new Map(), tokens: new Map() };
+const NO_USAGE: Usage = {
+  signsLastMinute: 0,
+  lamports: 0,
+  unbounded: 0,
+  received: new Map(),
+  tokens: new Map(),
+  usdMicros: 0n,
+};
 
 export async function approvalPolicyNow(
   keys: readonly KeyConfig[],

@@ -138,7 +138,14 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
   // The fee cap bounds what the key pays in fees: nothing when another account pays them.
   const fee = prepared.foreignFeePayer === null ? feeBound(prepared.msg) : null;
   if (reportVerdict(report, decide(key, { at: 'prepared', fee, usage }))) return { ok: false, report };
-  const none: Usage = { signsLastMinute: 0, lamports: 0, unbounded: 0, received: new Map(), tokens: new Map() };
+  const none: Usage = {
+    signsLastMinute: 0,
+    lamports: 0,
+    unbounded: 0,
+    received: new Map(),
+    tokens: new Map(),
+    usdMicros: 0n,
+  };
   return { ok: true, usage: usage ?? none, usageKnown: usage !== null, prepared };
 }
 

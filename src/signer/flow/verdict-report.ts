@@ -3,6 +3,7 @@ import type { Refusal } from '../refusals';
 import type { Report } from '../report';
 import type { Verdict } from '../policy/verdict';
 import { refuse } from './step';
+import { formatUsd } from '../../util/usd-amounts';
 
 /**
  * Writes a verdict on the report: its passed checks (each once: a sign is judged again after an approval), its
@@ -13,6 +14,8 @@ export function reportVerdict(report: Report, verdict: Verdict): Refusal | null 
   const f = verdict.figures;
   if (f.needsApproval !== undefined) report.would_need_approval = f.needsApproval;
   if (f.remainingDailyLamports !== undefined) report.remaining_daily_lamports = f.remainingDailyLamports;
+  if (f.usdValue !== undefined) report.usd_value = formatUsd(f.usdValue);
+  if (f.remainingDailyUsd !== undefined) report.remaining_daily_usd = formatUsd(f.remainingDailyUsd);
   if (f.remainingDailyTokens !== undefined) report.remaining_daily_tokens = f.remainingDailyTokens;
   if (verdict.outcome === 'allowed') return null;
   refuse(report, verdict.refusal);

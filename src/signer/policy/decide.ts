@@ -35,6 +35,8 @@ import { denyRefusal } from './rules/key';
 import { perTxRefusal } from './rules/per-tx';
 import { recordedProgramRefusal } from './rules/programs';
 import { rateRefusal } from './rules/rate';
+import { remainingDailyUsd, usdCapRefusal, usdNeedsApproval } from './rules/usd-caps';
+import type { UsdSpend } from '../../pricing/usd-spend';
 import {
   decimalsFrom,
   remainingTokens,
@@ -61,14 +63,20 @@ export function decide(policy: Policy, facts: Facts): Verdict {
 function everyPolicy(keys: readonly KeyConfig[], judge: (key: KeyConfig) => Verdict): Verdict {
   let last: Verdict | null = null;
   let left: number | undefined;
+  let leftUsd: bigint | undefined;
   for (const key of keys) {
     last = judge(key);
     if (last.outcome === 'refused') return last;
     const l = last.figures.remainingDailyLamports;
     if (l !== undefined) left = left === undefined ? l : Math.min(left, l);
+    const u = last.figures.remainingDailyUsd;
+    if (u !== undefined) leftUsd = leftUsd === undefined || u < leftUsd ? u : leftUsd;
   }
   if (last === null) throw new Error('the policy core judges at least one key policy');
-  return left === undefined ? last : { ...last, figures: { ...last.figures, remainingDailyLamports: left } };
+  const figures = { ...last.figures };
+  if (left !== undefined) figures.remainingDailyLamports = left;
+  if (leftUsd !== undefined) figures.remainingDailyUsd = leftUsd;
+  return { ...last, figures };
 }
 
 function decideOne(key: KeyConfig, facts: Exclude<Facts, GateFacts>, wholeCap: number): Verdict {
@@ -116,7 +124,14 @@ function simulated(key: KeyConfig, facts: SimulatedFacts, wholeCap: number): Ver
   if (destination) return refused(destination);
   const narrowed = credentialSpendRefusal(facts.credential, key, m.balanceChange, m.gains);
   if (narrowed) return refused(narrowed, ['destinations']);
-  const figures: VerdictFigures = { needsApproval: needsApproval(key, m.balanceChange, m.tokens) };
+  const spend = facts.usd ?? null;
+  const usdFigures = dollarFigures(key, spend, facts.usage);
+  const usd = usdCapRefusal(key, spend, facts.usage?.usdMicros ?? null);
+  if (usd) return refused(usd, ['destinations'], usdFigures);
+  const figures: VerdictFigures = {
+    ...usdFigures,
+    needsApproval: usdNeedsApproval(key, spend) ?? needsApproval(key, m.balanceChange, m.tokens),
+  };
   if (facts.usage === null) return allowed(['destinations'], figures);
   const cap = capVerdict(key, facts.usage, movesOf(m), wholeCap);
   return { ...cap, passed: ['destinations'], figures: { ...figures, ...cap.figures } };
@@ -127,7 +142,14 @@ function gate(keys: readonly KeyConfig[], facts: GateFacts, wholeCap: number): V
   const inFlight = inFlightRefusal(facts.signature, facts.signatureInFlight);
   if (inFlight) return refused(inFlight);
   const moves = movesOf(facts.moves);
-  const cap = everyPolicy(keys, (key) => capVerdict(key, facts.usage, moves, wholeCap));
+  const spend = facts.usd ?? null;
+  const cap = everyPolicy(keys, (key) => {
+    const lamports = capVerdict(key, facts.usage, moves, wholeCap);
+    if (lamports.outcome === 'refused') return lamports;
+    const figures = { ...lamports.figures, ...dollarFigures(key, spend, facts.usage) };
+    const usd = usdCapRefusal(key, spend, facts.usage.usdMicros);
+    return usd ? refused(usd, [], figures) : allowed([], figures);
+  });
   if (cap.outcome === 'refused') return cap;
   const { figures } = cap;
   if (facts.halt) return refused(haltRefusal(facts.halt), ['cap'], figures);
@@ -238,6 +260,15 @@ function capVerdict(key: KeyConfig, usage: Usage, moves: Moves, wholeCap: number
     capLamportsRefusal(key, usage, spent, reservation, moves.gains) ??
     tokenCapRefusal(key, moves, moves.decimals, usage.tokens);
   return refusedBy ? refused(refusedBy, [], figures) : allowed([], figures);
+}
+
+/** The dollar figures of a priced key's spend: its value, and with the usage what is left of `usd.per_day`. */
+function dollarFigures(key: KeyConfig, spend: UsdSpend | null, usage: Usage | null): VerdictFigures {
+  const figures: VerdictFigures = {};
+  if (spend?.ok === true) figures.usdValue = spend.usd;
+  const left = usage === null ? null : remainingDailyUsd(key, usage.usdMicros, spend);
+  if (left !== null) figures.remainingDailyUsd = left;
+  return figures;
 }
 
 /** A simulation's figures as the caps read them. */

@@ -5,6 +5,7 @@
  */
 import type { ClusterProfile } from '../../config/types';
 import type { ApprovalRecord, HaltRecord, Usage } from '../../ledger/types';
+import type { UsdSpend } from '../../pricing/usd-spend';
 import type { Figures } from '../flow/simulate';
 import type { FeeBound } from '../rules/fee-bound';
 import type { CredentialSpendCheck } from '../types';
@@ -44,6 +45,11 @@ export interface PreparedFacts {
 export interface SimulatedFacts {
   at: 'simulated';
   moves: SimulatedMoves;
+  /**
+   * What it takes out of the key in dollars, from prices read with the simulation; absent or null: none were read
+   * (a key with `usd` caps is then refused, never judged as free).
+   */
+  usd?: UsdSpend | null;
   usage: Usage | null;
   /** The spend checks of the credential the request came with (none for a bearer token). */
   credential?: CredentialSpendCheck;
@@ -53,6 +59,8 @@ export interface SimulatedFacts {
 export interface GateFacts {
   at: 'gate';
   moves: SimulatedMoves;
+  /** As for SimulatedFacts: the dollar value of the simulation the gate judges. */
+  usd?: UsdSpend | null;
   usage: Usage;
   halt: HaltRecord | null;
   /** The transaction's signature (null: none to look up) and whether an intent with it has no final yet. */

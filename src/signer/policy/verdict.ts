@@ -4,6 +4,7 @@
  * (flow/verdict-report.ts); the rules never touch it.
  */
 import type { Refusal } from '../refusals';
+import type { UsdMicros } from '../../util/usd-amounts';
 import type { PassName } from '../vocabulary';
 
 /** The figures a verdict worked out; a field is absent when this point of the flow does not work it out. */
@@ -14,6 +15,10 @@ export interface VerdictFigures {
   remainingDailyLamports?: number;
   /** Each of the key's mints' daily allowance left after this transaction. */
   remainingDailyTokens?: { mint: string; remaining: string }[];
+  /** What the transaction takes out of the key in dollars (a key with `usd` caps, once its spend is valued). */
+  usdValue?: UsdMicros;
+  /** What is left of the key's `usd.per_day` after this transaction, the smallest under every policy judged. */
+  remainingDailyUsd?: UsdMicros;
   /** Whether an operator must approve it (approval `confirm`). */
   needsApproval?: boolean;
 }

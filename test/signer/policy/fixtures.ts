@@ -35,5 +35,13 @@ export function tokenPolicy(mint: string, over: Partial<TokenPolicy> = {}): Toke
 }
 
 export function usage(over: Partial<Usage> = {}): Usage {
-  return { signsLastMinute: 0, lamports: 0, unbounded: 0, received: new Map(), tokens: new Map(), ...over };
+  return {
+    signsLastMinute: 0,
+    lamports: 0,
+    unbounded: 0,
+    received: new Map(),
+    tokens: new Map(),
+    usdMicros: 0n,
+    ...over,
+  };
 }

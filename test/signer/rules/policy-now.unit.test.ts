@@ -37,13 +37,21 @@ const pending: Pick<ApprovalRecord, 'key' | 'balance_change' | 'tokens' | 'desti
   destinations: [{ address: dest, lamports: 495_000, created: false, owner: SYSTEM_PROGRAM }],
   message: null,
 };
-const none: Usage = { signsLastMinute: 0, lamports: 0, unbounded: 0, received: new Map(), tokens: new Map() };
+const none: Usage = {
+  signsLastMinute: 0,
+  lamports: 0,
+  unbounded: 0,
+  received: new Map(),
+  tokens: new Map(),
+  usdMicros: 0n,
+};
 const spentToday = (lamports: number, tokens = 0n): Usage => ({
   signsLastMinute: 0,
   lamports,
   unbounded: 0,
   received: new Map(),
   tokens: new Map([[mint, { spent: tokens, received: new Map() }]]),
+  usdMicros: 0n,
 });
 
 test('figures within the policy now: nothing to warn of', () => {

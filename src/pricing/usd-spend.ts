@@ -1,12 +1,9 @@
 /**
- * The dollar caps of a key (`usd.per_tx`, `usd.per_day`, `usd.approve_above`), as one pure rule: what a
- * transaction takes out of the key — SOL lost (fee included) and every mint whose balance falls, from the same
- * simulation as the other caps, so value moved through a swap or any CPI counts — valued with checked prices at
- * price + confidence, rounded up, against what the key has already spent in dollars in 24 h (the recorded values
- * of its earlier signs, so a later price move never frees or consumes cap). What it receives is not netted off:
- * a swap is judged by what leaves.
+ * What a transaction takes out of a key in dollars: SOL lost (fee included) and every mint whose balance falls,
+ * from the same simulation as the other caps, so value moved through a swap or any CPI counts, valued with checked
+ * prices at price + confidence, rounded up. What it receives is not netted off: a swap is judged by what leaves.
+ * The caps on that value are the policy's (src/signer/policy/rules/usd-caps.ts).
  */
-import type { KeyUsdCaps } from '../config/types';
 import { refusal, type Refusal } from '../signer/refusals';
 import type { MintMovement } from '../signer/spl-tokens/movements';
 import type { MintState } from '../signer/spl-tokens/state';
@@ -31,9 +28,11 @@ export interface ValuedOutflow extends Outflow {
   price: CheckedPrice;
 }
 
-export type UsdJudgement =
-  | { ok: true; usd: UsdMicros; valued: ValuedOutflow[]; wouldNeedApproval: boolean; remainingDaily: UsdMicros | null }
-  | { ok: false; refusal: Refusal };
+/**
+ * What a transaction takes out of the key in dollars, with what each asset was valued at (the facts the dollar caps
+ * judge, src/signer/policy/rules/usd-caps.ts), or why it cannot be valued (a price refused, a mint unreadable).
+ */
+export type UsdSpend = { ok: true; usd: UsdMicros; valued: ValuedOutflow[] } | { ok: false; refusal: Refusal };
 
 /**
  * What the simulation says leaves the key: the lamports it loses (`balanceChange` below 0) and each mint whose
@@ -63,16 +62,10 @@ export function outflowsOf(
 }
 
 /**
- * Judge `outflows` against the key's dollar caps. `prices` holds a checked price (src/pricing/price-check.ts) for
- * each asset the key may spend; `spentToday` is the key's recorded dollar usage in the last 24 h, reservations
- * included.
+ * What `outflows` are worth, each at its checked price (src/pricing/price-check.ts) at price + confidence, rounded
+ * up. An asset without a price refuses: it is never valued at zero.
  */
-export function judgeUsdCaps(
-  caps: KeyUsdCaps,
-  outflows: readonly Outflow[],
-  prices: ReadonlyMap<string, CheckedPrice>,
-  spentToday: UsdMicros,
-): UsdJudgement {
+export function valueOutflows(outflows: readonly Outflow[], prices: ReadonlyMap<string, CheckedPrice>): UsdSpend {
   const valued: ValuedOutflow[] = [];
   for (const o of outflows) {
     const price = prices.get(o.asset);
@@ -87,36 +80,11 @@ export function judgeUsdCaps(
       };
     valued.push({ ...o, usd: spendUsd(o.amount, o.decimals, price), price });
   }
-  const usd = valued.reduce((sum, v) => sum + v.usd, 0n);
-  if (caps.per_tx !== null && usd > caps.per_tx)
-    return {
-      ok: false,
-      refusal: refusal(
-        'usd_per_tx_cap',
-        `per-transaction dollar cap: this transaction takes $${formatUsd(usd)} out of the key (${describe(valued)}), more than $${formatUsd(caps.per_tx)}`,
-        { usd_requested: formatUsd(usd), usd_cap: formatUsd(caps.per_tx) },
-      ),
-    };
-  if (caps.per_day !== null && spentToday + usd > caps.per_day)
-    return {
-      ok: false,
-      refusal: refusal(
-        'usd_per_day_cap',
-        `daily dollar cap: $${formatUsd(spentToday)} spent or reserved in 24 h, plus $${formatUsd(usd)} for this transaction (${describe(valued)}), exceeds $${formatUsd(caps.per_day)}`,
-        { usd_spent: formatUsd(spentToday), usd_requested: formatUsd(usd), usd_cap: formatUsd(caps.per_day) },
-      ),
-    };
-  return {
-    ok: true,
-    usd,
-    valued,
-    wouldNeedApproval: caps.approve_above !== null && usd > caps.approve_above,
-    remainingDaily: caps.per_day === null ? null : caps.per_day - spentToday - usd,
-  };
+  return { ok: true, usd: valued.reduce((sum, v) => sum + v.usd, 0n), valued };
 }
 
 /** `1000000 lamports of SOL = $0.15, 5000000 of <mint> = $5.00`: how a refusal shows what it counted. */
-function describe(valued: readonly ValuedOutflow[]): string {
+export function describeValued(valued: readonly ValuedOutflow[]): string {
   return valued
     .map(
       (v) => `${v.amount} ${v.asset === 'SOL' ? 'lamports of SOL' : `base units of ${v.asset}`} = $${formatUsd(v.usd)}`,
@@ -125,16 +93,14 @@ function describe(valued: readonly ValuedOutflow[]): string {
 }
 
 /**
- * The whole dollar judgement of one simulation: what leaves the key, the prices of those assets from the read
- * made with its balances (`plan`'s accounts in simulate's `extraReads`), and the caps.
+ * The dollar value of one simulation: what leaves the key, valued at the prices of those assets from the read made
+ * with its balances (`plan`'s accounts in simulate's `extraReads`), each price checked.
  */
-export function judgeUsdSpend(
-  caps: KeyUsdCaps,
+export function valueSpend(
   plan: PricePlan,
   bounds: PricesConfig['bounds'],
   figures: Pick<Figures, 'balanceChange' | 'tokens' | 'mints' | 'extraReads'>,
-  spentToday: UsdMicros,
-): UsdJudgement {
+): UsdSpend {
   if (figures.balanceChange === null)
     return {
       ok: false,
@@ -158,5 +124,5 @@ export function judgeUsdSpend(
     out.outflows.map((o) => o.asset),
   );
   if (!priced.ok) return priced;
-  return judgeUsdCaps(caps, out.outflows, priced.prices, spentToday);
+  return valueOutflows(out.outflows, priced.prices);
 }
