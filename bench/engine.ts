@@ -21,10 +21,10 @@ import { encodeBase58 } from '../src/util/base58';
 import { nowSeconds } from '../src/util/time';
 import { percentile, type BenchLine } from './stats';
 import { startChainProcess } from './service-fixture';
-import { RpcChainClient } from '../src/rpc/rpc-client';
+import { JsonRpcClient } from '../src/rpc/rpc-client';
 import { openLedger } from '../src/ledger/open';
 import type { AuditEntryInput, Ledger } from '../src/ledger/types';
-import type { ChainClient } from '../src/rpc/types';
+import type { RpcClient } from '../src/rpc/types';
 
 /**
  * The process CPU spent while at least one call of one kind is outstanding. With one sign at a time nothing else
@@ -58,12 +58,12 @@ export class OutstandingCpu {
  * Counts the process CPU spent while at least one RPC call is outstanding (request encoding, socket I/O,
  * response parsing): with one sign at a time, that is the RPC share of a sign; the rest is the engine's own.
  */
-export class CpuAccountedChain implements ChainClient {
+export class CpuAccountedChain implements RpcClient {
   readonly meter = new OutstandingCpu();
 
-  constructor(private readonly inner: ChainClient) {}
+  constructor(private readonly inner: RpcClient) {}
 
-  get commitment(): ChainClient['commitment'] {
+  get commitment(): RpcClient['commitment'] {
     return this.inner.commitment;
   }
 
@@ -89,26 +89,25 @@ export class CpuAccountedChain implements ChainClient {
   }
 
   // Every argument is passed on (a call's deadline and signal included), so the engine behaves as it does unmetered.
-  getGenesisHash: ChainClient['getGenesisHash'] = (...a) => this.wrap(() => this.inner.getGenesisHash(...a));
-  getLatestBlockhash: ChainClient['getLatestBlockhash'] = (...a) =>
-    this.wrap(() => this.inner.getLatestBlockhash(...a));
-  getBalance: ChainClient['getBalance'] = (...a) => this.wrap(() => this.inner.getBalance(...a));
-  getFeeForMessage: ChainClient['getFeeForMessage'] = (...a) => this.wrap(() => this.inner.getFeeForMessage(...a));
-  simulateTransaction: ChainClient['simulateTransaction'] = (...a) =>
+  getGenesisHash: RpcClient['getGenesisHash'] = (...a) => this.wrap(() => this.inner.getGenesisHash(...a));
+  getLatestBlockhash: RpcClient['getLatestBlockhash'] = (...a) => this.wrap(() => this.inner.getLatestBlockhash(...a));
+  getBalance: RpcClient['getBalance'] = (...a) => this.wrap(() => this.inner.getBalance(...a));
+  getFeeForMessage: RpcClient['getFeeForMessage'] = (...a) => this.wrap(() => this.inner.getFeeForMessage(...a));
+  simulateTransaction: RpcClient['simulateTransaction'] = (...a) =>
     this.wrap(() => this.inner.simulateTransaction(...a));
-  sendTransaction: ChainClient['sendTransaction'] = (...a) => this.wrap(() => this.inner.sendTransaction(...a));
-  getSignatureStatuses: ChainClient['getSignatureStatuses'] = (...a) =>
+  sendTransaction: RpcClient['sendTransaction'] = (...a) => this.wrap(() => this.inner.sendTransaction(...a));
+  getSignatureStatuses: RpcClient['getSignatureStatuses'] = (...a) =>
     this.wrap(() => this.inner.getSignatureStatuses(...a));
-  getBlockHeight: ChainClient['getBlockHeight'] = (...a) => this.wrap(() => this.inner.getBlockHeight(...a));
-  getTransaction: ChainClient['getTransaction'] = (...a) => this.wrap(() => this.inner.getTransaction(...a));
-  getSignaturesForAddress: ChainClient['getSignaturesForAddress'] = (...a) =>
+  getBlockHeight: RpcClient['getBlockHeight'] = (...a) => this.wrap(() => this.inner.getBlockHeight(...a));
+  getTransaction: RpcClient['getTransaction'] = (...a) => this.wrap(() => this.inner.getTransaction(...a));
+  getSignaturesForAddress: RpcClient['getSignaturesForAddress'] = (...a) =>
     this.wrap(() => this.inner.getSignaturesForAddress(...a));
-  getMultipleAccounts: ChainClient['getMultipleAccounts'] = (...a) =>
+  getMultipleAccounts: RpcClient['getMultipleAccounts'] = (...a) =>
     this.wrap(() => this.inner.getMultipleAccounts(...a));
-  getAccountInfo: ChainClient['getAccountInfo'] = (...a) => this.wrap(() => this.inner.getAccountInfo(...a));
-  getAccountsData: ChainClient['getAccountsData'] = (...a) => this.wrap(() => this.inner.getAccountsData(...a));
-  getAccountsAtSlot: ChainClient['getAccountsAtSlot'] = (...a) => this.wrap(() => this.inner.getAccountsAtSlot(...a));
-  isBlockhashValid: ChainClient['isBlockhashValid'] = (...a) => this.wrap(() => this.inner.isBlockhashValid(...a));
+  getAccountInfo: RpcClient['getAccountInfo'] = (...a) => this.wrap(() => this.inner.getAccountInfo(...a));
+  getAccountsData: RpcClient['getAccountsData'] = (...a) => this.wrap(() => this.inner.getAccountsData(...a));
+  getAccountsAtSlot: RpcClient['getAccountsAtSlot'] = (...a) => this.wrap(() => this.inner.getAccountsAtSlot(...a));
+  isBlockhashValid: RpcClient['isBlockhashValid'] = (...a) => this.wrap(() => this.inner.isBlockhashValid(...a));
 }
 
 /**
@@ -259,7 +258,7 @@ async function setup(
     localnet: null,
     log_level: 'silent',
   };
-  const rpcClient = new RpcChainClient(url, { timeoutMs: config.timings.rpc_timeout_ms });
+  const rpcClient = new JsonRpcClient(url, { timeoutMs: config.timings.rpc_timeout_ms });
   const chain = new CpuAccountedChain(rpcClient);
   const ledger = await openLedger(config.ledger);
   const ledgerCpu = new OutstandingCpu();

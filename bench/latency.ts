@@ -15,7 +15,7 @@ import path from 'node:path';
 import { localCluster } from '../src/config/clusters';
 import { DEFAULT_TIMINGS, type KeyConfig, type SignerConfig } from '../src/config/types';
 import { openLedger } from '../src/ledger/open';
-import { RpcChainClient } from '../src/rpc/rpc-client';
+import { JsonRpcClient } from '../src/rpc/rpc-client';
 import { openEngine } from '../src/signer';
 import { transferPayload } from '../src/signer/transfer';
 import type { Report } from '../src/signer/report';
@@ -60,7 +60,7 @@ export async function runLatencyBench(): Promise<BenchLine[]> {
     CONFIRM_AFTER_BLOCKS,
   );
   const proxy = await startLatencyProxy(chain.url, ONE_WAY_MS);
-  const direct = new RpcChainClient(chain.url, { timeoutMs: 5_000 });
+  const direct = new JsonRpcClient(chain.url, { timeoutMs: 5_000 });
   const config: SignerConfig = {
     source: null,
     cluster: localCluster({ rpc_url: proxy.url, game_programs: [], player_profile: null }),
@@ -75,7 +75,7 @@ export async function runLatencyBench(): Promise<BenchLine[]> {
   };
   const ledger = await openLedger(config.ledger);
   const engine = await openEngine(config, {
-    chain: new RpcChainClient(proxy.url, { timeoutMs: config.timings.rpc_timeout_ms }),
+    chain: new JsonRpcClient(proxy.url, { timeoutMs: config.timings.rpc_timeout_ms }),
     ledger,
   });
   const counted = requestCounting();
@@ -209,7 +209,7 @@ export async function runLatencyBench(): Promise<BenchLine[]> {
 }
 
 /** Asks the chain directly, every WATCH_MS, until `signature` is confirmed; the moment it first says so. */
-async function confirmedOnChain(chain: RpcChainClient, signature: string): Promise<number> {
+async function confirmedOnChain(chain: JsonRpcClient, signature: string): Promise<number> {
   for (;;) {
     const [status] = await chain.getSignatureStatuses([signature], { searchTransactionHistory: false });
     const level = status?.confirmationStatus;

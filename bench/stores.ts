@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { localCluster } from '../src/config/clusters';
 import { DEFAULT_TIMINGS, type KeyConfig, type KeyStoreKind, type SignerConfig } from '../src/config/types';
-import { RpcChainClient } from '../src/rpc/rpc-client';
+import { JsonRpcClient } from '../src/rpc/rpc-client';
 import { createKeyStores, defaultKeyStores } from '../src/keys/stores';
 import { openEngine } from '../src/signer';
 import { transferPayload } from '../src/signer/transfer';
@@ -88,7 +88,7 @@ async function setup(store: KeyStoreKind, rpc: 'in-process' | 'child-process', k
     localnet: null,
     log_level: 'silent',
   };
-  const chain = new CpuAccountedChain(new RpcChainClient(url, { timeoutMs: config.timings.rpc_timeout_ms }));
+  const chain = new CpuAccountedChain(new JsonRpcClient(url, { timeoutMs: config.timings.rpc_timeout_ms }));
   const engine = await openEngine(config, { chain });
   return {
     engine,

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { loadConfig } from '../config/load';
 import type { KeyConfig, SignerConfig } from '../config/types';
 import { chainClientFor } from '../rpc/for-cluster';
-import type { RpcChainClient } from '../rpc/rpc-client';
+import type { JsonRpcClient } from '../rpc/rpc-client';
 import { openLedger } from '../ledger/open';
 import type { Ledger } from '../ledger/types';
 import { openEngine } from '../signer';
@@ -57,7 +57,7 @@ export function keyOf(cfg: SignerConfig, name: string): KeyConfig {
   return key;
 }
 
-export function rpcFor(cfg: SignerConfig): RpcChainClient {
+export function rpcFor(cfg: SignerConfig): JsonRpcClient {
   return chainClientFor(cfg.cluster, cfg.timings);
 }
 

@@ -1,9 +1,9 @@
-/** Wraps a ChainClient so every JSON-RPC call reports its latency and success (the metrics' RPC hook). */
-import type { ChainClient } from '../rpc/types';
+/** Wraps a RpcClient so every JSON-RPC call reports its latency and success (the metrics' RPC hook). */
+import type { RpcClient } from '../rpc/types';
 
 export type RpcObserver = (method: string, durationMs: number, ok: boolean) => void;
 
-export function timedChain(chain: ChainClient, observe: RpcObserver): ChainClient {
+export function timedChain(chain: RpcClient, observe: RpcObserver): RpcClient {
   return new Proxy(chain, {
     get(target, prop, receiver) {
       const value = Reflect.get(target, prop, receiver) as unknown;

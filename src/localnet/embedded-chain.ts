@@ -126,7 +126,7 @@ export interface StatusView {
   confirmationStatus: Commitment;
 }
 
-export class LocalChain {
+export class EmbeddedChain {
   private readonly svm = new LiteSvm();
   private height = FIRST_BLOCK_HEIGHT;
   private latest: string;

@@ -3,7 +3,7 @@
  * Reachable in-process through `Localnet.faults`, and over JSON-RPC (`localnet_*`) only when the localnet
  * was started with `controls: true`.
  */
-import type { LocalChain } from './embedded-chain';
+import type { EmbeddedChain } from './embedded-chain';
 import type { PubsubFaults, SignaturePubsub } from './signature-pubsub';
 
 export interface LocalnetFaults {
@@ -37,7 +37,7 @@ export class FaultState implements LocalnetFaults, PubsubFaults {
   private readonly failures: { method: string | null; remaining: number }[] = [];
   private pubsub: SignaturePubsub | null = null;
 
-  constructor(private readonly chain: LocalChain) {}
+  constructor(private readonly chain: EmbeddedChain) {}
 
   dropSends(on: boolean): void {
     this.chain.setDropSends(on);

@@ -18,8 +18,8 @@ import {
   type Address,
   type Option,
 } from '@solana/kit';
-import { SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM } from '../signer/programs';
-import { decodeMint, decodeTokenAccount } from '../signer/spl-tokens/state';
+import { SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM } from '../solana/programs';
+import { decodeMint, decodeTokenAccount } from '../solana/token-state';
 
 export const LOOKUP_TABLE_PROGRAM = 'AddressLookupTab1e1111111111111111111111111';
 export const TOKEN_PROGRAM = SPL_TOKEN_PROGRAM;

@@ -9,7 +9,7 @@ import { encodePriceUpdateV2, PYTH_RECEIVER_PROGRAM, type VerificationLevel } fr
 import { parsePythDecimal, pythDecimal } from '../pricing/valuation';
 import { normalizeFeedId } from '../util/feed-id';
 import { decodeAddress } from '../util/base58';
-import { RpcFault, type LocalChain } from './embedded-chain';
+import { RpcFault, type EmbeddedChain } from './embedded-chain';
 
 /** Pyth's USD feeds for crypto assets carry 8 decimals. */
 export const LOCAL_PRICE_EXPONENT = -8;
@@ -42,7 +42,7 @@ export interface WrittenPrice {
   clock_time: number;
 }
 
-export function writePrice(chain: LocalChain, p: LocalPrice): WrittenPrice {
+export function writePrice(chain: EmbeddedChain, p: LocalPrice): WrittenPrice {
   if (!decodeAddress(p.account)) throw new RpcFault(-32602, 'Invalid param: account is not an address');
   const feedId = normalizeFeedId(p.feedId);
   if (feedId === null) throw new RpcFault(-32602, 'Invalid param: feed_id must be 64 hex digits');

@@ -6,7 +6,7 @@
  */
 import { decodeBase58, encodeBase58 } from '../util/base58';
 import type { AccountView } from './account-view';
-import type { Commitment, InnerInstructionGroup, LandedTransaction, LocalChain } from './embedded-chain';
+import type { Commitment, InnerInstructionGroup, LandedTransaction, EmbeddedChain } from './embedded-chain';
 import { MAX_SIGNATURES_FOR_ADDRESS, RpcFault } from './embedded-chain';
 import type { FaultState } from './faults';
 import { parsedAccountData, readTokenAccount, tokenAmount, type MintLookup } from './parsed-accounts';
@@ -34,7 +34,7 @@ export class LocalnetRpc {
   private readonly controls: Record<string, Method>;
 
   constructor(
-    private readonly chain: LocalChain,
+    private readonly chain: EmbeddedChain,
     private readonly faults: FaultState,
     private readonly genesisHash: string,
     hooks: LocalnetHooks,

@@ -6,7 +6,7 @@
  */
 import { decodeAddress } from '../util/base58';
 import { SignerError } from '../util/errors';
-import { LocalChain } from './embedded-chain';
+import { EmbeddedChain } from './embedded-chain';
 import { FaultState, type LocalnetFaults } from './faults';
 import { listenJsonRpc } from './http-server';
 import { writePrice, type LocalPrice, type WrittenPrice } from './prices';
@@ -71,7 +71,7 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
   if (!decodeAddress(genesisHash))
     throw new SignerError('config_invalid', 'localnet: genesisHash must be a base58 32-byte hash');
 
-  const chain = new LocalChain({ confirmAfterBlocks, finalizeAfterBlocks });
+  const chain = new EmbeddedChain({ confirmAfterBlocks, finalizeAfterBlocks });
   const faults = new FaultState(chain);
   const pubsub = createSignaturePubsub(chain, faults);
   faults.attachPubsub(pubsub);
@@ -128,7 +128,7 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
   };
 }
 
-function fund(chain: LocalChain, address: string, lamports: number): void {
+function fund(chain: EmbeddedChain, address: string, lamports: number): void {
   if (!decodeAddress(address))
     throw new SignerError('config_invalid', `localnet: cannot fund ${address}: not a base58 address`);
   if (!Number.isSafeInteger(lamports) || lamports <= 0) {

@@ -13,7 +13,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { Commitment, LocalChain } from './embedded-chain';
+import type { Commitment, EmbeddedChain } from './embedded-chain';
 
 const MAX_MESSAGE_BYTES = 64 * 1024;
 /** Close code of a server going away for a restart (RFC 6455 registry). */
@@ -55,7 +55,7 @@ export interface SignaturePubsub {
   close(): void;
 }
 
-export function createSignaturePubsub(chain: LocalChain, faults: PubsubFaults): SignaturePubsub {
+export function createSignaturePubsub(chain: EmbeddedChain, faults: PubsubFaults): SignaturePubsub {
   const wss = new WebSocketServer({ noServer: true, maxPayload: MAX_MESSAGE_BYTES });
   const subscriptions = new Map<number, Subscription>();
   const counts = { connections: 0, subscribes: 0, notifications: 0, dropped: 0, false_notifications: 0 };

@@ -6,7 +6,7 @@
  */
 import { refusal, type Refusal } from '../signer/refusals';
 import type { MintMovement } from '../signer/spl-tokens/movements';
-import type { MintState } from '../signer/spl-tokens/state';
+import type { MintState } from '../solana/token-state';
 import { formatUsd, type UsdMicros } from '../util/usd-amounts';
 import type { PricesConfig } from '../config/types';
 import type { Figures } from '../signer/flow/simulate';

@@ -5,13 +5,13 @@
  * the simulation is the one whose answer is checked, and a change (an endpoint of another cluster behind the same
  * URL, or failed over to) refuses that sign and every later one until the cluster's genesis is answered again.
  */
-import type { CallLimits, ChainClient } from './types';
+import type { CallLimits, RpcClient } from './types';
 
 export class ClusterGenesis {
   private known: string | null = null;
   private fetching: Promise<string> | null = null;
 
-  constructor(private readonly chain: Pick<ChainClient, 'getGenesisHash'>) {}
+  constructor(private readonly chain: Pick<RpcClient, 'getGenesisHash'>) {}
 
   /** The genesis hash last answered; asked for when none has been yet. */
   current(limits?: CallLimits): Promise<string> {
@@ -31,10 +31,10 @@ export class ClusterGenesis {
   }
 }
 
-const byClient = new WeakMap<ChainClient, ClusterGenesis>();
+const byClient = new WeakMap<RpcClient, ClusterGenesis>();
 
 /** The cluster genesis of a chain client: one per client. */
-export function clusterGenesisOf(chain: ChainClient): ClusterGenesis {
+export function clusterGenesisOf(chain: RpcClient): ClusterGenesis {
   let genesis = byClient.get(chain);
   if (genesis === undefined) {
     genesis = new ClusterGenesis(chain);

@@ -5,7 +5,7 @@
 import { clusterCommitment, clusterRpcUrls } from '../config/clusters';
 import type { ClusterProfile, Timings } from '../config/types';
 import type { RetrySettings } from './resilient-rpc';
-import { RpcChainClient } from './rpc-client';
+import { JsonRpcClient } from './rpc-client';
 
 export function retrySettings(t: Timings): RetrySettings {
   return {
@@ -16,8 +16,8 @@ export function retrySettings(t: Timings): RetrySettings {
   };
 }
 
-export function chainClientFor(cluster: ClusterProfile, timings: Timings): RpcChainClient {
-  return new RpcChainClient(clusterRpcUrls(cluster), {
+export function chainClientFor(cluster: ClusterProfile, timings: Timings): JsonRpcClient {
+  return new JsonRpcClient(clusterRpcUrls(cluster), {
     timeoutMs: timings.rpc_timeout_ms,
     commitment: clusterCommitment(cluster),
     retry: retrySettings(timings),

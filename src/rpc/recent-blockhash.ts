@@ -15,7 +15,7 @@
  * built on a fresh one instead, as it would have been when every sign fetched its own.
  */
 import crypto from 'node:crypto';
-import type { CallLimits, ChainClient } from './types';
+import type { CallLimits, RpcClient } from './types';
 
 export interface BlockhashLifetime {
   blockhash: string;
@@ -42,7 +42,7 @@ export class RecentBlockhash {
   private readonly now: () => number;
 
   constructor(
-    private readonly chain: Pick<ChainClient, 'getLatestBlockhash'>,
+    private readonly chain: Pick<RpcClient, 'getLatestBlockhash'>,
     private readonly settings: RecentBlockhashSettings = RECENT_BLOCKHASH_DEFAULTS,
   ) {
     this.now = settings.now ?? Date.now;
@@ -115,10 +115,10 @@ export class RecentBlockhash {
   }
 }
 
-const byClient = new WeakMap<ChainClient, RecentBlockhash>();
+const byClient = new WeakMap<RpcClient, RecentBlockhash>();
 
 /** The recent blockhash of a chain client: one per client, so every engine on it shares it. */
-export function recentBlockhashOf(chain: ChainClient): RecentBlockhash {
+export function recentBlockhashOf(chain: RpcClient): RecentBlockhash {
   let recent = byClient.get(chain);
   if (recent === undefined) {
     recent = new RecentBlockhash(chain);

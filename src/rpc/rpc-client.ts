@@ -2,7 +2,7 @@
  * The engine's view of a Solana cluster over plain JSON-RPC 2.0: reads at the cluster's commitment (`confirmed`
  * unless configured `finalized`), base64 transactions, sends with skipPreflight and no node-side retries (the
  * engine rebroadcasts the same bytes itself). Every result is shape-checked before it is believed. Calls are
- * retried and moved between the cluster's endpoints as resilient-rpc.ts describes; every ChainClient method is
+ * retried and moved between the cluster's endpoints as resilient-rpc.ts describes; every RpcClient method is
  * idempotent, requestAirdrop is not and is sent once.
  */
 import { RpcError } from './json-rpc-transport';
@@ -13,7 +13,7 @@ import type {
   AddressSignature,
   AccountSummary,
   CallLimits,
-  ChainClient,
+  RpcClient,
   Commitment,
   SignatureStatus,
   SimulationResult,
@@ -22,7 +22,7 @@ import type {
 
 export { RpcError, isRpcError, describeEndpoint } from './json-rpc-transport';
 
-export interface RpcChainClientOptions {
+export interface JsonRpcClientOptions {
   /** Deadline of each attempt, connection included. */
   timeoutMs: number;
   /** Commitment of reads and of confirmation (default `confirmed`). */
@@ -38,12 +38,12 @@ export interface RpcChainClientOptions {
 
 const IDEMPOTENT = { idempotent: true } as const;
 
-export class RpcChainClient implements ChainClient {
+export class JsonRpcClient implements RpcClient {
   readonly commitment: Commitment;
   private readonly rpc: ResilientRpc;
 
   /** `urls`: one endpoint, or the cluster's endpoints in order of preference. */
-  constructor(urls: string | readonly string[], opts: RpcChainClientOptions) {
+  constructor(urls: string | readonly string[], opts: JsonRpcClientOptions) {
     this.commitment = opts.commitment ?? 'confirmed';
     this.rpc = createResilientRpc({
       urls: typeof urls === 'string' ? [urls] : urls,

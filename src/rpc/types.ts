@@ -102,7 +102,7 @@ export interface AccountsAtSlot {
  * another endpoint of the cluster: all of them are idempotent, sendTransaction included (the same signed bytes
  * carry the same signature, so a second copy cannot move funds twice). `limits` bounds the retries.
  */
-export interface ChainClient {
+export interface RpcClient {
   /** The commitment reads use, and the one a signature status must reach to count as landed. */
   readonly commitment: Commitment;
   getGenesisHash(limits?: CallLimits): Promise<string>;

@@ -1,6 +1,6 @@
 /** What the engine is built from: its config, the chain, the ledger, and where it reports. */
 import type { SignatureNotices } from '../rpc/signature-notices';
-import type { ChainClient } from '../rpc/types';
+import type { RpcClient } from '../rpc/types';
 import type { SignerConfig } from '../config/types';
 import type { Ledger } from '../ledger/types';
 import type { Notifier } from '../notify/outbox';
@@ -31,7 +31,7 @@ export interface EngineObserver {
 
 export interface EngineDeps {
   config: SignerConfig;
-  chain: ChainClient;
+  chain: RpcClient;
   ledger: Ledger;
   logger?: EngineLogger;
   /** The policy in force now (a reload replaces it); absent: the config's keys and tokens, fixed. */

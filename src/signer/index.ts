@@ -1,7 +1,7 @@
 /** Opens the engine on its real parts: the chain's JSON-RPC endpoint and the configured ledger store. */
 import type { SignerConfig } from '../config/types';
 import { chainClientFor } from '../rpc/for-cluster';
-import type { ChainClient } from '../rpc/types';
+import type { RpcClient } from '../rpc/types';
 import { openLedger } from '../ledger/open';
 import type { Ledger } from '../ledger/types';
 import { SignerError } from '../util/errors';
@@ -17,7 +17,7 @@ export interface OpenEngineOptions {
   /** Where events for webhooks go (the service's outbox, which wakes its deliverer); absent: one made from config. */
   notifier?: EngineDeps['notifier'];
   /** Parts already opened by the caller (tests, the CLI reusing a ledger). */
-  chain?: ChainClient;
+  chain?: RpcClient;
   ledger?: Ledger;
   /** The policy in force now, when a reload may replace it (the service); absent: the config's, fixed. */
   policy?: () => Policy;

@@ -4,7 +4,7 @@
  * keys signs use, so what an agent sees is what its next sign meets.
  */
 import type { KeySet } from '../keys/key-set';
-import type { ChainClient } from '../rpc/types';
+import type { RpcClient } from '../rpc/types';
 import type { ClusterProfile, KeyConfig } from '../config/types';
 import type { Ledger } from '../ledger/types';
 import { remainingDaily, spentLamports } from './policy/rules/daily-cap';
@@ -16,7 +16,7 @@ import type { HaltBook } from './halts';
 import type { KeyPolicyView, KeyView } from './types';
 
 export async function keyView(
-  deps: { chain: ChainClient; ledger: Ledger; halts: HaltBook; cluster: ClusterProfile; keys: KeySet },
+  deps: { chain: RpcClient; ledger: Ledger; halts: HaltBook; cluster: ClusterProfile; keys: KeySet },
   key: KeyConfig,
 ): Promise<KeyView> {
   const [balance, usage, halt, status] = await Promise.all([

@@ -3,21 +3,21 @@
  * holds the configured pubkey, and each mint a key may spend is an account on the chain owned by the token program
  * its policy names. A mint that is not there would refuse every payment in it with a message about the chain.
  */
-import type { ChainClient } from '../rpc/types';
+import type { RpcClient } from '../rpc/types';
 import { errorMessage } from '../util/errors';
 import type { KeyProblem } from '../keys/key-set';
 
 /** A reason a key of the policy cannot be used: its store's (opening the key) or the chain's (a mint). */
 export type PolicyProblem = Pick<KeyProblem, 'key' | 'message'> & Partial<Pick<KeyProblem, 'store'>>;
 import type { Policy } from './policy';
-import { programId } from './spl-tokens/state';
+import { programId } from '../solana/token-state';
 
-export async function mintProblems(policy: Policy, chain: ChainClient): Promise<PolicyProblem[]> {
+export async function mintProblems(policy: Policy, chain: RpcClient): Promise<PolicyProblem[]> {
   const wanted = policy.keys.flatMap((k) =>
     (k.tokens ?? []).map((t, i) => ({ key: k.name, where: `keys.${k.name}.tokens[${String(i)}].mint`, token: t })),
   );
   if (wanted.length === 0) return [];
-  let accounts: Awaited<ReturnType<ChainClient['getMultipleAccounts']>>;
+  let accounts: Awaited<ReturnType<RpcClient['getMultipleAccounts']>>;
   try {
     accounts = await chain.getMultipleAccounts(wanted.map((w) => w.token.mint));
   } catch (e) {
@@ -42,7 +42,7 @@ export async function mintProblems(policy: Policy, chain: ChainClient): Promise<
 }
 
 /** Every reason the policy cannot be used as it is; empty when it can. */
-export async function policyProblems(policy: Policy, chain: ChainClient): Promise<PolicyProblem[]> {
+export async function policyProblems(policy: Policy, chain: RpcClient): Promise<PolicyProblem[]> {
   const files = await policy.keySet.verify();
   return [...files, ...(await mintProblems(policy, chain))];
 }

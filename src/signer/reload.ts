@@ -5,7 +5,7 @@
  * is recorded in the audit log (the policy hashes, old and new, and what changed) and then replaces the policy:
  * every sign that begins afterwards is judged by it; signs already under way finish under the one they began with.
  */
-import type { ChainClient } from '../rpc/types';
+import type { RpcClient } from '../rpc/types';
 import type { SignerConfig } from '../config/types';
 import type { Ledger } from '../ledger/types';
 import { errorMessage } from '../util/errors';
@@ -37,7 +37,7 @@ export interface ReloadDeps {
   /** The config as loaded at start: the settings a reload may not change are compared with it. */
   started: SignerConfig;
   holder: PolicyHolder;
-  chain: ChainClient;
+  chain: RpcClient;
   ledger: Ledger;
   log: EngineLogger;
   /**

@@ -1,6 +1,6 @@
 /** Funding payloads (`key fund`): an unsigned System Transfer in payload v1 form, and exact ZINK amounts. */
 import { SignerError } from '../util/errors';
-import { SYSTEM_PROGRAM, SYSTEM_TRANSFER_TAG } from './programs';
+import { SYSTEM_PROGRAM, SYSTEM_TRANSFER_TAG } from '../solana/programs';
 
 const U64_MAX = 18_446_744_073_709_551_615n;
 

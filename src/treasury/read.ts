@@ -3,7 +3,7 @@
  * and delegated amount (what reconciliation compares with the ledger).
  */
 import type { AccountsAtSlot } from '../rpc/types';
-import { readMint, readTokenAccount } from '../signer/spl-tokens/state';
+import { readMint, readTokenAccount } from '../solana/token-state';
 import type { TreasuryAccountFacts } from './allowance';
 
 /** The reads this needs of a chain client (the CLI's and the watcher's both have it). */

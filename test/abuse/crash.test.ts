@@ -10,7 +10,7 @@ import crypto from 'node:crypto';
 import path from 'node:path';
 import { usageOf } from '../../src/ledger/usage-book';
 import type { AuditEntry } from '../../src/ledger/types';
-import { RpcChainClient } from '../../src/rpc/rpc-client';
+import { JsonRpcClient } from '../../src/rpc/rpc-client';
 import { orphanAfterMs } from '../../src/signer/flow/watch-signed';
 import { nowSeconds } from '../../src/util/time';
 import { until } from '../support/async';
@@ -206,7 +206,7 @@ describe('kill -9 of the MCP service at random points across signs', () => {
 
     // Each orphan was ended as the chain answers for its signature: `confirmed` with what it spent if it landed,
     // `unknown` (its reservation kept) if the chain has no status for it once its blockhash expired.
-    const chain = new RpcChainClient(w.localnet.url, { timeoutMs: 10_000 });
+    const chain = new JsonRpcClient(w.localnet.url, { timeoutMs: 10_000 });
     const orphanStatuses =
       orphaned.length === 0 ? [] : await chain.getSignatureStatuses(orphaned, { searchTransactionHistory: true });
     const orphanFinals = orphaned.map((sig) => finals.get(sig));

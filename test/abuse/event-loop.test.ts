@@ -7,7 +7,7 @@
  * before measuring starts, so the figure is the service's work.
  */
 import { monitorEventLoopDelay } from 'node:perf_hooks';
-import { SYSTEM_PROGRAM } from '../../src/signer/programs';
+import { SYSTEM_PROGRAM } from '../../src/solana/programs';
 import { keypair, payload, randomAddress, transferInstruction, type PayloadInstruction } from '../support/payloads';
 import { keyDirSecrets } from '../support/secrets';
 import { makeWorld, type World } from '../support/world';

@@ -8,7 +8,7 @@
  * the same bytes (every sendTransaction the proxy saw for one sign carries identical bytes).
  */
 import crypto from 'node:crypto';
-import { RpcChainClient } from '../../src/rpc/rpc-client';
+import { JsonRpcClient } from '../../src/rpc/rpc-client';
 import type { Timings } from '../../src/config/types';
 import type { AuditEntry } from '../../src/ledger/types';
 import { retrySettings } from '../../src/rpc/for-cluster';
@@ -332,7 +332,7 @@ describe('RPC faults between the engine and the chain', () => {
     const timings = { ...TIMINGS, ...s.timings };
     const engine = createEngine({
       config: { ...w.config, timings },
-      chain: new RpcChainClient(rpcUrl, { timeoutMs: timings.rpc_timeout_ms, retry: retrySettings(timings) }),
+      chain: new JsonRpcClient(rpcUrl, { timeoutMs: timings.rpc_timeout_ms, retry: retrySettings(timings) }),
       ledger: w.ledger,
     });
     const before = (await w.ledger.tail(1_000_000)).length;

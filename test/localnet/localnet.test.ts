@@ -1,8 +1,8 @@
 /**
- * The localnet as a node: real LiteSVM behind the real HTTP endpoint, driven through RpcChainClient with
+ * The localnet as a node: real LiteSVM behind the real HTTP endpoint, driven through JsonRpcClient with
  * hand-compiled legacy transactions. Blocks advance by hand (blockIntervalMs 0) so every height is exact.
  */
-import { RpcChainClient } from '../../src/rpc/rpc-client';
+import { JsonRpcClient } from '../../src/rpc/rpc-client';
 import { startLocalnet, type Localnet } from '../../src/localnet/server';
 import { decodeAddress } from '../../src/util/base58';
 import {
@@ -20,12 +20,12 @@ const SOL = 1_000_000_000;
 const FEE = 5000;
 
 let net: Localnet;
-let client: RpcChainClient;
+let client: JsonRpcClient;
 const payer = newSigner();
 
 beforeAll(async () => {
   net = await startLocalnet({ blockIntervalMs: 0, fund: [{ address: payer.pubkey, lamports: 10 * SOL }] });
-  client = new RpcChainClient(net.url, { timeoutMs: 5000 });
+  client = new JsonRpcClient(net.url, { timeoutMs: 5000 });
 });
 
 afterAll(async () => {
@@ -398,7 +398,7 @@ test('fault controls answer over JSON-RPC only when controls are enabled', async
     controls: true,
     fund: [{ address: from.pubkey, lamports: SOL }],
   });
-  const remoteClient = new RpcChainClient(remote.url, { timeoutMs: 5000 });
+  const remoteClient = new JsonRpcClient(remote.url, { timeoutMs: 5000 });
   try {
     const call = (method: string, params: unknown[] = []) =>
       rawCall(remote.url, { jsonrpc: '2.0', id: 1, method, params });

@@ -2,7 +2,7 @@
  * `sa-forge-signer localnet`: argument parsing, the announced URL, funding, and a clean stop on SIGTERM.
  * Runs in-process; the signal is delivered to the command's own listener with process.emit.
  */
-import { RpcChainClient } from '../../src/rpc/rpc-client';
+import { JsonRpcClient } from '../../src/rpc/rpc-client';
 import { parseLocalnetArgs, runLocalnet } from '../../src/localnet/main';
 import { DEFAULT_LOCALNET_GENESIS_HASH } from '../../src/localnet/server';
 import { SignerError } from '../../src/util/errors';
@@ -66,7 +66,7 @@ test('announces its URL, serves the funded accounts, and stops cleanly on SIGTER
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
     expect(err).toEqual([`localnet listening on ${url} genesis ${DEFAULT_LOCALNET_GENESIS_HASH}\n`]);
 
-    const client = new RpcChainClient(url, { timeoutMs: 2000 });
+    const client = new JsonRpcClient(url, { timeoutMs: 2000 });
     expect(await client.getBalance(key.pubkey)).toBe(7_000_000);
     client.close();
 

@@ -1,5 +1,5 @@
 /**
- * Measurement, not a test: RPC calls per second through RpcChainClient against the localnet, to tell whether
+ * Measurement, not a test: RPC calls per second through JsonRpcClient against the localnet, to tell whether
  * the chain side can carry the engine's ≥100 signs/s (~8 RPC calls each).
  *
  *   npx tsc -p . --outDir /tmp/measure-build; NODE_PATH=$PWD/node_modules node /tmp/measure-build/test/localnet/measure-rpc.js [url]
@@ -8,7 +8,7 @@
  * against a localnet in another process (`sa-forge-signer localnet`), funding its payer with requestAirdrop.
  */
 import { JsonRpcTransport } from '../../src/rpc/json-rpc-transport';
-import { RpcChainClient } from '../../src/rpc/rpc-client';
+import { JsonRpcClient } from '../../src/rpc/rpc-client';
 import { startLocalnet } from '../../src/localnet/server';
 import { newSigner, randomAddress, signedTransfer, unsignedTransfer } from './legacy-tx';
 
@@ -37,7 +37,7 @@ async function main(): Promise<void> {
     : await startLocalnet({ blockIntervalMs: 400, fund: [{ address: payer.pubkey, lamports: 1e15 }] });
   const url = external ?? net!.url;
   if (external) await new JsonRpcTransport(url, 5000).call('requestAirdrop', [payer.pubkey, 1e15]);
-  const client = new RpcChainClient(url, { timeoutMs: 15000 });
+  const client = new JsonRpcClient(url, { timeoutMs: 15000 });
   const to = randomAddress();
 
   for (const c of [1, 8]) {

@@ -5,7 +5,7 @@
  */
 import { address, createSolanaRpc, getBase64Encoder, type Address } from '@solana/kit';
 import { getSysvarClockDecoder, SYSVAR_CLOCK_ADDRESS } from '@solana/sysvars';
-import { LocalChain } from '../../src/localnet/embedded-chain';
+import { EmbeddedChain } from '../../src/localnet/embedded-chain';
 import { startLocalnet, type Localnet } from '../../src/localnet/server';
 import { KNOWN_FEEDS } from '../../src/pricing/feeds';
 import { checkPrice, type PriceCheck } from '../../src/pricing/price-check';
@@ -52,7 +52,7 @@ test("the chain's clock is the host's time", () => {
 
 test("the chain's clock moves to the host's time at each block, not between blocks", () => {
   let now = 1_765_000_000_000;
-  const chain = new LocalChain({ confirmAfterBlocks: 1, finalizeAfterBlocks: 2 }, () => now);
+  const chain = new EmbeddedChain({ confirmAfterBlocks: 1, finalizeAfterBlocks: 2 }, () => now);
   expect(chain.clockTime).toBe(1_765_000_000n);
   now += 61_000;
   expect(chain.clockTime).toBe(1_765_000_000n);

@@ -11,7 +11,7 @@ import { createEnrollment } from '../../src/operator/enrollment';
 import { enrollmentUrl } from '../../src/operator/origin';
 import { nowSeconds } from '../../src/util/time';
 import { TOKEN, makeApp, serveConfig } from '../http/support';
-import { SYSTEM_PROGRAM } from '../../src/signer/programs';
+import { SYSTEM_PROGRAM } from '../../src/solana/programs';
 import { randomAddress } from '../support/payloads';
 import {
   ARTEFACTS,

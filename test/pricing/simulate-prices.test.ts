@@ -10,7 +10,7 @@ import { usdCapRefusal } from '../../src/signer/policy/rules/usd-caps';
 import { SOL_DECIMALS, spendUsd } from '../../src/pricing/valuation';
 import type { PricesConfig } from '../../src/config/types';
 import { chainClientFor } from '../../src/rpc/for-cluster';
-import type { ChainClient } from '../../src/rpc/types';
+import type { RpcClient } from '../../src/rpc/types';
 import { simulate } from '../../src/signer/flow/simulate';
 import { parsePayloadV1 } from '../../src/signer/payload';
 import { v1Source } from '../../src/signer/sources/transaction';
@@ -24,7 +24,7 @@ const prices: PricesConfig = {
 const usd = { per_tx: null, per_day: 5_000_000n, approve_above: null };
 
 let w: World;
-let chain: ChainClient;
+let chain: RpcClient;
 let plan: PricePlan;
 
 beforeAll(async () => {

@@ -6,16 +6,16 @@
 import { startLocalnet, type Localnet } from '../../src/localnet/server';
 import { countRequests } from '../../src/rpc/request-count';
 import { RecentBlockhash } from '../../src/rpc/recent-blockhash';
-import { RpcChainClient } from '../../src/rpc/rpc-client';
+import { JsonRpcClient } from '../../src/rpc/rpc-client';
 
 let localnet: Localnet;
-let chain: RpcChainClient;
+let chain: JsonRpcClient;
 let now = 0;
 let recent: RecentBlockhash;
 
 beforeAll(async () => {
   localnet = await startLocalnet({ blockIntervalMs: 0 });
-  chain = new RpcChainClient(localnet.url, { timeoutMs: 2_000 });
+  chain = new JsonRpcClient(localnet.url, { timeoutMs: 2_000 });
 });
 afterAll(async () => {
   chain.close();

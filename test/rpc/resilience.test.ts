@@ -6,7 +6,7 @@
  */
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { RpcChainClient, RpcError, type RpcChainClientOptions } from '../../src/rpc/rpc-client';
+import { JsonRpcClient, RpcError, type JsonRpcClientOptions } from '../../src/rpc/rpc-client';
 import { DEFAULT_RETRY, type RetryEvent } from '../../src/rpc/resilient-rpc';
 import { meetsCommitment } from '../../src/rpc/commitment';
 import { chainClientFor } from '../../src/rpc/for-cluster';
@@ -18,7 +18,7 @@ import { newSigner, randomAddress, signedTransfer } from '../localnet/legacy-tx'
 
 let localnet: Localnet;
 const proxies: FaultProxy[] = [];
-const clients: RpcChainClient[] = [];
+const clients: JsonRpcClient[] = [];
 
 beforeAll(async () => {
   localnet = await startLocalnet({ blockIntervalMs: 0 });
@@ -37,9 +37,9 @@ async function proxy(...rules: FaultRule[]): Promise<FaultProxy> {
 }
 
 /** A client with pinned jitter that records each retry it decides on. */
-function client(urls: string | string[], opts: Partial<RpcChainClientOptions> = {}) {
+function client(urls: string | string[], opts: Partial<JsonRpcClientOptions> = {}) {
   const retries: RetryEvent[] = [];
-  const c = new RpcChainClient(urls, {
+  const c = new JsonRpcClient(urls, {
     timeoutMs: 2000,
     random: () => 0.5,
     retry: { ...DEFAULT_RETRY, backoff: { baseMs: 40, maxMs: 1000 } },

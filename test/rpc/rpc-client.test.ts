@@ -1,5 +1,5 @@
 /**
- * RpcChainClient's contract with a node: the exact parameters it sends, how each failure is classified
+ * JsonRpcClient's contract with a node: the exact parameters it sends, how each failure is classified
  * (transport / timeout / node / shape) and worded, and that URL secrets never reach a message.
  *
  * Node behaviour comes from the real localnet. Faults a node cannot be made to produce (silence, a wrong
@@ -8,7 +8,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { RpcChainClient, RpcError } from '../../src/rpc/rpc-client';
+import { JsonRpcClient, RpcError } from '../../src/rpc/rpc-client';
 import { JsonRpcTransport } from '../../src/rpc/json-rpc-transport';
 import { DEFAULT_RETRY } from '../../src/rpc/resilient-rpc';
 import { startLocalnet, type Localnet } from '../../src/localnet/server';
@@ -88,7 +88,7 @@ test('sends the parameters a real cluster expects for every method', async () =>
     getSignaturesForAddress: [],
   };
   const node = await scriptedNode((req) => ok(req.id, results[req.method]));
-  const client = new RpcChainClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000 });
+  const client = new JsonRpcClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000 });
   try {
     await client.getGenesisHash();
     await client.getLatestBlockhash();
@@ -147,7 +147,7 @@ test('the balances before a simulation are read pinned to its slot, and both ans
     getMultipleAccounts: { context: { slot: 78 }, value: [{ lamports: 9, owner, data: ['', 'base64'] }] },
   };
   const node = await scriptedNode((req) => ok(req.id, results[req.method]));
-  const client = new RpcChainClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000 });
+  const client = new JsonRpcClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000 });
   try {
     const sim = await client.simulateTransaction('BBBB', {
       sigVerify: true,
@@ -180,7 +180,7 @@ test('a client configured for finalized reads at finalized everywhere it names a
     getAccountInfo: ctx(null),
   };
   const node = await scriptedNode((req) => ok(req.id, results[req.method]));
-  const client = new RpcChainClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000, commitment: 'finalized' });
+  const client = new JsonRpcClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000, commitment: 'finalized' });
   try {
     expect(client.commitment).toBe('finalized');
     await client.getLatestBlockhash();
@@ -205,7 +205,7 @@ test('a node that accepts the connection and never answers is a timeout naming t
   const sockets: net.Socket[] = [];
   const silent = net.createServer((s) => sockets.push(s));
   await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
-  const client = new RpcChainClient(`http://127.0.0.1:${(silent.address() as AddressInfo).port}`, { timeoutMs: 150 });
+  const client = new JsonRpcClient(`http://127.0.0.1:${(silent.address() as AddressInfo).port}`, { timeoutMs: 150 });
   try {
     const err = await caught(client.getLatestBlockhash());
     expect(err).toMatchObject({ code: 'rpc', kind: 'timeout', method: 'getLatestBlockhash', rpcCode: undefined });
@@ -222,7 +222,7 @@ test('a refused connection is a transport error that names the endpoint but not 
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
   const port = (probe.address() as AddressInfo).port;
   await new Promise((r) => probe.close(r));
-  const client = new RpcChainClient(`http://user:hunter2@127.0.0.1:${port}/v1/token-abc?api-key=SECRETKEY`, {
+  const client = new JsonRpcClient(`http://user:hunter2@127.0.0.1:${port}/v1/token-abc?api-key=SECRETKEY`, {
     timeoutMs: 2000,
   });
   const err = await caught(client.getBalance(randomAddress()));
@@ -234,7 +234,7 @@ test('a refused connection is a transport error that names the endpoint but not 
 
 test('credentials in the URL are sent as Basic auth, and the path and query reach the node', async () => {
   const node = await scriptedNode((req) => ok(req.id, 42));
-  const client = new RpcChainClient(`http://alice:s%40cret@127.0.0.1:${node.port}/rpc/abc?api-key=K`, {
+  const client = new JsonRpcClient(`http://alice:s%40cret@127.0.0.1:${node.port}/rpc/abc?api-key=K`, {
     timeoutMs: 2000,
   });
   try {
@@ -252,7 +252,7 @@ test('credentials in the URL are sent as Basic auth, and the path and query reac
 
 test('a JSON-RPC error from the node is kind node with its code and message', async () => {
   localnet.faults.failNext(1, 'sendTransaction');
-  const client = new RpcChainClient(localnet.url, { timeoutMs: 2000 });
+  const client = new JsonRpcClient(localnet.url, { timeoutMs: 2000 });
   try {
     const err = await caught(client.sendTransaction('AQ=='));
     expect(err).toMatchObject({
@@ -285,7 +285,7 @@ test('an unknown method is a node error -32601', async () => {
 
 describe('answers of the wrong shape are kind shape', () => {
   const addr = randomAddress();
-  const cases: [string, (c: RpcChainClient) => Promise<unknown>, unknown, string][] = [
+  const cases: [string, (c: JsonRpcClient) => Promise<unknown>, unknown, string][] = [
     [
       'a balance as a string',
       (c) => c.getBalance(addr),
@@ -364,7 +364,7 @@ describe('answers of the wrong shape are kind shape', () => {
   );
   test.each(cases)('%s', async (_name, invoke, result, detail) => {
     const node = await scriptedNode((req) => ok(req.id, result));
-    const client = new RpcChainClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000 });
+    const client = new JsonRpcClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000 });
     try {
       const err = await caught(invoke(client));
       expect(err.kind).toBe('shape');
@@ -380,7 +380,7 @@ describe('answers of the wrong shape are kind shape', () => {
     const node = await scriptedNode((req) =>
       mode === 'text' ? { body: '<html>oops</html>' } : ok(Number(req.id) + 1, 1),
     );
-    const client = new RpcChainClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000 });
+    const client = new JsonRpcClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000 });
     try {
       expect(await caught(client.getBlockHeight('confirmed'))).toMatchObject({
         kind: 'shape',
@@ -401,7 +401,7 @@ describe('answers of the wrong shape are kind shape', () => {
 test('an HTTP error page from a proxy is a transport error; a JSON-RPC error body with it is a node error', async () => {
   let body = 'Service Unavailable';
   const node = await scriptedNode(() => ({ status: 503, body }));
-  const client = new RpcChainClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000 });
+  const client = new JsonRpcClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000 });
   try {
     expect(await caught(client.getBlockHeight('confirmed'))).toMatchObject({
       kind: 'transport',
@@ -421,7 +421,7 @@ test('an HTTP error page from a proxy is a transport error; a JSON-RPC error bod
 
 test('calls share one keep-alive connection', async () => {
   const node = await scriptedNode((req) => ok(req.id, 1));
-  const client = new RpcChainClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000 });
+  const client = new JsonRpcClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000 });
   try {
     for (let i = 0; i < 20; i++) await client.getBlockHeight('confirmed');
     expect(node.connections()).toBe(1);
@@ -434,7 +434,7 @@ test('calls share one keep-alive connection', async () => {
 test('a URL that is not http(s) is a config error that does not echo the URL', () => {
   const thrown = (url: string): unknown => {
     try {
-      new RpcChainClient(url, { timeoutMs: 1000 });
+      new JsonRpcClient(url, { timeoutMs: 1000 });
     } catch (e) {
       return e;
     }
@@ -448,7 +448,7 @@ test('a URL that is not http(s) is a config error that does not echo the URL', (
 
 test('getTransaction without meta keeps the slot and reports unknown figures as null', async () => {
   const node = await scriptedNode((req) => ok(req.id, { slot: 77, meta: null }));
-  const client = new RpcChainClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000 });
+  const client = new JsonRpcClient(`http://127.0.0.1:${node.port}`, { timeoutMs: 2000 });
   try {
     expect(await client.getTransaction('1'.repeat(64))).toEqual({
       slot: 77,
@@ -474,7 +474,7 @@ test('getTransaction without meta keeps the slot and reports unknown figures as 
 test('a real localnet answer passes every guard (balance of a funded key)', async () => {
   const key = newSigner();
   localnet.airdrop(key.pubkey, 123_456_789);
-  const client = new RpcChainClient(localnet.url, { timeoutMs: 2000 });
+  const client = new JsonRpcClient(localnet.url, { timeoutMs: 2000 });
   try {
     expect(await client.getBalance(key.pubkey)).toBe(123_456_789);
   } finally {
@@ -486,7 +486,7 @@ test('a landed transaction is listed for its signer and read back with its signa
   const from = newSigner();
   const to = randomAddress();
   localnet.airdrop(from.pubkey, 1_000_000_000);
-  const client = new RpcChainClient(localnet.url, { timeoutMs: 2000 });
+  const client = new JsonRpcClient(localnet.url, { timeoutMs: 2000 });
   try {
     const { blockhash } = await client.getLatestBlockhash();
     const tx = signedTransfer(from, to, 5_000_000, blockhash);
@@ -546,7 +546,7 @@ describe('batching of calls made together', () => {
       status: 200,
       body: JSON.stringify((JSON.parse(heights(calls)) as unknown[]).reverse()),
     }));
-    const client = new RpcChainClient(node.url, { timeoutMs: 2000 });
+    const client = new JsonRpcClient(node.url, { timeoutMs: 2000 });
     try {
       expect(await Promise.all([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')])).toEqual([
         9, 9,
@@ -563,7 +563,7 @@ describe('batching of calls made together', () => {
       n === 1 ? { status: 500, body: '<html>oops</html>' } : { status: 200, body: heights(calls) },
     );
     // Without retries, so the failed batch's verdict reaches its calls.
-    const client = new RpcChainClient(node.url, { timeoutMs: 2000, retry: { ...DEFAULT_RETRY, retries: 0 } });
+    const client = new JsonRpcClient(node.url, { timeoutMs: 2000, retry: { ...DEFAULT_RETRY, retries: 0 } });
     try {
       const failed = await Promise.allSettled([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')]);
       expect(failed.map((r) => r.status)).toEqual(['rejected', 'rejected']);
@@ -583,7 +583,7 @@ describe('batching of calls made together', () => {
 
   it('retries each call of a batch that failed with a 500, and they get their answers', async () => {
     const node = await batchNode(() => ({ status: 500, body: '<html>oops</html>' }));
-    const client = new RpcChainClient(node.url, { timeoutMs: 2000 });
+    const client = new JsonRpcClient(node.url, { timeoutMs: 2000 });
     try {
       // The batch fails; each call then retries on its own (the fake answers single calls with 7).
       expect(await Promise.all([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')])).toEqual([
@@ -605,7 +605,7 @@ describe('batching of calls made together', () => {
         error: { code: -32600, message: 'batch requests are disabled' },
       }),
     }));
-    const client = new RpcChainClient(node.url, { timeoutMs: 2000 });
+    const client = new JsonRpcClient(node.url, { timeoutMs: 2000 });
     try {
       expect(await Promise.all([client.getBlockHeight('finalized'), client.getBlockHeight('confirmed')])).toEqual([
         7, 7,

@@ -4,10 +4,10 @@
  */
 import { balanceOf, makeWorld, type World } from '../support/world';
 import { keypair, payload, randomAddress, transferInstruction } from '../support/payloads';
-import { ASSOCIATED_TOKEN_PROGRAM, SPL_TOKEN_PROGRAM, SYSTEM_PROGRAM } from '../../src/signer/programs';
+import { ASSOCIATED_TOKEN_PROGRAM, SPL_TOKEN_PROGRAM, SYSTEM_PROGRAM } from '../../src/solana/programs';
 import { SignerError } from '../../src/util/errors';
 import { createEngine } from '../../src/signer/engine';
-import { RpcChainClient } from '../../src/rpc/rpc-client';
+import { JsonRpcClient } from '../../src/rpc/rpc-client';
 
 const FEE = 5000;
 
@@ -146,7 +146,7 @@ describe('check', () => {
       const engine = createEngine({
         config: wrong,
         ledger: other.ledger,
-        chain: new RpcChainClient(other.localnet.url, { timeoutMs: 2000 }),
+        chain: new JsonRpcClient(other.localnet.url, { timeoutMs: 2000 }),
       });
       const r = await engine.check({ payload: other.transfer('alpha', 1), principal: other.operator });
       expect(r).toMatchObject({

@@ -25,7 +25,7 @@ import { decodeAddress } from '../../src/util/base58';
 import { finalEntry } from '../support/async';
 import { randomAddress } from '../support/payloads';
 import { setMint, setTokenAccount } from '../support/tokens';
-import { SPL_TOKEN_PROGRAM } from '../../src/signer/programs';
+import { SPL_TOKEN_PROGRAM } from '../../src/solana/programs';
 import { balanceOf, makeWorld, type World } from '../support/world';
 import { fundedSigner, latestLifetime, transfer, waitConfirmed, wireTransaction, type Rpc } from './kit-transactions';
 

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { RpcChainClient } from '../../src/rpc/rpc-client';
+import { JsonRpcClient } from '../../src/rpc/rpc-client';
 import { openLedger } from '../../src/ledger/open';
 import type { Ledger } from '../../src/ledger/types';
 import { createEngine } from '../../src/signer/engine';
@@ -36,7 +36,7 @@ describe('a halt the ledger could not record', () => {
     ledger = await openLedger(w.config.ledger, { sqlite: { busyTimeoutMs: 20 } });
     engine = createEngine({
       config: w.config,
-      chain: new RpcChainClient(w.localnet.url, { timeoutMs: 2000 }),
+      chain: new JsonRpcClient(w.localnet.url, { timeoutMs: 2000 }),
       ledger,
     });
     blocker = new Database((w.config.ledger as { path: string }).path);
@@ -104,7 +104,7 @@ describe('a halt the ledger could not record', () => {
     });
     engine = createEngine({
       config: w.config,
-      chain: new RpcChainClient(w.localnet.url, { timeoutMs: 2000 }),
+      chain: new JsonRpcClient(w.localnet.url, { timeoutMs: 2000 }),
       ledger: slowToHear,
     });
     holdWriteLock();
@@ -152,7 +152,7 @@ describe('a halt the ledger could not record', () => {
     releaseWriteLock();
     expect(await w.ledger.getHalt('alpha')).toBeNull();
     ledger = await openLedger(w.config.ledger, { sqlite: { busyTimeoutMs: 20 } });
-    engine = createEngine({ config: w.config, chain: new RpcChainClient(w.localnet.url, { timeoutMs: 2000 }), ledger });
+    engine = createEngine({ config: w.config, chain: new JsonRpcClient(w.localnet.url, { timeoutMs: 2000 }), ledger });
     const refused = await engine.check({ payload: w.transfer('alpha', 1_000_000), principal: token });
     expect(refused).toMatchObject({ outcome: 'refused', failed_check: 'halted', reason: 'halted' });
     expect(await w.ledger.getHalt('alpha')).toMatchObject({ key: 'alpha', reason: 'runaway agent', by: 'token:agent' });

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createKeyFile } from '../../src/keys/keyfile';
 import { openLedger } from '../../src/ledger/open';
-import { RpcChainClient } from '../../src/rpc/rpc-client';
+import { JsonRpcClient } from '../../src/rpc/rpc-client';
 import { createEngine, openEngine } from '../../src/signer';
 import { makeWorld, type World } from '../support/world';
 
@@ -26,7 +26,7 @@ describe('key files at start', () => {
     // An engine opened on the broken files (the world's own loaded every key before they were broken).
     const engine = createEngine({
       config: w.config,
-      chain: new RpcChainClient(w.localnet.url, { timeoutMs: 2000 }),
+      chain: new JsonRpcClient(w.localnet.url, { timeoutMs: 2000 }),
       ledger: w.ledger,
     });
     const problems = await engine.verifyKeys();

@@ -5,7 +5,7 @@
 import { makeWorld, type World } from '../support/world';
 import { keypair, payload, transferInstruction } from '../support/payloads';
 import { findLeaks, keyDirSecrets, secretForms } from '../support/secrets';
-import { SYSTEM_PROGRAM } from '../../src/signer/programs';
+import { SYSTEM_PROGRAM } from '../../src/solana/programs';
 import { errorMessage } from '../../src/util/errors';
 
 describe('secret hygiene of the engine', () => {

@@ -5,7 +5,7 @@
  */
 import { getAddressEncoder, getProgramDerivedAddress, getU64Encoder, address } from '@solana/kit';
 import type { KeyConfig } from '../../src/config/types';
-import { COMPUTE_BUDGET_PROGRAM, ED25519_PROGRAM, SYSTEM_PROGRAM } from '../../src/signer/programs';
+import { COMPUTE_BUDGET_PROGRAM, ED25519_PROGRAM, SYSTEM_PROGRAM } from '../../src/solana/programs';
 import type { Report } from '../../src/signer/report';
 import { payload, randomAddress, transferInstruction, type PayloadInstruction } from '../support/payloads';
 import { makeWorld, type World } from '../support/world';

@@ -5,11 +5,11 @@
 import { address, none, some } from '@solana/kit';
 import { AccountState, getMintEncoder, getTokenEncoder } from '@solana-program/token';
 import type { AccountData } from '../../src/rpc/types';
-import { SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM } from '../../src/signer/programs';
+import { SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM } from '../../src/solana/programs';
 import { parseBaseUnits, uiAmount } from '../../src/util/token-amounts';
 import { unaccountedExtension } from '../../src/signer/spl-tokens/extensions';
 import { tokenMovements } from '../../src/signer/spl-tokens/movements';
-import { readMint } from '../../src/signer/spl-tokens/state';
+import { readMint } from '../../src/solana/token-state';
 import { randomAddress } from '../support/payloads';
 
 const KEY = randomAddress();

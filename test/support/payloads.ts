@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 import { encodeBase58 } from '../../src/util/base58';
 import { generateKeypairBytes } from '../../src/keys/keypair';
-import { SYSTEM_PROGRAM } from '../../src/signer/programs';
+import { SYSTEM_PROGRAM } from '../../src/solana/programs';
 
 export interface TestKeypair {
   pubkey: string;

@@ -6,7 +6,7 @@
 import { address, none, some } from '@solana/kit';
 import { AccountState, getMintEncoder, getTokenEncoder } from '@solana-program/token';
 import type { Localnet } from '../../src/localnet/server';
-import { SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM } from '../../src/signer/programs';
+import { SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM } from '../../src/solana/programs';
 import { randomAddress, type PayloadInstruction } from './payloads';
 import { rpcResult } from './rpc';
 

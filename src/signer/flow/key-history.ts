@@ -13,7 +13,7 @@
  * the transaction never landed (docs/reports.md, "Sign-only").
  */
 import { meetsCommitment } from '../../rpc/commitment';
-import type { AddressSignature, ChainClient, TransactionMeta } from '../../rpc/types';
+import type { AddressSignature, RpcClient, TransactionMeta } from '../../rpc/types';
 
 /** Entries listed per getSignaturesForAddress call. */
 export const HISTORY_PAGE = 100;
@@ -64,7 +64,7 @@ interface Walk {
   examined: number;
 }
 
-export function createKeyHistoryScan(chain: ChainClient, keyPubkey: string): KeyHistoryScan {
+export function createKeyHistoryScan(chain: RpcClient, keyPubkey: string): KeyHistoryScan {
   /** Every transaction from `coveredTop` down to `bottomSlot` has been examined (null: nothing yet). */
   let coveredTop: string | null = null;
   let bottomSlot = Number.POSITIVE_INFINITY;

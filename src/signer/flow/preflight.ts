@@ -6,7 +6,7 @@
  */
 import { clusterGenesisOf } from '../../rpc/cluster-genesis';
 import { recentBlockhashOf } from '../../rpc/recent-blockhash';
-import type { ChainClient } from '../../rpc/types';
+import type { RpcClient } from '../../rpc/types';
 import type { ClusterProfile, KeyConfig } from '../../config/types';
 import type { HaltRecord, Ledger, Usage } from '../../ledger/types';
 import { SignerError, errorMessage } from '../../util/errors';
@@ -31,7 +31,7 @@ import type { PreparedTransaction, TransactionSource } from '../sources/transact
 
 export interface PreflightDeps {
   cluster: ClusterProfile;
-  chain: ChainClient;
+  chain: RpcClient;
   ledger: Ledger;
   halts: HaltBook;
 }
@@ -150,7 +150,7 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
 }
 
 /** A partial signer stands for an account the transaction creates: it must not exist yet. */
-async function partialSignersAreNew(chain: ChainClient, signers: readonly string[], report: Report): Promise<Step> {
+async function partialSignersAreNew(chain: RpcClient, signers: readonly string[], report: Report): Promise<Step> {
   if (signers.length === 0) return { ok: true };
   const existing = await chain.getMultipleAccounts([...signers]);
   const taken = signers.find((_, i) => existing[i] !== null);

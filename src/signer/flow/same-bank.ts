@@ -12,7 +12,7 @@
  * way round. Where the node does not report the pre-state, the read must come from the simulation's slot.
  */
 import type { AccountData, AccountsAtSlot, SimulationResult } from '../../rpc/types';
-import { readTokenAccount } from '../spl-tokens/state';
+import { readTokenAccount } from '../../solana/token-state';
 
 /**
  * `accountKeys`: the transaction's full account list (static, then loaded writable, then loaded read-only), which

@@ -12,7 +12,7 @@
 import { meetsCommitment } from '../../rpc/commitment';
 import { failureStreak } from '../../rpc/failure-streak';
 import type { SignatureNotices } from '../../rpc/signature-notices';
-import type { ChainClient, TransactionMeta } from '../../rpc/types';
+import type { RpcClient, TransactionMeta } from '../../rpc/types';
 import type { Timings } from '../../config/types';
 import { errorMessage } from '../../util/errors';
 import { sleep } from '../../util/time';
@@ -23,7 +23,7 @@ import { seconds } from './step';
 import type { SignedTransaction } from '../sources/transaction';
 
 export interface SendDeps {
-  chain: ChainClient;
+  chain: RpcClient;
   timings: Timings;
   /** Pushed notices that a signature landed; null: polling only. */
   notices: SignatureNotices | null;
@@ -159,7 +159,7 @@ async function nextPoll(intervalMs: number, notice: Promise<boolean> | null): Pr
 
 /** Past the blockhash's last valid height: a landed status in history, or `unknown` (expiry proves nothing). */
 async function afterExpiry(
-  chain: ChainClient,
+  chain: RpcClient,
   signature: string,
   height: number,
   lastValid: number,

@@ -23,14 +23,14 @@
  */
 import { clusterGenesisOf } from '../../rpc/cluster-genesis';
 import { recentBlockhashOf, type BlockhashLifetime } from '../../rpc/recent-blockhash';
-import type { AccountData, AccountsAtSlot, ChainClient, SimulationResult } from '../../rpc/types';
+import type { AccountData, AccountsAtSlot, RpcClient, SimulationResult } from '../../rpc/types';
 import type { KeyConfig } from '../../config/types';
 import { programError } from '../rules/structural';
 import { refusal, type Refusal } from '../refusals';
 import type { Report } from '../report';
 import { tokenMovements, type TokenMovements } from '../spl-tokens/movements';
-import { readMint, readTokenAccount, type MintState } from '../spl-tokens/state';
-import { ASSOCIATED_TOKEN_PROGRAM, TOKEN_PROGRAMS } from '../programs';
+import { readMint, readTokenAccount, type MintState } from '../../solana/token-state';
+import { ASSOCIATED_TOKEN_PROGRAM, TOKEN_PROGRAMS } from '../../solana/programs';
 import { writableAccounts } from '../writable-accounts';
 import { feeBound } from '../rules/fee-bound';
 import { simulationBankBefore } from './same-bank';
@@ -82,10 +82,10 @@ export const SAME_BANK_ATTEMPTS = 3;
 const NO_TOKENS: TokenMovements = { mints: [], authority: [] };
 
 /** The highest simulation slot each client has seen: the floor of the read in the next simulation's batch. */
-const slotFloor = new WeakMap<ChainClient, number>();
+const slotFloor = new WeakMap<RpcClient, number>();
 
 export async function simulate(
-  chain: ChainClient,
+  chain: RpcClient,
   built: BuiltTransaction,
   key: KeyConfig,
   mode: 'check' | 'sign',

@@ -25,7 +25,7 @@
  */
 import { meetsCommitment } from '../../rpc/commitment';
 import type { SignatureNotices } from '../../rpc/notice-types';
-import type { ChainClient, SignatureStatus, TransactionMeta } from '../../rpc/types';
+import type { RpcClient, SignatureStatus, TransactionMeta } from '../../rpc/types';
 import type { KeyConfig, Timings } from '../../config/types';
 import { SPEND_WINDOW_S, spendOf } from '../../ledger/usage-book';
 import type { AuditEntry, IntentWatch, Ledger, TokenFigure } from '../../ledger/types';
@@ -44,7 +44,7 @@ import {
 import { landedSpend, landedTokenFigures, overspend, trip, type TripwireDeps } from './tripwire';
 
 export interface WatchDeps {
-  chain: ChainClient;
+  chain: RpcClient;
   ledger: Ledger;
   timings: Timings;
   log: EngineLogger;

@@ -12,7 +12,7 @@ import type { Usage } from '../../ledger/types';
 import { spendOf } from '../../ledger/usage-book';
 import { refusal, type Refusal } from '../refusals';
 import { allowedPrograms } from '../rules/structural';
-import { SYSTEM_PROGRAM } from '../programs';
+import { SYSTEM_PROGRAM } from '../../solana/programs';
 import type {
   Facts,
   GateFacts,

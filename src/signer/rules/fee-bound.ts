@@ -5,7 +5,7 @@
  */
 import { getU32Decoder, getU64Decoder } from '@solana/codecs-numbers';
 import type { CompiledMessage } from '../compile';
-import { COMPUTE_BUDGET_PROGRAM, PRECOMPILE_PROGRAMS } from '../programs';
+import { COMPUTE_BUDGET_PROGRAM, PRECOMPILE_PROGRAMS } from '../../solana/programs';
 
 export const LAMPORTS_PER_SIGNATURE = 5_000;
 const SET_COMPUTE_UNIT_LIMIT = 2;

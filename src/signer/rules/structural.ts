@@ -16,7 +16,7 @@ import {
   SYSTEM_PROGRAM,
   SYSTEM_TRANSFER_TAG,
   TOKEN_PROGRAMS,
-} from '../programs';
+} from '../../solana/programs';
 
 export interface CheckSubject {
   key: KeyConfig;

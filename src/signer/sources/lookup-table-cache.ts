@@ -13,7 +13,7 @@
  *
  * A transaction prepared again (after an operator's approval, or on a new blockhash) reads its tables afresh.
  */
-import type { ChainClient } from '../../rpc/types';
+import type { RpcClient } from '../../rpc/types';
 import { decodeLookupTable, type LookupTable, type TableResult } from '../wire/lookup-tables';
 
 /** A kept table older than this is read again. */
@@ -32,7 +32,7 @@ export class LookupTableCache {
   }
 
   /** Reads `addresses` in one call, keeps every one that decodes, and returns each decoded (or why not). */
-  async read(chain: ChainClient, addresses: readonly string[]): Promise<Map<string, TableResult>> {
+  async read(chain: RpcClient, addresses: readonly string[]): Promise<Map<string, TableResult>> {
     const at = this.now();
     const read = await chain.getAccountsData([...addresses]);
     const results = new Map<string, TableResult>();
@@ -46,10 +46,10 @@ export class LookupTableCache {
   }
 }
 
-const byClient = new WeakMap<ChainClient, LookupTableCache>();
+const byClient = new WeakMap<RpcClient, LookupTableCache>();
 
 /** The tables kept for a chain client's cluster: one cache per client. */
-export function lookupTableCacheOf(chain: ChainClient): LookupTableCache {
+export function lookupTableCacheOf(chain: RpcClient): LookupTableCache {
   let cache = byClient.get(chain);
   if (cache === undefined) {
     cache = new LookupTableCache();

@@ -9,12 +9,12 @@
 import { getU32Decoder } from '@solana/codecs-numbers';
 import type { Blockhash } from '@solana/rpc-types';
 import { getCompiledTransactionMessageEncoder } from '@solana/transaction-messages';
-import type { ChainClient } from '../../rpc/types';
+import type { RpcClient } from '../../rpc/types';
 import type { KeySigner } from '../../keys/key-signer';
 import { serializeTransaction, signatureToBase58 } from '../compile';
 import { refusal, type Refusal } from '../refusals';
 import type { PayloadV2 } from '../payload';
-import { SYSTEM_PROGRAM } from '../programs';
+import { SYSTEM_PROGRAM } from '../../solana/programs';
 import { checkedMessage } from '../wire/checked-message';
 import { decodeWireTransaction, type DecodedTransaction } from '../wire/decode-transaction';
 import { resolveAccounts, type LookupTable, type ResolvedAccounts } from '../wire/lookup-tables';
@@ -28,7 +28,7 @@ const ADVANCE_NONCE_ACCOUNT_TAG = 4;
 const refused = (refusal: Refusal): Prepared => ({ ok: false, refusal });
 
 /** `key`: the pubkey of the key that signs (the fee payer, or another required signer in sign_only). */
-export function v2Source(payload: PayloadV2, chain: ChainClient, key: string): TransactionSource {
+export function v2Source(payload: PayloadV2, chain: RpcClient, key: string): TransactionSource {
   const tx = payload.transaction;
   const programs: string[] = [];
   for (const ix of tx.message.instructions) {
@@ -68,7 +68,7 @@ export function v2Source(payload: PayloadV2, chain: ChainClient, key: string): T
 }
 
 async function prepareV2(
-  chain: ChainClient,
+  chain: RpcClient,
   payload: PayloadV2,
   key: string,
   latest: Lifetime,
@@ -196,7 +196,7 @@ function onBlockhash(tx: DecodedTransaction, blockhash: string): DecodedTransact
  * the message uses; the others are read in one call at the chain's current slot.
  */
 async function resolveTables(
-  chain: ChainClient,
+  chain: RpcClient,
   tx: DecodedTransaction,
   kept: boolean,
 ): Promise<{ ok: true; accounts: ResolvedAccounts } | { ok: false; message: string }> {

@@ -8,7 +8,7 @@
  * clients that decode Token-2022 extensions are built for an older @solana/kit than ours, so the walk is here;
  * it reads only the types.
  */
-import type { MintState } from './state';
+import type { MintState } from '../../solana/token-state';
 
 const TLV_START = 166; // 165 bytes of base layout (the mint is padded to an account's size) + the account type
 

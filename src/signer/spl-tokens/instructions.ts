@@ -4,7 +4,7 @@
  * SPL Token program client, loaded with the first token instruction read (program-client.ts).
  */
 import type { TokenOp } from '../../config/types';
-import { TOKEN_2022_PROGRAM } from '../programs';
+import { TOKEN_2022_PROGRAM } from '../../solana/programs';
 import { tokenClient } from './program-client';
 
 interface Tables {

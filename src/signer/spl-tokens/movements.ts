@@ -10,7 +10,7 @@
  */
 import type { AccountData } from '../../rpc/types';
 import type { TokenOp } from '../../config/types';
-import { readMint, readTokenAccount, type TokenAccountState, type TokenProgramName } from './state';
+import { readMint, readTokenAccount, type TokenAccountState, type TokenProgramName } from '../../solana/token-state';
 
 export interface MintMovement {
   mint: string;

@@ -13,7 +13,7 @@ import {
   SPL_TOKEN_PROGRAM,
   SYSTEM_PROGRAM,
   TOKEN_2022_PROGRAM,
-} from '../../../src/signer/programs';
+} from '../../../src/solana/programs';
 import { keypair, transferInstruction, type PayloadInstruction } from '../../support/payloads';
 
 export interface PayloadTarget {

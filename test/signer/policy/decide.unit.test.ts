@@ -4,7 +4,7 @@
  */
 import { decide } from '../../../src/signer/policy/decide';
 import type { SimulatedMoves } from '../../../src/signer/policy/facts';
-import { SYSTEM_PROGRAM } from '../../../src/signer/programs';
+import { SYSTEM_PROGRAM } from '../../../src/solana/programs';
 import { randomAddress } from '../../support/payloads';
 import { listed, policyKey, usage } from './fixtures';
 

@@ -1,6 +1,6 @@
 /** The SOL per-destination daily cap on what each account received and what this transaction pays it. */
 import { destinationCapRefusal, lamportPayments } from '../../../src/signer/policy/rules/destination-cap';
-import { SYSTEM_PROGRAM } from '../../../src/signer/programs';
+import { SYSTEM_PROGRAM } from '../../../src/solana/programs';
 import { randomAddress } from '../../support/payloads';
 import { listed, policyKey } from './fixtures';
 

@@ -1,7 +1,7 @@
 /** Which lamport gains from a simulation the destination allow-list lets through. */
 import type { KeyConfig } from '../../../src/config/types';
 import { destinationRefusal } from '../../../src/signer/policy/rules/destinations';
-import { SYSTEM_PROGRAM } from '../../../src/signer/programs';
+import { SYSTEM_PROGRAM } from '../../../src/solana/programs';
 import { randomAddress } from '../../support/payloads';
 
 const listed = randomAddress();

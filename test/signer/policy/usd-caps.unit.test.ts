@@ -11,7 +11,7 @@ import { outflowsOf, valueOutflows, type Outflow, type UsdSpend } from '../../..
 import { decide } from '../../../src/signer/policy/decide';
 import { remainingDailyUsd, usdCapRefusal, usdNeedsApproval } from '../../../src/signer/policy/rules/usd-caps';
 import type { MintMovement } from '../../../src/signer/spl-tokens/movements';
-import type { MintState } from '../../../src/signer/spl-tokens/state';
+import type { MintState } from '../../../src/solana/token-state';
 import { listed, policyKey, usage } from './fixtures';
 
 const MINT = 'GjJyeC1r2RgkuoCWMyPYkCWSGSGLcz266EaAkLA27AhL';

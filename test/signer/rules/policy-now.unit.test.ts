@@ -1,7 +1,7 @@
 /** What the policy in force now says of a pending approval's recorded figures, for the approver about to decide. */
 import type { KeyConfig } from '../../../src/config/types';
 import type { ApprovalRecord, Usage } from '../../../src/ledger/types';
-import { SYSTEM_PROGRAM, SPL_TOKEN_PROGRAM } from '../../../src/signer/programs';
+import { SYSTEM_PROGRAM, SPL_TOKEN_PROGRAM } from '../../../src/solana/programs';
 import { policyNowRefusal } from '../../../src/signer/rules/policy-now';
 import { randomAddress } from '../../support/payloads';
 

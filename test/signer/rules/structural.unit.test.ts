@@ -15,7 +15,7 @@ import {
   SPL_TOKEN_PROGRAM,
   SYSTEM_PROGRAM,
   TOKEN_2022_PROGRAM,
-} from '../../../src/signer/programs';
+} from '../../../src/solana/programs';
 import { keypair, payload, randomAddress, transferInstruction, type PayloadInstruction } from '../../support/payloads';
 
 const signing = keypair().pubkey;

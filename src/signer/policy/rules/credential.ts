@@ -7,7 +7,7 @@
 import type { KeyConfig } from '../../../config/types';
 import { spendOf } from '../../../ledger/usage-book';
 import type { LamportGain } from '../../flow/simulate';
-import { SYSTEM_PROGRAM } from '../../programs';
+import { SYSTEM_PROGRAM } from '../../../solana/programs';
 import { refusal, type Refusal } from '../../refusals';
 import type { CredentialSpendCheck } from '../../types';
 

@@ -8,7 +8,7 @@
 import type { KeyConfig } from '../../../config/types';
 import type { LamportCredit } from '../../../ledger/types';
 import { refusal, type Refusal } from '../../refusals';
-import { SYSTEM_PROGRAM } from '../../programs';
+import { SYSTEM_PROGRAM } from '../../../solana/programs';
 import type { LamportGain } from '../../flow/simulate';
 
 /** The lamports each other account is paid: every gain but the rent of an account created for a program. */

@@ -7,7 +7,7 @@
  */
 import type { KeyConfig } from '../../../config/types';
 import { refusal, type Refusal } from '../../refusals';
-import { SYSTEM_PROGRAM } from '../../programs';
+import { SYSTEM_PROGRAM } from '../../../solana/programs';
 import type { LamportGain } from '../../flow/simulate';
 
 export function destinationRefusal(key: KeyConfig, gains: readonly LamportGain[]): Refusal | null {

@@ -10,7 +10,7 @@ import { refusal, type Refusal } from '../../refusals';
 import { showAmount } from '../../../util/token-amounts';
 import { uiDecimals, unaccountedExtension } from '../../spl-tokens/extensions';
 import type { MintMovement, TokenMovements } from '../../spl-tokens/movements';
-import type { MintState } from '../../spl-tokens/state';
+import type { MintState } from '../../../solana/token-state';
 
 /** What the caps need of a mint's movement: the key's change and each other owner's credit (not the program). */
 export type MintFlow = Pick<MintMovement, 'mint' | 'keyChange' | 'credits'>;

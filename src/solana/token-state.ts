@@ -7,9 +7,9 @@
 import type { Address } from '@solana/addresses';
 import { isSome, type Option } from '@solana/options';
 import type { Mint, Token } from '@solana-program/token';
-import type { AccountData } from '../../rpc/types';
-import { SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM, TOKEN_PROGRAMS } from '../programs';
-import { tokenClient } from './program-client';
+import type { AccountData } from '../rpc/types';
+import { SPL_TOKEN_PROGRAM, TOKEN_2022_PROGRAM, TOKEN_PROGRAMS } from './programs';
+import { tokenClient } from '../signer/spl-tokens/program-client';
 
 export type TokenProgramName = 'spl-token' | 'token-2022';
 
