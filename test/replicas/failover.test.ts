@@ -69,7 +69,7 @@ maybe.each([
   };
   const codeOf = (reply: ToolReply) => (reply.structured as { error?: { code?: string } } | null)?.error?.code ?? null;
 
-  it('kill -9 of the primary mid-load, the standby promoted: signs continue; synchronous: nothing confirmed is lost, no cap is passed, the former primary gets no write; the chain verifies', async () => {
+  it('kill -9 of the primary mid-load, the standby promoted: signs continue; synchronous: nothing confirmed is lost, no cap is passed, every intent ends, the former primary gets no write; the chain verifies', async () => {
     // Asynchronous: /ready warns from the start that a failover can lose acknowledged writes.
     for (const i of [0, 1]) {
       const warning = (await readyDetail(i)).body.detail?.ledger_warning;
