@@ -5,7 +5,8 @@
  * primary, promotion of the standby. Then: every sign an agent saw confirmed is in the new primary's ledger, no key
  * spent past its cap, the hash chain verifies, and the former primary, started again as it was (writable, on the
  * timeline the promotion left behind), receives no write: the replicas' timeline fence keeps them off it even when
- * it is the only writable server left.
+ * it is the only writable server left. Every intent ends with its final entry once a restarted replica's watcher
+ * ran: when the kill left one open, the synchronous run waits for it to be an orphan (about 80 s more).
  *
  * Needs the PostgreSQL server binaries (initdb, pg_basebackup: CI installs them with the server); skipped, and
  * says so, without them.
