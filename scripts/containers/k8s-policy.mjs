@@ -1,9 +1,10 @@
-// Project policy on the rendered kustomize output of deploy/base and deploy/overlays/postgres: the hardening and
-// wiring the Kubernetes schemas cannot express. Usage: node k8s-policy.mjs BASE.yaml OVERLAY.yaml
+// Project policy on the rendered kustomize output of deploy/base, deploy/overlays/postgres and (optionally)
+// deploy/overlays/postgres-ha: the hardening and wiring the Kubernetes schemas cannot express.
+// Usage: node k8s-policy.mjs BASE.yaml OVERLAY.yaml [HA-OVERLAY.yaml]
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
 
-const [baseFile, overlayFile] = process.argv.slice(2);
+const [baseFile, overlayFile, haFile] = process.argv.slice(2);
 const load = (f) =>
   parseAllDocuments(readFileSync(f, 'utf8'))
     .map((d) => d.toJS())
@@ -23,6 +24,7 @@ const matches = (selector, labels) => Object.entries(selector ?? {}).every(([k, 
 for (const [variant, file] of [
   ['base', baseFile],
   ['postgres', overlayFile],
+  ...(haFile ? [['postgres-ha', haFile]] : []),
 ]) {
   const objs = load(file);
   const find = (kind, name) => objs.find((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
@@ -115,6 +117,8 @@ for (const [variant, file] of [
       'sa-forge-signer-key-stores',
       'sa-forge-signer-ledger',
       'sa-forge-signer-postgres',
+      // CloudNativePG makes each Cluster's application Secret (its `uri` is the read-write Service's URL)
+      ...objs.filter((o) => o.kind === 'Cluster').map((o) => `${o.metadata.name}-app`),
     ];
     const missing = [];
     for (const o of objs.filter((x) => ['Deployment', 'StatefulSet'].includes(x.kind))) {
@@ -181,12 +185,39 @@ for (const [variant, file] of [
       return (
         !!(
           /store:\s*postgres/.test(cfg) &&
-          /url_file:\s*\/run\/secrets\/sa-forge-signer-ledger\/url/.test(cfg) &&
+          /url_file:\s*\/run\/secrets\/sa-forge-signer-ledger\/(url|uri)\b/.test(cfg) &&
           m?.readOnly
         ) || 'ledger wiring'
       );
     });
     t('no SQLite PVC left', () => !find('PersistentVolumeClaim') || 'a PersistentVolumeClaim is still rendered');
+    if (variant === 'postgres-ha') {
+      t('a CloudNativePG Cluster of three instances with one synchronous standby, commits waiting for it', () => {
+        const c = find('Cluster');
+        return (
+          (c?.spec.instances === 3 &&
+            c.spec.minSyncReplicas === 1 &&
+            c.spec.maxSyncReplicas === 1 &&
+            ['on', 'remote_apply'].includes(c.spec.postgresql?.parameters?.synchronous_commit)) ||
+          JSON.stringify(c?.spec)
+        );
+      });
+      t("the ledger Secret is the Cluster's application Secret (the read-write Service's URL)", () => {
+        const c = find('Cluster');
+        const v = pod.volumes.find((x) => x.name === 'ledger');
+        return v?.secret?.secretName === `${c?.metadata.name}-app` || JSON.stringify(v);
+      });
+      t("egress on 5432 only to the Cluster's pods", () => {
+        const np = find('NetworkPolicy', 'sa-forge-signer');
+        const rules = np.spec.egress.filter((r) => r.ports.some((p) => p.port === 5432));
+        const c = find('Cluster');
+        return (
+          (rules.length === 1 && rules[0].to[0].podSelector.matchLabels['cnpg.io/cluster'] === c?.metadata.name) ||
+          JSON.stringify(rules)
+        );
+      });
+      continue;
+    }
     t('PostgreSQL reachable only from signer pods', () => {
       const np = find('NetworkPolicy', 'sa-forge-signer-postgres');
       return (

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # npm run test:containers — proves the Dockerfile, compose.yaml and deploy/ for real.
 #
-# Static, always: Dockerfile policy, compose config + policy, kustomize render of base and overlay validated
+# Static, always: Dockerfile policy, compose config + policy, kustomize render of base and overlays validated
 # against the Kubernetes schemas + our policy, shipped configs loading with the real loader.
 # With podman (installed from Debian's packages when missing and we are root): build the real Dockerfile against a
 # local stand-in for the digest-pinned base image; run the service read-only as uid 10001 with every capability
@@ -109,12 +109,20 @@ else
 fi
 
 if command -v kubectl >/dev/null 2>&1; then
-  render() { kubectl kustomize deploy/base >"$WORK/base.yaml" && kubectl kustomize deploy/overlays/postgres >"$WORK/overlay.yaml"; }
-  if step "kubectl kustomize deploy/base and deploy/overlays/postgres" render; then
-    step "every rendered manifest and Secret template valid against the Kubernetes schemas (strict)" \
-      node "$HERE/validate-k8s.mjs" "$WORK/base.yaml" "$WORK/overlay.yaml" deploy/base/secret-template.yaml deploy/overlays/postgres/secret-template.yaml
-    step "Kubernetes policy (non-root, read-only, drop ALL, seccomp, probes, grace, NetworkPolicy, PDB)" \
-      node "$HERE/k8s-policy.mjs" "$WORK/base.yaml" "$WORK/overlay.yaml"
+  render() {
+    kubectl kustomize deploy/base >"$WORK/base.yaml" && kubectl kustomize deploy/overlays/postgres >"$WORK/overlay.yaml" &&
+      kubectl kustomize deploy/overlays/postgres-ha >"$WORK/overlay-ha.yaml"
+  }
+  if step "kubectl kustomize deploy/base, deploy/overlays/postgres and deploy/overlays/postgres-ha" render; then
+    # The CloudNativePG Cluster is a custom resource: kubernetes-models has no schema for it, so it is left out here
+    # (listed as skipped) and its own step below says whether its CRD's schema is at hand.
+    step "every rendered manifest and Secret template valid against the Kubernetes schemas (strict; not the Cluster)" \
+      node "$HERE/validate-k8s.mjs" --except postgresql.cnpg.io/v1/Cluster "$WORK/base.yaml" "$WORK/overlay.yaml" \
+      "$WORK/overlay-ha.yaml" deploy/base/secret-template.yaml deploy/overlays/postgres/secret-template.yaml
+    step "Kubernetes policy (non-root, read-only, drop ALL, seccomp, probes, grace, NetworkPolicy, PDB, HA Cluster)" \
+      node "$HERE/k8s-policy.mjs" "$WORK/base.yaml" "$WORK/overlay.yaml" "$WORK/overlay-ha.yaml"
+    skip "CloudNativePG Cluster against its CRD schema" \
+      "the CRD (cloudnative-pg config/crd/bases/postgresql.cnpg.io_clusters.yaml) is not vendored in this repository"
   else
     blocked "Kubernetes schema and policy checks" "kustomize render failed"
   fi

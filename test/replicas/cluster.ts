@@ -44,7 +44,7 @@ export interface ClusterOptions {
   timings?: Record<string, number>;
   /** How the config names the database: inline `ledger.url` (default) or `ledger.url_file` (a mounted secret). */
   urlFrom?: 'url' | 'url_file';
-  /** A database of the test's own (e.g. a primary and standby, pg-pair.ts) instead of a fresh one on the machine's
+  /** A database of the test's own (e.g. a primary and standby, bench/pg-pair.ts) instead of a fresh one on the machine's
    *  server behind the relay; `readUrl` names the server the test's own reads go to (the primary now). */
   ledger?: { url: string; readUrl: () => string };
 }

@@ -1,19 +1,21 @@
 /**
  * The ledger's PostgreSQL primary killed under load (docs/ledger.md, "Failover"): a primary and a synchronous
- * standby of the test's own (pg-pair.ts), two signer replicas given both in one multi-host URL, signs in flight on
+ * standby of the test's own (bench/pg-pair.ts), two signer replicas given both in one multi-host URL, signs in flight on
  * four keys near their caps on the embedded chain at 400 ms blocks. The test plays the orchestrator: kill -9 of the
  * primary, promotion of the standby. Then: every sign an agent saw confirmed is in the new primary's ledger, no key
  * spent past its cap, the hash chain verifies, and the former primary, started again as it was (writable, on the
  * timeline the promotion left behind), receives no write: the replicas' timeline fence keeps them off it even when
- * it is the only writable server left.
+ * it is the only writable server left. Every intent ends with its final entry once a restarted replica's watcher
+ * ran: when the kill left one open, the synchronous run waits for it to be an orphan (about 80 s more).
  *
  * Needs the PostgreSQL server binaries (initdb, pg_basebackup: CI installs them with the server); skipped, and
  * says so, without them.
  */
 import { LAMPORTS_PER_SIGNATURE } from '../../src/localnet/fees';
+import { orphanAfterMs } from '../../src/signer/flow/watch-signed';
 import { McpHttpClient, type ReportView, type ToolReply } from './mcp-http';
 import { ReplicaCluster, closeCluster, waitFor } from './cluster';
-import { PgPair, admin, pgPairAvailable, type PgServerHandle } from './pg-pair';
+import { PgPair, admin, pgPairAvailable, type PgServerHandle } from '../../bench/pg-pair';
 
 const AMOUNT = 1_000_000;
 /** Each sign moves AMOUNT plus a count below 1000, so no two transactions are the same (same blockhash). */
@@ -23,6 +25,8 @@ const CAP = 24 * SIGN_COST;
 const KEYS = ['k0', 'k1', 'k2', 'k3'];
 const WORKERS_PER_KEY_AND_REPLICA = 4; // 2 replicas x 4 keys x 4 = 32 signs in flight
 const FAILOVER_MS = 5_000;
+/** Shorter than the default so an intent the kill left without its final entry is an orphan sooner (orphanAfterMs). */
+const CONFIRM_DEADLINE_MS = 10_000;
 
 interface Run {
   replica: number;
@@ -50,7 +54,7 @@ maybe.each([
     cluster = await ReplicaCluster.start({
       keys: Object.fromEntries(KEYS.map((k) => [k, { daily_lamport_cap: CAP }])),
       blockIntervalMs: 400,
-      timings: { ledger_failover_ms: FAILOVER_MS },
+      timings: { ledger_failover_ms: FAILOVER_MS, confirm_deadline_ms: CONFIRM_DEADLINE_MS },
       ledger: { url: pair.multiHostUrl, readUrl: () => primaryNow.url },
     });
   }, 120_000);
@@ -66,7 +70,7 @@ maybe.each([
   };
   const codeOf = (reply: ToolReply) => (reply.structured as { error?: { code?: string } } | null)?.error?.code ?? null;
 
-  it('kill -9 of the primary mid-load, the standby promoted: signs continue; synchronous: nothing confirmed is lost, no cap is passed, the former primary gets no write; the chain verifies', async () => {
+  it('kill -9 of the primary mid-load, the standby promoted: signs continue; synchronous: nothing confirmed is lost, no cap is passed, every intent ends, the former primary gets no write; the chain verifies', async () => {
     // Asynchronous: /ready warns from the start that a failover can lose acknowledged writes.
     for (const i of [0, 1]) {
       const warning = (await readyDetail(i)).body.detail?.ledger_warning;
@@ -184,7 +188,32 @@ maybe.each([
       ].join('\n'),
     );
 
-    if (!synchronous) return; // the fence does not depend on the replication mode: checked once
+    if (!synchronous) return; // the fence and the orphans do not depend on the replication mode: checked once
+
+    // No intent is left unreconciled once the watcher ran. An intent the kill left without its final entry (its
+    // sign failed after the intent was written, or the final's commit was lost with the primary) is an orphan: a
+    // starting engine's watcher picks it up and ends it once it is older than any sign could still be running
+    // (orphanAfterMs), from the chain's answer. Replica 1 is restarted so its watcher runs; the ledger is polled
+    // until every intent has its final entry, with a deadline past the newest orphan's due time.
+    const unfinished = (es: typeof entries) => {
+      const finals = new Set(es.filter((e) => e.command === 'sign' && e.signature !== null).map((e) => e.signature));
+      return es.filter((e) => e.command === 'sign-intent' && !finals.has(e.signature));
+    };
+    const orphans = unfinished(await c().entries());
+    await c().kill(0);
+    await c().spawnReplica(0);
+    const due = Math.max(
+      Date.now(),
+      ...orphans.map((e) => e.ts * 1000 + orphanAfterMs({ confirm_deadline_ms: CONFIRM_DEADLINE_MS })),
+    );
+    await waitFor(
+      async () => unfinished(await c().entries()).length === 0,
+      due - Date.now() + 60_000,
+      `a final entry for every intent (${orphans.length} without one after the load)`,
+      500,
+    );
+    console.log(`intents without a final entry after the load: ${orphans.length}, all ended by the restarted watcher`);
+
     // The former primary started again as it was: writable, on timeline 1. With the promoted server killed too,
     // it is the only writable server, and still no replica writes to it.
     await pair.startServer(pair.primary, false);
@@ -201,7 +230,7 @@ maybe.each([
     for (const i of [0, 1]) expect((await readyDetail(i)).status).toBe(503);
     expect(await entryCount(pair.primary)).toBe(oldEntries);
     expect(await writesSinceStart(pair.primary)).toBe(0);
-  }, 180_000);
+  }, 360_000);
 });
 
 /** `outcome[/failed_check] count`, most frequent first. */

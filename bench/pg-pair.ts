@@ -1,8 +1,10 @@
 /**
- * A PostgreSQL primary and a streaming standby of our own on loopback, for the failover test: `initdb`, the
- * primary started, `pg_basebackup -R` from it, the standby started and streaming. The test plays the orchestrator
- * (Patroni, CloudNativePG, a managed service): it kills the primary, promotes the standby, and can start the former
- * primary again as it was, unaware of the failover.
+ * A PostgreSQL primary and a streaming standby of our own on loopback, for the failover test and the failover
+ * benchmark (here, so the benchmark's build does not pull in test code): `initdb`, the primary started,
+ * `pg_basebackup -R` from it, the standby started and streaming. The caller plays the orchestrator (Patroni,
+ * CloudNativePG, a managed service): it kills the primary, promotes the standby, and can start the former primary
+ * again as it was, unaware of the failover. `standby: false` gives the primary alone, for the benchmark's run in
+ * which the one server is killed and started again in place.
  *
  * The primary's synchronous_standby_names is set after the base backup, so the standby does not copy it: once
  * promoted it has no synchronous standby of its own to wait for (as an orchestrator would leave it with only one
@@ -84,16 +86,20 @@ export class PgPair {
   private constructor(
     readonly dir: string,
     readonly primary: PgServerHandle,
+    /** Never started when the pair has no standby. */
     readonly standby: PgServerHandle,
     readonly synchronous: boolean,
+    readonly hasStandby: boolean,
   ) {}
 
   /** The multi-host URL the replicas are given: primary first, as an operator would write it. */
   get multiHostUrl(): string {
-    return `postgres://postgres@127.0.0.1:${this.primary.port},127.0.0.1:${this.standby.port}/${PAIR_DB}?target_session_attrs=read-write`;
+    const hosts = [this.primary, ...(this.hasStandby ? [this.standby] : [])].map((s) => `127.0.0.1:${s.port}`);
+    return `postgres://postgres@${hosts.join(',')}/${PAIR_DB}?target_session_attrs=read-write`;
   }
 
-  static async start(opts: { synchronous: boolean }): Promise<PgPair> {
+  static async start(opts: { synchronous: boolean; standby?: boolean }): Promise<PgPair> {
+    const hasStandby = opts.standby ?? true;
     if (!pgPairAvailable()) throw new Error('PostgreSQL server binaries (initdb, pg_basebackup) are not installed');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'signer-pgpair-'));
     if (AS_POSTGRES) execFileSync('chown', ['postgres:postgres', dir]);
@@ -104,11 +110,18 @@ export class PgPair {
       dataDir: path.join(dir, name),
       url: `postgres://postgres@127.0.0.1:${port}/${PAIR_DB}`,
     });
-    const pair = new PgPair(dir, handle('primary', p1), handle('standby', p2), opts.synchronous);
+    const pair = new PgPair(
+      dir,
+      handle('primary', p1),
+      handle('standby', p2),
+      opts.synchronous && hasStandby,
+      hasStandby,
+    );
     try {
       await pg('initdb', ['-D', pair.primary.dataDir, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--no-locale']);
       await pair.startServer(pair.primary, false);
       await admin(pair.primary.url.replace(`/${PAIR_DB}`, '/postgres'), (c) => c.query(`CREATE DATABASE ${PAIR_DB}`));
+      if (!hasStandby) return pair;
       await pg('pg_basebackup', [
         '-d',
         `host=127.0.0.1 port=${p1} user=postgres application_name=standby1`,
