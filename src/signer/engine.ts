@@ -122,6 +122,19 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       if (n > 0) log.info({ signatures: n }, 'watching transactions left without a final entry by an earlier run');
     })
     .catch((e: unknown) => log.error({ err: errorMessage(e) }, 'pending transactions could not be resumed'));
+  // Another process's intents (a replica killed, a commit cut by a failover) are looked for again on a cadence, not
+  // only at start: a long-running replica would otherwise leave their reservations charged until a restart. Ending
+  // one twice is harmless: its final entry is written under the key's lock, once.
+  let sweeping: Promise<unknown> = Promise.resolve();
+  const sweepTimer = setInterval(() => {
+    sweeping = Promise.all([resumed, sweeping])
+      .then(() => watcher.resume(policy().keys, { orphansOnly: true }))
+      .then((n) => {
+        if (n > 0) log.info({ signatures: n }, 'watching transactions another process left without a final entry');
+      })
+      .catch((e: unknown) => log.warn({ err: errorMessage(e) }, 'the look for orphaned transactions failed'));
+  }, config.timings.orphan_sweep_ms);
+  sweepTimer.unref();
   let running = 0;
 
   const done = (tool: 'check' | 'sign', report: Report, started: number): Report => {
@@ -447,7 +460,9 @@ export function createEngine(deps: EngineDeps): SignerEngine {
 
     async close() {
       if (reconcileTimer !== null) clearInterval(reconcileTimer);
+      clearInterval(sweepTimer);
       await resumed;
+      await sweeping;
       await watcher.close();
       notices?.close();
       halts.close();

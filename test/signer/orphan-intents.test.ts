@@ -141,6 +141,28 @@ describe('intents of sent transactions with no final entry', () => {
     expect(await finalsOf(ledger, legacy.signature!)).toEqual([]);
   });
 
+  it('an engine already running ends one another process leaves after its start (a replica killed, a failover)', async () => {
+    const sweeping = await openEngine({
+      ...w.config,
+      timings: { ...w.config.timings, orphan_sweep_ms: 50 },
+      state_dir: path.join(w.dir, 'orphans-later'),
+      ledger: { store: 'sqlite', path: path.join(w.dir, 'orphans', 'ledger.sqlite') },
+    });
+    try {
+      // Written once the engine runs, as the replica that died would have: the start's look cannot have seen it.
+      const lifetime = await latestLifetime(rpc);
+      const sent = await signOnlyAndSend(w.engine, 1_500_000, lifetime);
+      await waitConfirmed(rpc, sent);
+      await ledger.append(sentIntent(sent, Number(lifetime.lastValidBlockHeight), 1_500_000, HOUR));
+      const confirmed = await finalEntry(ledger, sent);
+      expect(confirmed).toMatchObject({ outcome: 'confirmed', key: 'alpha', balance_change: -(1_500_000 + FEE) });
+      // Two engines on one ledger (and every sweep after): one final entry.
+      expect(await finalsOf(ledger, sent)).toHaveLength(1);
+    } finally {
+      await sweeping.close();
+    }
+  });
+
   it('a sign-only transaction signed while an orphan waits minutes to be due is watched at once', async () => {
     // The engine above still watches `recent`, due in about six minutes: its watcher sleeps until then.
     expect(engine).not.toBeNull();
@@ -170,6 +192,10 @@ describe('pendingIntents', () => {
     expect(orphanAfterMs(timings)).toBe(360_000);
     expect(sent).toMatchObject({ signature: 'sent1', orphan: true, notBefore: now * 1000 + 360_000 });
     expect(only).toMatchObject({ signature: 'only1', orphan: false, notBefore: 0 });
+    // A running process's look for what another left takes neither until both are orphans, to the millisecond.
+    const due = now * 1000 + orphanAfterMs(timings);
+    expect(pendingIntents(entries, keyConfig(), timings, due - 1)).toEqual([]);
+    expect(pendingIntents(entries, keyConfig(), timings, due).map((p) => p.signature)).toEqual(['sent1', 'only1']);
   });
 
   it('an intent with a final entry is not pending', () => {

@@ -101,6 +101,12 @@ export const timingsSchema = section({
     default: 600_000,
     env: 'SIGNER_TREASURY_RECONCILE_MS',
   },
+  orphan_sweep_ms: {
+    doc: 'Pause between looks at the ledger for sent transactions another process left without a final entry (a replica killed, a commit cut by a database failover); each is ended once it is an orphan, so its reservation does not wait for a restart.',
+    format: 'positive-int',
+    default: 60_000,
+    env: 'SIGNER_ORPHAN_SWEEP_MS',
+  },
 });
 
 export type Timings = Infer<typeof timingsSchema>;

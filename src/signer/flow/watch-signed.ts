@@ -144,9 +144,11 @@ export interface SignedWatcher {
   watch(w: WatchedSign): void;
   /**
    * Picks up from the ledger (the last 24 h) every pending sign-only intent of these keys, and every intent of a
-   * sent transaction with no final entry, each looked at once it is old enough to be an orphan.
+   * sent transaction with no final entry, each looked at once it is old enough to be an orphan. `orphansOnly`:
+   * only intents already older than any sign could still be running (orphanAfterMs), sign-only ones included: a
+   * running process's look for what another left, which never doubles the watches that process still keeps.
    */
-  resume(keys: readonly KeyConfig[]): Promise<number>;
+  resume(keys: readonly KeyConfig[], opts?: { orphansOnly?: boolean }): Promise<number>;
   /** Signatures being watched now. */
   pending(): string[];
   close(): Promise<void>;
@@ -412,11 +414,12 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
       schedule();
     },
 
-    async resume(keys) {
+    async resume(keys, opts) {
       let resumed = 0;
+      const dueBy = opts?.orphansOnly === true ? Date.now() : undefined;
       for (const key of keys) {
         const entries = await ledger.signEntriesForKey(key.name, nowSeconds() - SPEND_WINDOW_S);
-        for (const w of pendingIntents(entries, key, timings)) {
+        for (const w of pendingIntents(entries, key, timings, dueBy)) {
           if (closed || watched.has(w.signature)) continue;
           watched.set(w.signature, w);
           follow(w);
@@ -511,11 +514,14 @@ export function pendingIntents(
   entries: readonly AuditEntry[],
   key: KeyConfig,
   timings: Pick<Timings, 'confirm_deadline_ms'>,
+  /** When set, only intents that are orphans by this time (ms), whichever their mode. */
+  dueBy?: number,
 ): WatchedSign[] {
   const finals = new Set(entries.filter((e) => e.command === 'sign' && e.signature !== null).map((e) => e.signature));
   const out: WatchedSign[] = [];
   for (const e of entries) {
     if (e.command !== 'sign-intent' || e.signature === null || finals.has(e.signature)) continue;
+    if (dueBy !== undefined && e.ts * 1000 + orphanAfterMs(timings) > dueBy) continue;
     const watch = watchOf(e, timings);
     if (watch === null) continue;
     out.push({
