@@ -62,6 +62,40 @@ export type FormatName = keyof FormatValue;
 let registered = false;
 
 /** Registers the formats once per process (convict keeps a global registry). */
+const HTTP_URL = /^https?:\/\/[^\s]+$/;
+const WS_URL = /^wss?:\/\/[^\s]+$/;
+
+/** A URL of one scheme, or null (an empty string from an env var is null). */
+function urlOrNull(pattern: RegExp, what: string) {
+  return {
+    validate(v: unknown) {
+      if (v === null) return;
+      if (typeof v !== 'string' || !pattern.test(v)) throw new Error(`must be ${what} or null`);
+    },
+    coerce: (v: unknown) => (typeof v === 'string' && v.trim() === '' ? null : v),
+  };
+}
+
+/** A list of URLs of one scheme, comma-separated in an env var. The message never repeats a URL: providers put API
+ * keys in them. */
+function urlList(pattern: RegExp, one: string, many: string) {
+  return {
+    validate(v: unknown) {
+      if (!Array.isArray(v)) throw new Error(`must be a list of ${many}`);
+      v.forEach((u: unknown, i) => {
+        if (typeof u !== 'string' || !pattern.test(u)) throw new Error(`entry ${i} is not ${one}`);
+      });
+    },
+    coerce: (v: unknown) =>
+      typeof v === 'string'
+        ? v
+            .split(',')
+            .map((s) => s.trim())
+            .filter((s) => s !== '')
+        : v,
+  };
+}
+
 export function registerFormats(): void {
   if (registered) return;
   registered = true;
@@ -212,53 +246,10 @@ export function registerFormats(): void {
       },
       coerce: (v: unknown) => (typeof v === 'string' && v.trim() === '' ? null : v),
     },
-    'http-url-or-null': {
-      validate(v: unknown) {
-        if (v === null) return;
-        if (typeof v !== 'string' || !/^https?:\/\/[^\s]+$/.test(v)) throw new Error('must be an http(s) URL or null');
-      },
-      coerce: (v: unknown) => (typeof v === 'string' && v.trim() === '' ? null : v),
-    },
-    'http-url-list': {
-      // The message never repeats a URL: providers put API keys in them.
-      validate(v: unknown) {
-        if (!Array.isArray(v)) throw new Error('must be a list of http(s) URLs');
-        v.forEach((u: unknown, i) => {
-          if (typeof u !== 'string' || !/^https?:\/\/[^\s]+$/.test(u))
-            throw new Error(`entry ${i} is not an http(s) URL`);
-        });
-      },
-      coerce: (v: unknown) =>
-        typeof v === 'string'
-          ? v
-              .split(',')
-              .map((s) => s.trim())
-              .filter((s) => s !== '')
-          : v,
-    },
-    'ws-url-or-null': {
-      validate(v: unknown) {
-        if (v === null) return;
-        if (typeof v !== 'string' || !/^wss?:\/\/[^\s]+$/.test(v)) throw new Error('must be a ws(s) URL or null');
-      },
-      coerce: (v: unknown) => (typeof v === 'string' && v.trim() === '' ? null : v),
-    },
-    'ws-url-list': {
-      // The message never repeats a URL: providers put API keys in them.
-      validate(v: unknown) {
-        if (!Array.isArray(v)) throw new Error('must be a list of ws(s) URLs');
-        v.forEach((u: unknown, i) => {
-          if (typeof u !== 'string' || !/^wss?:\/\/[^\s]+$/.test(u)) throw new Error(`entry ${i} is not a ws(s) URL`);
-        });
-      },
-      coerce: (v: unknown) =>
-        typeof v === 'string'
-          ? v
-              .split(',')
-              .map((s) => s.trim())
-              .filter((s) => s !== '')
-          : v,
-    },
+    'http-url-or-null': urlOrNull(HTTP_URL, 'an http(s) URL'),
+    'http-url-list': urlList(HTTP_URL, 'an http(s) URL', 'http(s) URLs'),
+    'ws-url-or-null': urlOrNull(WS_URL, 'a ws(s) URL'),
+    'ws-url-list': urlList(WS_URL, 'a ws(s) URL', 'ws(s) URLs'),
     'object-map': {
       validate(v: unknown) {
         if (!isRecord(v)) throw new Error('must be a mapping (name: settings)');
