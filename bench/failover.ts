@@ -12,21 +12,16 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { localCluster } from '../src/config/clusters';
-import { DEFAULT_TIMINGS, type KeyConfig, type SignerConfig } from '../src/config/types';
+import type { KeyConfig, SignerConfig } from '../src/config/types';
 import { openEngine } from '../src/signer';
 import { transferPayload } from '../src/signer/transfer';
 import type { SignerEngine } from '../src/signer/types';
-import { BENCH_SERVE, makeBenchKeys } from './engine';
 import { PgPair, pgPairAvailable } from './pg-pair';
+import { replicaChain } from './replicas';
 import type { BenchLine } from './stats';
 
 const KEYS = 16;
 const WORKERS_PER_KEY = 1; // per replica: 2 in flight per key over the two
-const BLOCK_MS = 20; // as in the replicas benchmark
-const POLL_MS = 10;
 /** The window after the kill in which the stop shows: signing stops for under a second, which a window of the
  *  benchmark's full length would average away. */
 const ACROSS_MS = 2_000;
@@ -215,30 +210,7 @@ export async function runFailoverBench(seconds: number): Promise<BenchLine[]> {
         note: 'did not run: no PostgreSQL server binaries (initdb, pg_basebackup)',
       },
     ];
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-failover-'));
-  const keyDir = path.join(dir, 'keys');
-  const keys = makeBenchKeys(keyDir, KEYS);
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the parent runs the chain: the forked replicas never load LiteSVM
-  const { startLocalnet } = require('../src/localnet/server') as typeof import('../src/localnet/server');
-  const localnet = await startLocalnet({
-    port: 0,
-    blockIntervalMs: BLOCK_MS,
-    fund: keys.map((k) => ({ address: k.pubkey, lamports: 1_000_000_000_000 })),
-  });
-  const base: Omit<SignerConfig, 'ledger'> = {
-    source: null,
-    cluster: {
-      ...localCluster({ rpc_url: localnet.url, game_programs: [], player_profile: null }),
-      genesis_hash: localnet.genesisHash,
-    },
-    key_dir: keyDir,
-    state_dir: path.join(dir, 'state'),
-    keys,
-    timings: { ...DEFAULT_TIMINGS, poll_interval_ms: POLL_MS },
-    serve: BENCH_SERVE,
-    localnet: null,
-    log_level: 'silent',
-  };
+  const { dir, localnet, base } = await replicaChain('bench-failover-');
   const lines: BenchLine[] = [];
   try {
     for (const [mode, what] of [

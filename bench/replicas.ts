@@ -343,8 +343,16 @@ function boundNote(s: Scenario, m: Measured): string {
   return `bound: ${bound}; ${parts.join('; ')}${m.notConfirmed ? `; ${m.notConfirmed} NOT CONFIRMED (${m.firstError})` : ''}`;
 }
 
-export async function runReplicasBench(seconds: number): Promise<BenchLine[]> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'bench-replicas-'));
+/**
+ * What every replica benchmark signs on: 16 bench keys funded on an embedded chain at 20 ms blocks (run by the
+ * parent only: the forked replicas never load LiteSVM), and the config the replicas share but for their ledger.
+ */
+export async function replicaChain(prefix: string): Promise<{
+  dir: string;
+  localnet: { close(): Promise<void> };
+  base: Omit<SignerConfig, 'ledger'>;
+}> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   const keyDir = path.join(dir, 'keys');
   const keys = makeBenchKeys(keyDir, KEYS);
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- only the parent runs the chain: the forked replicas never load LiteSVM
@@ -368,6 +376,11 @@ export async function runReplicasBench(seconds: number): Promise<BenchLine[]> {
     localnet: null,
     log_level: 'silent',
   };
+  return { dir, localnet, base };
+}
+
+export async function runReplicasBench(seconds: number): Promise<BenchLine[]> {
+  const { dir, localnet, base } = await replicaChain('bench-replicas-');
   const pgUrl = (db: string | null) => PG_ADMIN_URL.replace(/\/[^/?]*(\?.*)?$/, `/${db}$1`);
   const scenarios: Scenario[] = [
     {
@@ -397,7 +410,7 @@ export async function runReplicasBench(seconds: number): Promise<BenchLine[]> {
     for (const s of scenarios) {
       let m: Measured;
       try {
-        m = await runScenario(s, base, keys, dir, seconds * 1000);
+        m = await runScenario(s, base, base.keys, dir, seconds * 1000);
       } catch (e) {
         lines.push({
           name: `replicas sign/s, ${KEYS} keys, ${s.label}`,
