@@ -12,6 +12,8 @@ import { keyUsage } from './flow/preflight';
 import type { Usage } from '../ledger/types';
 import { allowedPrograms } from './rules/structural';
 import { dailyLeft } from './policy/rules/tokens';
+import { remainingDailyUsd } from './policy/rules/usd-caps';
+import { formatUsd, type UsdMicros } from '../util/usd-amounts';
 import type { HaltBook } from './halts';
 import type { KeyPolicyView, KeyView } from './types';
 
@@ -52,6 +54,8 @@ function policyView(cluster: ClusterProfile, key: KeyConfig, usage: Usage): KeyP
     // The count only: which operators may approve is the operators' business, not the agent's.
     approvals_required: key.approval === 'confirm' ? (key.approvals?.required ?? 1) : null,
     remaining_daily_lamports: remainingDaily(key, spentLamports(usage, key.daily_lamport_cap), 0),
+    per_destination_per_day_lamports: key.per_destination_per_day_lamports ?? null,
+    usd: usdView(key, usage),
     transfer_to: [...key.transfer_to],
     programs: allowedPrograms(cluster, key),
     sign_only: key.sign_only !== false,
@@ -70,5 +74,19 @@ function policyView(cluster: ClusterProfile, key: KeyConfig, usage: Usage): KeyP
         approve_above: text(p.approve_above),
       };
     }),
+  };
+}
+
+/** The dollar caps as written in the config ("5.00"), with the value recorded by signs of the last 24 h. */
+function usdView(key: KeyConfig, usage: Usage): KeyPolicyView['usd'] {
+  const caps = key.usd ?? null;
+  if (caps === null) return null;
+  const dollars = (m: UsdMicros | null) => (m === null ? null : formatUsd(m));
+  return {
+    per_tx: dollars(caps.per_tx),
+    per_day: dollars(caps.per_day),
+    approve_above: dollars(caps.approve_above),
+    spent_or_reserved_24h: formatUsd(usage.usdMicros),
+    remaining_daily: dollars(remainingDailyUsd(key, usage.usdMicros, null)),
   };
 }

@@ -132,6 +132,16 @@ export interface KeyPolicyView {
   /** How many distinct operators must approve a sign that needs approval; null when the key never asks one. */
   approvals_required: number | null;
   remaining_daily_lamports: number;
+  /** Most lamports one account may receive from the key in 24 h; null: no such cap. */
+  per_destination_per_day_lamports: number | null;
+  /** The key's dollar caps and what is left of them today (dollar strings); null for a key without `usd` caps. */
+  usd: {
+    per_tx: string | null;
+    per_day: string | null;
+    approve_above: string | null;
+    spent_or_reserved_24h: string;
+    remaining_daily: string | null;
+  } | null;
   /** System transfer and lamport destinations. */
   transfer_to: string[];
   /** Top-level programs this key may call: the cluster's, the key's extras and the ones every key may call. */

@@ -61,6 +61,15 @@ test('signs up to exactly $30 a day pass; one more is refused usd_per_day_cap an
   expect(first).toMatchObject({ outcome: 'confirmed', usd_value: '15.00', remaining_daily_usd: '15.00' });
   const second = await sign('daily', FIFTEEN_DOLLARS);
   expect(second).toMatchObject({ outcome: 'confirmed', usd_value: '15.00', remaining_daily_usd: '0.00' });
+  // key_show tells an agent the same before it tries.
+  const [shown] = await w.engine.keyShow({ key: 'daily', principal: w.operator });
+  expect(shown?.policy.usd).toEqual({
+    per_tx: null,
+    per_day: '30.00',
+    approve_above: null,
+    spent_or_reserved_24h: '30.00',
+    remaining_daily: '0.00',
+  });
 
   const balance = await balanceOf(w, w.keys.daily!.pubkey);
   const third = await sign('daily', 1); // 5001 lamports at $150: $0.00075015, rounded up to the micro-dollar

@@ -51,6 +51,22 @@ const KEY_VIEW_SCHEMA: Json = {
             'How many distinct operators must approve a sign that needs approval (a confirm key); null when the key never asks.',
         }),
         remaining_daily_lamports: { type: 'integer' },
+        per_destination_per_day_lamports: nullable('integer', {
+          description: 'Most lamports one account may receive from the key in 24 h; null: no such cap.',
+        }),
+        usd: {
+          type: ['object', 'null'],
+          description:
+            "The key's dollar caps (docs/pricing.md) as dollar strings, the dollars its signs of the last 24 h recorded when signed, and what is left of per_day; null for a key without dollar caps.",
+          properties: {
+            per_tx: nullable('string'),
+            per_day: nullable('string'),
+            approve_above: nullable('string'),
+            spent_or_reserved_24h: { type: 'string' },
+            remaining_daily: nullable('string'),
+          },
+          required: ['per_tx', 'per_day', 'approve_above', 'spent_or_reserved_24h', 'remaining_daily'],
+        },
         transfer_to: { type: 'array', items: { type: 'string' } },
         programs: { type: 'array', items: { type: 'string' } },
         sign_only: { type: 'boolean' },
@@ -90,6 +106,8 @@ const KEY_VIEW_SCHEMA: Json = {
         'approve_above_lamports',
         'approvals_required',
         'remaining_daily_lamports',
+        'per_destination_per_day_lamports',
+        'usd',
         'transfer_to',
         'programs',
         'sign_only',
