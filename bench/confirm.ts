@@ -7,10 +7,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { localCluster } from '../src/config/clusters';
-import { DEFAULT_TIMINGS, type SignerConfig } from '../src/config/types';
+import { DEFAULT_TIMINGS } from '../src/config/types';
 import { openEngine } from '../src/signer';
 import { transferPayload } from '../src/signer/transfer';
-import { BENCH_SERVE, makeBenchKeys } from './engine';
+import { benchConfig, makeBenchKeys } from './engine';
 import { percentile, type BenchLine } from './stats';
 
 const BLOCK_MS = 400;
@@ -28,21 +28,14 @@ async function sendToConfirmed(subscriptions: boolean): Promise<number[]> {
     blockIntervalMs: BLOCK_MS,
     fund: [{ address: key.pubkey, lamports: 1_000_000_000_000 }],
   });
-  const config: SignerConfig = {
-    source: null,
-    cluster: {
+  const config = benchConfig(
+    dir,
+    {
       ...localCluster({ rpc_url: localnet.url, game_programs: [], player_profile: null }),
       signature_subscriptions: subscriptions,
     },
-    key_dir: keyDir,
-    state_dir: path.join(dir, 'state'),
-    keys: [key],
-    ledger: { store: 'sqlite', path: path.join(dir, 'state', 'ledger.sqlite') },
-    timings: DEFAULT_TIMINGS,
-    serve: BENCH_SERVE,
-    localnet: null,
-    log_level: 'silent',
-  };
+    [key],
+  );
   const engine = await openEngine(config);
   const waits: number[] = [];
   try {

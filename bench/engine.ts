@@ -179,6 +179,31 @@ export const BENCH_SERVE: SignerConfig['serve'] = {
   metrics: null,
 };
 
+/**
+ * The config every bench engine runs with: bench keys whose files are in `dir`/keys, state and a SQLite ledger in
+ * `dir`/state, the cluster given, no HTTP, no logs. A bench overrides what it measures (ledger, timings, stores).
+ */
+export function benchConfig(
+  dir: string,
+  cluster: SignerConfig['cluster'],
+  keys: KeyConfig[],
+  overrides: Partial<SignerConfig> = {},
+): SignerConfig {
+  return {
+    source: null,
+    cluster,
+    key_dir: path.join(dir, 'keys'),
+    state_dir: path.join(dir, 'state'),
+    keys,
+    ledger: { store: 'sqlite', path: path.join(dir, 'state', 'ledger.sqlite') },
+    timings: DEFAULT_TIMINGS,
+    serve: BENCH_SERVE,
+    localnet: null,
+    log_level: 'silent',
+    ...overrides,
+  };
+}
+
 /** Session keys k00, k01, … with files in keyDir, each allowed one random destination, limits out of the way. */
 export function makeBenchKeys(keyDir: string, count: number): KeyConfig[] {
   return Array.from({ length: count }, (_, i) => {
@@ -241,23 +266,19 @@ async function setup(
   const keyDir = path.join(dir, 'keys');
   const keys = makeBenchKeys(keyDir, keyCount);
   const { url, stop: stopChain } = await startBenchChain(rpc, keys, blockMs);
-  const config: SignerConfig = {
-    source: null,
-    cluster: {
+  const config = benchConfig(
+    dir,
+    {
       ...localCluster({ rpc_url: url, game_programs: [], player_profile: null }),
       ...(subscriptions ? {} : { signature_subscriptions: false }),
     },
-    key_dir: keyDir,
-    state_dir: path.join(dir, 'state'),
     keys,
-    ledger: { store: 'sqlite', path: path.join(dir, 'state', 'ledger.sqlite') },
-    // By default the status is polled twice a block, so confirmation costs about the same number of polls at any
-    // block time.
-    timings: { ...DEFAULT_TIMINGS, poll_interval_ms: pollMs ?? Math.max(1, blockMs / 2) },
-    serve: BENCH_SERVE,
-    localnet: null,
-    log_level: 'silent',
-  };
+    {
+      // By default the status is polled twice a block, so confirmation costs about the same number of polls at any
+      // block time.
+      timings: { ...DEFAULT_TIMINGS, poll_interval_ms: pollMs ?? Math.max(1, blockMs / 2) },
+    },
+  );
   const rpcClient = new JsonRpcClient(url, { timeoutMs: config.timings.rpc_timeout_ms });
   const chain = new CpuAccountedChain(rpcClient);
   const ledger = await openLedger(config.ledger);

@@ -13,13 +13,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { localCluster } from '../src/config/clusters';
-import { DEFAULT_TIMINGS, type KeyConfig, type SignerConfig } from '../src/config/types';
+import type { KeyConfig } from '../src/config/types';
 import { openLedger } from '../src/ledger/open';
 import { JsonRpcClient } from '../src/rpc/rpc-client';
 import { openEngine } from '../src/signer';
 import { transferPayload } from '../src/signer/transfer';
 import type { Report } from '../src/signer/report';
-import { BENCH_SERVE, makeBenchKeys } from './engine';
+import { benchConfig, makeBenchKeys } from './engine';
 import { startLatencyProxy } from './latency-proxy';
 import { startChainProcess } from './service-fixture';
 import { percentile, type BenchLine } from './stats';
@@ -61,18 +61,7 @@ export async function runLatencyBench(): Promise<BenchLine[]> {
   );
   const proxy = await startLatencyProxy(chain.url, ONE_WAY_MS);
   const direct = new JsonRpcClient(chain.url, { timeoutMs: 5_000 });
-  const config: SignerConfig = {
-    source: null,
-    cluster: localCluster({ rpc_url: proxy.url, game_programs: [], player_profile: null }),
-    key_dir: keyDir,
-    state_dir: path.join(dir, 'state'),
-    keys: [key],
-    ledger: { store: 'sqlite', path: path.join(dir, 'state', 'ledger.sqlite') },
-    timings: DEFAULT_TIMINGS,
-    serve: BENCH_SERVE,
-    localnet: null,
-    log_level: 'silent',
-  };
+  const config = benchConfig(dir, localCluster({ rpc_url: proxy.url, game_programs: [], player_profile: null }), [key]);
   const ledger = await openLedger(config.ledger);
   const engine = await openEngine(config, {
     chain: new JsonRpcClient(proxy.url, { timeoutMs: config.timings.rpc_timeout_ms }),

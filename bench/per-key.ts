@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { localCluster } from '../src/config/clusters';
-import { DEFAULT_TIMINGS, type KeyConfig, type SignerConfig } from '../src/config/types';
+import { DEFAULT_TIMINGS, type KeyConfig } from '../src/config/types';
 import { KeyedMutex } from '../src/ledger/mutex';
 import { openLedger } from '../src/ledger/open';
 import type { KeyLock, Ledger } from '../src/ledger/types';
@@ -22,7 +22,7 @@ import { openEngine } from '../src/signer';
 import type { Report } from '../src/signer/report';
 import type { SignerEngine } from '../src/signer/types';
 import { transferPayload } from '../src/signer/transfer';
-import { BENCH_SERVE, makeBenchKeys, timed } from './engine';
+import { benchConfig, makeBenchKeys, timed } from './engine';
 import { startChainProcess } from './service-fixture';
 import { percentile, type BenchLine } from './stats';
 
@@ -82,18 +82,14 @@ async function openOnChain(
     BLOCK_MS,
     CONFIRM_BLOCKS,
   );
-  const config: SignerConfig = {
-    source: null,
-    cluster: localCluster({ rpc_url: chain.url, game_programs: [], player_profile: null }),
-    key_dir: path.join(dir, 'keys'),
-    state_dir: path.join(dir, 'state'),
-    keys: [key!],
-    ledger: { store: 'sqlite', path: path.join(dir, 'state', 'ledger.sqlite') },
-    timings: { ...DEFAULT_TIMINGS, poll_interval_ms: POLL_MS },
-    serve: BENCH_SERVE,
-    localnet: null,
-    log_level: 'silent',
-  };
+  const config = benchConfig(
+    dir,
+    localCluster({ rpc_url: chain.url, game_programs: [], player_profile: null }),
+    [key!],
+    {
+      timings: { ...DEFAULT_TIMINGS, poll_interval_ms: POLL_MS },
+    },
+  );
   const engine = await openEngine(config, { ledger: timingGates(await openLedger(config.ledger), times) });
   return {
     engine,

@@ -25,7 +25,7 @@ import { openEngine } from '../src/signer';
 import { transferPayload } from '../src/signer/transfer';
 import type { SignerEngine } from '../src/signer/types';
 import { percentile, processCpuSeconds, type BenchLine } from './stats';
-import { BENCH_SERVE, makeBenchKeys } from './engine';
+import { benchConfig, makeBenchKeys } from './engine';
 
 const KEYS = 16;
 const IN_FLIGHT_PER_KEY = 2;
@@ -362,20 +362,16 @@ export async function replicaChain(prefix: string): Promise<{
     blockIntervalMs: BLOCK_MS,
     fund: keys.map((k) => ({ address: k.pubkey, lamports: 1_000_000_000_000 })),
   });
-  const base: Omit<SignerConfig, 'ledger'> = {
-    source: null,
-    cluster: {
+  // Each scenario sets its own ledger over this one.
+  const base: Omit<SignerConfig, 'ledger'> = benchConfig(
+    dir,
+    {
       ...localCluster({ rpc_url: localnet.url, game_programs: [], player_profile: null }),
       genesis_hash: localnet.genesisHash,
     },
-    key_dir: keyDir,
-    state_dir: path.join(dir, 'state'),
     keys,
-    timings: { ...DEFAULT_TIMINGS, poll_interval_ms: POLL_MS },
-    serve: BENCH_SERVE,
-    localnet: null,
-    log_level: 'silent',
-  };
+    { timings: { ...DEFAULT_TIMINGS, poll_interval_ms: POLL_MS } },
+  );
   return { dir, localnet, base };
 }
 

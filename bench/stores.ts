@@ -11,13 +11,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { localCluster } from '../src/config/clusters';
-import { DEFAULT_TIMINGS, type KeyConfig, type KeyStoreKind, type SignerConfig } from '../src/config/types';
+import { DEFAULT_TIMINGS, type KeyConfig, type KeyStoreKind } from '../src/config/types';
 import { JsonRpcClient } from '../src/rpc/rpc-client';
 import { createKeyStores, defaultKeyStores } from '../src/keys/stores';
 import { openEngine } from '../src/signer';
 import { transferPayload } from '../src/signer/transfer';
 import { encodeBase58 } from '../src/util/base58';
-import { BENCH_SERVE, BLOCK_MS, CpuAccountedChain, oneAtATime, startBenchChain, timed } from './engine';
+import { benchConfig, BLOCK_MS, CpuAccountedChain, oneAtATime, startBenchChain, timed } from './engine';
 import type { BenchLine } from './stats';
 
 const KEYS = 16;
@@ -75,19 +75,10 @@ async function setup(store: KeyStoreKind, rpc: 'in-process' | 'child-process', k
   }
   await maker.close();
   const { url, stop: stopChain } = await startBenchChain(rpc, keys);
-  const config: SignerConfig = {
-    source: null,
-    cluster: localCluster({ rpc_url: url, game_programs: [], player_profile: null }),
-    key_dir: keyDir,
+  const config = benchConfig(dir, localCluster({ rpc_url: url, game_programs: [], player_profile: null }), keys, {
     key_stores: stores,
-    state_dir: path.join(dir, 'state'),
-    keys,
-    ledger: { store: 'sqlite', path: path.join(dir, 'state', 'ledger.sqlite') },
     timings: { ...DEFAULT_TIMINGS, poll_interval_ms: 10 },
-    serve: BENCH_SERVE,
-    localnet: null,
-    log_level: 'silent',
-  };
+  });
   const chain = new CpuAccountedChain(new JsonRpcClient(url, { timeoutMs: config.timings.rpc_timeout_ms }));
   const engine = await openEngine(config, { chain });
   return {
