@@ -1,22 +1,10 @@
 /** Which lamport gains from a simulation the destination allow-list lets through. */
-import type { KeyConfig } from '../../../src/config/types';
 import { destinationRefusal } from '../../../src/signer/policy/rules/destinations';
 import { SYSTEM_PROGRAM } from '../../../src/solana/programs';
 import { randomAddress } from '../../support/payloads';
+import { listed, policyKey } from './fixtures';
 
-const listed = randomAddress();
-const key: KeyConfig = {
-  name: 'k',
-  class: 'session',
-  pubkey: randomAddress(),
-  profile: null,
-  approval: 'auto',
-  transfer_to: [listed],
-  extra_programs: [],
-  rate_limit_per_minute: 30,
-  daily_lamport_cap: 1_000_000,
-  allow_unattended: false,
-};
+const key = policyKey();
 const program = randomAddress();
 
 test('a listed destination may gain, new or not, whoever owns it', () => {
