@@ -62,8 +62,10 @@ async function freePort(): Promise<number> {
 
 /** Postmasters started here and still running: SIGKILLed if the test process exits first. */
 const live = new Set<number>();
+/** WAL senders stopped by holdReplication and not yet killed: a stopped process outlives its postmaster. */
+const held = new Set<number>();
 process.once('exit', () => {
-  for (const pid of live) {
+  for (const pid of [...held, ...live]) {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
@@ -164,6 +166,9 @@ export class PgPair {
       '-c hot_standby=on',
       '-c fsync=off',
       '-c max_connections=200',
+      // a standby whose sender is held (holdReplication) must not time out and reconnect to a fresh sender, which
+      // would send the held WAL after all; a killed primary still closes the connection at once on loopback
+      '-c wal_receiver_timeout=0',
       ...(synchronous ? ['-c synchronous_standby_names=standby1'] : []),
     ].join(' ');
     await pg('pg_ctl', [
@@ -216,6 +221,7 @@ export class PgPair {
       }
     }
     live.delete(pid);
+    for (const p of pids) held.delete(p);
     const deadline = Date.now() + 30_000;
     while (pids.some(alive) || (await acceptsConnections(s.port))) {
       if (Date.now() > deadline) throw new Error(`${s.name} still runs 30 s after kill -9`);
@@ -225,6 +231,40 @@ export class PgPair {
     // server is gone, as after a node's reboot.
     fs.rmSync(path.join(s.dataDir, 'postmaster.pid'), { force: true });
     fs.rmSync(path.join(this.dir, `.s.PGSQL.${s.port}.lock`), { force: true });
+  }
+
+  /**
+   * Holds asynchronous replication open, as a stalled standby or a slow link would: waits until the standby has
+   * flushed all WAL the primary had written when this was called, then stops the primary's WAL sender with
+   * SIGSTOP. From then on the primary goes on acknowledging commits (it waits for no standby) whose WAL is never
+   * sent: a kill of the primary loses exactly those. Stopping the sender rather than the standby's receiver keeps
+   * the held WAL out of the socket buffers, where a resumed receiver would still find it. `caughtUpAt`: every
+   * commit acknowledged before it is on the standby; `heldAt`: none acknowledged after it is.
+   */
+  async holdReplication(): Promise<{ caughtUpAt: number; heldAt: number }> {
+    const caughtUpAt = Date.now();
+    const sender = await admin(this.primary.url, async (c) => {
+      const { lsn } = (await c.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!;
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const res = await c.query<{ pid: number; flushed: boolean }>(
+          "SELECT pid, flush_lsn >= $1::pg_lsn AS flushed FROM pg_stat_replication WHERE application_name = 'standby1'",
+          [lsn],
+        );
+        if (res.rows[0]?.flushed === true) return res.rows[0].pid;
+        if (Date.now() > deadline) throw new Error(`the standby has not flushed ${lsn} after 30 s`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    });
+    process.kill(sender, 'SIGSTOP');
+    held.add(sender);
+    // kill(2) returns before the target has stopped: wait until the kernel shows it stopped (state T)
+    const deadline = Date.now() + 10_000;
+    while (!fs.readFileSync(`/proc/${sender}/stat`, 'utf8').includes(') T ')) {
+      if (Date.now() > deadline) throw new Error(`the WAL sender ${sender} did not stop`);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    return { caughtUpAt, heldAt: Date.now() };
   }
 
   /** The orchestrator's promotion: the standby leaves recovery on a new timeline and takes writes. */
@@ -241,6 +281,14 @@ export class PgPair {
   }
 
   close(): void {
+    for (const pid of held) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone with its server
+      }
+    }
+    held.clear();
     for (const s of [this.primary, this.standby]) {
       try {
         const pid = this.postmasterPid(s);
