@@ -1,7 +1,9 @@
 /**
  * A PostgreSQL primary and a streaming standby of our own on loopback, for the failover test and the failover
  * benchmark (here, so the benchmark's build does not pull in test code): `initdb`, the primary started,
- * `pg_basebackup -R` from it, the standby started and streaming. The caller plays the orchestrator (Patroni,
+ * `pg_basebackup -R` from it, the standby started and streaming through a link of ours (bench/replication-link.ts,
+ * which holdReplication stops carrying the primary's bytes: asynchronous replication's loss made to happen). The
+ * caller plays the orchestrator (Patroni,
  * CloudNativePG, a managed service): it kills the primary, promotes the standby, and can start the former primary
  * again as it was, unaware of the failover. `standby: false` gives the primary alone, for the benchmark's run in
  * which the one server is killed and started again in place.
@@ -20,6 +22,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
+import { startReplicationLink, type ReplicationLink } from './replication-link';
 
 const run = promisify(execFile);
 
@@ -62,10 +65,8 @@ async function freePort(): Promise<number> {
 
 /** Postmasters started here and still running: SIGKILLed if the test process exits first. */
 const live = new Set<number>();
-/** WAL senders stopped by holdReplication and not yet killed: a stopped process outlives its postmaster. */
-const held = new Set<number>();
 process.once('exit', () => {
-  for (const pid of [...held, ...live]) {
+  for (const pid of live) {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
@@ -85,6 +86,9 @@ export interface PgServerHandle {
 export const PAIR_DB = 'signer';
 
 export class PgPair {
+  /** The standby's way to the primary (its primary_conninfo names this); null without a standby. */
+  private link: ReplicationLink | null = null;
+
   private constructor(
     readonly dir: string,
     readonly primary: PgServerHandle,
@@ -124,9 +128,11 @@ export class PgPair {
       await pair.startServer(pair.primary, false);
       await admin(pair.primary.url.replace(`/${PAIR_DB}`, '/postgres'), (c) => c.query(`CREATE DATABASE ${PAIR_DB}`));
       if (!hasStandby) return pair;
+      // Through the link, so the primary_conninfo that -R writes names it too.
+      pair.link = await startReplicationLink(p1);
       await pg('pg_basebackup', [
         '-d',
-        `host=127.0.0.1 port=${p1} user=postgres application_name=standby1`,
+        `host=127.0.0.1 port=${pair.link.port} user=postgres application_name=standby1`,
         '-D',
         pair.standby.dataDir,
         '-R',
@@ -166,9 +172,6 @@ export class PgPair {
       '-c hot_standby=on',
       '-c fsync=off',
       '-c max_connections=200',
-      // a standby whose sender is held (holdReplication) must not time out and reconnect to a fresh sender, which
-      // would send the held WAL after all; a killed primary still closes the connection at once on loopback
-      '-c wal_receiver_timeout=0',
       ...(synchronous ? ['-c synchronous_standby_names=standby1'] : []),
     ].join(' ');
     await pg('pg_ctl', [
@@ -221,7 +224,8 @@ export class PgPair {
       }
     }
     live.delete(pid);
-    for (const p of pids) held.delete(p);
+    // The primary's node is gone and its connections with it: the standby's too, and anything held on the way.
+    if (s === this.primary) this.link?.cut();
     const deadline = Date.now() + 30_000;
     while (pids.some(alive) || (await acceptsConnections(s.port))) {
       if (Date.now() > deadline) throw new Error(`${s.name} still runs 30 s after kill -9`);
@@ -234,36 +238,31 @@ export class PgPair {
   }
 
   /**
-   * Holds asynchronous replication open, as a stalled standby or a slow link would: waits until the standby has
-   * flushed all WAL the primary had written when this was called, then stops the primary's WAL sender with
-   * SIGSTOP. From then on the primary goes on acknowledging commits (it waits for no standby) whose WAL is never
-   * sent: a kill of the primary loses exactly those. Stopping the sender rather than the standby's receiver keeps
-   * the held WAL out of the socket buffers, where a resumed receiver would still find it. `caughtUpAt`: every
-   * commit acknowledged before it is on the standby; `heldAt`: none acknowledged after it is.
+   * Holds asynchronous replication open, as a partition or a stalled link would: waits until the standby has
+   * flushed all WAL the primary had written when this was called, then stops the link between them carrying the
+   * primary's bytes (bench/replication-link.ts). From then on the primary goes on acknowledging commits (it waits
+   * for no standby) whose WAL never reaches the standby: a kill of the primary loses exactly those.
+   * `caughtUpAt`: every commit acknowledged before it is on the standby; `heldAt`: none whose WAL was written
+   * after it is.
    */
   async holdReplication(): Promise<{ caughtUpAt: number; heldAt: number }> {
+    const link = this.link;
+    if (link === null) throw new Error('the pair has no standby');
     const caughtUpAt = Date.now();
-    const sender = await admin(this.primary.url, async (c) => {
+    await admin(this.primary.url, async (c) => {
       const { lsn } = (await c.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!;
       const deadline = Date.now() + 30_000;
       for (;;) {
-        const res = await c.query<{ pid: number; flushed: boolean }>(
-          "SELECT pid, flush_lsn >= $1::pg_lsn AS flushed FROM pg_stat_replication WHERE application_name = 'standby1'",
+        const res = await c.query<{ flushed: boolean }>(
+          "SELECT flush_lsn >= $1::pg_lsn AS flushed FROM pg_stat_replication WHERE application_name = 'standby1'",
           [lsn],
         );
-        if (res.rows[0]?.flushed === true) return res.rows[0].pid;
+        if (res.rows[0]?.flushed === true) return;
         if (Date.now() > deadline) throw new Error(`the standby has not flushed ${lsn} after 30 s`);
         await new Promise((r) => setTimeout(r, 20));
       }
     });
-    process.kill(sender, 'SIGSTOP');
-    held.add(sender);
-    // kill(2) returns before the target has stopped: wait until the kernel shows it stopped (state T)
-    const deadline = Date.now() + 10_000;
-    while (!fs.readFileSync(`/proc/${sender}/stat`, 'utf8').includes(') T ')) {
-      if (Date.now() > deadline) throw new Error(`the WAL sender ${sender} did not stop`);
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    link.hold();
     return { caughtUpAt, heldAt: Date.now() };
   }
 
@@ -281,14 +280,7 @@ export class PgPair {
   }
 
   close(): void {
-    for (const pid of held) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // gone with its server
-      }
-    }
-    held.clear();
+    void this.link?.close();
     for (const s of [this.primary, this.standby]) {
       try {
         const pid = this.postmasterPid(s);

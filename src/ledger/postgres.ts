@@ -67,5 +67,6 @@ export async function openPostgresLedger(
     ...ledger,
     ping: () => driver.ping(),
     warning: () => driver.primary.replicationWarning(),
+    onFailover: (listener) => driver.primary.onFailover(listener),
   };
 }

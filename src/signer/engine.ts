@@ -28,6 +28,7 @@ import { approvalPolicyNow } from './flow/policy-now';
 import { sendAndConfirm } from './flow/send-confirm';
 import { signatureNoticesFor } from '../rpc/signature-notices';
 import { checkLanded } from './flow/tripwire';
+import { watchFailovers } from './flow/failover-spends';
 import { simulate } from './flow/simulate';
 import { priceReads, pricingFor, spendValue } from './flow/usd';
 import { refuse, stop, type StepWith } from './flow/step';
@@ -135,6 +136,14 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       .catch((e: unknown) => log.warn({ err: errorMessage(e) }, 'the look for orphaned transactions failed'));
   }, config.timings.orphan_sweep_ms);
   sweepTimer.unref();
+  // After a failover, landed spends the ledger lost with the former primary halt their keys (docs/ledger.md).
+  const failovers = watchFailovers({
+    chain,
+    ledger,
+    tripwire: tripwireDeps,
+    keys: () => policy().keys,
+    timings: config.timings,
+  });
   let running = 0;
 
   const done = (tool: 'check' | 'sign', report: Report, started: number): Report => {
@@ -461,6 +470,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     async close() {
       if (reconcileTimer !== null) clearInterval(reconcileTimer);
       clearInterval(sweepTimer);
+      await failovers.close();
       await resumed;
       await sweeping;
       await watcher.close();

@@ -54,6 +54,8 @@ const orchestratorStandIn = {
   },
 };
 
+/** Asynchronous: the key left idle while replication is held (it loses nothing, so it is never halted). */
+const IDLE_KEY = 'k3';
 /** Signs confirmed while asynchronous replication is held, before the kill. */
 const CONFIRMED_WHILE_HELD = 8;
 
@@ -104,10 +106,25 @@ maybe.each([
     const runs: Run[] = [];
     let stop = false;
     let unique = 0;
+    // Asynchronous: the load pauses while replication is held (no key nears its cap on a slow machine meanwhile,
+    // and no sign is in flight across the hold), then goes on without IDLE_KEY until the promotion, so none of
+    // its reservations can be lost and it keeps signing after the failover while the check halts the keys that
+    // lost some.
+    const inFlight = new Map(KEYS.map((k) => [k, 0]));
+    let paused: { keys: ReadonlySet<string>; until: Promise<void>; resume: () => void } | null = null;
+    const pause = (keys: readonly string[]) => {
+      let resume = () => {};
+      const until = new Promise<void>((r) => (resume = r));
+      const before = paused;
+      paused = { keys: new Set(keys), until, resume };
+      before?.resume();
+    };
     const workers = [0, 1].flatMap((replica) =>
       KEYS.flatMap((key) =>
         Array.from({ length: WORKERS_PER_KEY_AND_REPLICA }, async (_, w) => {
           for (let i = 0; !stop; i++) {
+            while (paused?.keys.has(key)) await paused.until;
+            inFlight.set(key, inFlight.get(key)! + 1);
             const run: Run = { replica, key, started: Date.now(), ended: 0, report: null, code: null };
             const reply = await c()
               .replicas[replica]!.mcp.sign(
@@ -116,6 +133,7 @@ maybe.each([
               )
               .catch(() => null);
             run.ended = Date.now();
+            inFlight.set(key, inFlight.get(key)! - 1);
             if (reply) {
               run.code = codeOf(reply);
               if (run.code === null) run.report = McpHttpClient.report(reply);
@@ -137,10 +155,13 @@ maybe.each([
     try {
       await waitFor(() => confirmed(0).length >= 8, 30_000, '8 confirmed signs before the kill');
       if (!synchronous) {
+        pause(KEYS);
+        await waitFor(() => KEYS.every((k) => inFlight.get(k) === 0), 30_000, 'no sign in flight');
         hold = await pair.holdReplication();
+        pause([IDLE_KEY]);
         await waitFor(
           () => confirmed(hold.heldAt).length >= CONFIRMED_WHILE_HELD,
-          30_000,
+          60_000,
           `${CONFIRMED_WHILE_HELD} signs confirmed while replication is held`,
         );
       }
@@ -148,18 +169,30 @@ maybe.each([
       await orchestratorStandIn.failover(pair);
       primaryNow = pair.standby;
       promotedAt = Date.now();
+      pause([]);
       await waitFor(
         () =>
           confirmed(promotedAt, 0).length >= 1 &&
           confirmed(promotedAt, 1).length >= 1 &&
           KEYS.every((k) =>
-            runs.some((r) => r.key === k && r.started >= promotedAt && r.report?.failed_check === 'limits'),
+            runs.some(
+              (r) =>
+                r.key === k &&
+                r.started >= promotedAt &&
+                (r.report?.failed_check === 'limits' || r.report?.failed_check === 'halted'),
+            ),
           ),
         60_000,
-        'signs confirmed on both replicas after the promotion, and every key at its cap',
+        'signs confirmed on both replicas after the promotion, and every key at its cap or halted',
       );
+    } catch (e) {
+      const since = (from: number) => outcomes(runs.filter((r) => r.started >= from));
+      console.log(`outcomes: all ${outcomes(runs)}; since the hold ${since(hold.heldAt || Date.now())}`);
+      for (const r of c().replicas) console.log(`replica ${r.index} stderr (tail):\n${r.stderr()}`);
+      throw e;
     } finally {
       stop = true;
+      pause([]);
       await Promise.all(workers);
     }
     const firstAfter = Math.min(...confirmed(killAt).map((r) => r.ended));
@@ -188,19 +221,28 @@ maybe.each([
     }
 
     // Synchronous: no key spent past its cap, on the chain or in the ledger (which charges at least what left the
-    // account). Asynchronous: a key whose reservations were lost goes on signing against a usage that lacks them,
-    // so it passes its cap, by at most what the signs whose reservation may be gone moved: any sign that ended after
-    // the standby last caught up and started before the promotion, sent (a signature) or unknown (an error and no
-    // report), whose intent is not there.
+    // account), and the failover check halts none. Asynchronous: a key whose reservations were lost would go on
+    // signing against a usage that lacks them; the failover check finds its landed transactions that the ledger
+    // does not name and halts it (its reason names them, each one a sign of this run whose intent is gone). What
+    // it spent past its cap before that is at most what the signs whose reservation may be gone moved: any sign
+    // that ended after the standby last caught up and started before the promotion, sent (a signature) or unknown
+    // (an error and no report), whose intent is not there.
     const overCap: string[] = [];
+    const halted: string[] = [];
+    const signatureOf = new Map(runs.filter((r) => r.report?.signature).map((r) => [r.report!.signature!, r]));
     for (const k of KEYS) {
       const spent = payersBefore[k]! - (await c().balance(c().keys[k]!.pubkey));
       const [view] = (await c().replicas[0]!.mcp.tool('key_show', { key: k })).structured!.keys as {
         spent_or_reserved_24h: number;
+        halted: { reason: string; by: string } | null;
       }[];
       if (spent > CAP || view!.spent_or_reserved_24h > CAP)
         overCap.push(`${k}: spent ${spent} (${((spent - CAP) / SIGN_COST).toFixed(1)} signs past the cap)`);
-      if (synchronous) continue;
+      if (view!.halted) halted.push(`${k}: ${view!.halted.by}`);
+      if (synchronous) {
+        expect(view!.halted).toBeNull();
+        continue;
+      }
       const mayBeGone = runs.filter(
         (r) =>
           r.key === k &&
@@ -209,7 +251,22 @@ maybe.each([
           (r.report === null || (r.report.signature !== null && !intents.has(r.report.signature))),
       ).length;
       expect(spent).toBeLessThanOrEqual(CAP + mayBeGone * SIGN_COST);
-      if (heldRuns.some((r) => r.key === k)) expect(spent).toBeGreaterThan(CAP);
+      const lostOfKey = heldRuns.filter((r) => r.key === k).map(sig);
+      if (lostOfKey.length > 0) {
+        expect(view!.halted?.by).toBe('signer (failover check)');
+        expect(view!.halted?.reason).toMatch(/^failover check: \d+ landed transaction\(s\) of this key/);
+        // The reason counts them; each replica's log names them all.
+        const named = [...new Set(c().replicas.flatMap((r) => failoverCheckLog(r.stderr(), k)))];
+        // every confirmed sign lost before the kill is named (they had all landed when the check ran) ...
+        expect(lostOfKey.filter((s) => !named.includes(s))).toEqual([]);
+        // ... and no sign whose intent the ledger kept, nor any of another key. A named one may have a final entry:
+        // a sign whose intent was lost and that confirmed after the promotion writes its final there, later than
+        // the check. A signature the test never saw is a sign whose agent got an error and no report, sent all the
+        // same (each counted in mayBeGone).
+        const wrong = named.filter((s) => intents.has(s) || (signatureOf.get(s)?.key ?? k) !== k);
+        expect(wrong.map((s) => `${s}: intent ${intents.has(s)}, key ${signatureOf.get(s)?.key}`)).toEqual([]);
+        expect(named.length).toBeLessThanOrEqual(mayBeGone);
+      } else if (view!.halted) expect(view!.halted.by).toBe('signer (failover check)');
     }
     if (synchronous) expect(overCap).toEqual([]);
 
@@ -242,6 +299,7 @@ maybe.each([
         `signing stopped           ${firstAfter - killAt} ms (kill to the first confirmed sign started after it)`,
         `confirmed lost            ${lost.length} intents, ${lostFinal.length} final entries`,
         `keys over their cap       ${overCap.length === 0 ? 'none' : overCap.join('; ')}`,
+        `keys halted               ${halted.length === 0 ? 'none' : halted.join('; ')}`,
       ].join('\n'),
     );
 
@@ -289,6 +347,17 @@ maybe.each([
     expect(await writesSinceStart(pair.primary)).toBe(0);
   }, 360_000);
 });
+
+/** The signatures a replica's failover check logged for `key` (its error line, JSON). */
+function failoverCheckLog(stderr: string, key: string): string[] {
+  return stderr
+    .split('\n')
+    .filter((l) => l.includes('"failover check: landed spends'))
+    .flatMap((l) => {
+      const line = JSON.parse(l) as { key?: string; signatures?: string[] };
+      return line.key === key ? (line.signatures ?? []) : [];
+    });
+}
 
 /** `outcome[/failed_check] count`, most frequent first. */
 function outcomes(runs: Run[]): string {
