@@ -2,7 +2,8 @@
  * Dollar caps on the real engine and the embedded chain (docs/pricing.md): SOL priced at $150 through the
  * localnet's Pyth account, a key with `usd.per_day: "30.00"` signs up to exactly $30 (fee included), and the next
  * sign is refused `usd_per_day_cap` with nothing sent; each intent records its dollar value, so a price that moves
- * later does not change what the earlier signs count; a stale price refuses `price_stale`, nothing sent.
+ * later does not change what the earlier signs count; a stale price refuses `price_stale`, nothing sent. A key
+ * that spends SOL and a test token under one daily dollar cap reaches it exactly across both, and a cent more refuses.
  */
 import { address } from '@solana/addresses';
 import type { PricesConfig } from '../../src/config/types';
