@@ -44,6 +44,20 @@ beforeAll(async () => {
     keys: { alpha: { usd: { per_tx: null, per_day: dollars('1000.00'), approve_above: null } } },
     rpcUrl: (url) => (proxy.setTarget(url), proxy.url()),
     prices,
+    // A hook nobody listens on: the halt's event is written to the outbox, which is what is looked at.
+    notify: {
+      hooks: [
+        { id: 'halts', url: 'http://127.0.0.1:9/halts', events: ['key.halted'], secret_file: null, format: 'standard' },
+      ],
+      delivery: {
+        timeout_ms: 1_000,
+        max_attempts: 1,
+        max_age_hours: 1,
+        backoff_base_ms: 20,
+        backoff_max_ms: 20,
+        poll_ms: 20,
+      },
+    },
   });
   w.localnet.airdrop(w.keys.alpha!.destination, SOL);
   engine = await openEngine(w.config, { observer: { alert: (a) => alerts.push(a), watchPoll: () => {} } });
@@ -127,7 +141,10 @@ describe('a landed spend worth more than the dollars its intent reserved', () =>
     expect(await usdUsage()).toBe(before + 15_000_750n);
     const halt = await lastHalt();
     expect(halt).toMatchObject({ outcome: 'halted', detail: 'by signer (tripwire)' });
-    expect(halt!.summary).toContain(`${amount + FEE} lamports spent, ${FEE} reserved; ${reason}`);
+    expect(halt!.summary).toContain(`${reason}; ${amount + FEE} lamports spent, ${FEE} reserved`);
+    // The key.halted webhook carries the reason bounded to its first 280 characters: the dollars come first.
+    const notified = (await w.ledger.listNotifications({ limit: 100 })).filter((n) => n.event === 'key.halted');
+    expect(notified.map((n) => n.body).join('\n')).toContain(reason);
     expect(alerts).toContainEqual(
       expect.objectContaining({
         kind: 'spend_over_reservation',

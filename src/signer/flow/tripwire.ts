@@ -91,9 +91,15 @@ export function landedUsdToRecord(reserved: Reserved, landed: LandedSpend): stri
   return value !== null && reserved.usd !== null && value.usd > reserved.usd.micros ? value.usd.toString() : null;
 }
 
-/** Where the landed spend exceeds the reservation, each as a sentence; empty when it does not. */
+/**
+ * Where the landed spend exceeds the reservation, each as a sentence; empty when it does not. The dollar sentence
+ * comes first: it is what an operator of a priced key reads, and a webhook carries only the start of a long reason.
+ */
 export function overspend(reserved: Reserved, landed: LandedSpend): string[] {
   const over: string[] = [];
+  const usd = landedUsd(reserved, landed);
+  const dollars = usd === null || reserved.usd === null ? null : usdOverspend(reserved.usd.micros, usd);
+  if (dollars !== null) over.push(dollars);
   if (landed.lamports !== null && landed.lamports > reserved.lamports) {
     over.push(`${landed.lamports} lamports spent, ${reserved.lamports} reserved`);
   }
@@ -103,9 +109,6 @@ export function overspend(reserved: Reserved, landed: LandedSpend): string[] {
     const held = figure && BigInt(figure.change) < 0n ? -BigInt(figure.change) : 0n;
     if (spent > held) over.push(`${spent} base units of mint ${mint} spent, ${held} reserved`);
   }
-  const usd = landedUsd(reserved, landed);
-  const dollars = usd === null || reserved.usd === null ? null : usdOverspend(reserved.usd.micros, usd);
-  if (dollars !== null) over.push(dollars);
   return over;
 }
 
