@@ -9,12 +9,18 @@
  * The comparison is per mint: the key's sign entries say what it spent of a mint, not from which account. Spends
  * from the key's own accounts of the same mint make the expectation lower, so they can hide a foreign spend of that
  * size but never halt a key wrongly.
+ *
+ * The same read tells whether a refill is due (src/treasury/status.ts): an allowance below `refill_below_percent` of
+ * the next period's plan raises `treasury.refill_due`, once per account and UTC day. Not for a halted-by-this-pass
+ * or handed-over account: a refill then would give whoever holds the key more.
  */
-import type { KeyConfig } from '../config/types';
+import type { KeyConfig, PricesConfig } from '../config/types';
 import type { AuditLog, HaltRecord } from '../ledger/types';
 import type { NotificationEvent } from '../notify/events';
 import type { Notifier } from '../notify/outbox';
-import { readTreasuryAccounts, type AccountsReader } from './read';
+import type { AccountsReader } from './read';
+import { treasuryRefillDue } from './refill-due';
+import { treasuryStatus } from './status';
 
 /**
  * How far before the previous pass a pass reads the key's entries: an intent still in flight then (a blockhash
@@ -63,6 +69,8 @@ export interface ReconcilerDeps {
   halts: { halt(record: HaltRecord): Promise<unknown> };
   notify: Notifier;
   now: () => number;
+  /** The prices a dollar-sized plan needs (the config's `prices`); absent: plans are sized by per_day only. */
+  prices?: () => PricesConfig | undefined;
 }
 
 export interface TreasuryReconciler {
@@ -127,9 +135,11 @@ export function createTreasuryReconciler(deps: ReconcilerDeps): TreasuryReconcil
         const oldest = Math.min(ts, ...[...seen].filter(([id]) => id.startsWith(`${key.name}/`)).map(([, o]) => o.ts));
         const entries = await deps.audit.signEntriesForKey(key.name, oldest - LANDING_MARGIN_SECONDS);
         const settled = settledIntents(entries);
-        const states = await readTreasuryAccounts(deps.chain, key.treasury.accounts);
+        const status = await treasuryStatus(deps.chain, key, deps.prices?.());
         const verdicts: AccountVerdict[] = [];
-        for (const s of states) {
+        for (const a of status?.accounts ?? []) {
+          const s = a.chain;
+          if (s === null) continue;
           const id = `${key.name}/${s.account}`;
           const last = seen.get(id);
           const spent = last === undefined ? 0n : spentSince(entries, last, s.mint);
@@ -140,7 +150,11 @@ export function createTreasuryReconciler(deps: ReconcilerDeps): TreasuryReconcil
             continue;
           }
           seen.set(id, { ts, delegatedAmount: s.delegatedAmount, settled });
-          if (v.kind !== 'mismatch') continue;
+          if (v.kind !== 'mismatch') {
+            const due = a.refillDue ? treasuryRefillDue(key.name, { ...a, chain: s }, ts) : null;
+            if (due !== null) await deps.notify.emit(due);
+            continue;
+          }
           const reason = `treasury: the allowance of token account ${v.account} fell to ${v.actual} base units of ${v.mint}, below the ${v.expected} the signer's own spends leave; a spend the signer did not make (the key may be in other hands)`;
           await deps.halts.halt({ key: key.name, reason, by: 'signer (treasury reconciliation)', ts });
           await deps.notify.emit(treasuryMismatch(key.name, v, ts));
