@@ -24,6 +24,8 @@ export interface TreasuryAccountStatus {
 
 export interface TreasuryStatus {
   key: string;
+  /** The key's address: the delegate each account should name. */
+  pubkey: string;
   owner: string;
   accounts: TreasuryAccountStatus[];
   /** Why there is no plan (an account missing, owned by another wallet, a mint unlisted, no price). */
@@ -69,6 +71,7 @@ export async function treasuryStatus(
   const plans = planned.ok ? planned.plans : [];
   return {
     key: key.name,
+    pubkey: key.pubkey,
     owner: treasury.owner,
     problem: planned.ok ? null : { code: planned.code, message: planned.message },
     accounts: treasury.accounts.map((account) => {
