@@ -120,12 +120,7 @@ type Sized =
   | { ok: false; code: string; message: string };
 
 /** The smaller of the mint's per_day and the key's usd.per_day in the mint's base units, and which it was. */
-function sizeAllowance(
-  key: KeyConfig,
-  perDay: bigint,
-  f: TreasuryAccountFacts,
-  price: UsdPrice | undefined,
-): Sized {
+function sizeAllowance(key: KeyConfig, perDay: bigint, f: TreasuryAccountFacts, price: UsdPrice | undefined): Sized {
   const byTokens = { ok: true as const, amount: perDay, basis: 'tokens.per_day' as const };
   const usdPerDay = key.usd?.per_day ?? null;
   if (usdPerDay === null) return { ...byTokens, why: `the mint's per_day, ${perDay} base units` };

@@ -31,7 +31,7 @@ export async function readPlanPrices(
   if (!checked.ok) {
     return {
       ok: false,
-      code: "treasury_price_unavailable",
+      code: 'treasury_price_unavailable',
       message: `${checked.refusal.reason}: ${checked.refusal.message}`,
     };
   }

@@ -187,6 +187,8 @@ describe('a treasury-backed key', () => {
         delegate: agent.pubkey,
         amount: '5000000',
         decimals: 6,
+        basis: 'tokens.per_day',
+        why: "the mint's per_day, 5000000 base units",
       },
     ]);
     const planned = planAllowances(agent, [
@@ -202,6 +204,8 @@ describe('a treasury-backed key', () => {
         delegate: agent.pubkey,
         amount: 5n * M,
         decimals: 6,
+        basis: 'tokens.per_day',
+        why: "the mint's per_day, 5000000 base units",
       },
     ]);
     const signed = await ownerSigns(printed.transaction);
