@@ -106,6 +106,7 @@ afterEach(() => expect(receiver.rejected).toEqual([]));
 
 const refillRows = async () =>
   (await w.ledger.listNotifications({ limit: 1000 })).filter((n) => n.event === 'treasury.refill_due');
+const accountOf = (n: { body: string }): unknown => (JSON.parse(n.body) as { data: { account: unknown } }).data.account;
 const refillsReceived = () => receiver.accepted.filter((r) => r.body.type === 'treasury.refill_due');
 
 /** A reconciler as a freshly started process has it: no baseline in memory, the same ledger and hooks. */
@@ -143,7 +144,7 @@ describe('treasury.refill_due', () => {
       },
     });
     // The high account (4 of 5, above half) is not due.
-    expect((await refillRows()).map((n) => JSON.parse(n.body).data.account)).toEqual([low]);
+    expect((await refillRows()).map(accountOf)).toEqual([low]);
   });
 
   it('is told once a day: another pass, and a new process with no memory of it, write nothing more', async () => {
@@ -177,6 +178,6 @@ describe('treasury.refill_due', () => {
       () => receiver.accepted.some((r) => r.body.type === 'treasury.mismatch'),
       'treasury.mismatch at the receiver',
     );
-    expect((await refillRows()).map((n) => JSON.parse(n.body).data.account)).toEqual([low, low]);
+    expect((await refillRows()).map(accountOf)).toEqual([low, low]);
   });
 });
