@@ -6,9 +6,10 @@
  * halted and a `treasury.mismatch` notification raised. A higher allowance is the owner's refill and is taken as
  * the new baseline.
  *
- * The comparison is per mint: the key's sign entries say what it spent of a mint, not from which account. Spends
- * from the key's own accounts of the same mint make the expectation lower, so they can hide a foreign spend of that
- * size but never halt a key wrongly.
+ * The comparison is per account: a sign entry's token figure says what the key spent as delegate from each account
+ * (`delegated`). An intent without it (written before figures said so, or a spend from the key's own accounts of
+ * the same mint) lowers the expectation by its mint's whole spend, so it can hide a foreign spend of that size but
+ * never halt a key wrongly.
  *
  * The same read tells whether a refill is due (src/treasury/status.ts): an allowance below `refill_below_percent` of
  * the next period's plan raises `treasury.refill_due`, once per account and UTC day. Not for a halted-by-this-pass
@@ -90,13 +91,21 @@ function settledIntents(entries: Entries): Set<string> {
   );
 }
 
-/** What the key's intents not settled at the last pass reserved of `mint` (base units, positive). */
-function spentSince(entries: Entries, last: Observation, mint: string): bigint {
+/**
+ * What the key's intents not settled at the last pass reserved of token account `account` (base units, positive).
+ * A figure that says which delegated accounts it spent from counts that account's part only; one that does not (an
+ * entry written before figures said so, or a spend from the key's own accounts) counts its mint's whole spend, which
+ * loosens the comparison and never halts wrongly.
+ */
+function spentSince(entries: Entries, last: Observation, account: string, mint: string): bigint {
   let spent = 0n;
+  const out = (change: string): bigint => (BigInt(change) < 0n ? -BigInt(change) : 0n);
   for (const e of entries) {
     if (e.command !== 'sign-intent' || e.signature === null || last.settled.has(e.signature)) continue;
     for (const t of e.tokens ?? []) {
-      if (t.mint === mint && BigInt(t.change) < 0n) spent += -BigInt(t.change);
+      if (t.mint !== mint) continue;
+      if (t.delegated === undefined) spent += out(t.change);
+      else for (const d of t.delegated) if (d.account === account) spent += out(d.change);
     }
   }
   return spent;
@@ -142,7 +151,7 @@ export function createTreasuryReconciler(deps: ReconcilerDeps): TreasuryReconcil
           if (s === null) continue;
           const id = `${key.name}/${s.account}`;
           const last = seen.get(id);
-          const spent = last === undefined ? 0n : spentSince(entries, last, s.mint);
+          const spent = last === undefined ? 0n : spentSince(entries, last, s.account, s.mint);
           const v = judgeAllowance(last, s, key.pubkey, spent);
           verdicts.push(v);
           if (v.kind === 'delegate_changed') {
