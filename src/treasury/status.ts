@@ -7,6 +7,7 @@
  * planned allowance (docs/treasury.md): the next period's spends would then meet the chain's bound before the caps'.
  */
 import type { KeyConfig, PricesConfig } from '../config/types';
+import { errorMessage } from '../util/errors';
 import { planAllowances, type AllowancePlan } from './allowance';
 import { readPlanPrices } from './plan-prices';
 import { readTreasuryAccounts, type AccountsReader, type TreasuryAccountState } from './read';
@@ -67,7 +68,13 @@ export async function treasuryStatus(
   const treasury = key.treasury;
   if (treasury === undefined) return null;
   const states = await readTreasuryAccounts(rpc, treasury.accounts);
-  const planned = await planFrom(rpc, key, prices, states);
+  // The plan's own reads (the prices) failing must not stop what the accounts' state is needed for: the
+  // reconciliation's comparison and the console's figures.
+  const planned = await planFrom(rpc, key, prices, states).catch((e: unknown): TreasuryPlan => ({
+    ok: false,
+    code: 'treasury_price_unavailable',
+    message: errorMessage(e),
+  }));
   const plans = planned.ok ? planned.plans : [];
   return {
     key: key.name,

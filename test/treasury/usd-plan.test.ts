@@ -8,7 +8,7 @@ import type { PricesConfig, TokenPolicy } from '../../src/config/types';
 import { KNOWN_FEEDS } from '../../src/pricing/feeds';
 import { spendUsd } from '../../src/pricing/valuation';
 import { approveTransaction, checkApproveTransaction } from '../../src/treasury/allowance';
-import { planTreasury } from '../../src/treasury/status';
+import { planTreasury, treasuryStatus } from '../../src/treasury/status';
 import { unitsForUsd } from '../../src/treasury/usd-allowance';
 import { chainClientFor } from '../../src/rpc/for-cluster';
 import type { RpcClient } from '../../src/rpc/types';
@@ -98,6 +98,27 @@ describe('a treasury plan with usd.per_day', () => {
     const planned = await planTreasury(chain, w.keys.agent!, prices);
     expect(planned).toMatchObject({ ok: false, code: 'treasury_price_unavailable' });
     expect(!planned.ok && planned.message).toContain('price_stale');
+  });
+
+  it('a price read that fails leaves the accounts’ state readable (reconciliation and the console need it)', async () => {
+    setUsdc('1.00', '0.01');
+    // The real chain, with the price account's read failing as an RPC outage would make it.
+    const flaky = {
+      getAccountsData: (addresses: string[]) =>
+        addresses.includes(FEED.sponsoredAccount)
+          ? Promise.reject(new Error('price node down'))
+          : chain.getAccountsData(addresses),
+    };
+    const status = await treasuryStatus(flaky, w.keys.agent!, prices);
+    expect(status?.problem).toEqual({ code: 'treasury_price_unavailable', message: 'price node down' });
+    expect(status?.accounts).toEqual([
+      expect.objectContaining({
+        account,
+        plan: null,
+        refillDue: false,
+        chain: expect.objectContaining({ mint: MINT }),
+      }),
+    ]);
   });
 
   it('submit takes an approval of at most a dollar-sized plan (the price moves), never more', async () => {
