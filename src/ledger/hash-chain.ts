@@ -21,6 +21,7 @@ import type {
   IntentWatch,
   LamportCredit,
   TokenFigure,
+  UsdPriceFigure,
   VerifyResult,
 } from './types';
 
@@ -55,6 +56,8 @@ export function serializeEntry(entry: AuditEntry): string {
     ...(entry.lamport_credits ? { lamport_credits: entry.lamport_credits.map(copyCredit) } : {}),
     // Likewise for an intent's dollar value.
     ...(typeof entry.usd_micros === 'string' ? { usd_micros: entry.usd_micros } : {}),
+    // And for the prices it was valued at.
+    ...(entry.usd_prices ? { usd_prices: entry.usd_prices.map(copyPrice) } : {}),
     prev: entry.prev,
     hash: entry.hash,
   });
@@ -75,6 +78,21 @@ function copyFigure(f: TokenFigure): TokenFigure {
 /** A lamport credit's fields in their fixed order. */
 function copyCredit(c: EntryCredit): EntryCredit {
   return { address: c.address, lamports: c.lamports };
+}
+
+/** A recorded price's fields in their fixed order. */
+function copyPrice(p: UsdPriceFigure): UsdPriceFigure {
+  return {
+    asset: p.asset,
+    decimals: p.decimals,
+    amount: p.amount,
+    usd_micros: p.usd_micros,
+    price: p.price,
+    conf: p.conf,
+    exponent: p.exponent,
+    publish_time: p.publish_time,
+    account: p.account,
+  };
 }
 
 /** sha256 hex of the entry serialised with `hash` set to "". */
@@ -108,6 +126,7 @@ function copyInput(e: AuditEntryInput): AuditEntryInput {
     ...(e.tokens ? { tokens: e.tokens.map(copyFigure) } : {}),
     ...(e.lamport_credits ? { lamport_credits: e.lamport_credits.map(copyCredit) } : {}),
     ...(typeof e.usd_micros === 'string' ? { usd_micros: e.usd_micros } : {}),
+    ...(e.usd_prices ? { usd_prices: e.usd_prices.map(copyPrice) } : {}),
   };
 }
 
@@ -163,6 +182,12 @@ export function entryInputProblem(e: unknown): string | null {
     !(typeof o.usd_micros === 'string' && /^\d{1,30}$/.test(o.usd_micros))
   )
     return 'usd_micros must be a non-negative integer as a decimal string, or null';
+  if (
+    o.usd_prices !== undefined &&
+    o.usd_prices !== null &&
+    !(Array.isArray(o.usd_prices) && o.usd_prices.every(isPriceFigure))
+  )
+    return 'usd_prices must be a list of {asset, decimals, amount, usd_micros, price, conf, exponent, publish_time, account} or null';
   if (o.watch !== undefined && o.watch !== null && !isIntentWatch(o.watch))
     return 'watch must be {mode, last_valid_block_height, fee_payer, from_slot} or null';
   return null;
@@ -186,6 +211,23 @@ function isLamportCredit(v: unknown): v is EntryCredit {
   if (typeof v !== 'object' || v === null) return false;
   const c = v as Record<string, unknown>;
   return typeof c.address === 'string' && isInt(c.lamports) && c.lamports >= 0;
+}
+
+function isPriceFigure(v: unknown): v is UsdPriceFigure {
+  if (typeof v !== 'object' || v === null) return false;
+  const p = v as Record<string, unknown>;
+  const decimal = (x: unknown) => typeof x === 'string' && DECIMAL.test(x);
+  return (
+    typeof p.asset === 'string' &&
+    isInt(p.decimals) &&
+    decimal(p.amount) &&
+    decimal(p.usd_micros) &&
+    decimal(p.price) &&
+    decimal(p.conf) &&
+    isInt(p.exponent) &&
+    isInt(p.publish_time) &&
+    typeof p.account === 'string'
+  );
 }
 
 function isTokenFigure(v: unknown): v is TokenFigure {

@@ -41,6 +41,12 @@ export interface AuditEntryInput {
    */
   usd_micros?: string | null;
   /**
+   * What each asset of that dollar value was valued at: the price as read, with its confidence, exponent, publish
+   * time and account, so a later step judges the same sign at the same prices (the tripwire values a landed spend at
+   * them; docs/pricing.md). Absent or null wherever `usd_micros` is.
+   */
+  usd_prices?: UsdPriceFigure[] | null;
+  /**
    * An intent's transaction as a watcher follows it after a restart; absent or null for every other entry. Kept in
    * columns of its own beside the entry, outside its hash: the entry's `detail` says the same for a reader, and
    * an entry hashes exactly as it did before this field existed.
@@ -58,6 +64,28 @@ export interface IntentWatch {
   fee_payer: string | null;
   /** A slot the chain had reached before the key signed: the transaction cannot land before it. Null: not known. */
   from_slot: number | null;
+}
+
+/**
+ * One asset a sign was valued at (src/pricing/usd-spend.ts): what left the key of it and what that was worth, and the
+ * checked price that valued it, exactly as read (integers as decimal strings: a Pyth price is an i64).
+ */
+export interface UsdPriceFigure {
+  /** `SOL`, or the mint. */
+  asset: string;
+  decimals: number;
+  /** Base units (lamports for SOL) the simulation took out of the key. */
+  amount: string;
+  /** Their value in micro-dollars, at price + confidence, rounded up. */
+  usd_micros: string;
+  /** The dollar price is `price × 10^exponent`, ± `conf` on that scale. */
+  price: string;
+  conf: string;
+  exponent: number;
+  /** Unix seconds the price was published at (Pyth's `publish_time`). */
+  publish_time: number;
+  /** The price account it was read from. */
+  account: string;
 }
 
 /**
