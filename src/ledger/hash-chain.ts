@@ -32,6 +32,8 @@ type EntryCredit = Pick<LamportCredit, 'address' | 'lamports'>;
 
 const COMMANDS: readonly AuditCommand[] = ['sign', 'sign-intent', 'sign-message', 'halt', 'resume', 'reload'];
 const HEX64 = /^[0-9a-f]{64}$/;
+/** A credential block's revocation id: the hex of its signature (64 bytes for Ed25519). */
+const REVOCATION_ID = /^[0-9a-f]{2,256}$/;
 
 /** Compact JSON of an entry in the fixed field order. Built field by field so the order never depends on the input. */
 export function serializeEntry(entry: AuditEntry): string {
@@ -55,6 +57,8 @@ export function serializeEntry(entry: AuditEntry): string {
     ...(entry.lamport_credits ? { lamport_credits: entry.lamport_credits.map(copyCredit) } : {}),
     // Likewise for an intent's dollar value.
     ...(typeof entry.usd_micros === 'string' ? { usd_micros: entry.usd_micros } : {}),
+    // Likewise for the credential blocks whose budgets an intent counts against.
+    ...(entry.budget_blocks ? { budget_blocks: [...entry.budget_blocks] } : {}),
     prev: entry.prev,
     hash: entry.hash,
   });
@@ -106,6 +110,7 @@ function copyInput(e: AuditEntryInput): AuditEntryInput {
     ...(e.tokens ? { tokens: e.tokens.map(copyFigure) } : {}),
     ...(e.lamport_credits ? { lamport_credits: e.lamport_credits.map(copyCredit) } : {}),
     ...(typeof e.usd_micros === 'string' ? { usd_micros: e.usd_micros } : {}),
+    ...(e.budget_blocks ? { budget_blocks: [...e.budget_blocks] } : {}),
   };
 }
 
@@ -161,6 +166,16 @@ export function entryInputProblem(e: unknown): string | null {
     !(typeof o.usd_micros === 'string' && /^\d{1,30}$/.test(o.usd_micros))
   )
     return 'usd_micros must be a non-negative integer as a decimal string, or null';
+  if (
+    o.budget_blocks !== undefined &&
+    o.budget_blocks !== null &&
+    !(
+      Array.isArray(o.budget_blocks) &&
+      o.budget_blocks.length > 0 &&
+      o.budget_blocks.every((b) => typeof b === 'string' && REVOCATION_ID.test(b))
+    )
+  )
+    return 'budget_blocks must be a non-empty list of revocation ids (hex) or null';
   if (o.watch !== undefined && o.watch !== null && !isIntentWatch(o.watch))
     return 'watch must be {mode, last_valid_block_height, fee_payer, from_slot} or null';
   return null;
