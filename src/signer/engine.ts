@@ -49,7 +49,7 @@ import type { Payload } from './payload';
 import { refusal } from './refusals';
 import { emptyReport, type Report } from './report';
 import type { CheckInput, SignerEngine, SignInput, SignMode, SignProgress } from './types';
-import { credentialNote, credentialSpendCheck, principalLabel } from './types';
+import { credentialBudgets, credentialNote, credentialSpendCheck, principalLabel } from './types';
 
 export type { EngineDeps, EngineLogger } from './engine-deps';
 
@@ -338,6 +338,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         detail: mode === 'sign_only' ? signOnlyIntentDetail(lastValid, foreign) : sentIntentDetail(lastValid),
         watch: intentWatch(mode, lastValid, foreign),
         capKeys,
+        budgets: credentialBudgets(input.principal),
       },
     );
     if (!gate.ok) return notSent(gate.report);

@@ -38,6 +38,7 @@ export function signEntry(
     | 'tokens'
     | 'lamport_credits'
     | 'usd_micros'
+    | 'budget_blocks'
     | 'watch'
   >,
 ): AuditEntryInput {

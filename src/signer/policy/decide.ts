@@ -33,6 +33,7 @@ import { haltRefusal } from './rules/halted';
 import { inFlightRefusal } from './rules/in-flight';
 import { denyRefusal } from './rules/key';
 import { perTxRefusal } from './rules/per-tx';
+import { credentialBudgetRefusal } from './rules/credential-budget';
 import { recordedProgramRefusal } from './rules/programs';
 import { rateRefusal } from './rules/rate';
 import { remainingDailyUsd, usdCapRefusal, usdNeedsApproval } from './rules/usd-caps';
@@ -152,6 +153,12 @@ function gate(keys: readonly KeyConfig[], facts: GateFacts, wholeCap: number): V
   });
   if (cap.outcome === 'refused') return cap;
   const { figures } = cap;
+  // The key's caps and every budget of the credential that asked: the reservation must fit them all.
+  const budgets = facts.budgets ?? [];
+  if (budgets.length > 0 && figures.reservation !== undefined) {
+    const over = credentialBudgetRefusal(budgets, figures.reservation);
+    if (over) return refused(over, [], figures);
+  }
   if (facts.halt) return refused(haltRefusal(facts.halt), ['cap'], figures);
   return allowed(['cap'], figures);
 }
