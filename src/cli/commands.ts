@@ -48,10 +48,21 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'token narrow',
-    values: ['from', 'out', 'keys', 'tools', 'mode', 'ttl', 'per-tx-lamports', 'destinations', 'root-public-key'],
+    values: [
+      'from',
+      'out',
+      'keys',
+      'tools',
+      'mode',
+      'ttl',
+      'per-tx-lamports',
+      'destinations',
+      'per-day-lamports',
+      'root-public-key',
+    ],
     flags: [],
     usage:
-      'token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--root-public-key ed25519/HEX]',
+      'token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--per-day-lamports N] [--root-public-key ed25519/HEX]',
   },
   {
     name: 'token revoke',

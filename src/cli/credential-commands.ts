@@ -18,7 +18,7 @@ import { config, configPath, err, keyOf, out } from './context';
 
 export const TOKEN_NEW_BISCUIT_USAGE = 'sa-forge-signer token new NAME --biscuit --keys K1,K2 [--ttl 7d] --out FILE';
 export const TOKEN_NARROW_USAGE =
-  'sa-forge-signer token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--root-public-key ed25519/HEX]';
+  'sa-forge-signer token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--per-day-lamports N] [--root-public-key ed25519/HEX]';
 
 export const TOKEN_REVOKE_USAGE =
   'sa-forge-signer token revoke REVOCATION_ID|NAME|FILE [--root-public-key ed25519/HEX]';
@@ -118,11 +118,16 @@ export function tokenNarrow(args: ParsedArgs): number {
   const ttl = option(args, 'ttl');
   const perTx = option(args, 'per-tx-lamports');
   const destinations = option(args, 'destinations');
-  if (perTx !== undefined && !/^\d{1,16}$/.test(perTx))
-    throw new SignerError(
-      'request_invalid',
-      `--per-tx-lamports takes a whole number of lamports, not ${JSON.stringify(perTx)}`,
-    );
+  const perDay = option(args, 'per-day-lamports');
+  for (const [flag, value] of [
+    ['per-tx-lamports', perTx],
+    ['per-day-lamports', perDay],
+  ] as const)
+    if (value !== undefined && !/^\d{1,16}$/.test(value))
+      throw new SignerError(
+        'request_invalid',
+        `--${flag} takes a whole number of lamports, not ${JSON.stringify(value)}`,
+      );
   const made = narrowCredential(biscuitLib(), credential, publicKeyFor(args), {
     ...(keys === undefined ? {} : { keys: list(keys) }),
     ...(tools === undefined ? {} : { tools: list(tools) as ToolName[] }),
@@ -130,6 +135,7 @@ export function tokenNarrow(args: ParsedArgs): number {
     ...(ttl === undefined ? {} : { expiresAt: expiryAfter(ttl, new Date()) }),
     ...(perTx === undefined ? {} : { perTxLamports: Number(perTx) }),
     ...(destinations === undefined ? {} : { destinations: list(destinations) }),
+    ...(perDay === undefined ? {} : { perDayLamports: Number(perDay) }),
   });
   writeSecretFile(file, made.credential);
   out(made.revocationId);
