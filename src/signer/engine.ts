@@ -22,6 +22,7 @@ import type { SignRecord } from './flow/audit';
 import { writeFinal } from './flow/audit';
 import { judgeAfterApproval, type CapKeys } from './flow/after-approval';
 import { passGate } from './flow/gate';
+import { budgetSpent } from './policy/rules/credential-budget';
 import { judgeSimulation } from './flow/judge';
 import { keyUsage, preflight } from './flow/preflight';
 import { approvalPolicyNow } from './flow/policy-now';
@@ -421,6 +422,20 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       Promise.all(
         access.select(principal, key).map((k) => keyView({ chain, ledger, halts, cluster: config.cluster, keys }, k)),
       ),
+
+    budgetsShow: async (principal) => {
+      const now = nowSeconds();
+      return Promise.all(
+        credentialBudgets(principal).map(async (b) => {
+          const spent = budgetSpent({ ...b, usage: await ledger.blockUsage(b.revocation_id, now) });
+          return {
+            ...b,
+            spent_or_reserved_24h: spent,
+            remaining_lamports: Math.max(0, b.per_day_lamports - spent),
+          };
+        }),
+      );
+    },
 
     // Async, so a key the principal may not use is a rejected promise like every other refusal of the engine.
     async halt(input) {

@@ -39,6 +39,15 @@ export interface CredentialBudget {
   per_day_lamports: number;
 }
 
+/** A block's budget as `key_show` shows it: the budget, what its signs spent or reserved in 24 h, what is left. */
+export interface BudgetView {
+  block: number;
+  revocation_id: string;
+  per_day_lamports: number;
+  spent_or_reserved_24h: number;
+  remaining_lamports: number;
+}
+
 /**
  * A credential the agent presented and that allowed the request (docs/credentials.md): which one (its root's name
  * and its chain of blocks, so two sub-agents of one root are told apart), its spend checks and its blocks' budgets.
@@ -191,6 +200,8 @@ export interface SignerEngine {
   sign(input: SignInput): Promise<Report>;
   /** With no key: every key the principal may use, in name order. */
   keyShow(input: { key?: string | null; principal: Principal }): Promise<KeyView[]>;
+  /** The daily budgets of the credential the principal presented, with each block's usage now (none without one). */
+  budgetsShow(principal: Principal): Promise<BudgetView[]>;
   /** With no key: every key the principal may use. */
   halt(input: { key?: string | null; reason: string; principal: Principal }): Promise<HaltResult>;
   /**

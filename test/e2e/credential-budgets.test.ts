@@ -110,6 +110,11 @@ beforeAll(async () => {
   address = await listeningAddress(service, 60_000);
 }, 120_000);
 
+/** What the ledger counts against the child's budget now. */
+async function spentByChild(): Promise<number> {
+  return (await w.ledger.blockUsage(ids.child!, Math.floor(Date.now() / 1000))).lamports;
+}
+
 afterAll(async () => {
   if (service) await stopChild(service, 'SIGTERM');
   await w.close();
@@ -140,6 +145,14 @@ test("the child's budget counts every key: a sign on `pay` fits what the grandch
   expect(refused).toMatchObject({ outcome: 'refused', reason: 'credential_budget', figures: { block: 1 } });
   const fits = await report(cred.child!, 'sign', { payload: transfer('pay', 30_000_000) });
   expect(fits).toMatchObject({ outcome: 'confirmed' });
+  // key_show through the grandchild shows the child's budget (the grandchild's own block states none) and what is left.
+  const shown = await report(cred.grand!, 'key_show', {});
+  const [budget] = (shown as unknown as { credential: { budgets: Record<string, number | string>[] } }).credential
+    .budgets;
+  expect(budget).toMatchObject({ block: 1, revocation_id: ids.child, per_day_lamports: SOL / 10 });
+  expect(budget!.spent_or_reserved_24h).toBe(await spentByChild());
+  expect(budget!.remaining_lamports).toBe(SOL / 10 - (budget!.spent_or_reserved_24h as number));
+  expect(budget!.remaining_lamports).toBeLessThan(30_000_000);
   // Elsewhere than the child's one destination: the child's spend check, before any budget.
   const elsewhere = await report(cred.child!, 'check', { payload: transfer('pay', 1_000_000, OTHER) });
   expect(elsewhere).toMatchObject({ outcome: 'refused', reason: 'credential_limit' });
