@@ -1,14 +1,19 @@
 /**
- * A credential block's daily budget across replicas: two `sa-forge-signer-serve` processes sharing one PostgreSQL
- * ledger, a child credential with a budget for N signs, signs under it fired at once on both replicas and on two
- * keys. The block's lock (taken after the key's, PostgreSQL advisory) and its usage read from the shared ledger let
- * exactly N through together: neither the replicas nor the keys can both fit the last room in the budget.
+ * Credentials across replicas: two `sa-forge-signer-serve` processes sharing one PostgreSQL ledger.
+ * - A child credential with a daily budget for N signs, signs under it fired at once on both replicas and on two
+ *   keys: the block's lock (taken after the key's, PostgreSQL advisory) and its usage read from the shared ledger let
+ *   exactly N through together; neither the replicas nor the keys can both fit the last room in the budget.
+ * - Revoking the child (the config, then each replica's reload) refuses it and its grandchild on both replicas, while
+ *   the root still works on both.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
 import { biscuitLib } from '../../src/credentials/biscuit-lib';
+import YAML from 'yaml';
 import { mintRoot, narrowCredential, newRootKey } from '../../src/credentials/issue';
+import { BIN, run } from '../support/cli';
+import { headersFor, rpc } from '../http/support';
 import { McpHttpClient } from './mcp-http';
 import { ReplicaCluster, closeCluster } from './cluster';
 
@@ -23,6 +28,8 @@ const CONCURRENT = 16;
 let cluster: ReplicaCluster | undefined;
 let child = '';
 let childId = '';
+let rootCredential = '';
+let grandchild = '';
 const keyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'budget-root-'));
 
 beforeAll(async () => {
@@ -34,6 +41,8 @@ beforeAll(async () => {
   const narrowed = narrowCredential(lib, made.credential, root.publicKey, { perDayLamports: BUDGET });
   child = narrowed.credential;
   childId = narrowed.revocationId;
+  rootCredential = made.credential;
+  grandchild = narrowCredential(lib, child, root.publicKey, { mode: 'sign_only' }).credential;
   cluster = await ReplicaCluster.start({
     keys: { left: {}, right: {} },
     credentials: {
@@ -72,3 +81,41 @@ test("signs fired at once on two replicas and two keys never pass a block's budg
   const spent = intents.reduce((sum, e) => sum - (e.balance_change ?? 0), 0);
   expect(spent).toBeLessThanOrEqual(BUDGET);
 }, 120_000);
+
+/** An HTTP tools/call `check` with this credential on a replica: the status (401: the credential was refused). */
+async function checkStatus(url: string, credential: string): Promise<{ status: number; reason?: string }> {
+  const body = rpc('tools/call', {
+    name: 'check',
+    arguments: { key: 'left', payload: cluster!.transfer('left', AMOUNT) },
+  });
+  const res = await fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: { ...headersFor(body), Authorization: `Bearer ${credential}` },
+    body: JSON.stringify(body),
+  });
+  const json = (await res.json()) as { reason?: string };
+  return { status: res.status, ...(json.reason === undefined ? {} : { reason: json.reason }) };
+}
+
+test('revoking the child refuses it and its grandchild on both replicas at once, while the root works on both', async () => {
+  const c = cluster!;
+  for (const r of c.replicas) expect((await checkStatus(r.url, grandchild)).status).toBe(200);
+  const doc = YAML.parse(fs.readFileSync(c.configFile, 'utf8')) as { serve: { credentials: { revoked?: string[] } } };
+  doc.serve.credentials.revoked = [childId];
+  fs.writeFileSync(c.configFile, YAML.stringify(doc));
+  // Each replica applies it with its own reload (its own state directory, as each container has).
+  for (const r of c.replicas) {
+    const reloaded = await run(BIN.signer, ['--config', c.configFile, 'reload'], {
+      env: { SIGNER_STATE_DIR: path.join(c.dir, `state-${String(r.index)}`) },
+    });
+    expect({ code: reloaded.code, out: reloaded.stdout }).toMatchObject({
+      code: 0,
+      out: expect.stringContaining('serve.credentials.revoked added 1') as unknown as string,
+    });
+  }
+  for (const r of c.replicas) {
+    expect(await checkStatus(r.url, child)).toEqual({ status: 401, reason: 'revoked' });
+    expect(await checkStatus(r.url, grandchild)).toEqual({ status: 401, reason: 'revoked' });
+    expect((await checkStatus(r.url, rootCredential)).status).toBe(200);
+  }
+}, 60_000);
