@@ -21,6 +21,7 @@ import type {
   IntentWatch,
   LamportCredit,
   TokenFigure,
+  UsdPriceFigure,
   VerifyResult,
 } from './types';
 
@@ -57,6 +58,8 @@ export function serializeEntry(entry: AuditEntry): string {
     ...(entry.lamport_credits ? { lamport_credits: entry.lamport_credits.map(copyCredit) } : {}),
     // Likewise for an intent's dollar value.
     ...(typeof entry.usd_micros === 'string' ? { usd_micros: entry.usd_micros } : {}),
+    // And for the prices it was valued at.
+    ...(entry.usd_prices ? { usd_prices: entry.usd_prices.map(copyPrice) } : {}),
     // Likewise for the credential blocks whose budgets an intent counts against.
     ...(entry.budget_blocks ? { budget_blocks: [...entry.budget_blocks] } : {}),
     prev: entry.prev,
@@ -77,6 +80,21 @@ function copyFigure(f: TokenFigure): TokenFigure {
 /** A lamport credit's fields in their fixed order. */
 function copyCredit(c: EntryCredit): EntryCredit {
   return { address: c.address, lamports: c.lamports };
+}
+
+/** A recorded price's fields in their fixed order. */
+function copyPrice(p: UsdPriceFigure): UsdPriceFigure {
+  return {
+    asset: p.asset,
+    decimals: p.decimals,
+    amount: p.amount,
+    usd_micros: p.usd_micros,
+    price: p.price,
+    conf: p.conf,
+    exponent: p.exponent,
+    publish_time: p.publish_time,
+    account: p.account,
+  };
 }
 
 /** sha256 hex of the entry serialised with `hash` set to "". */
@@ -110,6 +128,7 @@ function copyInput(e: AuditEntryInput): AuditEntryInput {
     ...(e.tokens ? { tokens: e.tokens.map(copyFigure) } : {}),
     ...(e.lamport_credits ? { lamport_credits: e.lamport_credits.map(copyCredit) } : {}),
     ...(typeof e.usd_micros === 'string' ? { usd_micros: e.usd_micros } : {}),
+    ...(e.usd_prices ? { usd_prices: e.usd_prices.map(copyPrice) } : {}),
     ...(e.budget_blocks ? { budget_blocks: [...e.budget_blocks] } : {}),
   };
 }
@@ -167,6 +186,12 @@ export function entryInputProblem(e: unknown): string | null {
   )
     return 'usd_micros must be a non-negative integer as a decimal string, or null';
   if (
+    o.usd_prices !== undefined &&
+    o.usd_prices !== null &&
+    !(Array.isArray(o.usd_prices) && o.usd_prices.every(isPriceFigure))
+  )
+    return 'usd_prices must be a list of {asset, decimals, amount, usd_micros, price, conf, exponent, publish_time, account} or null';
+  if (
     o.budget_blocks !== undefined &&
     o.budget_blocks !== null &&
     !(
@@ -199,6 +224,23 @@ function isLamportCredit(v: unknown): v is EntryCredit {
   if (typeof v !== 'object' || v === null) return false;
   const c = v as Record<string, unknown>;
   return typeof c.address === 'string' && isInt(c.lamports) && c.lamports >= 0;
+}
+
+function isPriceFigure(v: unknown): v is UsdPriceFigure {
+  if (typeof v !== 'object' || v === null) return false;
+  const p = v as Record<string, unknown>;
+  const decimal = (x: unknown) => typeof x === 'string' && DECIMAL.test(x);
+  return (
+    typeof p.asset === 'string' &&
+    isInt(p.decimals) &&
+    decimal(p.amount) &&
+    decimal(p.usd_micros) &&
+    decimal(p.price) &&
+    decimal(p.conf) &&
+    isInt(p.exponent) &&
+    isInt(p.publish_time) &&
+    typeof p.account === 'string'
+  );
 }
 
 function isTokenFigure(v: unknown): v is TokenFigure {

@@ -41,6 +41,12 @@ export interface AuditEntryInput {
    */
   usd_micros?: string | null;
   /**
+   * What each asset of that dollar value was valued at: the price as read, with its confidence, exponent, publish
+   * time and account, so a later step judges the same sign at the same prices (the tripwire values a landed spend at
+   * them; docs/pricing.md). Absent or null wherever `usd_micros` is.
+   */
+  usd_prices?: UsdPriceFigure[] | null;
+  /**
    * The revocation ids of the credential blocks whose `per_day` budget an intent counts against (docs/credentials.md,
    * "Daily budgets"): each block's usage is the intents naming it and their finals, counted as a key's are. Absent
    * or null for every other entry and every intent of a sign no budgeted credential asked for.
@@ -64,6 +70,28 @@ export interface IntentWatch {
   fee_payer: string | null;
   /** A slot the chain had reached before the key signed: the transaction cannot land before it. Null: not known. */
   from_slot: number | null;
+}
+
+/**
+ * One asset a sign was valued at (src/pricing/usd-spend.ts): what left the key of it and what that was worth, and the
+ * checked price that valued it, exactly as read (integers as decimal strings: a Pyth price is an i64).
+ */
+export interface UsdPriceFigure {
+  /** `SOL`, or the mint. */
+  asset: string;
+  decimals: number;
+  /** Base units (lamports for SOL) the simulation took out of the key. */
+  amount: string;
+  /** Their value in micro-dollars, at price + confidence, rounded up. */
+  usd_micros: string;
+  /** The dollar price is `price × 10^exponent`, ± `conf` on that scale. */
+  price: string;
+  conf: string;
+  exponent: number;
+  /** Unix seconds the price was published at (Pyth's `publish_time`). */
+  publish_time: number;
+  /** The price account it was read from. */
+  account: string;
 }
 
 /**

@@ -214,7 +214,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     begun: Begun,
     rec: SignRecord,
     progress: (p: SignProgress) => void,
-  ): Promise<{ report: Report; sent: boolean; watched: boolean }> {
+  ): Promise<{ report: Report; sent: boolean; watched: boolean; landedUsd?: string | null }> {
     const { key, source, report, payload } = begun;
     const notSent = (r: Report) => ({ report: r, sent: false, watched: false });
     if (mode === 'sign_only' && key.sign_only === false) {
@@ -366,14 +366,15 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     }
     progress({ stage: 'sent', signature: built.signature });
     const landed = await sendAndConfirm(sendDeps, built, lastValid, report, progress);
-    await checkLanded(tripwireDeps, {
+    const landedUsd = await checkLanded(tripwireDeps, {
       keyName: key.name,
       keyPubkey: key.pubkey,
       report,
       reservation: gate.reservation,
+      usd: gate.usd,
       meta: landed,
     });
-    return { report, sent: true, watched: false };
+    return { report, sent: true, watched: false, landedUsd };
   }
 
   async function sign(input: SignInput): Promise<Report> {
@@ -404,10 +405,10 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     const progress = input.onProgress ?? (() => {});
     running++;
     try {
-      const { report, sent, watched } = await signFlow(input, mode, begun, rec, progress);
+      const { report, sent, watched, landedUsd } = await signFlow(input, mode, begun, rec, progress);
       // A sign's own final entry needs no lock: only this sign writes it, and a usage read counts either the
       // intent's reservation (before the final is appended) or the final figure (after), never both.
-      if (!watched) await writeFinal({ ledger, log }, rec, report, sent);
+      if (!watched) await writeFinal({ ledger, log }, rec, report, sent, landedUsd ?? null);
       return signed(input, report, started);
     } finally {
       running--;
