@@ -79,7 +79,7 @@ export function postgresKeyLocks(driver: PostgresDriver): { parts: KeyLocks; rel
           key,
           () => undefined,
         );
-        return { conn, pid: Number(res.rows[0]?.pid ?? -1) };
+        return { conn, pid: res.rows[0]?.pid ?? -1 };
       } catch (e) {
         conn?.done(asError(e));
         if (e instanceof SignerError) throw e;

@@ -108,10 +108,8 @@ test('revoking the child refuses it and its grandchild on both replicas at once,
     const reloaded = await run(BIN.signer, ['--config', c.configFile, 'reload'], {
       env: { SIGNER_STATE_DIR: path.join(c.dir, `state-${String(r.index)}`) },
     });
-    expect({ code: reloaded.code, out: reloaded.stdout }).toMatchObject({
-      code: 0,
-      out: expect.stringContaining('serve.credentials.revoked added 1') as unknown as string,
-    });
+    expect(reloaded.code).toBe(0);
+    expect(reloaded.stdout).toContain('serve.credentials.revoked added 1');
   }
   for (const r of c.replicas) {
     expect(await checkStatus(r.url, child)).toEqual({ status: 401, reason: 'revoked' });
