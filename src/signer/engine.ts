@@ -23,6 +23,7 @@ import { writeFinal } from './flow/audit';
 import { judgeAfterApproval, type CapKeys } from './flow/after-approval';
 import { passGate } from './flow/gate';
 import { budgetSpent } from './policy/rules/credential-budget';
+import { budgetPreview } from './flow/budget-preview';
 import { judgeSimulation } from './flow/judge';
 import { keyUsage, preflight } from './flow/preflight';
 import { approvalPolicyNow } from './flow/policy-now';
@@ -192,6 +193,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       usage: checked.usageKnown ? checked.usage : null,
       usd: spendValue(pricing, figures),
       credential: credentialSpendCheck(input.principal),
+      budgets: await budgetPreview(ledger, credentialBudgets(input.principal)),
     });
     if (figures.sim.err === null) report.logs = figures.sim.logs;
     if (!judged.ok) return done('check', judged.report, started);
@@ -278,6 +280,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       usage: checked.usage,
       usd,
       credential: credentialSpendCheck(input.principal),
+      budgets: await budgetPreview(ledger, credentialBudgets(input.principal)),
     });
     if (!judged.ok) return notSent(judged.report);
 

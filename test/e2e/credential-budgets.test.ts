@@ -139,8 +139,10 @@ test("the grandchild's second sign past the child's 0.1 SOL a day is refused nam
 });
 
 test("the child's budget counts every key: a sign on `pay` fits what the grandchild left, and no more", async () => {
+  // check previews the budget on the block's usage now (the gate binds it): the agent learns before it signs.
   const over = await report(cred.child!, 'check', { payload: transfer('pay', 50_000_000) });
-  expect(over).toMatchObject({ outcome: 'ok' }); // check previews the spend checks; the budget binds at the gate
+  expect(over).toMatchObject({ outcome: 'refused', reason: 'credential_budget', figures: { block: 1 } });
+  expect(await report(cred.child!, 'check', { payload: transfer('pay', 30_000_000) })).toMatchObject({ outcome: 'ok' });
   const refused = await report(cred.child!, 'sign', { payload: transfer('pay', 50_000_000) });
   expect(refused).toMatchObject({ outcome: 'refused', reason: 'credential_budget', figures: { block: 1 } });
   const fits = await report(cred.child!, 'sign', { payload: transfer('pay', 30_000_000) });

@@ -133,8 +133,15 @@ function simulated(key: KeyConfig, facts: SimulatedFacts, wholeCap: number): Ver
     ...usdFigures,
     needsApproval: usdNeedsApproval(key, spend) ?? needsApproval(key, m.balanceChange, m.tokens),
   };
-  if (facts.usage === null) return allowed(['destinations'], figures);
+  // The credential's daily budgets, previewed on their usage read before the simulation (bound at the gate).
+  const budgets = facts.budgets ?? [];
+  const overBudget =
+    budgets.length > 0 && m.balanceChange !== null ? credentialBudgetRefusal(budgets, spendOf(m.balanceChange)) : null;
+  if (facts.usage === null)
+    return overBudget ? refused(overBudget, ['destinations'], figures) : allowed(['destinations'], figures);
   const cap = capVerdict(key, facts.usage, movesOf(m), wholeCap);
+  if (cap.outcome === 'allowed' && overBudget)
+    return refused(overBudget, ['destinations'], { ...figures, ...cap.figures });
   return { ...cap, passed: ['destinations'], figures: { ...figures, ...cap.figures } };
 }
 

@@ -54,6 +54,8 @@ export interface SimulatedFacts {
   usage: Usage | null;
   /** The spend checks of the credential the request came with (none for a bearer token). */
   credential?: CredentialSpendCheck;
+  /** Its daily budgets with their usage read before the simulation, to preview (absent: no preview). */
+  budgets?: readonly BudgetFact[];
 }
 
 /** At the cap gate, read under the key's lock (or in the store's one transaction): the binding decision. */

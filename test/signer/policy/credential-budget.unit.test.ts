@@ -73,3 +73,18 @@ test('an intent no figure bounds counts as the whole budget; a sign moving nothi
 test('no budgets: the gate decides as before', () => {
   expect(gate(500_000, [])).toMatchObject({ outcome: 'allowed' });
 });
+
+test('after the simulation the budgets are previewed on the usage read then, after the spend checks and the caps', () => {
+  const simulated = (spend: number, budgets: BudgetFact[], keyUsage: ReturnType<typeof usage> | null = usage()) =>
+    decide(key, { at: 'simulated', moves: paying(spend), usage: keyUsage, budgets });
+  expect(simulated(400, [child(600)])).toMatchObject({ outcome: 'allowed' });
+  expect(simulated(401, [child(600)])).toMatchObject({
+    outcome: 'refused',
+    refusal: { reason: 'credential_budget', figures: { spent: 600, requested: 401, cap: 1_000 } },
+  });
+  expect(simulated(401, [child(600)], null)).toMatchObject({ refusal: { reason: 'credential_budget' } });
+  // The key's own cap refuses first when both would.
+  expect(simulated(401, [child(600)], usage({ lamports: 999_700 }))).toMatchObject({
+    refusal: { reason: 'per_day_cap' },
+  });
+});
