@@ -42,9 +42,10 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'key destroy', values: [], flags: ['force'], usage: 'key destroy NAME [--force]' },
   {
     name: 'token new',
-    values: ['out', 'keys', 'ttl'],
+    values: ['out', 'keys', 'ttl', 'per-day-lamports'],
     flags: ['biscuit'],
-    usage: 'token new NAME --out FILE | token new NAME --biscuit --keys K1,K2 [--ttl 7d] --out FILE',
+    usage:
+      'token new NAME --out FILE | token new NAME --biscuit --keys K1,K2 [--ttl 7d] [--per-day-lamports N] --out FILE',
   },
   {
     name: 'token narrow',

@@ -124,8 +124,11 @@ export function narrowingChecks(n: Narrowing): string[] {
   return checks;
 }
 
-/** The root block: who the credential is (the config's name for it), the keys it may use, and its expiry if any. */
-export function rootBlock(name: string, keys: readonly string[], expiresAt?: Date): string {
+/**
+ * The root block: who the credential is (the config's name for it), the keys it may use, its expiry if any, and its
+ * daily budget if any (the whole tree's signs together, all keys).
+ */
+export function rootBlock(name: string, keys: readonly string[], expiresAt?: Date, perDayLamports?: number): string {
   if (!NAME.test(name))
     throw new SignerError(
       'request_invalid',
@@ -133,5 +136,6 @@ export function rootBlock(name: string, keys: readonly string[], expiresAt?: Dat
     );
   const lines = [`${ROOT_PREDICATE}("${name}")`, keysCheck(keys)];
   if (expiresAt !== undefined) lines.push(expiryCheck(expiresAt));
+  if (perDayLamports !== undefined) lines.push(perDayLamportsCheck(perDayLamports));
   return lines.map((l) => `${l};\n`).join('');
 }

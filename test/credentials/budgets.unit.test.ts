@@ -17,6 +17,7 @@ const verifier = createCredentialVerifier(lib, {
   revoked: [],
 });
 const NOW = new Date('2026-12-06T00:00:00Z');
+const SOL_DAY = 1_000_000_000;
 const SIGN = { method: 'tools/call', tool: 'sign', key: 'demo', mode: 'send' };
 
 function appendRaw(credential: string, code: string): string {
@@ -71,4 +72,20 @@ test('budgetOf reads only the exact form', () => {
   expect(budgetOf('check if per_day_lamports(12)')).toBe(12);
   expect(budgetOf('reject if lamports_out($n), $n > 12')).toBeNull();
   expect(budgetOf('check if per_day_lamports(-1)')).toBeNull();
+});
+
+test("a root issued with a daily budget states it in its own block: the whole tree's budget, block 0", () => {
+  const budgeted = mintRoot(lib, root.privateKey, { name: 'planner', keys: ['demo'], perDayLamports: SOL_DAY });
+  const v = createCredentialVerifier(lib, {
+    rootPublicKey: root.publicKey,
+    issued: [{ name: 'planner', revocation_id: budgeted.revocationId, keys: ['demo'] }],
+    revoked: [],
+  }).verify(narrowCredential(lib, budgeted.credential, root.publicKey, { perDayLamports: SOL_DAY / 10 }).credential);
+  if (!v.ok) throw new Error(v.refusal.message);
+  expect(v.credential.budgets.map((b) => [b.block, b.per_day_lamports])).toEqual([
+    [0, SOL_DAY],
+    [1, SOL_DAY / 10],
+  ]);
+  expect(v.credential.authorize(SIGN, NOW)).toBeNull();
+  v.credential.dispose();
 });

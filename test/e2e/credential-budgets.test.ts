@@ -1,6 +1,6 @@
 /**
  * A block's daily budget end to end (docs/credentials.md, "Daily budgets"), in the built service over loopback HTTP:
- * a root for `demo` and `pay` (demo's own daily cap 1 SOL); a child narrowed by `token narrow` to 0.1 SOL a day and
+ * a root for `demo` and `pay` with 1 SOL a day (demo's own daily cap 1 SOL too); a child narrowed by `token narrow` to 0.1 SOL a day and
  * one destination; a grandchild narrowed through `sa-forge-signer/delegate` to sign_only for an hour. The
  * grandchild's second sign past 0.1 SOL in the day is refused naming the child's block with the figures; the child's
  * budget counts every key it signs with (a sign on `pay` after the grandchild's on `demo`); the root, under no
@@ -80,7 +80,18 @@ beforeAll(async () => {
   rootKeyFile = path.join(w.dir, 'credentials-root.key');
   writeConfig();
   const rootFile = path.join(w.dir, 'root.cred');
-  const made = await cli(['token', 'new', 'planner', '--biscuit', '--keys', 'demo,pay', '--out', rootFile]);
+  const made = await cli([
+    'token',
+    'new',
+    'planner',
+    '--biscuit',
+    '--keys',
+    'demo,pay',
+    '--per-day-lamports',
+    String(SOL),
+    '--out',
+    rootFile,
+  ]);
   ids.root = made.stdout;
   const rootPublicKey = /Root public key[^:]*: (ed25519\/[0-9a-f]{64})/.exec(made.stderr)?.[1] ?? '';
   cred.root = fs.readFileSync(rootFile, 'utf8').trim();
@@ -134,7 +145,7 @@ test("the grandchild's second sign past the child's 0.1 SOL a day is refused nam
 
   // The intent names the child's block: its usage is the ledger's, by revocation id.
   const intent = (await w.ledger.tail(20)).find((e) => e.signature === first.signature && e.command === 'sign-intent');
-  expect(intent?.budget_blocks).toEqual([ids.child]);
+  expect(intent?.budget_blocks).toEqual([ids.root, ids.child]);
   expect((await w.ledger.blockUsage(ids.child!, Math.floor(Date.now() / 1000))).lamports).toBe(figures.spent);
 });
 
@@ -149,8 +160,9 @@ test("the child's budget counts every key: a sign on `pay` fits what the grandch
   expect(fits).toMatchObject({ outcome: 'confirmed' });
   // key_show through the grandchild shows the child's budget (the grandchild's own block states none) and what is left.
   const shown = await report(cred.grand!, 'key_show', {});
-  const [budget] = (shown as unknown as { credential: { budgets: Record<string, number | string>[] } }).credential
-    .budgets;
+  const [rootBudget, budget] = (shown as unknown as { credential: { budgets: Record<string, number | string>[] } })
+    .credential.budgets;
+  expect(rootBudget).toMatchObject({ block: 0, revocation_id: ids.root, per_day_lamports: SOL });
   expect(budget).toMatchObject({ block: 1, revocation_id: ids.child, per_day_lamports: SOL / 10 });
   expect(budget!.spent_or_reserved_24h).toBe(await spentByChild());
   expect(budget!.remaining_lamports).toBe(SOL / 10 - (budget!.spent_or_reserved_24h as number));
@@ -160,10 +172,14 @@ test("the child's budget counts every key: a sign on `pay` fits what the grandch
   expect(elsewhere).toMatchObject({ outcome: 'refused', reason: 'credential_limit' });
 });
 
-test("the root, under no budget, still signs up to the key's own daily cap", async () => {
-  // demo's cap is 1 SOL; the grandchild's sign_only reservation (0.06 SOL and its fee) counts against it too.
+test("the root still signs up to the key's own daily cap, inside its own 1 SOL budget", async () => {
+  // demo's cap is 1 SOL; the grandchild's sign_only reservation (0.06 SOL and its fee) counts against it too. The
+  // root's budget counts the whole tree's signs on both keys (the child's 0.03 SOL on pay as well).
   const big = await report(cred.root!, 'sign', { payload: transfer('demo', 900_000_000) });
   expect(big).toMatchObject({ outcome: 'confirmed' });
   const past = await report(cred.root!, 'sign', { payload: transfer('demo', 50_000_000) });
   expect(past).toMatchObject({ outcome: 'refused', reason: 'per_day_cap' });
+  const tree = (await w.ledger.blockUsage(ids.root!, Math.floor(Date.now() / 1000))).lamports;
+  expect(tree).toBeGreaterThan(990_000_000);
+  expect(tree).toBeLessThanOrEqual(SOL);
 });
