@@ -74,6 +74,8 @@ function copyFigure(f: TokenFigure): TokenFigure {
     decimals: f.decimals,
     change: f.change,
     credits: f.credits.map((c) => ({ owner: c.owner, amount: c.amount })),
+    // Written since treasuries: an entry from before has none, and hashes as it always did.
+    ...(f.delegated ? { delegated: f.delegated.map((d) => ({ account: d.account, change: d.change })) } : {}),
   };
 }
 
@@ -256,7 +258,14 @@ function isTokenFigure(v: unknown): v is TokenFigure {
       if (typeof c !== 'object' || c === null) return false;
       const o = c as Record<string, unknown>;
       return typeof o.owner === 'string' && typeof o.amount === 'string' && DECIMAL.test(o.amount);
-    })
+    }) &&
+    (f.delegated === undefined ||
+      (Array.isArray(f.delegated) &&
+        f.delegated.every((d: unknown) => {
+          if (typeof d !== 'object' || d === null) return false;
+          const o = d as Record<string, unknown>;
+          return typeof o.account === 'string' && typeof o.change === 'string' && DECIMAL.test(o.change);
+        })))
   );
 }
 

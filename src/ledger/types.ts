@@ -104,6 +104,11 @@ export interface TokenFigure {
   /** The key's balance change of this mint, all its accounts together: negative is a spend. */
   change: string;
   credits: { owner: string; amount: string }[];
+  /**
+   * The part of `change` made in token accounts the key spent from as their delegate (a treasury,
+   * docs/treasury.md), by account: what lets reconciliation compare each account on its own. Absent when none.
+   */
+  delegated?: { account: string; change: string }[];
 }
 
 /**

@@ -38,6 +38,7 @@ import { v2Source } from './sources/v2-source';
 import { createSignedWatcher, intentWatch, sentIntentDetail, signOnlyIntentDetail } from './flow/watch-signed';
 import { createHaltBook } from './halts';
 import { createTreasuryReconciler } from '../treasury/reconcile';
+import { treasuryStatus, type TreasuryStatus } from '../treasury/status';
 import { haltKeys } from './halt-keys';
 import { signRefusedByCap } from '../notify/events';
 import { createOutbox } from '../notify/outbox';
@@ -97,6 +98,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     halts,
     notify: notifier,
     now: nowSeconds,
+    prices: () => config.prices,
   });
   let reconciling = false;
   // Only a process with treasury keys at start runs the passes; a reload that adds the first one needs a restart.
@@ -477,6 +479,11 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     inFlight: () => running,
 
     reconcileTreasuries: () => treasuries.reconcile(),
+
+    async treasuryShow() {
+      const shown = await Promise.all(policy().keys.map((k) => treasuryStatus(chain, k, config.prices)));
+      return shown.filter((t): t is TreasuryStatus => t !== null);
+    },
 
     async close() {
       if (reconcileTimer !== null) clearInterval(reconcileTimer);

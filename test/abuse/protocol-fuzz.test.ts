@@ -45,6 +45,7 @@ function withInjectedFault(engine: SignerEngine): SignerEngine {
     keyShow: (i) => engine.keyShow(i),
     budgetsShow: (p) => engine.budgetsShow(p),
     reconcileTreasuries: () => engine.reconcileTreasuries(),
+    treasuryShow: () => engine.treasuryShow(),
     halt: (i) => engine.halt(i),
     resume: (k) => engine.resume(k),
     policyNow: (a) => engine.policyNow(a),
