@@ -41,6 +41,18 @@ export interface AuditEntryInput {
    */
   usd_micros?: string | null;
   /**
+   * What each asset of that dollar value was valued at: the price as read, with its confidence, exponent, publish
+   * time and account, so a later step judges the same sign at the same prices (the tripwire values a landed spend at
+   * them; docs/pricing.md). Absent or null wherever `usd_micros` is.
+   */
+  usd_prices?: UsdPriceFigure[] | null;
+  /**
+   * The revocation ids of the credential blocks whose `per_day` budget an intent counts against (docs/credentials.md,
+   * "Daily budgets"): each block's usage is the intents naming it and their finals, counted as a key's are. Absent
+   * or null for every other entry and every intent of a sign no budgeted credential asked for.
+   */
+  budget_blocks?: string[] | null;
+  /**
    * An intent's transaction as a watcher follows it after a restart; absent or null for every other entry. Kept in
    * columns of its own beside the entry, outside its hash: the entry's `detail` says the same for a reader, and
    * an entry hashes exactly as it did before this field existed.
@@ -61,6 +73,28 @@ export interface IntentWatch {
 }
 
 /**
+ * One asset a sign was valued at (src/pricing/usd-spend.ts): what left the key of it and what that was worth, and the
+ * checked price that valued it, exactly as read (integers as decimal strings: a Pyth price is an i64).
+ */
+export interface UsdPriceFigure {
+  /** `SOL`, or the mint. */
+  asset: string;
+  decimals: number;
+  /** Base units (lamports for SOL) the simulation took out of the key. */
+  amount: string;
+  /** Their value in micro-dollars, at price + confidence, rounded up. */
+  usd_micros: string;
+  /** The dollar price is `price × 10^exponent`, ± `conf` on that scale. */
+  price: string;
+  conf: string;
+  exponent: number;
+  /** Unix seconds the price was published at (Pyth's `publish_time`). */
+  publish_time: number;
+  /** The price account it was read from. */
+  account: string;
+}
+
+/**
  * What a sign moves of one mint, from its simulation: the key's change (an intent's is the reservation) and what
  * each other owner receives. Amounts are base units as decimal strings (u64 does not fit a JSON number).
  */
@@ -70,6 +104,11 @@ export interface TokenFigure {
   /** The key's balance change of this mint, all its accounts together: negative is a spend. */
   change: string;
   credits: { owner: string; amount: string }[];
+  /**
+   * The part of `change` made in token accounts the key spent from as their delegate (a treasury,
+   * docs/treasury.md), by account: what lets reconciliation compare each account on its own. Absent when none.
+   */
+  delegated?: { account: string; change: string }[];
 }
 
 /**
@@ -330,6 +369,12 @@ export interface Reservations {
    */
   signatureInFlight(key: string, signature: string): Promise<boolean>;
   /**
+   * A credential block's usage at `now` for its `per_day` budget: the intents that name it in `budget_blocks`
+   * (whichever key signed them) and their finals, counted as a key's entries are (usage-book.ts). Kept in memory
+   * and read afresh like keyUsage; read under the block's budget lock (budgetLockName) at the gate.
+   */
+  blockUsage(revocationId: string, now: number): Promise<Usage>;
+  /**
    * The cap gate as one write transaction, when the store can decide it without the key's lock: the key's usage,
    * whether `signature` is in flight and its halt are read, `decide` is called on them, and the intent it returns
    * is appended, with no other writer of the key in between; resolves once that intent is durable. Resolves null
@@ -348,9 +393,10 @@ export interface KeyLocks {
    * Appends like `append`, but only while this handle still holds the lock on `entry.key` (taken with lockKey),
    * checked in the same transaction as the insert: a lock lost in the meantime (its database connection died, or
    * its lease was taken over) makes this reject with a 'ledger' error and nothing is written. A sign writes its
-   * intent this way, so it is never sent on a cap decision another holder may also have made.
+   * intent this way, so it is never sent on a cap decision another holder may also have made. `alsoHeld` names
+   * further locks this handle took with lockKey (a credential block's budget lock) that must still be held too.
    */
-  appendFenced(entry: AuditEntryInput): Promise<AuditEntry>;
+  appendFenced(entry: AuditEntryInput, alsoHeld?: readonly string[]): Promise<AuditEntry>;
   /** The key locks held now. `keys` names the configured keys (PostgreSQL's locks carry only a hash of the name). */
   keyLocks(keys: readonly string[]): Promise<KeyLockInfo[]>;
   /**

@@ -22,6 +22,8 @@ import type { SignRecord } from './flow/audit';
 import { writeFinal } from './flow/audit';
 import { judgeAfterApproval, type CapKeys } from './flow/after-approval';
 import { passGate } from './flow/gate';
+import { budgetSpent } from './policy/rules/credential-budget';
+import { budgetPreview } from './flow/budget-preview';
 import { judgeSimulation } from './flow/judge';
 import { keyUsage, preflight } from './flow/preflight';
 import { approvalPolicyNow } from './flow/policy-now';
@@ -37,6 +39,7 @@ import { v2Source } from './sources/v2-source';
 import { createSignedWatcher, intentWatch, sentIntentDetail, signOnlyIntentDetail } from './flow/watch-signed';
 import { createHaltBook } from './halts';
 import { createTreasuryReconciler } from '../treasury/reconcile';
+import { treasuryStatus, type TreasuryStatus } from '../treasury/status';
 import { haltKeys } from './halt-keys';
 import { signRefusedByCap } from '../notify/events';
 import { createOutbox } from '../notify/outbox';
@@ -50,7 +53,7 @@ import type { Payload } from './payload';
 import { refusal } from './refusals';
 import { emptyReport, type Report } from './report';
 import type { CheckInput, SignerEngine, SignInput, SignMode, SignProgress } from './types';
-import { credentialNote, credentialSpendCheck, principalLabel } from './types';
+import { credentialBudgets, credentialNote, credentialSpendCheck, principalLabel } from './types';
 
 export type { EngineDeps, EngineLogger } from './engine-deps';
 
@@ -96,6 +99,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     halts,
     notify: notifier,
     now: nowSeconds,
+    prices: () => config.prices,
   });
   let reconciling = false;
   // Only a process with treasury keys at start runs the passes; a reload that adds the first one needs a restart.
@@ -200,6 +204,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       usage: checked.usageKnown ? checked.usage : null,
       usd: spendValue(pricing, figures),
       credential: credentialSpendCheck(input.principal),
+      budgets: await budgetPreview(ledger, credentialBudgets(input.principal)),
     });
     if (figures.sim.err === null) report.logs = figures.sim.logs;
     if (!judged.ok) return done('check', judged.report, started);
@@ -222,7 +227,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     begun: Begun,
     rec: SignRecord,
     progress: (p: SignProgress) => void,
-  ): Promise<{ report: Report; sent: boolean; watched: boolean }> {
+  ): Promise<{ report: Report; sent: boolean; watched: boolean; landedUsd?: string | null }> {
     const { key, source, report, payload } = begun;
     const notSent = (r: Report) => ({ report: r, sent: false, watched: false });
     if (mode === 'sign_only' && key.sign_only === false) {
@@ -286,6 +291,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       usage: checked.usage,
       usd,
       credential: credentialSpendCheck(input.principal),
+      budgets: await budgetPreview(ledger, credentialBudgets(input.principal)),
     });
     if (!judged.ok) return notSent(judged.report);
 
@@ -347,6 +353,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         detail: mode === 'sign_only' ? signOnlyIntentDetail(lastValid, foreign) : sentIntentDetail(lastValid),
         watch: intentWatch(mode, lastValid, foreign),
         capKeys,
+        budgets: credentialBudgets(input.principal),
       },
     );
     if (!gate.ok) return notSent(gate.report);
@@ -373,14 +380,15 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     }
     progress({ stage: 'sent', signature: built.signature });
     const landed = await sendAndConfirm(sendDeps, built, lastValid, report, progress);
-    await checkLanded(tripwireDeps, {
+    const landedUsd = await checkLanded(tripwireDeps, {
       keyName: key.name,
       keyPubkey: key.pubkey,
       report,
       reservation: gate.reservation,
+      usd: gate.usd,
       meta: landed,
     });
-    return { report, sent: true, watched: false };
+    return { report, sent: true, watched: false, landedUsd };
   }
 
   async function sign(input: SignInput): Promise<Report> {
@@ -411,10 +419,10 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     const progress = input.onProgress ?? (() => {});
     running++;
     try {
-      const { report, sent, watched } = await signFlow(input, mode, begun, rec, progress);
+      const { report, sent, watched, landedUsd } = await signFlow(input, mode, begun, rec, progress);
       // A sign's own final entry needs no lock: only this sign writes it, and a usage read counts either the
       // intent's reservation (before the final is appended) or the final figure (after), never both.
-      if (!watched) await writeFinal({ ledger, log }, rec, report, sent);
+      if (!watched) await writeFinal({ ledger, log }, rec, report, sent, landedUsd ?? null);
       return signed(input, report, started);
     } finally {
       running--;
@@ -429,6 +437,20 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       Promise.all(
         access.select(principal, key).map((k) => keyView({ chain, ledger, halts, cluster: config.cluster, keys }, k)),
       ),
+
+    budgetsShow: async (principal) => {
+      const now = nowSeconds();
+      return Promise.all(
+        credentialBudgets(principal).map(async (b) => {
+          const spent = budgetSpent({ ...b, usage: await ledger.blockUsage(b.revocation_id, now) });
+          return {
+            ...b,
+            spent_or_reserved_24h: spent,
+            remaining_lamports: Math.max(0, b.per_day_lamports - spent),
+          };
+        }),
+      );
+    },
 
     // Async, so a key the principal may not use is a rejected promise like every other refusal of the engine.
     async halt(input) {
@@ -466,6 +488,11 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     inFlight: () => running,
 
     reconcileTreasuries: () => treasuries.reconcile(),
+
+    async treasuryShow() {
+      const shown = await Promise.all(policy().keys.map((k) => treasuryStatus(chain, k, config.prices)));
+      return shown.filter((t): t is TreasuryStatus => t !== null);
+    },
 
     async close() {
       if (reconcileTimer !== null) clearInterval(reconcileTimer);
