@@ -1,8 +1,9 @@
 /**
  * A PostgreSQL primary and a streaming standby of our own on loopback, for the failover test and the failover
  * benchmark (here, so the benchmark's build does not pull in test code): `initdb`, the primary started,
- * `pg_basebackup -R` from it, the standby started and streaming through a link of ours (bench/replication-link.ts,
- * which holdReplication stops carrying the primary's bytes: asynchronous replication's loss made to happen). The
+ * `pg_basebackup -R` from it, the standby started and streaming (with `link`, through a link of ours,
+ * bench/replication-link.ts, which holdReplication stops carrying the primary's bytes: asynchronous replication's
+ * loss made to happen). The
  * caller plays the orchestrator (Patroni,
  * CloudNativePG, a managed service): it kills the primary, promotes the standby, and can start the former primary
  * again as it was, unaware of the failover. `standby: false` gives the primary alone, for the benchmark's run in
@@ -104,7 +105,11 @@ export class PgPair {
     return `postgres://postgres@${hosts.join(',')}/${PAIR_DB}?target_session_attrs=read-write`;
   }
 
-  static async start(opts: { synchronous: boolean; standby?: boolean }): Promise<PgPair> {
+  /**
+   * `link`: the standby streams through a ReplicationLink, so holdReplication can hold it. Off by default: the link
+   * is forwarded by the calling process, whose own load then delays every synchronous commit.
+   */
+  static async start(opts: { synchronous: boolean; standby?: boolean; link?: boolean }): Promise<PgPair> {
     const hasStandby = opts.standby ?? true;
     if (!pgPairAvailable()) throw new Error('PostgreSQL server binaries (initdb, pg_basebackup) are not installed');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'signer-pgpair-'));
@@ -129,10 +134,10 @@ export class PgPair {
       await admin(pair.primary.url.replace(`/${PAIR_DB}`, '/postgres'), (c) => c.query(`CREATE DATABASE ${PAIR_DB}`));
       if (!hasStandby) return pair;
       // Through the link, so the primary_conninfo that -R writes names it too.
-      pair.link = await startReplicationLink(p1);
+      if (opts.link === true) pair.link = await startReplicationLink(p1);
       await pg('pg_basebackup', [
         '-d',
-        `host=127.0.0.1 port=${pair.link.port} user=postgres application_name=standby1`,
+        `host=127.0.0.1 port=${pair.link?.port ?? p1} user=postgres application_name=standby1`,
         '-D',
         pair.standby.dataDir,
         '-R',
@@ -247,7 +252,7 @@ export class PgPair {
    */
   async holdReplication(): Promise<{ caughtUpAt: number; heldAt: number }> {
     const link = this.link;
-    if (link === null) throw new Error('the pair has no standby');
+    if (link === null) throw new Error('the pair was started without a replication link');
     const caughtUpAt = Date.now();
     await admin(this.primary.url, async (c) => {
       const { lsn } = (await c.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!;

@@ -73,7 +73,7 @@ maybe.each([
   let primaryNow: PgServerHandle;
 
   beforeAll(async () => {
-    pair = await PgPair.start({ synchronous });
+    pair = await PgPair.start({ synchronous, link: !synchronous });
     primaryNow = pair.primary;
     cluster = await ReplicaCluster.start({
       keys: Object.fromEntries(KEYS.map((k) => [k, { daily_lamport_cap: CAP }])),
