@@ -54,9 +54,14 @@ async function keyNew(args: ParsedArgs, name: string, sub: 'new' | 'import'): Pr
   assertKeyName(name);
   const usage = COMMANDS.find((c) => c.name === `key ${sub}`)?.usage ?? `key ${sub}`;
   const cls = requireOption(args, 'class', usage);
-  if (cls !== 'session' && cls !== 'wallet')
-    throw new SignerError('request_invalid', '--class must be session or wallet');
+  if (cls !== 'session' && cls !== 'wallet' && cls !== 'biscuit_root')
+    throw new SignerError('request_invalid', '--class must be session, wallet or biscuit_root');
   const store = storeOption(args);
+  if (cls === 'biscuit_root' && store === 'pkcs11')
+    throw new SignerError(
+      'request_invalid',
+      'a biscuit_root key cannot live in the HSM: the Biscuit library signs in this process with the private key itself; use --store encrypted',
+    );
   // The config may not exist yet: then a file key goes to ./keys, as the config's default key_dir would say.
   const file = configPath(args);
   const cfg = file !== undefined ? loadConfig({ file, env: process.env }) : { key_dir: path.resolve('keys') };
@@ -74,8 +79,9 @@ async function keyNew(args: ParsedArgs, name: string, sub: 'new' | 'import'): Pr
     }
   });
   out(pubkey);
+  const root = cls === 'biscuit_root' ? `\nserve:\n  credentials:\n    root_key: ${name}` : '';
   err(
-    `Add to ${file ?? 'your config'}:\nkeys:\n  ${name}:\n    class: ${cls}\n    store: ${store}\n    pubkey: ${pubkey}`,
+    `Add to ${file ?? 'your config'}:\nkeys:\n  ${name}:\n    class: ${cls}\n    store: ${store}\n    pubkey: ${pubkey}${root}`,
   );
   if (from !== undefined && store !== 'file')
     err(
