@@ -11,7 +11,11 @@ import type { BiscuitLib } from './biscuit-lib';
 import { rootPublicKey } from './issue';
 
 /** The root public key, printed (`ed25519/<hex>`). */
-export function rootPublicKeyOf(lib: BiscuitLib, root: CredentialRootKey, env: NodeJS.ProcessEnv = process.env): string {
+export function rootPublicKeyOf(
+  lib: BiscuitLib,
+  root: CredentialRootKey,
+  env: NodeJS.ProcessEnv = process.env,
+): string {
   if ('key' in root) {
     // The loader checked the pubkey is an address: 32 bytes.
     const bytes = decodeAddress(root.key.pubkey) ?? new Uint8Array(0);

@@ -20,7 +20,7 @@ export const biscuitRootKeySchema = section({
     default: null,
   },
   store: {
-    doc: '`encrypted` (an age file sealed with the key stores\' passphrase) or `file`. Not `pkcs11`: the Biscuit library signs in this process with the private key itself, which an HSM never lets out.',
+    doc: "`encrypted` (an age file sealed with the key stores' passphrase) or `file`. Not `pkcs11`: the Biscuit library signs in this process with the private key itself, which an HSM never lets out.",
     format: ['file', 'encrypted', 'pkcs11'],
     default: 'encrypted',
   },
