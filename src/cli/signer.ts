@@ -47,11 +47,12 @@ const HELP = `sa-forge-signer ${VERSION}: the operator CLI of the sa-forge-signe
 
 usage: sa-forge-signer [--config FILE] COMMAND ...
 
-  key new NAME --class session|wallet [--store file|encrypted|pkcs11]
+  key new NAME --class session|wallet|biscuit_root [--store file|encrypted|pkcs11]
                                         create a key in its store (file: a 0600 keypair file; encrypted: an
                                         age file; pkcs11: inside the HSM token); prints the pubkey, config
-                                        snippet on stderr (docs/keys.md)
-  key import NAME --from KEYPAIR.json --class session|wallet [--store file|encrypted|pkcs11]
+                                        snippet on stderr (docs/keys.md); biscuit_root: the credentials' root
+                                        key, never a signing key, not pkcs11 (docs/credentials.md)
+  key import NAME --from KEYPAIR.json --class session|wallet|biscuit_root [--store file|encrypted|pkcs11]
                                         move a Solana keypair file into a store; then delete the plaintext file
   key list [--json]                     every configured key: name, store, class, approval, pubkey, halted
   key show NAME [--json]                name, pubkey, class, approval, profile, store and its health, whether

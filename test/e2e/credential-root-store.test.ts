@@ -178,3 +178,11 @@ test("a wrong passphrase stops issuing with the store's message, and the key nev
   expect(r.stderr).not.toContain('ed25519-private/');
   expect(fs.existsSync(path.join(w.dir, 'other.cred'))).toBe(false);
 });
+
+test('the CLI will not make a root key in the HSM, saying why', async () => {
+  const r = await cli(['key', 'new', 'hsmroot', '--class', 'biscuit_root', '--store', 'pkcs11']);
+  expect(r.code).not.toBe(0);
+  expect(r.stderr).toMatch(
+    /a biscuit_root key cannot live in the HSM: the Biscuit library signs in this process with the private key itself; use --store encrypted/,
+  );
+});
