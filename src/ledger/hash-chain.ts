@@ -21,6 +21,7 @@ import type {
   IntentWatch,
   LamportCredit,
   TokenFigure,
+  UsdPriceFigure,
   VerifyResult,
 } from './types';
 
@@ -53,8 +54,9 @@ export function serializeEntry(entry: AuditEntry): string {
     ...(entry.tokens ? { tokens: entry.tokens.map(copyFigure) } : {}),
     // Likewise for lamport credits: entries written before the field existed hash as they did.
     ...(entry.lamport_credits ? { lamport_credits: entry.lamport_credits.map(copyCredit) } : {}),
-    // Likewise for an intent's dollar value.
+    // Likewise for an intent's dollar value and the prices it came from.
     ...(typeof entry.usd_micros === 'string' ? { usd_micros: entry.usd_micros } : {}),
+    ...(entry.usd_prices ? { usd_prices: entry.usd_prices.map(copyUsdPrice) } : {}),
     prev: entry.prev,
     hash: entry.hash,
   });
@@ -67,6 +69,21 @@ function copyFigure(f: TokenFigure): TokenFigure {
     decimals: f.decimals,
     change: f.change,
     credits: f.credits.map((c) => ({ owner: c.owner, amount: c.amount })),
+  };
+}
+
+/** A dollar valuation's fields in their fixed order. */
+function copyUsdPrice(p: UsdPriceFigure): UsdPriceFigure {
+  return {
+    asset: p.asset,
+    amount: p.amount,
+    decimals: p.decimals,
+    usd_micros: p.usd_micros,
+    account: p.account,
+    price: p.price,
+    conf: p.conf,
+    exponent: p.exponent,
+    publish_time: p.publish_time,
   };
 }
 
@@ -106,6 +123,7 @@ function copyInput(e: AuditEntryInput): AuditEntryInput {
     ...(e.tokens ? { tokens: e.tokens.map(copyFigure) } : {}),
     ...(e.lamport_credits ? { lamport_credits: e.lamport_credits.map(copyCredit) } : {}),
     ...(typeof e.usd_micros === 'string' ? { usd_micros: e.usd_micros } : {}),
+    ...(e.usd_prices ? { usd_prices: e.usd_prices.map(copyUsdPrice) } : {}),
   };
 }
 
@@ -161,6 +179,12 @@ export function entryInputProblem(e: unknown): string | null {
     !(typeof o.usd_micros === 'string' && /^\d{1,30}$/.test(o.usd_micros))
   )
     return 'usd_micros must be a non-negative integer as a decimal string, or null';
+  if (
+    o.usd_prices !== undefined &&
+    o.usd_prices !== null &&
+    !(Array.isArray(o.usd_prices) && o.usd_prices.every(isUsdPriceFigure))
+  )
+    return 'usd_prices must be a list of {asset, amount, decimals, usd_micros, account, price, conf, exponent, publish_time} or null';
   if (o.watch !== undefined && o.watch !== null && !isIntentWatch(o.watch))
     return 'watch must be {mode, last_valid_block_height, fee_payer, from_slot} or null';
   return null;
@@ -179,6 +203,24 @@ function isIntentWatch(v: unknown): v is IntentWatch {
 }
 
 const DECIMAL = /^-?(0|[1-9]\d*)$/;
+
+function isUsdPriceFigure(v: unknown): v is UsdPriceFigure {
+  if (typeof v !== 'object' || v === null) return false;
+  const p = v as Record<string, unknown>;
+  const decimal = (x: unknown, signed: boolean) =>
+    typeof x === 'string' && DECIMAL.test(x) && (signed || !x.startsWith('-'));
+  return (
+    typeof p.asset === 'string' &&
+    decimal(p.amount, false) &&
+    isInt(p.decimals) &&
+    decimal(p.usd_micros, false) &&
+    typeof p.account === 'string' &&
+    decimal(p.price, true) &&
+    decimal(p.conf, false) &&
+    isInt(p.exponent) &&
+    isInt(p.publish_time)
+  );
+}
 
 function isLamportCredit(v: unknown): v is EntryCredit {
   if (typeof v !== 'object' || v === null) return false;

@@ -37,9 +37,15 @@ export interface AuditEntryInput {
   /**
    * What an intent's transaction takes out of the key in dollars, valued at sign time with the prices read with its
    * simulation (micro-dollars as a decimal string; docs/pricing.md): the usage `usd.per_day` counts, never re-priced.
-   * Absent or null for every other entry and every intent of a key without `usd` caps.
+   * The final entry of such a sign repeats it for a reader (the usage counts the intent's). Absent or null for
+   * every other entry and every sign of a key without `usd` caps.
    */
   usd_micros?: string | null;
+  /**
+   * What `usd_micros` was valued from, per asset that left the key: the amount and the checked Pyth price (account,
+   * price, confidence, exponent, publish time), so a reader can recompute it. On the same entries as `usd_micros`.
+   */
+  usd_prices?: UsdPriceFigure[] | null;
   /**
    * An intent's transaction as a watcher follows it after a restart; absent or null for every other entry. Kept in
    * columns of its own beside the entry, outside its hash: the entry's `detail` says the same for a reader, and
@@ -58,6 +64,26 @@ export interface IntentWatch {
   fee_payer: string | null;
   /** A slot the chain had reached before the key signed: the transaction cannot land before it. Null: not known. */
   from_slot: number | null;
+}
+
+/**
+ * One asset a sign's dollar value counts (docs/ledger.md, "Dollar values"): the base units that left the key (lamports
+ * for `SOL`), their value in micro-dollars, and the Pyth price account and figures it was valued at: the value is
+ * `amount × (price + conf) × 10^exponent / 10^decimals` dollars, rounded up. Integers beyond 2^53 are decimal strings.
+ */
+export interface UsdPriceFigure {
+  /** `SOL`, or the mint. */
+  asset: string;
+  amount: string;
+  decimals: number;
+  usd_micros: string;
+  /** The PriceUpdateV2 account read with the sign's simulation. */
+  account: string;
+  price: string;
+  conf: string;
+  exponent: number;
+  /** Unix seconds, on the cluster's clock. */
+  publish_time: number;
 }
 
 /**
@@ -177,6 +203,11 @@ export interface ApprovalRequest {
   approvers?: string[] | null;
   /** Which sign waits on it (an opaque id of the waiting sign); absent or null: none named. */
   waiter?: string | null;
+  /**
+   * What the transaction takes out of the key in dollars ("4.00", at price + confidence) for a key with `usd` caps,
+   * from the simulation the operator is asked about; absent or null: the key is not priced, or a message sign.
+   */
+  usd_value?: string | null;
 }
 
 /** An account the simulation credits with lamports. */

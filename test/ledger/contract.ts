@@ -317,6 +317,44 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         expect(await ledger.verify()).toEqual({ ok: true, entries: 2 });
       });
 
+      it('keeps the prices a dollar value came from exactly, in the hash, on the intent and its final', async () => {
+        const { ledger } = s;
+        const now = Math.floor(Date.now() / 1000);
+        const prices = [
+          {
+            asset: 'SOL',
+            amount: '40000000',
+            decimals: 9,
+            usd_micros: '4000000',
+            account: '7UVimffxr9ow1uXYxsr4LHAcV58mLzhmwaeKvJ1pjLiE',
+            price: '10000000000',
+            conf: '0',
+            exponent: -8,
+            publish_time: now - 3,
+          },
+        ];
+        const usd = { usd_micros: '4000000', usd_prices: prices };
+        const intent = await ledger.append(
+          intentInput({ ts: now - 2, key: 'game', signature: 'sig-v', balance_change: -40_000_000, ...usd }),
+        );
+        await ledger.append({
+          ...intentInput({ ts: now - 1, key: 'game', signature: 'sig-v' }),
+          command: 'sign',
+          outcome: 'confirmed',
+          balance_change: -40_000_000,
+          ...usd,
+        });
+        const stored = await ledger.tail(2);
+        expect(stored.map((e) => [e.command, e.usd_micros, e.usd_prices])).toEqual([
+          ['sign-intent', '4000000', prices],
+          ['sign', '4000000', prices],
+        ]);
+        expect(hashEntry({ ...intent, usd_prices: [{ ...prices[0]!, price: '20000000000' }] })).not.toBe(intent.hash);
+        // The final repeats the intent's value for a reader; the usage counts it once.
+        expect((await ledger.keyUsage('game', now)).usdMicros).toBe(4_000_000n);
+        expect(await ledger.verify()).toEqual({ ok: true, entries: 2 });
+      });
+
       it('counts token spends per mint over the entries as sign does: reservations until a final says otherwise', async () => {
         const { ledger } = s;
         const fig = (change: string, owner = 'M', credit = change.replace('-', '')) => [
@@ -609,6 +647,13 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         const tx = await s.ledger.createApproval(request());
         expect((await s.ledger.getApproval(tx.id))?.message).toBeNull();
         expect((await s.ledger.getApproval(tx.id))?.message_description).toBeNull();
+      });
+
+      it('keeps the dollar value an operator is asked to approve, and null for a key that is not priced', async () => {
+        const priced = await s.ledger.createApproval(request({ usd_value: '4.000001' }));
+        expect((await s.ledger.getApproval(priced.id))?.usd_value).toBe('4.000001');
+        const plain = await s.ledger.createApproval(request());
+        expect((await s.ledger.getApproval(plain.id))?.usd_value).toBeNull();
       });
 
       it('an approval decided on one handle is seen by another; a second decision changes nothing', async () => {

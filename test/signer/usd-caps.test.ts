@@ -1,7 +1,8 @@
 /**
  * Dollar caps on the real engine and the embedded chain (docs/pricing.md): SOL priced at $150 through the
  * localnet's Pyth account, a key with `usd.per_day: "30.00"` signs up to exactly $30 (fee included), and the next
- * sign is refused `usd_per_day_cap` with nothing sent; each intent records its dollar value, so a price that moves
+ * sign is refused `usd_per_day_cap` with nothing sent; each intent records its dollar value (and the final entry
+ * repeats it, with the price, confidence, exponent, publish time and account it came from), so a price that moves
  * later does not change what the earlier signs count; a stale price refuses `price_stale`, nothing sent.
  */
 import type { PricesConfig } from '../../src/config/types';
@@ -83,6 +84,27 @@ test('signs up to exactly $30 a day pass; one more is refused usd_per_day_cap an
   expect(await balanceOf(w, w.keys.daily!.pubkey)).toBe(balance);
   const usage = await w.ledger.keyUsage('daily', Math.floor(Date.now() / 1000));
   expect(usage.usdMicros).toBe(30_000_000n);
+  // The intent and the final entry of each sign record its value and the price it came from: the account, price,
+  // confidence, exponent and publish time of the Pyth account read with its simulation.
+  const entries = (await w.ledger.tail(50)).filter((e) => e.key === 'daily' && e.signature === first.signature);
+  expect(entries.map((e) => e.command)).toEqual(['sign-intent', 'sign']);
+  for (const e of entries) {
+    expect(e.usd_micros).toBe('15000000');
+    expect(e.usd_prices).toEqual([
+      {
+        asset: 'SOL',
+        amount: String(FIFTEEN_DOLLARS + FEE),
+        decimals: 9,
+        usd_micros: '15000000',
+        account: SOL.sponsoredAccount,
+        price: '15000000000',
+        conf: '0',
+        exponent: -8,
+        publish_time: expect.any(Number) as number,
+      },
+    ]);
+  }
+  expect(await w.ledger.verify()).toMatchObject({ ok: true });
 });
 
 test('a price that moves after a sign does not change what that sign counts', async () => {

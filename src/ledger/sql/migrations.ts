@@ -65,6 +65,15 @@ const LAMPORT_CREDITS_COLUMN = 'ALTER TABLE entries ADD COLUMN lamport_credits T
 const USD_MICROS_COLUMN = 'ALTER TABLE entries ADD COLUMN usd_micros TEXT';
 
 /**
+ * The prices a sign's dollar value came from (JSON text; NULL for a key without `usd` caps), and the dollar value an
+ * operator is asked to approve (a dollar string; NULL for a key without them).
+ */
+const USD_RECORD_COLUMNS = [
+  'ALTER TABLE entries ADD COLUMN usd_prices TEXT',
+  'ALTER TABLE approvals ADD COLUMN usd_value TEXT',
+].join(';\n');
+
+/**
  * The webhook outbox (src/notify/): one row per notification and hook, written when its event happens and claimed by
  * one deliverer at a time (claimed_by until claim_until, unix ms), so replicas sharing the ledger never both post it.
  */
@@ -210,6 +219,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   intentWatchMigration('INTEGER'),
   LAMPORT_CREDITS_COLUMN,
   USD_MICROS_COLUMN,
+  USD_RECORD_COLUMNS,
 ];
 
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
@@ -261,6 +271,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   intentWatchMigration('bigint'),
   LAMPORT_CREDITS_COLUMN,
   USD_MICROS_COLUMN,
+  USD_RECORD_COLUMNS,
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */

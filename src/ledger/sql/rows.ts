@@ -13,6 +13,7 @@ import type {
   IntentWatch,
   LamportCredit,
   TokenFigure,
+  UsdPriceFigure,
 } from '../types';
 
 export type Row = Record<string, unknown>;
@@ -57,6 +58,17 @@ function creditsOf(v: unknown): AuditEntry['lamport_credits'] {
   }
 }
 
+/** `usd_prices` is JSON text or NULL; like the others, a value that does not parse fails verification. */
+function usdPricesOf(v: unknown): UsdPriceFigure[] | null {
+  if (v === null || v === undefined) return null;
+  try {
+    const p: unknown = JSON.parse(str(v));
+    return Array.isArray(p) ? (p as UsdPriceFigure[]) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** `approvers` is JSON text or NULL (anyone may vote). */
 function approversOf(v: unknown): string[] | null {
   if (v === null || v === undefined) return null;
@@ -82,6 +94,7 @@ export function rowToEntry(r: Row): AuditEntry {
   const tokens = tokensOf(r.tokens);
   const credits = creditsOf(r.lamport_credits);
   const watch = watchOf(r);
+  const usdPrices = usdPricesOf(r.usd_prices);
   return {
     ts: num(r.ts),
     key: str(r.key),
@@ -99,6 +112,7 @@ export function rowToEntry(r: Row): AuditEntry {
     ...(tokens ? { tokens } : {}),
     ...(credits ? { lamport_credits: credits } : {}),
     ...(r.usd_micros === null || r.usd_micros === undefined ? {} : { usd_micros: str(r.usd_micros) }),
+    ...(usdPrices ? { usd_prices: usdPrices } : {}),
     prev: str(r.prev),
     hash: str(r.hash),
     ...(watch ? { watch } : {}),
@@ -142,6 +156,7 @@ export function entryRowValues(seq: number, entry: AuditEntry): unknown[] {
     entry.watch?.from_slot ?? null,
     entry.lamport_credits ? JSON.stringify(entry.lamport_credits) : null,
     entry.usd_micros ?? null,
+    entry.usd_prices ? JSON.stringify(entry.usd_prices) : null,
   ];
 }
 
@@ -179,6 +194,7 @@ export function rowToApproval(r: Row): ApprovalRecord {
     programs: jsonListOrNull(r.programs) as string[] | null,
     destinations: jsonListOrNull(r.destinations) as LamportCredit[] | null,
     fee_payer: strOrNull(r.fee_payer),
+    usd_value: strOrNull(r.usd_value),
   };
 }
 
@@ -215,6 +231,7 @@ export function approvalRowValues(id: string, req: ApprovalRequest): unknown[] {
     req.programs ? JSON.stringify(req.programs) : null,
     req.destinations ? JSON.stringify(req.destinations) : null,
     req.fee_payer ?? null,
+    req.usd_value ?? null,
   ];
 }
 

@@ -5,6 +5,7 @@ import { errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';
 import type { EngineLogger } from '../engine-deps';
 import type { Report } from '../report';
+import type { UsdRecord } from '../../pricing/usd-spend';
 
 /** What every entry of one sign shares. */
 export interface SignRecord {
@@ -17,6 +18,11 @@ export interface SignRecord {
   approval?: string | null;
   /** The credential that asked (types.ts credentialNote), if one did: every entry of the sign names it. */
   credential?: string | null;
+  /**
+   * The dollar value the gate recorded on the intent and the prices it came from, for a key with `usd` caps: the
+   * final entry repeats them, so each entry of a sign says what it was worth and at which prices.
+   */
+  usd?: UsdRecord | null;
 }
 
 /** The entry's own detail with the notes that apply added; as it was when none does. */
@@ -38,6 +44,7 @@ export function signEntry(
     | 'tokens'
     | 'lamport_credits'
     | 'usd_micros'
+    | 'usd_prices'
     | 'watch'
   >,
 ): AuditEntryInput {
@@ -48,6 +55,7 @@ export function signEntry(
     programs: [...rec.programs],
     summary: rec.summary,
     intent: rec.intent,
+    ...(rec.usd ? { usd_micros: rec.usd.usd_micros, usd_prices: rec.usd.usd_prices } : {}),
     ...rest,
     detail: withNotes(rest.detail, [rest.command === 'sign' ? rec.approval : null, rec.credential]),
   };

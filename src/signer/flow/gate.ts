@@ -25,7 +25,7 @@ import { tokenFigures } from '../policy/rules/tokens';
 import { decide } from '../policy/decide';
 import { lamportPayments } from '../policy/rules/destination-cap';
 import type { SimulatedMoves } from '../policy/facts';
-import type { UsdSpend } from '../../pricing/usd-spend';
+import { usdRecord, type UsdSpend } from '../../pricing/usd-spend';
 import { reportVerdict } from './verdict-report';
 import type { CapKeys } from './after-approval';
 
@@ -93,7 +93,8 @@ export async function passGate(deps: GateDeps, input: GateInput): Promise<Gated>
 
 /**
  * The gate's decision on what the ledger read: the same for both paths, and the same each time it is asked on
- * the same view (a transaction retried while the file is busy asks again), so it only sets report fields.
+ * the same view (a transaction retried while the file is busy asks again), so it only sets report fields and the
+ * sign's dollar record (the same each time: it comes from the input).
  */
 function gateDecision(input: GateInput): (view: ReserveView) => ReserveDecision<Gated> {
   const { rec, built, report } = input;
@@ -113,6 +114,9 @@ function gateDecision(input: GateInput): (view: ReserveView) => ReserveDecision<
     if (input.signal?.aborted) throw new SignerError('cancelled', 'the request was cancelled before anything was sent');
 
     report.signature = built.signature;
+    // The dollar value the daily dollar cap counts for this sign, recorded once at its valuation with the prices it
+    // came from; the final entry repeats it (flow/audit.ts).
+    rec.usd = usdRecord(input.usd);
     const tokens = tokenFigures(input.figures.tokens, input.figures.mints);
     const credits = lamportPayments(input.figures.gains);
     const intent = signEntry(rec, {
@@ -126,8 +130,6 @@ function gateDecision(input: GateInput): (view: ReserveView) => ReserveDecision<
       // A sign that moves no tokens (pays no one) writes no such field: its entry reads exactly as entries always did.
       tokens: tokens.length > 0 ? tokens : null,
       lamport_credits: credits.length > 0 ? credits : null,
-      // The dollar value the daily dollar cap counts for this sign, recorded once at its valuation.
-      usd_micros: input.usd?.ok === true ? input.usd.usd.toString() : null,
     });
     return { intent, result: { ok: true, reservation } };
   };

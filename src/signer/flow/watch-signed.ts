@@ -526,7 +526,15 @@ export function pendingIntents(
     if (watch === null) continue;
     out.push({
       ...watch,
-      rec: { key, payloadHash: e.payload_hash, summary: e.summary, programs: e.programs, intent: e.intent },
+      rec: {
+        key,
+        payloadHash: e.payload_hash,
+        summary: e.summary,
+        programs: e.programs,
+        intent: e.intent,
+        // The final entry repeats the intent's dollar record, as it does for a sign this engine followed from the start.
+        usd: typeof e.usd_micros === 'string' ? { usd_micros: e.usd_micros, usd_prices: e.usd_prices ?? [] } : null,
+      },
       signature: e.signature,
       movedTokens: (e.tokens ?? []).length > 0,
     });
