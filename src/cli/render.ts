@@ -50,6 +50,7 @@ export function renderApproval(a: ApprovalRecord, policyNow: Refusal | null = nu
     ...policyNowLines(policyNow),
     ...quorumLines(a),
     `    balance change: ${lamportsAndSol(a.balance_change)}  (computed by the signer's simulation)`,
+    ...(a.usd_value ? [`    dollar value: $${a.usd_value}  (what leaves the key, at price + confidence)`] : []),
     `    fee: ${lamportsAndSol(a.fee)}${a.fee_payer ? `, paid by ${a.fee_payer}` : ''}`,
     ...(a.destinations ?? []).map((d) => `    SOL to ${d.address}: +${lamportsAndSol(d.lamports)}`),
     ...(a.tokens ?? []).flatMap(tokenLines),
