@@ -54,9 +54,10 @@ export function serializeEntry(entry: AuditEntry): string {
     ...(entry.tokens ? { tokens: entry.tokens.map(copyFigure) } : {}),
     // Likewise for lamport credits: entries written before the field existed hash as they did.
     ...(entry.lamport_credits ? { lamport_credits: entry.lamport_credits.map(copyCredit) } : {}),
-    // Likewise for an intent's dollar value and the prices it came from.
+    // Likewise for an intent's dollar value.
     ...(typeof entry.usd_micros === 'string' ? { usd_micros: entry.usd_micros } : {}),
-    ...(entry.usd_prices ? { usd_prices: entry.usd_prices.map(copyUsdPrice) } : {}),
+    // And for the prices it was valued at.
+    ...(entry.usd_prices ? { usd_prices: entry.usd_prices.map(copyPrice) } : {}),
     prev: entry.prev,
     hash: entry.hash,
   });
@@ -69,27 +70,29 @@ function copyFigure(f: TokenFigure): TokenFigure {
     decimals: f.decimals,
     change: f.change,
     credits: f.credits.map((c) => ({ owner: c.owner, amount: c.amount })),
-  };
-}
-
-/** A dollar valuation's fields in their fixed order. */
-function copyUsdPrice(p: UsdPriceFigure): UsdPriceFigure {
-  return {
-    asset: p.asset,
-    amount: p.amount,
-    decimals: p.decimals,
-    usd_micros: p.usd_micros,
-    account: p.account,
-    price: p.price,
-    conf: p.conf,
-    exponent: p.exponent,
-    publish_time: p.publish_time,
+    // Written since treasuries: an entry from before has none, and hashes as it always did.
+    ...(f.delegated ? { delegated: f.delegated.map((d) => ({ account: d.account, change: d.change })) } : {}),
   };
 }
 
 /** A lamport credit's fields in their fixed order. */
 function copyCredit(c: EntryCredit): EntryCredit {
   return { address: c.address, lamports: c.lamports };
+}
+
+/** A recorded price's fields in their fixed order. */
+function copyPrice(p: UsdPriceFigure): UsdPriceFigure {
+  return {
+    asset: p.asset,
+    decimals: p.decimals,
+    amount: p.amount,
+    usd_micros: p.usd_micros,
+    price: p.price,
+    conf: p.conf,
+    exponent: p.exponent,
+    publish_time: p.publish_time,
+    account: p.account,
+  };
 }
 
 /** sha256 hex of the entry serialised with `hash` set to "". */
@@ -123,7 +126,7 @@ function copyInput(e: AuditEntryInput): AuditEntryInput {
     ...(e.tokens ? { tokens: e.tokens.map(copyFigure) } : {}),
     ...(e.lamport_credits ? { lamport_credits: e.lamport_credits.map(copyCredit) } : {}),
     ...(typeof e.usd_micros === 'string' ? { usd_micros: e.usd_micros } : {}),
-    ...(e.usd_prices ? { usd_prices: e.usd_prices.map(copyUsdPrice) } : {}),
+    ...(e.usd_prices ? { usd_prices: e.usd_prices.map(copyPrice) } : {}),
   };
 }
 
@@ -182,9 +185,9 @@ export function entryInputProblem(e: unknown): string | null {
   if (
     o.usd_prices !== undefined &&
     o.usd_prices !== null &&
-    !(Array.isArray(o.usd_prices) && o.usd_prices.every(isUsdPriceFigure))
+    !(Array.isArray(o.usd_prices) && o.usd_prices.every(isPriceFigure))
   )
-    return 'usd_prices must be a list of {asset, amount, decimals, usd_micros, account, price, conf, exponent, publish_time} or null';
+    return 'usd_prices must be a list of {asset, decimals, amount, usd_micros, price, conf, exponent, publish_time, account} or null';
   if (o.watch !== undefined && o.watch !== null && !isIntentWatch(o.watch))
     return 'watch must be {mode, last_valid_block_height, fee_payer, from_slot} or null';
   return null;
@@ -204,28 +207,27 @@ function isIntentWatch(v: unknown): v is IntentWatch {
 
 const DECIMAL = /^-?(0|[1-9]\d*)$/;
 
-function isUsdPriceFigure(v: unknown): v is UsdPriceFigure {
-  if (typeof v !== 'object' || v === null) return false;
-  const p = v as Record<string, unknown>;
-  const decimal = (x: unknown, signed: boolean) =>
-    typeof x === 'string' && DECIMAL.test(x) && (signed || !x.startsWith('-'));
-  return (
-    typeof p.asset === 'string' &&
-    decimal(p.amount, false) &&
-    isInt(p.decimals) &&
-    decimal(p.usd_micros, false) &&
-    typeof p.account === 'string' &&
-    decimal(p.price, true) &&
-    decimal(p.conf, false) &&
-    isInt(p.exponent) &&
-    isInt(p.publish_time)
-  );
-}
-
 function isLamportCredit(v: unknown): v is EntryCredit {
   if (typeof v !== 'object' || v === null) return false;
   const c = v as Record<string, unknown>;
   return typeof c.address === 'string' && isInt(c.lamports) && c.lamports >= 0;
+}
+
+function isPriceFigure(v: unknown): v is UsdPriceFigure {
+  if (typeof v !== 'object' || v === null) return false;
+  const p = v as Record<string, unknown>;
+  const decimal = (x: unknown) => typeof x === 'string' && DECIMAL.test(x);
+  return (
+    typeof p.asset === 'string' &&
+    isInt(p.decimals) &&
+    decimal(p.amount) &&
+    decimal(p.usd_micros) &&
+    decimal(p.price) &&
+    decimal(p.conf) &&
+    isInt(p.exponent) &&
+    isInt(p.publish_time) &&
+    typeof p.account === 'string'
+  );
 }
 
 function isTokenFigure(v: unknown): v is TokenFigure {
@@ -241,7 +243,14 @@ function isTokenFigure(v: unknown): v is TokenFigure {
       if (typeof c !== 'object' || c === null) return false;
       const o = c as Record<string, unknown>;
       return typeof o.owner === 'string' && typeof o.amount === 'string' && DECIMAL.test(o.amount);
-    })
+    }) &&
+    (f.delegated === undefined ||
+      (Array.isArray(f.delegated) &&
+        f.delegated.every((d: unknown) => {
+          if (typeof d !== 'object' || d === null) return false;
+          const o = d as Record<string, unknown>;
+          return typeof o.account === 'string' && typeof o.change === 'string' && DECIMAL.test(o.change);
+        })))
   );
 }
 

@@ -37,13 +37,13 @@ export interface AuditEntryInput {
   /**
    * What an intent's transaction takes out of the key in dollars, valued at sign time with the prices read with its
    * simulation (micro-dollars as a decimal string; docs/pricing.md): the usage `usd.per_day` counts, never re-priced.
-   * The final entry of such a sign repeats it for a reader (the usage counts the intent's). Absent or null for
-   * every other entry and every sign of a key without `usd` caps.
+   * Absent or null for every other entry and every intent of a key without `usd` caps.
    */
   usd_micros?: string | null;
   /**
-   * What `usd_micros` was valued from, per asset that left the key: the amount and the checked Pyth price (account,
-   * price, confidence, exponent, publish time), so a reader can recompute it. On the same entries as `usd_micros`.
+   * What each asset of that dollar value was valued at: the price as read, with its confidence, exponent, publish
+   * time and account, so a later step judges the same sign at the same prices (the tripwire values a landed spend at
+   * them; docs/pricing.md). Absent or null wherever `usd_micros` is.
    */
   usd_prices?: UsdPriceFigure[] | null;
   /**
@@ -67,23 +67,25 @@ export interface IntentWatch {
 }
 
 /**
- * One asset a sign's dollar value counts (docs/ledger.md, "Dollar values"): the base units that left the key (lamports
- * for `SOL`), their value in micro-dollars, and the Pyth price account and figures it was valued at: the value is
- * `amount × (price + conf) × 10^exponent / 10^decimals` dollars, rounded up. Integers beyond 2^53 are decimal strings.
+ * One asset a sign was valued at (src/pricing/usd-spend.ts): what left the key of it and what that was worth, and the
+ * checked price that valued it, exactly as read (integers as decimal strings: a Pyth price is an i64).
  */
 export interface UsdPriceFigure {
   /** `SOL`, or the mint. */
   asset: string;
-  amount: string;
   decimals: number;
+  /** Base units (lamports for SOL) the simulation took out of the key. */
+  amount: string;
+  /** Their value in micro-dollars, at price + confidence, rounded up. */
   usd_micros: string;
-  /** The PriceUpdateV2 account read with the sign's simulation. */
-  account: string;
+  /** The dollar price is `price × 10^exponent`, ± `conf` on that scale. */
   price: string;
   conf: string;
   exponent: number;
-  /** Unix seconds, on the cluster's clock. */
+  /** Unix seconds the price was published at (Pyth's `publish_time`). */
   publish_time: number;
+  /** The price account it was read from. */
+  account: string;
 }
 
 /**
@@ -96,6 +98,11 @@ export interface TokenFigure {
   /** The key's balance change of this mint, all its accounts together: negative is a spend. */
   change: string;
   credits: { owner: string; amount: string }[];
+  /**
+   * The part of `change` made in token accounts the key spent from as their delegate (a treasury,
+   * docs/treasury.md), by account: what lets reconciliation compare each account on its own. Absent when none.
+   */
+  delegated?: { account: string; change: string }[];
 }
 
 /**

@@ -10,7 +10,6 @@ import type { MintState } from '../solana/token-state';
 import { formatUsd, type UsdMicros } from '../util/usd-amounts';
 import type { PricesConfig } from '../config/types';
 import type { Figures } from '../signer/flow/simulate';
-import type { UsdPriceFigure } from '../ledger/types';
 import type { CheckedPrice } from './price-check';
 import { checkedPrices, type PricePlan } from './price-reads';
 import { SOL_DECIMALS, spendUsd } from './valuation';
@@ -82,31 +81,6 @@ export function valueOutflows(outflows: readonly Outflow[], prices: ReadonlyMap<
     valued.push({ ...o, usd: spendUsd(o.amount, o.decimals, price), price });
   }
   return { ok: true, usd: valued.reduce((sum, v) => sum + v.usd, 0n), valued };
-}
-
-/** What the ledger records of a valued sign: its dollar value and the price each asset was valued at. */
-export interface UsdRecord {
-  usd_micros: string;
-  usd_prices: UsdPriceFigure[];
-}
-
-/** The record of a spend that was valued; null for a key that is not priced or a spend that could not be valued. */
-export function usdRecord(spend: UsdSpend | null): UsdRecord | null {
-  if (spend === null || !spend.ok) return null;
-  return {
-    usd_micros: spend.usd.toString(),
-    usd_prices: spend.valued.map((v) => ({
-      asset: v.asset,
-      amount: v.amount.toString(),
-      decimals: v.decimals,
-      usd_micros: v.usd.toString(),
-      account: v.price.account,
-      price: v.price.price.toString(),
-      conf: v.price.conf.toString(),
-      exponent: v.price.exponent,
-      publish_time: Number(v.price.publishTime),
-    })),
-  };
 }
 
 /** `1000000 lamports of SOL = $0.15, 5000000 of <mint> = $5.00`: how a refusal shows what it counted. */

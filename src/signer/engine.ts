@@ -36,6 +36,7 @@ import { v2Source } from './sources/v2-source';
 import { createSignedWatcher, intentWatch, sentIntentDetail, signOnlyIntentDetail } from './flow/watch-signed';
 import { createHaltBook } from './halts';
 import { createTreasuryReconciler } from '../treasury/reconcile';
+import { treasuryStatus, type TreasuryStatus } from '../treasury/status';
 import { haltKeys } from './halt-keys';
 import { signRefusedByCap } from '../notify/events';
 import { createOutbox } from '../notify/outbox';
@@ -95,6 +96,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     halts,
     notify: notifier,
     now: nowSeconds,
+    prices: () => config.prices,
   });
   let reconciling = false;
   // Only a process with treasury keys at start runs the passes; a reload that adds the first one needs a restart.
@@ -213,7 +215,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     begun: Begun,
     rec: SignRecord,
     progress: (p: SignProgress) => void,
-  ): Promise<{ report: Report; sent: boolean; watched: boolean }> {
+  ): Promise<{ report: Report; sent: boolean; watched: boolean; landedUsd?: string | null }> {
     const { key, source, report, payload } = begun;
     const notSent = (r: Report) => ({ report: r, sent: false, watched: false });
     if (mode === 'sign_only' && key.sign_only === false) {
@@ -364,14 +366,15 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     }
     progress({ stage: 'sent', signature: built.signature });
     const landed = await sendAndConfirm(sendDeps, built, lastValid, report, progress);
-    await checkLanded(tripwireDeps, {
+    const landedUsd = await checkLanded(tripwireDeps, {
       keyName: key.name,
       keyPubkey: key.pubkey,
       report,
       reservation: gate.reservation,
+      usd: gate.usd,
       meta: landed,
     });
-    return { report, sent: true, watched: false };
+    return { report, sent: true, watched: false, landedUsd };
   }
 
   async function sign(input: SignInput): Promise<Report> {
@@ -402,10 +405,10 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     const progress = input.onProgress ?? (() => {});
     running++;
     try {
-      const { report, sent, watched } = await signFlow(input, mode, begun, rec, progress);
+      const { report, sent, watched, landedUsd } = await signFlow(input, mode, begun, rec, progress);
       // A sign's own final entry needs no lock: only this sign writes it, and a usage read counts either the
       // intent's reservation (before the final is appended) or the final figure (after), never both.
-      if (!watched) await writeFinal({ ledger, log }, rec, report, sent);
+      if (!watched) await writeFinal({ ledger, log }, rec, report, sent, landedUsd ?? null);
       return signed(input, report, started);
     } finally {
       running--;
@@ -457,6 +460,11 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     inFlight: () => running,
 
     reconcileTreasuries: () => treasuries.reconcile(),
+
+    async treasuryShow() {
+      const shown = await Promise.all(policy().keys.map((k) => treasuryStatus(chain, k, config.prices)));
+      return shown.filter((t): t is TreasuryStatus => t !== null);
+    },
 
     async close() {
       if (reconcileTimer !== null) clearInterval(reconcileTimer);

@@ -317,42 +317,26 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         expect(await ledger.verify()).toEqual({ ok: true, entries: 2 });
       });
 
-      it('keeps the prices a dollar value came from exactly, in the hash, on the intent and its final', async () => {
+      it('stores the prices an intent was valued at exactly and chains them into the hash', async () => {
         const { ledger } = s;
-        const now = Math.floor(Date.now() / 1000);
-        const prices = [
+        const usd_prices = [
           {
             asset: 'SOL',
-            amount: '40000000',
             decimals: 9,
-            usd_micros: '4000000',
-            account: '7UVimffxr9ow1uXYxsr4LHAcV58mLzhmwaeKvJ1pjLiE',
-            price: '10000000000',
+            amount: '100005000',
+            usd_micros: '15000750',
+            price: '15000000000',
             conf: '0',
             exponent: -8,
-            publish_time: now - 3,
+            publish_time: 1_800_000_000,
+            account: 'PriceAccount1111111111111111111111111111111',
           },
         ];
-        const usd = { usd_micros: '4000000', usd_prices: prices };
-        const intent = await ledger.append(
-          intentInput({ ts: now - 2, key: 'game', signature: 'sig-v', balance_change: -40_000_000, ...usd }),
-        );
-        await ledger.append({
-          ...intentInput({ ts: now - 1, key: 'game', signature: 'sig-v' }),
-          command: 'sign',
-          outcome: 'confirmed',
-          balance_change: -40_000_000,
-          ...usd,
-        });
-        const stored = await ledger.tail(2);
-        expect(stored.map((e) => [e.command, e.usd_micros, e.usd_prices])).toEqual([
-          ['sign-intent', '4000000', prices],
-          ['sign', '4000000', prices],
-        ]);
-        expect(hashEntry({ ...intent, usd_prices: [{ ...prices[0]!, price: '20000000000' }] })).not.toBe(intent.hash);
-        // The final repeats the intent's value for a reader; the usage counts it once.
-        expect((await ledger.keyUsage('game', now)).usdMicros).toBe(4_000_000n);
-        expect(await ledger.verify()).toEqual({ ok: true, entries: 2 });
+        const input = intentInput({ ts: 100, signature: 'sig-p', usd_micros: '15000750', usd_prices });
+        const valued = await ledger.append(input);
+        expect((await ledger.tail(1))[0]?.usd_prices).toEqual(usd_prices);
+        expect(hashEntry({ ...valued, usd_prices: [{ ...usd_prices[0]!, price: '1' }] })).not.toBe(valued.hash);
+        expect(await ledger.verify()).toEqual({ ok: true, entries: 1 });
       });
 
       it('counts token spends per mint over the entries as sign does: reservations until a final says otherwise', async () => {

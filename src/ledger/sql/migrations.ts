@@ -64,14 +64,11 @@ const LAMPORT_CREDITS_COLUMN = 'ALTER TABLE entries ADD COLUMN lamport_credits T
  */
 const USD_MICROS_COLUMN = 'ALTER TABLE entries ADD COLUMN usd_micros TEXT';
 
-/**
- * The prices a sign's dollar value came from (JSON text; NULL for a key without `usd` caps), and the dollar value an
- * operator is asked to approve (a dollar string; NULL for a key without them).
- */
-const USD_RECORD_COLUMNS = [
-  'ALTER TABLE entries ADD COLUMN usd_prices TEXT',
-  'ALTER TABLE approvals ADD COLUMN usd_value TEXT',
-].join(';\n');
+/** The prices that value was reached at (JSON text; NULL where `usd_micros` is): what the tripwire judges a landing by. */
+const USD_PRICES_COLUMN = 'ALTER TABLE entries ADD COLUMN usd_prices TEXT';
+
+/** The dollar value an operator is asked to approve (a dollar string; NULL for a key without `usd` caps). */
+const APPROVAL_USD_VALUE_COLUMN = 'ALTER TABLE approvals ADD COLUMN usd_value TEXT';
 
 /**
  * The webhook outbox (src/notify/): one row per notification and hook, written when its event happens and claimed by
@@ -219,7 +216,8 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   intentWatchMigration('INTEGER'),
   LAMPORT_CREDITS_COLUMN,
   USD_MICROS_COLUMN,
-  USD_RECORD_COLUMNS,
+  USD_PRICES_COLUMN,
+  APPROVAL_USD_VALUE_COLUMN,
 ];
 
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
@@ -271,7 +269,8 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   intentWatchMigration('bigint'),
   LAMPORT_CREDITS_COLUMN,
   USD_MICROS_COLUMN,
-  USD_RECORD_COLUMNS,
+  USD_PRICES_COLUMN,
+  APPROVAL_USD_VALUE_COLUMN,
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */

@@ -13,7 +13,6 @@ import type {
   IntentWatch,
   LamportCredit,
   TokenFigure,
-  UsdPriceFigure,
 } from '../types';
 
 export type Row = Record<string, unknown>;
@@ -58,12 +57,12 @@ function creditsOf(v: unknown): AuditEntry['lamport_credits'] {
   }
 }
 
-/** `usd_prices` is JSON text or NULL; like the others, a value that does not parse fails verification. */
-function usdPricesOf(v: unknown): UsdPriceFigure[] | null {
+/** `usd_prices` is JSON text or NULL; a value that does not parse fails verification through the hash. */
+function pricesOf(v: unknown): AuditEntry['usd_prices'] {
   if (v === null || v === undefined) return null;
   try {
     const p: unknown = JSON.parse(str(v));
-    return Array.isArray(p) ? (p as UsdPriceFigure[]) : null;
+    return Array.isArray(p) ? (p as NonNullable<AuditEntry['usd_prices']>) : null;
   } catch {
     return null;
   }
@@ -93,8 +92,8 @@ function votesOf(v: unknown): ApprovalVote[] {
 export function rowToEntry(r: Row): AuditEntry {
   const tokens = tokensOf(r.tokens);
   const credits = creditsOf(r.lamport_credits);
+  const prices = pricesOf(r.usd_prices);
   const watch = watchOf(r);
-  const usdPrices = usdPricesOf(r.usd_prices);
   return {
     ts: num(r.ts),
     key: str(r.key),
@@ -112,7 +111,7 @@ export function rowToEntry(r: Row): AuditEntry {
     ...(tokens ? { tokens } : {}),
     ...(credits ? { lamport_credits: credits } : {}),
     ...(r.usd_micros === null || r.usd_micros === undefined ? {} : { usd_micros: str(r.usd_micros) }),
-    ...(usdPrices ? { usd_prices: usdPrices } : {}),
+    ...(prices ? { usd_prices: prices } : {}),
     prev: str(r.prev),
     hash: str(r.hash),
     ...(watch ? { watch } : {}),

@@ -5,7 +5,6 @@ import { errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';
 import type { EngineLogger } from '../engine-deps';
 import type { Report } from '../report';
-import type { UsdRecord } from '../../pricing/usd-spend';
 
 /** What every entry of one sign shares. */
 export interface SignRecord {
@@ -18,11 +17,6 @@ export interface SignRecord {
   approval?: string | null;
   /** The credential that asked (types.ts credentialNote), if one did: every entry of the sign names it. */
   credential?: string | null;
-  /**
-   * The dollar value the gate recorded on the intent and the prices it came from, for a key with `usd` caps: the
-   * final entry repeats them, so each entry of a sign says what it was worth and at which prices.
-   */
-  usd?: UsdRecord | null;
 }
 
 /** The entry's own detail with the notes that apply added; as it was when none does. */
@@ -55,7 +49,6 @@ export function signEntry(
     programs: [...rec.programs],
     summary: rec.summary,
     intent: rec.intent,
-    ...(rec.usd ? { usd_micros: rec.usd.usd_micros, usd_prices: rec.usd.usd_prices } : {}),
     ...rest,
     detail: withNotes(rest.detail, [rest.command === 'sign' ? rec.approval : null, rec.credential]),
   };
@@ -76,12 +69,15 @@ function finalTokens(report: Report): TokenFigure[] | null {
 /**
  * The final entry. Before anything was sent a failure to write it is the sign's error; once sent, the caller
  * must still get the signature, so the report says the entry is missing (the intent keeps the reservation charged).
+ * `landedUsd`: the dollar value the tripwire found the landing worth beyond the intent's (flow/tripwire.ts); the
+ * final then records it, as it records the real lamports and tokens.
  */
 export async function writeFinal(
   deps: { ledger: Ledger; log: EngineLogger },
   rec: SignRecord,
   report: Report,
   sent: boolean,
+  landedUsd: string | null = null,
 ): Promise<void> {
   try {
     await deps.ledger.append(
@@ -93,6 +89,7 @@ export async function writeFinal(
         slot: report.slot,
         balance_change: report.balance_change,
         tokens: finalTokens(report),
+        ...(landedUsd === null ? {} : { usd_micros: landedUsd }),
       }),
     );
   } catch (e) {

@@ -25,7 +25,9 @@ import { tokenFigures } from '../policy/rules/tokens';
 import { decide } from '../policy/decide';
 import { lamportPayments } from '../policy/rules/destination-cap';
 import type { SimulatedMoves } from '../policy/facts';
-import { usdRecord, type UsdSpend } from '../../pricing/usd-spend';
+import type { UsdSpend } from '../../pricing/usd-spend';
+import { recordedPrices } from '../../pricing/recorded-prices';
+import { reservedUsdOf, type ReservedUsd } from './tripwire';
 import { reportVerdict } from './verdict-report';
 import type { CapKeys } from './after-approval';
 
@@ -56,7 +58,8 @@ export interface GateInput {
   capKeys?: CapKeys;
 }
 
-type Gated = StepWith<{ reservation: number }>;
+/** Once gated: the lamports reserved, and the dollar value and prices the intent recorded (null: not priced). */
+type Gated = StepWith<{ reservation: number; usd: ReservedUsd | null }>;
 
 /** Usage, cap, halt, cancellation, then the intent. Once this returns ok the transaction may be sent. */
 export async function passGate(deps: GateDeps, input: GateInput): Promise<Gated> {
@@ -93,8 +96,7 @@ export async function passGate(deps: GateDeps, input: GateInput): Promise<Gated>
 
 /**
  * The gate's decision on what the ledger read: the same for both paths, and the same each time it is asked on
- * the same view (a transaction retried while the file is busy asks again), so it only sets report fields and the
- * sign's dollar record (the same each time: it comes from the input).
+ * the same view (a transaction retried while the file is busy asks again), so it only sets report fields.
  */
 function gateDecision(input: GateInput): (view: ReserveView) => ReserveDecision<Gated> {
   const { rec, built, report } = input;
@@ -114,9 +116,6 @@ function gateDecision(input: GateInput): (view: ReserveView) => ReserveDecision<
     if (input.signal?.aborted) throw new SignerError('cancelled', 'the request was cancelled before anything was sent');
 
     report.signature = built.signature;
-    // The dollar value the daily dollar cap counts for this sign, recorded once at its valuation with the prices it
-    // came from; the final entry repeats it (flow/audit.ts).
-    rec.usd = usdRecord(input.usd);
     const tokens = tokenFigures(input.figures.tokens, input.figures.mints);
     const credits = lamportPayments(input.figures.gains);
     const intent = signEntry(rec, {
@@ -130,7 +129,11 @@ function gateDecision(input: GateInput): (view: ReserveView) => ReserveDecision<
       // A sign that moves no tokens (pays no one) writes no such field: its entry reads exactly as entries always did.
       tokens: tokens.length > 0 ? tokens : null,
       lamport_credits: credits.length > 0 ? credits : null,
+      // The dollar value the daily dollar cap counts for this sign, recorded once at its valuation, with the prices
+      // it was reached at (the tripwire values the landing at them).
+      usd_micros: input.usd?.ok === true ? input.usd.usd.toString() : null,
+      usd_prices: input.usd?.ok === true ? recordedPrices(input.usd.valued) : null,
     });
-    return { intent, result: { ok: true, reservation } };
+    return { intent, result: { ok: true, reservation, usd: reservedUsdOf(intent) } };
   };
 }

@@ -41,7 +41,15 @@ import {
   type ScanBudget,
   type ScanProgress,
 } from './key-history';
-import { landedSpend, landedTokenFigures, overspend, trip, type TripwireDeps } from './tripwire';
+import {
+  landedSpend,
+  landedTokenFigures,
+  landedUsdToRecord,
+  overspend,
+  reservedUsdOf,
+  trip,
+  type TripwireDeps,
+} from './tripwire';
 
 export interface WatchDeps {
   chain: RpcClient;
@@ -374,20 +382,34 @@ export function createSignedWatcher(deps: WatchDeps): SignedWatcher {
         const entries = await ledger.signEntriesForKey(key, nowSeconds() - SPEND_WINDOW_S);
         const recorded = entries.some((e) => e.command === 'sign' && e.signature === w.signature);
         let tokens: TokenFigure[] | null = f.outcome === 'failed' && w.movedTokens ? [] : null;
+        let usd: string | null = null;
         const { meta, ...final } = f;
         const intent = entries.find((e) => e.command === 'sign-intent' && e.signature === w.signature);
         if (!recorded && meta && intent && (f.outcome === 'confirmed' || f.outcome === 'failed')) {
           // The tripwire: a landed spend larger than the reservation is recorded at its real size.
           const landed = landedSpend(meta, w.rec.key.pubkey);
-          const reserved = { lamports: spendOf(intent.balance_change ?? 0), tokens: intent.tokens ?? null };
+          const reserved = {
+            lamports: spendOf(intent.balance_change ?? 0),
+            tokens: intent.tokens ?? null,
+            usd: reservedUsdOf(intent),
+          };
           over = overspend(reserved, landed);
           if (over.length > 0) {
             tokens = landedTokenFigures(landed, reserved.tokens);
+            usd = landedUsdToRecord(reserved, landed);
             final.detail = `${final.detail}; tripwire: it spent more than its reservation (${over.join('; ')}), the key is halted`;
           }
         }
         if (!recorded)
-          await ledger.append(signEntry(w.rec, { command: 'sign', signature: w.signature, ...final, tokens }));
+          await ledger.append(
+            signEntry(w.rec, {
+              command: 'sign',
+              signature: w.signature,
+              ...final,
+              tokens,
+              ...(usd === null ? {} : { usd_micros: usd }),
+            }),
+          );
       } finally {
         await lock.release();
       }
@@ -526,15 +548,7 @@ export function pendingIntents(
     if (watch === null) continue;
     out.push({
       ...watch,
-      rec: {
-        key,
-        payloadHash: e.payload_hash,
-        summary: e.summary,
-        programs: e.programs,
-        intent: e.intent,
-        // The final entry repeats the intent's dollar record, as it does for a sign this engine followed from the start.
-        usd: typeof e.usd_micros === 'string' ? { usd_micros: e.usd_micros, usd_prices: e.usd_prices ?? [] } : null,
-      },
+      rec: { key, payloadHash: e.payload_hash, summary: e.summary, programs: e.programs, intent: e.intent },
       signature: e.signature,
       movedTokens: (e.tokens ?? []).length > 0,
     });
