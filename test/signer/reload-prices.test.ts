@@ -71,7 +71,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await engine?.close();
-  await world?.close();
+  await world.close();
 });
 
 test("a reload moves SOL's feed to another account: applied, named, and the next check is valued there", async () => {
