@@ -22,6 +22,8 @@ import type { SignRecord } from './flow/audit';
 import { writeFinal } from './flow/audit';
 import { judgeAfterApproval, type CapKeys } from './flow/after-approval';
 import { passGate } from './flow/gate';
+import { budgetSpent } from './policy/rules/credential-budget';
+import { budgetPreview } from './flow/budget-preview';
 import { judgeSimulation } from './flow/judge';
 import { keyUsage, preflight } from './flow/preflight';
 import { approvalPolicyNow } from './flow/policy-now';
@@ -50,7 +52,7 @@ import type { Payload } from './payload';
 import { refusal } from './refusals';
 import { emptyReport, type Report } from './report';
 import type { CheckInput, SignerEngine, SignInput, SignMode, SignProgress } from './types';
-import { credentialNote, credentialSpendCheck, principalLabel } from './types';
+import { credentialBudgets, credentialNote, credentialSpendCheck, principalLabel } from './types';
 
 export type { EngineDeps, EngineLogger } from './engine-deps';
 
@@ -193,6 +195,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       usage: checked.usageKnown ? checked.usage : null,
       usd: spendValue(pricing, figures),
       credential: credentialSpendCheck(input.principal),
+      budgets: await budgetPreview(ledger, credentialBudgets(input.principal)),
     });
     if (figures.sim.err === null) report.logs = figures.sim.logs;
     if (!judged.ok) return done('check', judged.report, started);
@@ -279,6 +282,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       usage: checked.usage,
       usd,
       credential: credentialSpendCheck(input.principal),
+      budgets: await budgetPreview(ledger, credentialBudgets(input.principal)),
     });
     if (!judged.ok) return notSent(judged.report);
 
@@ -340,6 +344,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
         detail: mode === 'sign_only' ? signOnlyIntentDetail(lastValid, foreign) : sentIntentDetail(lastValid),
         watch: intentWatch(mode, lastValid, foreign),
         capKeys,
+        budgets: credentialBudgets(input.principal),
       },
     );
     if (!gate.ok) return notSent(gate.report);
@@ -423,6 +428,20 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       Promise.all(
         access.select(principal, key).map((k) => keyView({ chain, ledger, halts, cluster: config.cluster, keys }, k)),
       ),
+
+    budgetsShow: async (principal) => {
+      const now = nowSeconds();
+      return Promise.all(
+        credentialBudgets(principal).map(async (b) => {
+          const spent = budgetSpent({ ...b, usage: await ledger.blockUsage(b.revocation_id, now) });
+          return {
+            ...b,
+            spent_or_reserved_24h: spent,
+            remaining_lamports: Math.max(0, b.per_day_lamports - spent),
+          };
+        }),
+      );
+    },
 
     // Async, so a key the principal may not use is a rejected promise like every other refusal of the engine.
     async halt(input) {
