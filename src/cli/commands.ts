@@ -105,7 +105,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     values: [],
     flags: [],
     usage:
-      'localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--confirm-blocks N] | localnet mint [--key KEY] [--amount UNITS] | localnet price set ASSET PRICE [--conf DOLLARS] [--age SECONDS]',
+      'localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--confirm-blocks N] | localnet mint [--key KEY] [--amount UNITS] | localnet price set ASSET PRICE [--conf DOLLARS] [--age SECONDS] | localnet transfer --key KEY --zink AMOUNT [--to ADDRESS] [--out FILE]',
   },
   { name: 'treasury plan', values: [], flags: ['json'], usage: 'treasury plan NAME [--json]' },
   { name: 'treasury submit', values: [], flags: ['json'], usage: 'treasury submit FILE|- [--json]' },

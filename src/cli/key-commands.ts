@@ -16,7 +16,18 @@ import { COMMANDS } from './commands';
 import { chainHint, config, configPath, err, keyOf, out, outJson, readLine, rpcFor, withLedger } from './context';
 import { policyHash } from '../signer/policy';
 import { serviceHolder } from './service-lock';
-import { keyShowJson, lamportsAndSol, renderKeyList, renderKeyShow, type KeyShowView } from './render';
+import {
+  keyShowJson,
+  lamportsAndSol,
+  renderKeyList,
+  renderKeyShow,
+  type KeyShowUsage,
+  type KeyShowView,
+} from './render';
+import { nowSeconds } from '../util/time';
+import { usdView } from '../signer/key-view';
+import { remainingDaily, spentLamports } from '../signer/policy/rules/daily-cap';
+import type { Usage } from '../ledger/types';
 
 export async function keyCommand(sub: string, args: ParsedArgs): Promise<number> {
   if (sub === 'list') return keyList(args);
@@ -145,9 +156,12 @@ async function keyShow(args: ParsedArgs, cfg: SignerConfig, key: KeyConfig): Pro
     );
   // key show is a read: a ledger it cannot open (a read-only container, a database that is down) leaves the halt
   // unknown, and the key file and balance are still worth showing.
-  const halt = await withLedger(cfg, (l) => l.getHalt(key.name)).then(
-    (record): KeyShowView['halt'] => ({ record }),
-    (e: unknown): KeyShowView['halt'] => ({ error: errorMessage(e) }),
+  const read = await withLedger(cfg, async (l) => ({
+    record: await l.getHalt(key.name),
+    usage: await l.keyUsage(key.name, nowSeconds()),
+  })).then(
+    (r) => ({ halt: { record: r.record }, usage: usageView(key, r.usage) }),
+    (e: unknown) => ({ halt: { error: errorMessage(e) }, usage: { error: errorMessage(e) } }),
   );
   // A state directory this user cannot read (another host's, a container's) only leaves the running hash unknown.
   const holder = (() => {
@@ -165,12 +179,23 @@ async function keyShow(args: ParsedArgs, cfg: SignerConfig, key: KeyConfig): Pro
     storeHealth: status.store,
     storeState: status.state,
     balance,
-    halt,
+    halt: read.halt,
+    usage: read.usage,
     policy: { config_hash: policyHash(cfg), service },
   };
   if (flag(args, 'json')) outJson(keyShowJson(view));
   else out(renderKeyShow(view));
   return 0;
+}
+
+/** The key's usage against its caps, figured as key_show figures it for agents. */
+function usageView(key: KeyConfig, usage: Usage): KeyShowUsage {
+  const spent = spentLamports(usage, key.daily_lamport_cap);
+  return {
+    spent_lamports: spent,
+    remaining_daily_lamports: remainingDaily(key, spent, 0),
+    usd: usdView(key, usage),
+  };
 }
 
 /** On the embedded chain: an airdrop, straight away. Elsewhere: an unsigned transfer payload to sign. */

@@ -30,6 +30,7 @@ import { tokenNarrow, tokenNewBiscuit, tokenRevoke } from './credential-commands
 import { keyCommand } from './key-commands';
 import { localnetMint } from './localnet-mint';
 import { localnetPrice } from './localnet-price';
+import { localnetTransfer } from './localnet-transfer';
 import { operatorCommand } from './operator-commands';
 import { runLocksCommand } from './locks';
 import { policyReplay, policyTest } from './policy-commands';
@@ -111,6 +112,12 @@ usage: sa-forge-signer [--config FILE] COMMAND ...
   localnet mint [--key KEY] [--decimals N] [--amount UNITS] [--per-tx UNITS] [--per-day UNITS]
                                         on the running embedded chain: a test token for KEY (default demo);
                                         prints the policy lines to add under keys.KEY, then reload
+  localnet price set ASSET PRICE [--conf DOLLARS] [--age SECONDS]
+                                        on the running embedded chain: ASSET (SOL or a mint) at PRICE dollars
+                                        in its Pyth account; prints the prices lines (docs/pricing.md)
+  localnet transfer --key KEY --zink AMOUNT [--to ADDRESS] [--out FILE]
+                                        an unsigned transfer payload from KEY (to its first allowed destination)
+                                        to try its caps with check and sign
 
 The config is --config FILE, else $SIGNER_CONFIG, else ./var/local/config.yaml (written by \`npm start\`).
 check, sign and key show need the cluster's chain; with the embedded default that chain runs inside the
@@ -443,6 +450,7 @@ export async function main(argv: string[]): Promise<number> {
     case 'localnet': {
       if (args.rest[0] === 'mint') return localnetMint(config(args), args.rest.slice(1));
       if (args.rest[0] === 'price') return localnetPrice(config(args), args.rest.slice(1));
+      if (args.rest[0] === 'transfer') return localnetTransfer(config(args), args.rest.slice(1));
       // Loaded lazily: litesvm is a development dependency the production image does not have.
       const { runLocalnet } = require('../localnet/main') as typeof import('../localnet/main'); // eslint-disable-line @typescript-eslint/no-require-imports -- litesvm must stay unloaded unless asked for
       await runLocalnet(args.rest);
