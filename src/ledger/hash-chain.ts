@@ -31,7 +31,7 @@ export const GENESIS_PREV = '0'.repeat(64);
 /** A lamport credit as an entry records it. */
 type EntryCredit = Pick<LamportCredit, 'address' | 'lamports'>;
 
-const COMMANDS: readonly AuditCommand[] = ['sign', 'sign-intent', 'sign-message', 'halt', 'resume', 'reload'];
+const COMMANDS: readonly AuditCommand[] = ['sign', 'sign-intent', 'sign-message', 'halt', 'resume', 'reload', 'revoke'];
 const HEX64 = /^[0-9a-f]{64}$/;
 /** A credential block's revocation id: the hex of its signature (64 bytes for Ed25519). */
 const REVOCATION_ID = /^[0-9a-f]{2,256}$/;

@@ -4,6 +4,7 @@
  */
 import { approvals } from './approvals';
 import { auditLog } from './audit-log';
+import { credentialRevocations } from './credential-revocations';
 import { halts } from './halts';
 import { operatorStore } from './operator-store';
 import { outbox } from './outbox';
@@ -23,6 +24,7 @@ export function sqlLedger(db: SqlDriver, books: UsageBooks, own: StoreParts): Le
     ...auditLog(db),
     ...usage(books),
     ...halts(db),
+    ...credentialRevocations(db),
     ...approvals(db),
     ...outbox(db),
     ...operatorStore(db),

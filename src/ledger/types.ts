@@ -10,8 +10,9 @@ import type { OperatorStore } from './operators';
  * Audit entry fields in their serialisation order (docs/operations.md, "Audit log"). Options are null, never omitted.
  * `sign-message`: one entry per off-chain message or sign-in text a key was asked to sign (docs/payloads.md).
  * `reload`: a policy a running service took over (key `*`, the policy hashes in detail; docs/policy.md, "Reload").
+ * `revoke`: a credential block an operator revoked (key `*`, the reason as summary; docs/credentials.md).
  */
-export type AuditCommand = 'sign' | 'sign-intent' | 'sign-message' | 'halt' | 'resume' | 'reload';
+export type AuditCommand = 'sign' | 'sign-intent' | 'sign-message' | 'halt' | 'resume' | 'reload' | 'revoke';
 
 export interface AuditEntryInput {
   ts: number; // unix seconds
@@ -411,6 +412,28 @@ export interface KeyLocks {
   clearKeyLock(key: string, opts: { force: boolean }): Promise<ClearLockResult>;
 }
 
+/** A credential block revoked in the ledger (docs/credentials.md, "Revoking"). */
+export interface CredentialRevocation {
+  /** The block's revocation id (hex). */
+  revocation_id: string;
+  /** The issued root it was revoked by name, or null when named by its id. */
+  name: string | null;
+  reason: string;
+  /** Who revoked it: "operator:<name>". */
+  by: string;
+  ts: number;
+}
+
+export interface CredentialRevocations {
+  /**
+   * Records the revocation and its audit entry (command 'revoke') atomically. Revoking a revoked block keeps the
+   * first record, and returns it.
+   */
+  revokeCredential(rec: CredentialRevocation): Promise<CredentialRevocation>;
+  /** Every revocation, oldest first. */
+  listCredentialRevocations(): Promise<CredentialRevocation[]>;
+}
+
 export interface Halts {
   getHalt(key: string): Promise<HaltRecord | null>;
   listHalts(): Promise<HaltRecord[]>;
@@ -484,7 +507,8 @@ export interface Outbox {
 }
 
 /** The operator console's records (passkeys, enrollment links, nonces, settings) are in ./operators.ts. */
-export interface Ledger extends AuditLog, Reservations, KeyLocks, Halts, Approvals, Outbox, OperatorStore {
+export interface Ledger
+  extends AuditLog, Reservations, KeyLocks, Halts, CredentialRevocations, Approvals, Outbox, OperatorStore {
   readonly store: 'sqlite' | 'postgres';
   /** Cheap round trip for readiness. */
   ping(): Promise<void>;

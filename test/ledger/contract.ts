@@ -643,6 +643,60 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
       });
     });
 
+    describe('credential revocations', () => {
+      it('records a revocation with its audit entry, keeps the first record, and another handle reads it', async () => {
+        const other = await reopen();
+        const first = {
+          revocation_id: 'ab'.repeat(64),
+          name: 'planner',
+          reason: 'leaked',
+          by: 'operator:alice',
+          ts: 10,
+        };
+        expect(await s.ledger.revokeCredential(first)).toEqual(first);
+        // Twice from two handles at once: one row, one entry, the first record kept.
+        const again = await Promise.all([
+          other.revokeCredential({ ...first, name: null, reason: 'again', ts: 11 }),
+          s.ledger.revokeCredential({ ...first, name: null, reason: 'again', ts: 12 }),
+        ]);
+        expect(again).toEqual([first, first]);
+        await s.ledger.revokeCredential({
+          revocation_id: 'cd'.repeat(64),
+          name: null,
+          reason: 'r',
+          by: 'operator:bob',
+          ts: 20,
+        });
+        expect((await other.listCredentialRevocations()).map((r) => [r.revocation_id, r.name, r.by])).toEqual([
+          ['ab'.repeat(64), 'planner', 'operator:alice'],
+          ['cd'.repeat(64), null, 'operator:bob'],
+        ]);
+        const revokes = (await s.ledger.tail(10)).filter((e) => e.command === 'revoke');
+        expect(revokes).toHaveLength(2);
+        expect(revokes[0]).toMatchObject({
+          key: '*',
+          summary: 'leaked',
+          outcome: 'revoked',
+          detail: `credential block ${'ab'.repeat(64)} (issued root planner) by operator:alice`,
+        });
+        expect(await s.ledger.verify()).toEqual({ ok: true, entries: 2 });
+      });
+
+      it('bounds the reason it stores and its entry repeats', async () => {
+        const huge = 'x'.repeat(MAX_STORED_SUMMARY * 3);
+        const rec = await s.ledger.revokeCredential({
+          revocation_id: 'ef'.repeat(64),
+          name: null,
+          reason: huge,
+          by: 'operator:alice',
+          ts: 1,
+        });
+        expect(rec.reason.length).toBeLessThanOrEqual(MAX_STORED_SUMMARY);
+        expect((await s.ledger.listCredentialRevocations())[0]!.reason).toBe(rec.reason);
+        expect((await s.ledger.tail(1))[0]!.summary).toBe(rec.reason);
+      });
+    });
+
     describe('approvals', () => {
       const request = (over: Partial<Parameters<Ledger['createApproval']>[0]> = {}) => ({
         key: 'wallet',

@@ -159,6 +159,20 @@ function operatorSessions(integer: string): string {
   ].join(';\n');
 }
 
+/**
+ * Credential blocks revoked by an operator (the console): each block's revocation id with who, when and why, read by
+ * every replica's verifier besides `serve.credentials.revoked`. `name` is the issued root it was revoked by, if any.
+ */
+function credentialRevocations(integer: string): string {
+  return `CREATE TABLE credential_revocations (
+     revocation_id text PRIMARY KEY,
+     name text,
+     reason text NOT NULL,
+     by text NOT NULL,
+     ts ${integer} NOT NULL
+   )`;
+}
+
 export const SQLITE_MIGRATIONS: readonly Migration[] = [
   `CREATE TABLE entries (
      seq INTEGER PRIMARY KEY,
@@ -225,6 +239,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   USD_PRICES_COLUMN,
   BUDGET_BLOCKS_COLUMN,
   APPROVAL_USD_VALUE_COLUMN,
+  credentialRevocations('INTEGER'),
 ];
 
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
@@ -279,6 +294,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   USD_PRICES_COLUMN,
   BUDGET_BLOCKS_COLUMN,
   APPROVAL_USD_VALUE_COLUMN,
+  credentialRevocations('bigint'),
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */
