@@ -13,6 +13,7 @@ import type { Ledger } from '../ledger/types';
 import type { SignerEngine } from '../signer/types';
 import { VERSION } from '../util/version';
 import { errorMessage } from '../util/errors';
+import { ledgerRevoked } from '../credentials/ledger-revoked';
 import { endRemovedOperatorsLogins } from '../operator/removed-operators';
 import { parseArgs, option } from './args';
 import { limitOldGenerationGrowth } from './heap';
@@ -122,11 +123,16 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const state = createServiceState();
   // Tool calls wait on `opening` from the first request on, including those that arrive before the engine starts
   // to open (below, after the listener's grace period).
+  // The credential blocks revoked from the console: read from the ledger once it opens, then every few seconds.
+  const revokedInLedger = config.serve.credentials
+    ? ledgerRevoked({ ledger: () => ledgerOpening, pollMs: config.timings.credential_revocation_poll_ms, logger })
+    : null;
   const app = createApp({
     config,
     // The policy's tokens once the engine has opened it (a reload may replace them), the config's until then.
     tokens: () => livePolicy?.().tokens ?? config.serve.tokens,
     credentials: () => livePolicy?.().credentials ?? config.serve.credentials ?? null,
+    ...(revokedInLedger === null ? {} : { ledgerRevoked: revokedInLedger }),
     version: VERSION,
     logger,
     engine: () => opening,
@@ -196,6 +202,15 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
             (await opening).halt({ key, reason, principal: { kind: 'operator', name } }),
           resume: async (key, name) => (await opening).resume(key, `operator:${name}`),
         },
+        ...(revokedInLedger === null
+          ? {}
+          : {
+              credentials: {
+                issued: () => livePolicy?.().credentials?.issued ?? config.serve.credentials?.issued ?? [],
+                revoke: (rec) => revokedInLedger.revoke(rec),
+                list: () => revokedInLedger.list(),
+              },
+            }),
       });
       operatorServer = opened.server;
       err(
@@ -372,6 +387,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
       err(`stopping with ${remaining} request(s) still running; their callers must treat a sign as unknown`);
     metricsServer?.close();
     operatorServer?.close();
+    revokedInLedger?.close();
     // Attempts still running are cut off and left due in the outbox (the next start sends them) before the ledger closes.
     await deliverer?.close();
     await Promise.allSettled([engine?.close(), localChain?.close()]);

@@ -4,15 +4,19 @@
  * public key in the config, and the service never opens it), and the Biscuit library is loaded with the first credential
  * presented, so a service whose agents all use bearer tokens never loads it. The issued roots and revoked ids are
  * read on each request from the running policy, which a reload replaces: a revocation applies without a restart.
+ * The blocks an operator revoked in the ledger (./ledger-revoked.ts) are refused besides the config's.
  */
 import type { CredentialsConfig } from '../config/types';
 import { readSecret } from '../keys/secret-source';
 import { biscuitLib } from './biscuit-lib';
 import { rootPublicKey } from './issue';
+import type { LedgerRevoked } from './ledger-revoked';
 import { rootPublicKeyOf } from './root-key';
 import { createCredentialVerifier, type CredentialVerifier, type Verification } from './verifier';
 
 export interface CredentialGate {
+  /** Resolves once the ledger's revocations have been read once: no credential is verified before. */
+  ready(): Promise<void>;
   verify(bearer: string): Verification;
 }
 
@@ -23,13 +27,20 @@ export interface CredentialGate {
 export function credentialGate(
   atStart: CredentialsConfig,
   current: () => CredentialsConfig | null = () => atStart,
+  ledger: Pick<LedgerRevoked, 'ids' | 'loaded'> | null = null,
 ): CredentialGate {
   const root = atStart.root_key;
   // A file or variable is read now; the library, which derives its public half, loads with the first credential.
   const secret = 'key' in root ? null : readSecret(root, 'credentials root key');
   let publicKey: string | undefined;
   let made: { source: CredentialsConfig | null; verifier: CredentialVerifier } | undefined;
+  const revokedNow = (): ReadonlySet<string> => {
+    const configured = current()?.revoked ?? [];
+    const revoked = ledger?.ids();
+    return revoked === undefined || revoked.size === 0 ? new Set(configured) : new Set([...configured, ...revoked]);
+  };
   return {
+    ready: () => ledger?.loaded() ?? Promise.resolve(),
     verify(bearer) {
       const lib = biscuitLib();
       publicKey ??= secret === null ? rootPublicKeyOf(lib, root) : rootPublicKey(lib, secret);
@@ -39,7 +50,7 @@ export function credentialGate(
           rootPublicKey: publicKey,
           issued: source?.issued ?? [],
           revoked: source?.revoked ?? [],
-          revokedNow: () => current()?.revoked ?? [],
+          revokedNow,
         });
         made = { source, verifier };
       }

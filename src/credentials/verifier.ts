@@ -52,10 +52,10 @@ export interface CredentialVerifierOptions {
   /** Revocation ids (hex) refused wherever they appear in a chain. */
   revoked: readonly string[];
   /**
-   * The revoked ids in force at each judgement (a reload may add some while a sign waits for its approval); the
-   * list above when absent.
+   * The revoked ids in force at each verification and judgement (a reload or an operator in the console may add
+   * some, also while a sign waits for its approval); the list above when absent.
    */
-  revokedNow?: () => readonly string[];
+  revokedNow?: () => ReadonlySet<string>;
 }
 
 export interface CredentialVerifier {
@@ -104,7 +104,8 @@ function revocation(ids: readonly string[], revoked: ReadonlySet<string>): Crede
 export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifierOptions): CredentialVerifier {
   const rootKey = publicKey(lib, opts.rootPublicKey);
   const issuedById = new Map(opts.issued.map((c) => [c.revocation_id, c]));
-  const revoked = new Set(opts.revoked);
+  const configured = new Set(opts.revoked);
+  const revokedNow = opts.revokedNow ?? (() => configured);
 
   function authorizeWith(token: BiscuitToken, req: CredentialRequest, now: Date, budgets: ReadonlySet<number>) {
     // The builder and each fact are consumed by the call they are passed to (the library takes them over).
@@ -166,7 +167,7 @@ export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifi
             "the credential's root is not one this signer lists as issued; ask the operator for a credential",
           ),
         );
-      const revokedRefusal = revocation(ids, revoked);
+      const revokedRefusal = revocation(ids, revokedNow());
       if (revokedRefusal !== null) return refuse(revokedRefusal);
       const checks: string[][] = [];
       for (let i = 0; i < ids.length; i++) {
@@ -200,10 +201,8 @@ export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifi
         authorize: (req, now) => {
           if (!live) throw new Error('a credential is authorized after it was disposed');
           // Judged again later (after a simulation, after an approval's wait): a revocation since then refuses.
-          if (opts.revokedNow) {
-            const since = revocation(ids, new Set(opts.revokedNow()));
-            if (since !== null) return since;
-          }
+          const since = revocation(ids, revokedNow());
+          if (since !== null) return since;
           return authorizeWith(token, req, now, stated);
         },
         dispose: () => {

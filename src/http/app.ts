@@ -27,6 +27,7 @@ import { TokenVerifier } from './bearer-tokens';
 import { McpService } from '../mcp/service';
 import type { SignerEngine } from '../signer/types';
 import './locals';
+import type { LedgerRevoked } from '../credentials/ledger-revoked';
 import { mcpRouter } from './mcp-router';
 import type { Metrics } from './metrics';
 import { accessLog } from './middleware/access-log';
@@ -45,6 +46,8 @@ export interface AppDeps {
   tokens?: () => readonly TokenConfig[];
   /** The credentials' issued roots and revoked ids now (a reload may replace them); the config's when absent. */
   credentials?: () => CredentialsConfig | null;
+  /** The credential blocks operators revoked in the ledger (refused besides the config's); none when absent. */
+  ledgerRevoked?: LedgerRevoked;
   version: string;
   logger: Logger;
   /** Resolves once the engine is open (tool calls wait for it). */
@@ -64,7 +67,7 @@ export function createApp(deps: AppDeps): Express {
   const verifier = new TokenVerifier(deps.tokens ?? serve.tokens);
   const credentials = serve.credentials
     ? {
-        gate: credentialGate(serve.credentials, deps.credentials),
+        gate: credentialGate(serve.credentials, deps.credentials, deps.ledgerRevoked ?? null),
         failures: credentialFailureLimit(serve.rate_limit_per_minute),
       }
     : null;

@@ -17,7 +17,7 @@ const SQL = {
   insert: `INSERT INTO credential_revocations (${COLUMNS}) VALUES ($1, $2, $3, $4, $5)`,
 };
 
-const text = (v: unknown): string => (typeof v === 'string' ? v : String(v ?? ''));
+const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 
 function rowToRevocation(r: Row): CredentialRevocation {
   return {

@@ -10,7 +10,7 @@
  *   → /assets: our script and style, @simplewebauthn/browser's ES modules
  *   → cookies, the sealed session (iron-session), a JSON body ≤ 64 KiB
  *   → CSRF check on every POST (csrf-csrf, 403)
- *   → pages (/, /login, /enroll) and /api (the passkey ceremonies, decisions, halts; at most 300 a minute, 429)
+ *   → pages (/, /login, /enroll) and /api (the passkey ceremonies, decisions, halts, revocations; at most 300 a minute, 429)
  *   → 404 → the one error handler.
  */
 import cookieParser from 'cookie-parser';
@@ -33,6 +33,7 @@ import { ceremonyRateLimit, PENDING_POLLS_PER_MINUTE } from './middleware/ceremo
 import { consoleErrorHandler } from './middleware/error-handler';
 import { refuseBearer } from './middleware/refuse-bearer';
 import { sameOrigin } from './middleware/same-origin';
+import type { ConsoleCredentials } from './revoke-credential';
 import type { ConsoleOrigin } from './origin';
 import { apiRoutes, pageRoutes, pendingRoute, type ConsoleHalts, type RouteDeps } from './routes';
 import { consoleSession } from './session';
@@ -55,6 +56,8 @@ export interface OperatorAppDeps {
   treasuries?: () => Promise<TreasuryStatus[]>;
   /** Halts and resumes through the engine. */
   halts: ConsoleHalts;
+  /** The credentials' revocations; absent when the service has no credentials. */
+  credentials?: ConsoleCredentials;
   /** Unix ms; tests move it. */
   nowMs?: () => number;
   /** The webhooks now (a reload may change them): told of each decision made here. */
@@ -105,6 +108,7 @@ export function createOperatorApp(deps: OperatorAppDeps): Express {
     policyNow: deps.policyNow,
     ...(deps.treasuries === undefined ? {} : { treasuries: deps.treasuries }),
     halts: deps.halts,
+    ...(deps.credentials === undefined ? {} : { credentials: deps.credentials }),
     csrf,
     nowMs,
     logger: deps.logger,

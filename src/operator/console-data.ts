@@ -3,13 +3,14 @@
  * and left (the engine's own key view), the halts, the audit tail and the webhooks' delivery state (the same view
  * as `sa-forge-signer notify list`); and `audit verify`'s verdict, which is kept for a while (audit-verdict.ts).
  */
-import type { AuditEntry, ApprovalRecord, HaltRecord, Ledger } from '../ledger/types';
+import type { AuditEntry, ApprovalRecord, CredentialRevocation, HaltRecord, Ledger } from '../ledger/types';
 import type { AuditVerdict, AuditVerdicts } from './audit-verdict';
 import { deliveryState } from '../notify/view';
 import type { Refusal } from '../signer/refusals';
 import type { KeyView } from '../signer/types';
 import type { TreasuryStatus } from '../treasury/status';
 import { errorMessage } from '../util/errors';
+import type { ConsoleCredentials } from './revoke-credential';
 
 export const AUDIT_TAIL = 20;
 export const NOTIFICATIONS_SHOWN = 10;
@@ -29,6 +30,8 @@ export interface ConsoleData {
   audit: AuditEntry[];
   verdict: AuditVerdict;
   deliveries: Awaited<ReturnType<typeof deliveryState>>;
+  /** The issued roots' names and the ledger's revocations; null when the service has no credentials. */
+  credentials: { issued: string[]; revocations: CredentialRevocation[] } | null;
 }
 
 /** The approvals still waiting for an operator at `now` (unix seconds): pending and not yet expired. */
@@ -42,6 +45,8 @@ export interface EngineViews {
   policyNow: (approval: ApprovalRecord) => Promise<Refusal | null>;
   /** The treasury keys as the chain holds them, with their plans; absent: the page shows none. */
   treasuries?: () => Promise<TreasuryStatus[]>;
+  /** The credentials; absent: the page shows no credentials section. */
+  credentials?: ConsoleCredentials;
 }
 
 export async function readConsoleData(
@@ -53,7 +58,7 @@ export async function readConsoleData(
   const { keys } = engine;
   // An engine still opening judges nothing yet: the card then shows no warning, and the sign is judged anyway.
   const judged = async (a: ApprovalRecord) => ({ ...a, policy_now: await engine.policyNow(a).catch(() => null) });
-  const [approvals, halts, audit, verdict, keyViews, deliveries, treasuries] = await Promise.all([
+  const [approvals, halts, audit, verdict, keyViews, deliveries, treasuries, revocations] = await Promise.all([
     pendingApprovals(ledger, now).then((pending) => Promise.all(pending.map(judged))),
     ledger.listHalts(),
     ledger.tail(AUDIT_TAIL),
@@ -68,6 +73,7 @@ export async function readConsoleData(
       (views) => ({ views, error: null }),
       (e: unknown) => ({ views: null, error: errorMessage(e) }),
     ),
+    engine.credentials?.list() ?? Promise.resolve([]),
   ]);
   return {
     now,
@@ -80,5 +86,8 @@ export async function readConsoleData(
     audit: audit.reverse(),
     verdict,
     deliveries,
+    credentials: engine.credentials
+      ? { issued: engine.credentials.issued().map((c) => c.name), revocations: revocations.reverse() }
+      : null,
   };
 }

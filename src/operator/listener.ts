@@ -14,6 +14,7 @@ import type { TreasuryStatus } from '../treasury/status';
 import { SignerError } from '../util/errors';
 import { createOperatorApp } from './app';
 import { consoleOrigin, type ConsoleOrigin } from './origin';
+import type { ConsoleCredentials } from './revoke-credential';
 import type { ConsoleHalts } from './routes';
 
 export interface OperatorListener {
@@ -32,6 +33,8 @@ export async function startOperatorListener(deps: {
   /** The treasury keys' allowances on chain and their plans (the engine's treasuryShow). */
   treasuries?: () => Promise<TreasuryStatus[]>;
   halts: ConsoleHalts;
+  /** The credentials' revocations; absent when the service has no credentials. */
+  credentials?: ConsoleCredentials;
   /** The operators now: a reload may add, remove or change them, and a removed one's session ends at once. */
   operators: () => readonly OperatorConfig[];
   /** The webhooks now (a reload may change them). */
@@ -62,6 +65,7 @@ export async function startOperatorListener(deps: {
     policyNow: deps.policyNow,
     ...(deps.treasuries === undefined ? {} : { treasuries: deps.treasuries }),
     halts: deps.halts,
+    ...(deps.credentials === undefined ? {} : { credentials: deps.credentials }),
     hooks: deps.hooks,
   });
   return { server, origin, address };

@@ -12,6 +12,7 @@ import type { ConsoleData } from './console-data';
 import { Html, html, untrusted } from './html';
 import type { SignedInOperator } from './locals';
 import { formatUsd } from '../util/usd-amounts';
+import { credentialsSection } from './credentials-section';
 import { treasurySection } from './treasury-section';
 
 const LAMPORTS_PER_SOL = 1_000_000_000n;
@@ -446,7 +447,7 @@ export function consolePage(csrf: string, who: SignedInOperator, data: ConsoleDa
       }
       <h2>Keys</h2>
       <section class="card">${keys}</section>
-      ${treasurySection(data.treasuries, data.treasuriesError)}
+      ${treasurySection(data.treasuries, data.treasuriesError)} ${credentialsSection(data.credentials, admin)}
       <h2>Notifications</h2>
       <section class="card" id="notifications">${deliveriesSection(data.deliveries)}</section>
       <h2>Audit log</h2>

@@ -19,6 +19,7 @@ import type { Decision } from './challenge';
 import { AuditVerdicts } from './audit-verdict';
 import { pendingApprovals, readConsoleData } from './console-data';
 import { recordDecision } from './decide';
+import { revokeCredential, type ConsoleCredentials } from './revoke-credential';
 import './locals';
 import type { SignedInOperator } from './locals';
 import { requireAdmin, requireOperator, type RequireOperatorDeps } from './middleware/require-operator';
@@ -53,6 +54,8 @@ export interface RouteDeps {
   policyNow: (approval: ApprovalRecord) => Promise<Refusal | null>;
   treasuries?: () => Promise<TreasuryStatus[]>;
   halts: ConsoleHalts;
+  /** The credentials' issued roots and the ledger's revocations; absent when the service has no credentials. */
+  credentials?: ConsoleCredentials;
   ceremonies: () => Promise<CeremonyDeps>;
   csrf: DoubleCsrfUtilities;
   nowMs: () => number;
@@ -247,6 +250,27 @@ export function apiRoutes(deps: RouteDeps, guard: RequireOperatorDeps): Router {
       return;
     }
     json(res, 200, result);
+  });
+  // Revoking, like halting, only takes power away: the admin's session is enough (lifting one is not offered).
+  router.post('/credentials/revoke', signedIn, requireAdmin(), async (req, res) => {
+    if (deps.credentials === undefined) {
+      sendError(res, 404, 'this signer has no credentials (serve.credentials)');
+      return;
+    }
+    const b = body(req);
+    const operator = who(res);
+    const result = await revokeCredential(deps.credentials, {
+      target: str(b.target) ?? '',
+      reason: str(b.reason) ?? '',
+      operator: operator.name,
+      now: Math.floor(deps.nowMs() / 1000),
+    });
+    if (result.ok)
+      deps.logger.info(
+        { revocation_id: result.value.revocation_id, root: result.value.name, operator: operator.name },
+        'operator revoked a credential block',
+      );
+    answer(res, result);
   });
   // Lifting a halt lets a key spend again: like a decision it takes a passkey assertion, not only the session.
   router.post('/keys/:key/resume/options', signedIn, requireAdmin(), async (req, res) => {

@@ -53,6 +53,12 @@ export const timingsSchema = section({
     default: 250,
     env: 'SIGNER_APPROVAL_POLL_MS',
   },
+  credential_revocation_poll_ms: {
+    doc: 'How often each process reads the credential revocations operators made in the console from the ledger: another replica refuses a block revoked elsewhere within this long (the process that wrote it, at once). Revocations in `serve.credentials.revoked` apply with a reload.',
+    format: 'positive-int',
+    default: 2_000,
+    env: 'SIGNER_CREDENTIAL_REVOCATION_POLL_MS',
+  },
   rpc_retries: {
     doc: 'Retries of an RPC call that failed transiently (HTTP 429 or 5xx, a lost connection, a timeout), for reads and re-sends of the same signed transaction; never for a call that is not idempotent. 0 turns retries off.',
     format: 'nat-strict',

@@ -42,9 +42,9 @@ export function bearerAuth(
     }
     const { gate, failures } = credentials;
     // A throw inside (the library failing to load) is the request's error, not an unhandled rejection.
-    failures
-      .spent(req)
-      .then((spent) => {
+    // The ledger's revocations are read once before any credential is judged (a replica just started).
+    Promise.all([failures.spent(req), gate.ready()])
+      .then(([spent]) => {
         if (spent) {
           failures.failed(req, res, next, () =>
             sendError(res, 429, 'rate limit: too many credentials that do not verify'),

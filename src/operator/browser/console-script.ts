@@ -106,6 +106,14 @@ function consolePage() {
       location.reload();
     });
   }
+  for (const form of document.querySelectorAll('[data-revoke]')) {
+    guarded(form.querySelector('button'), async () => {
+      const target = form.querySelector('input[name="target"]').value;
+      const reason = form.querySelector('input[name="reason"]').value;
+      await post('/api/credentials/revoke', { target, reason });
+      location.reload();
+    });
+  }
   for (const button of document.querySelectorAll('[data-resume]')) {
     guarded(button, async () => {
       const at = '/api/keys/' + encodeURIComponent(button.dataset.resume) + '/resume';
@@ -142,7 +150,8 @@ function watchPending() {
   const cards = [...document.querySelectorAll('[data-approval]')];
   const shown = state(cards.map((card) => ({ id: card.dataset.approval, votes: card.dataset.votes })));
   const title = document.title.replace(/^\(\d+\) /, '');
-  const typing = () => [...document.querySelectorAll('[data-halt] input')].some((input) => input.value !== '');
+  const typing = () =>
+    [...document.querySelectorAll('[data-halt] input, [data-revoke] input')].some((input) => input.value !== '');
   const poll = async () => {
     const res = await fetch('/api/pending', { credentials: 'same-origin', headers: { Accept: 'application/json' } });
     if (res.status === 401) {
