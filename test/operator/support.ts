@@ -9,6 +9,11 @@ import pino from 'pino';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { OperatorConfig, PricesConfig, SignerConfig } from '../../src/config/types';
 import { KNOWN_FEEDS } from '../../src/pricing/feeds';
+import { biscuitLib } from '../../src/credentials/biscuit-lib';
+import { credentialGate, type CredentialGate } from '../../src/credentials/gate';
+import { mintRoot, newRootKey } from '../../src/credentials/issue';
+import { ledgerRevoked, type LedgerRevoked } from '../../src/credentials/ledger-revoked';
+import type { CredentialsConfig } from '../../src/config/types';
 import { createEnrollment } from '../../src/operator/enrollment';
 import { startOperatorListener, type OperatorListener } from '../../src/operator/listener';
 import { enrollmentUrl } from '../../src/operator/origin';
@@ -52,12 +57,53 @@ export interface ConsoleWorld {
   config: SignerConfig;
   /** A fresh one-time enrollment link for the operator. */
   enrollmentLink(operator: string): Promise<string>;
+  /**
+   * With `credentials`: the service's credentials as serve.ts wires them (a root `planner` for key vault, the
+   * console revoking through this process's ledger revocations, and the gate the agents' listener would use).
+   */
+  credentials: ConsoleCredentialsWorld | null;
   /** The operators from now on, as a reload that applied a config naming these would make them. */
   setOperators(operators: OperatorConfig[]): void;
   close(): Promise<void>;
 }
 
-export async function makeConsoleWorld(): Promise<ConsoleWorld> {
+export interface ConsoleCredentialsWorld {
+  rootPrivateKey: string;
+  /** The issued root `planner` (keys: vault) and its revocation id. */
+  planner: { credential: string; revocationId: string };
+  config: CredentialsConfig;
+  /** This process's revocations read from the ledger (never polled again: only its own writes apply at once). */
+  revoked: LedgerRevoked;
+  gate: CredentialGate;
+}
+
+function consoleCredentials(world: World): ConsoleCredentialsWorld {
+  const lib = biscuitLib();
+  const root = newRootKey(lib);
+  const planner = mintRoot(lib, root.privateKey, { name: 'planner', keys: ['vault'] });
+  const file = path.join(world.dir, 'credentials-root.key');
+  fs.writeFileSync(file, root.privateKey, { mode: 0o600 });
+  const config: CredentialsConfig = {
+    root_key: { file },
+    issued: [{ name: 'planner', revocation_id: planner.revocationId, keys: ['vault'] }],
+    revoked: [],
+  };
+  // An hour between polls: a refusal seen in this process right after a revocation comes from its own write.
+  const revoked = ledgerRevoked({
+    ledger: () => Promise.resolve(world.ledger),
+    pollMs: 3_600_000,
+    logger: pino({ level: 'silent' }),
+  });
+  return {
+    rootPrivateKey: root.privateKey,
+    planner: { credential: planner.credential, revocationId: planner.revocationId },
+    config,
+    revoked,
+    gate: credentialGate(config, () => config, revoked),
+  };
+}
+
+export async function makeConsoleWorld(opts: { credentials?: boolean } = {}): Promise<ConsoleWorld> {
   const world = await makeWorld({
     keys: {
       vault: { approval: 'confirm', class: 'wallet' },
@@ -89,6 +135,7 @@ export async function makeConsoleWorld(): Promise<ConsoleWorld> {
     },
   };
   let operators: readonly OperatorConfig[] = OPERATORS;
+  const credentials = opts.credentials === true ? consoleCredentials(world) : null;
   const listener = await startOperatorListener({
     config,
     logger: pino({ level: 'silent' }),
@@ -102,11 +149,21 @@ export async function makeConsoleWorld(): Promise<ConsoleWorld> {
       halt: (key, reason, name) => world.engine.halt({ key, reason, principal: { kind: 'operator', name } }),
       resume: (key, name) => world.engine.resume(key, `operator:${name}`),
     },
+    ...(credentials === null
+      ? {}
+      : {
+          credentials: {
+            issued: () => credentials.config.issued,
+            revoke: (rec) => credentials.revoked.revoke(rec),
+            list: () => credentials.revoked.list(),
+          },
+        }),
   });
   return {
     world,
     console: listener,
     config,
+    credentials,
     setOperators(next) {
       operators = next;
     },
@@ -117,6 +174,7 @@ export async function makeConsoleWorld(): Promise<ConsoleWorld> {
     async close() {
       await new Promise((r) => listener.server.close(r));
       listener.server.closeAllConnections();
+      credentials?.revoked.close();
       await world.close();
     },
   };

@@ -50,11 +50,11 @@ async function liveOperator(
   return live?.operator === operator.name ? operator : null;
 }
 
-/** Admins only (halts and resumes). */
+/** Admins only (halts, resumes and credential revocations). */
 export function requireAdmin(): RequestHandler {
   return function admin(_req, res, next) {
     if (res.locals.operator?.role !== 'admin') {
-      sendError(res, 403, 'only an operator with role admin may halt or resume keys');
+      sendError(res, 403, 'only an operator with role admin may halt or resume keys and revoke credentials');
       return;
     }
     next();
