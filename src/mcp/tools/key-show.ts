@@ -159,17 +159,29 @@ const CREDENTIAL_SCHEMA: Json = {
     budgets: {
       type: 'array',
       description:
-        "Each block's daily budget (`per_day_lamports`, all keys together): what its signs spent or reserved in 24 h and what is left; a sign must fit every one.",
+        "Each block's daily budgets (`per_day_lamports`, `per_day_usd_micros`; all keys together): what its signs spent or reserved in 24 h and what is left (dollars as strings with cents, the figures the ledger recorded); null where the block states no such budget. A sign must fit every one.",
       items: {
         type: 'object',
         properties: {
           block: { type: 'integer' },
           revocation_id: { type: 'string' },
-          per_day_lamports: { type: 'integer' },
+          per_day_lamports: nullable('integer'),
           spent_or_reserved_24h: { type: 'integer' },
-          remaining_lamports: { type: 'integer' },
+          remaining_lamports: nullable('integer'),
+          per_day_usd: nullable('string'),
+          spent_or_reserved_usd_24h: nullable('string'),
+          remaining_usd: nullable('string'),
         },
-        required: ['block', 'revocation_id', 'per_day_lamports', 'spent_or_reserved_24h', 'remaining_lamports'],
+        required: [
+          'block',
+          'revocation_id',
+          'per_day_lamports',
+          'spent_or_reserved_24h',
+          'remaining_lamports',
+          'per_day_usd',
+          'spent_or_reserved_usd_24h',
+          'remaining_usd',
+        ],
       },
     },
   },
