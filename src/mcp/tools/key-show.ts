@@ -137,13 +137,14 @@ const KEY_VIEW_SCHEMA: Json = {
 const CREDENTIAL_SCHEMA: Json = {
   type: 'object',
   description:
-    "Present when the request's bearer is a credential (docs/credentials.md): its own block, every block's checks (each binds: a sign must pass all of them and the key's policy), the earliest expiry and the smallest per-transaction lamport limit they state, and each block's daily budget with what is left of it.",
+    "Present when the request's bearer is a credential (docs/credentials.md): its own block, every block's checks (each binds: a sign must pass all of them and the key's policy), the earliest expiry and the smallest per-transaction lamport and dollar limits they state, and each block's daily budget with what is left of it.",
   properties: {
     root: { type: 'string' },
     block: { type: 'integer' },
     revocation_id: { type: 'string' },
     expires_at: nullable('string'),
     per_tx_lamports: nullable('integer'),
+    per_tx_usd: nullable('string'),
     blocks: {
       type: 'array',
       items: {
@@ -185,7 +186,7 @@ const CREDENTIAL_SCHEMA: Json = {
       },
     },
   },
-  required: ['root', 'block', 'revocation_id', 'expires_at', 'per_tx_lamports', 'blocks', 'budgets'],
+  required: ['root', 'block', 'revocation_id', 'expires_at', 'per_tx_lamports', 'per_tx_usd', 'blocks', 'budgets'],
 };
 
 export const keyShowTool: Tool = {

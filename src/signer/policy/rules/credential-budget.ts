@@ -68,11 +68,12 @@ export function credentialBudgetRefusal(
 }
 
 /** A credential that limits dollars (from `block` on) met a spend that was not valued: refused, never let through. */
-export function unpricedRefusal(block: number, requested: number): Refusal {
+export function unpricedRefusal(block: number, requested: number, why: string | null = null): Refusal {
   const where = block === 0 ? 'its root block' : `its block ${block}`;
+  const because = why === null ? 'no price is configured for this key' : why;
   return refusal(
     'credential_unpriced',
-    `the credential limits dollars (${where}) but this transaction's spend (${requested} lamports, and any tokens) has no price on this key, so it cannot be judged in dollars; use a priced key or a credential without dollar limits`,
+    `the credential limits dollars (${where}) but this transaction's spend (${requested} lamports, and any tokens) could not be valued (${because}), so it cannot be judged in dollars; use a priced key or a credential without dollar limits`,
     { block, requested },
   );
 }

@@ -35,7 +35,8 @@ export function credentialSpendRefusal(
     );
   const lamportsOut = spendOf(balanceChange);
   const destinations = gains.filter((g) => !(g.created && g.owner !== SYSTEM_PROGRAM)).map((g) => g.address);
-  if (usdLimitedBy !== null && usd?.ok !== true) return unpricedRefusal(usdLimitedBy, lamportsOut);
+  if (usdLimitedBy !== null && usd?.ok !== true)
+    return unpricedRefusal(usdLimitedBy, lamportsOut, usd === null ? null : usd.refusal.message);
   // Above what an integer fact holds exactly, any dollar limit a credential can state refuses all the same.
   const usdOut =
     usd?.ok === true ? Number(usd.usd > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : usd.usd) : null;
