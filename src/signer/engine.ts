@@ -189,7 +189,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     const checked = await preflight(preflightDeps, { mode: 'check', key, source, report, signal: input.signal });
     if (!checked.ok) return done('check', checked.report, started);
     if (checked.prepared.foreignFeePayer !== null) report.warnings.push(foreignFeePayerNote(checked.prepared));
-    const pricing = pricingFor(key, config.prices, credentialLimitsUsd(input.principal));
+    const pricing = pricingFor(key, policy().prices ?? undefined, credentialLimitsUsd(input.principal));
     const figures = await simulate(chain, source.unsigned(checked.prepared), key, 'check', priceReads(pricing));
     // The same judgement sign makes on the same figures, so check's outcome is what sign would do.
     const judged = judgeSimulation(key, report, figures, {
@@ -267,7 +267,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
 
     let built = await source.signed(checked.prepared, signer);
     // A key with dollar caps has its price accounts read with each simulation: a price is as fresh as the balances.
-    const pricing = pricingFor(key, config.prices, credentialLimitsUsd(input.principal));
+    const pricing = pricingFor(key, policy().prices ?? undefined, credentialLimitsUsd(input.principal));
     let figures = await simulate(chain, built, key, 'sign', priceReads(pricing));
     if (figures.sim.err === 'BlockhashNotFound' && source.refreshable) {
       // The blockhash expired between fetch and simulation: rebuild and re-sign once.
