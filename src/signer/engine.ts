@@ -22,7 +22,8 @@ import type { SignRecord } from './flow/audit';
 import { writeFinal } from './flow/audit';
 import { judgeAfterApproval, type CapKeys } from './flow/after-approval';
 import { passGate } from './flow/gate';
-import { budgetSpent } from './policy/rules/credential-budget';
+import { budgetSpent, budgetSpentUsd, remainingUsdBudget } from './policy/rules/credential-budget';
+import { formatUsd } from '../util/usd-amounts';
 import { budgetPreview } from './flow/budget-preview';
 import { judgeSimulation } from './flow/judge';
 import { keyUsage, preflight } from './flow/preflight';
@@ -53,7 +54,7 @@ import type { Payload } from './payload';
 import { refusal } from './refusals';
 import { emptyReport, type Report } from './report';
 import type { CheckInput, SignerEngine, SignInput, SignMode, SignProgress } from './types';
-import { credentialBudgets, credentialNote, credentialSpendCheck, principalLabel } from './types';
+import { credentialBudgets, credentialLimitsUsd, credentialNote, credentialSpendCheck, principalLabel } from './types';
 
 export type { EngineDeps, EngineLogger } from './engine-deps';
 
@@ -197,7 +198,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     const checked = await preflight(preflightDeps, { mode: 'check', key, source, report, signal: input.signal });
     if (!checked.ok) return done('check', checked.report, started);
     if (checked.prepared.foreignFeePayer !== null) report.warnings.push(foreignFeePayerNote(checked.prepared));
-    const pricing = pricingFor(key, policy().prices ?? undefined);
+    const pricing = pricingFor(key, policy().prices ?? undefined, credentialLimitsUsd(input.principal));
     const figures = await simulate(chain, source.unsigned(checked.prepared), key, 'check', priceReads(pricing));
     // The same judgement sign makes on the same figures, so check's outcome is what sign would do.
     const judged = judgeSimulation(key, report, figures, {
@@ -275,7 +276,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
 
     let built = await source.signed(checked.prepared, signer);
     // A key with dollar caps has its price accounts read with each simulation: a price is as fresh as the balances.
-    const pricing = pricingFor(key, policy().prices ?? undefined);
+    const pricing = pricingFor(key, policy().prices ?? undefined, credentialLimitsUsd(input.principal));
     let figures = await simulate(chain, built, key, 'sign', priceReads(pricing));
     if (figures.sim.err === 'BlockhashNotFound' && source.refreshable) {
       // The blockhash expired between fetch and simulation: rebuild and re-sign once.
@@ -442,11 +443,18 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       const now = nowSeconds();
       return Promise.all(
         credentialBudgets(principal).map(async (b) => {
-          const spent = budgetSpent({ ...b, usage: await ledger.blockUsage(b.revocation_id, now) });
+          const fact = { ...b, usage: await ledger.blockUsage(b.revocation_id, now) };
+          const spent = budgetSpent(fact);
+          const usdLeft = remainingUsdBudget(fact);
           return {
-            ...b,
+            block: b.block,
+            revocation_id: b.revocation_id,
+            per_day_lamports: b.per_day_lamports,
             spent_or_reserved_24h: spent,
-            remaining_lamports: Math.max(0, b.per_day_lamports - spent),
+            remaining_lamports: b.per_day_lamports === null ? null : Math.max(0, b.per_day_lamports - spent),
+            per_day_usd: b.per_day_usd_micros === null ? null : formatUsd(b.per_day_usd_micros),
+            spent_or_reserved_usd_24h: b.per_day_usd_micros === null ? null : formatUsd(budgetSpentUsd(fact)),
+            remaining_usd: usdLeft === null ? null : formatUsd(usdLeft),
           };
         }),
       );

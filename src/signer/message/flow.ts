@@ -159,7 +159,11 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
       if (now) return refuse(report, now);
       // The credential the request came with is judged again now (a message moves nothing): one that expired while
       // the operators decided signs nothing.
-      const credential = credentialSpendCheck(input.principal)?.({ key: key.name, lamports_out: 0, destinations: [] });
+      const credential = credentialSpendCheck(input.principal)?.check({
+        key: key.name,
+        lamports_out: 0,
+        destinations: [],
+      });
       if (credential)
         return refuse(report, refusal('credential_limit', `after approval: ${credential.message}`, { requested: 0 }));
       approval = approvalNote(approved.approval);
