@@ -14,6 +14,8 @@ import type { LedgerRevoked } from './ledger-revoked';
 import { rootPublicKeyOf } from './root-key';
 import { createCredentialVerifier, type CredentialVerifier, type Verification } from './verifier';
 
+const NONE: readonly string[] = [];
+
 export interface CredentialGate {
   /** Resolves once the ledger's revocations have been read once: no credential is verified before. */
   ready(): Promise<void>;
@@ -34,10 +36,16 @@ export function credentialGate(
   const secret = 'key' in root ? null : readSecret(root, 'credentials root key');
   let publicKey: string | undefined;
   let made: { source: CredentialsConfig | null; verifier: CredentialVerifier } | undefined;
+  // The union is made again only when either list was replaced (a reload, a read of the ledger, a revocation here),
+  // not on every verification.
+  let union:
+    { configured: readonly string[]; ledger: ReadonlySet<string> | undefined; ids: ReadonlySet<string> } | undefined;
   const revokedNow = (): ReadonlySet<string> => {
-    const configured = current()?.revoked ?? [];
-    const revoked = ledger?.ids();
-    return revoked === undefined || revoked.size === 0 ? new Set(configured) : new Set([...configured, ...revoked]);
+    const configured = current()?.revoked ?? NONE;
+    const inLedger = ledger?.ids();
+    if (union?.configured !== configured || union.ledger !== inLedger)
+      union = { configured, ledger: inLedger, ids: new Set([...configured, ...(inLedger ?? [])]) };
+    return union.ids;
   };
   return {
     ready: () => ledger?.loaded() ?? Promise.resolve(),

@@ -33,8 +33,10 @@ export function ledgerRevoked(opts: { ledger: () => Promise<Ledger>; pollMs: num
   const read = async (): Promise<void> => {
     try {
       const rows = await (await opts.ledger()).listCredentialRevocations();
-      // A revocation this process wrote while the read was in flight stays: the ledger has it too.
-      ids = new Set([...ids, ...rows.map((r) => r.revocation_id)]);
+      // A revocation this process wrote while the read was in flight stays: the ledger has it too. The set is
+      // replaced only when it grew, so the verifier's union of it with the config's is not remade every poll.
+      const stored = rows.map((r) => r.revocation_id);
+      if (stored.some((id) => !ids.has(id))) ids = new Set([...ids, ...stored]);
       markLoaded();
       if (failing) opts.logger.info('credential revocations read from the ledger again');
       failing = false;
