@@ -46,7 +46,8 @@ import { keyView } from './key-view';
 import { createMessageFlow } from './message/flow';
 import { parseRequestPayload } from './message/request';
 import type { Payload } from './payload';
-import { refusal } from './refusals';
+import { accountsChangedRefusal } from './policy/rules/lookup-tables';
+import { foreignFeePayerModeRefusal, signOnlyRefusal } from './policy/rules/sign-mode';
 import { emptyReport, type Report } from './report';
 import type { CheckInput, SignerEngine, SignInput, SignMode, SignProgress } from './types';
 import { credentialNote, credentialSpendCheck, principalLabel } from './types';
@@ -216,46 +217,20 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   ): Promise<{ report: Report; sent: boolean; watched: boolean }> {
     const { key, source, report, payload } = begun;
     const notSent = (r: Report) => ({ report: r, sent: false, watched: false });
-    if (mode === 'sign_only' && key.sign_only === false) {
-      return notSent(
-        refuse(
-          report,
-          refusal(
-            'sign_only_not_allowed',
-            `key "${key.name}" does not allow sign_only (sign_only: false in its config): use mode "send"`,
-          ),
-        ),
-      );
-    }
+    const signOnly = signOnlyRefusal(key, mode);
+    if (signOnly) return notSent(refuse(report, signOnly));
     const checked = await preflight(preflightDeps, { mode: 'sign', key, source, report, signal: input.signal });
     if (!checked.ok) return notSent(checked.report);
     const foreignFeePayer = checked.prepared.foreignFeePayer;
-    if (foreignFeePayer !== null && mode === 'send') {
-      return notSent(
-        refuse(
-          report,
-          refusal(
-            'foreign_fee_payer_needs_sign_only',
-            `the fee payer ${foreignFeePayer} is not key "${key.name}": the signer signs only the key's slot and sends only transactions the key pays for; use mode "sign_only" and let the fee payer sign and send it`,
-            { fee_payer: foreignFeePayer },
-          ),
-        ),
-      );
-    }
+    const foreignMode = foreignFeePayerModeRefusal(key, mode, foreignFeePayer);
+    if (foreignMode) return notSent(refuse(report, foreignMode));
     const signer = await keys.signerFor(key);
     /** Prepares again (a fresh blockhash where the source allows it) and re-resolves its lookup tables. */
     const rebuild = async (was: PreparedTransaction): Promise<StepWith<{ prepared: PreparedTransaction }>> => {
       const again = await source.prepare(source.refreshable ? await chain.getLatestBlockhash() : was.lifetime);
       if (!again.ok) return stop(report, again.refusal);
-      if (!sameAccounts(was, again.prepared)) {
-        return stop(
-          report,
-          refusal(
-            'lookup_table_changed',
-            'a lookup table changed between check and sign, so the accounts checked are not the accounts sent',
-          ),
-        );
-      }
+      const changed = accountsChangedRefusal(was.msg, again.prepared.msg);
+      if (changed) return stop(report, changed);
       return { ok: true, prepared: again.prepared };
     };
 
@@ -482,11 +457,4 @@ function signMode(raw: unknown): SignMode {
 /** check's note on a transaction another account pays the fee for: what sign will and will not do with it. */
 function foreignFeePayerNote(prepared: PreparedTransaction): string {
   return `the fee payer ${prepared.foreignFeePayer ?? ''} is not the key: sign it with mode "sign_only" (the key's slot only); the fee payer signs and sends it`;
-}
-
-/** The same accounts in the same order and roles: what the checks judged is what is signed. */
-function sameAccounts(a: PreparedTransaction, b: PreparedTransaction): boolean {
-  const x = a.msg.accountKeys;
-  const y = b.msg.accountKeys;
-  return x.length === y.length && x.every((k, i) => k === y[i]);
 }

@@ -14,7 +14,7 @@ import { decide } from '../policy/decide';
 import { recordSimulation, type Figures } from './simulate';
 import type { Step } from './step';
 import { reportTokens } from './tokens';
-import { reportVerdict } from './verdict-report';
+import { verdictStep } from './verdict-report';
 
 export function judgeSimulation(
   key: KeyConfig,
@@ -43,5 +43,5 @@ export function judgeSimulation(
     usage: opts.usage,
     credential: opts.credential,
   });
-  return reportVerdict(report, verdict) ? { ok: false, report } : { ok: true };
+  return verdictStep(report, verdict);
 }

@@ -159,15 +159,6 @@ async function prepareV2(
   };
 }
 
-/** The payload's own blockhash is no longer valid on this cluster (read in the simulation's batch). */
-export function blockhashExpiredRefusal(blockhash: string): Refusal {
-  return refusal(
-    'blockhash_expired',
-    `the transaction's blockhash ${blockhash} has expired or is unknown to this cluster: fetch a fresh blockhash and rebuild it, or set replace_blockhash: true when no one else has signed`,
-    { blockhash },
-  );
-}
-
 function durableNonceRefusal(tx: DecodedTransaction): Refusal | null {
   const first = tx.message.instructions[0];
   if (first === undefined) return null;

@@ -33,3 +33,13 @@ export function credentialSpendRefusal(
     ...(destinations.length === 1 && only !== undefined ? { destination: only } : {}),
   });
 }
+
+/**
+ * A message moves nothing: after its approval the credential is judged again on a spend of nothing, so one that
+ * expired while the operators decided signs nothing.
+ */
+export function credentialMessageRefusal(check: CredentialSpendCheck | undefined, key: KeyConfig): Refusal | null {
+  const refused = check?.({ key: key.name, lamports_out: 0, destinations: [] }) ?? null;
+  if (refused === null) return null;
+  return refusal('credential_limit', `after approval: ${refused.message}`, { requested: 0 });
+}
