@@ -92,7 +92,7 @@ function decideOne(key: KeyConfig, facts: Exclude<Facts, GateFacts>, wholeCap: n
     case 'opened':
       return facts.halt ? refused(haltRefusal(facts.halt)) : allowed([]);
     case 'cluster':
-      return only(clusterRefusal(facts.cluster.name, facts.cluster.genesis_hash, facts.genesis), ['chain']);
+      return only(clusterRefusal(facts.cluster.name, facts.cluster.genesis_hash, facts.genesis), ['cluster']);
     case 'treasury':
       return only(treasuryDelegateRefusal(key, facts.states), []);
     case 'structure':
