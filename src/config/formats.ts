@@ -61,9 +61,42 @@ export type FormatName = keyof FormatValue;
 
 let registered = false;
 
-/** Registers the formats once per process (convict keeps a global registry). */
 const HTTP_URL = /^https?:\/\/[^\s]+$/;
 const WS_URL = /^wss?:\/\/[^\s]+$/;
+
+/** A comma-separated env var read as a list; a value already a list passes as it is. */
+function commaList(v: unknown): unknown {
+  return typeof v === 'string'
+    ? v
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '')
+    : v;
+}
+
+/** A whole number from `min` up; an env string must be digits only (convict's `nat` reads "12abc" as 12). */
+function wholeNumber(min: number) {
+  return {
+    validate(v: unknown) {
+      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min)
+        throw new Error(`must be a whole number, ${min} or more`);
+    },
+    coerce: (v: unknown) => (typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v.trim()) : v),
+  };
+}
+
+/** A list of base58 addresses; with `orNull`, null turns the setting off. */
+function addressList(orNull: boolean) {
+  return {
+    validate(v: unknown) {
+      if (orNull && v === null) return;
+      if (!Array.isArray(v)) throw new Error(`must be a list of base58 addresses${orNull ? ', or null' : ''}`);
+      for (const s of v)
+        if (typeof s !== 'string' || decodeAddress(s) === null)
+          throw new Error(`${JSON.stringify(s)} is not a base58 address`);
+    },
+  };
+}
 
 /** A URL of one scheme, or null (an empty string from an env var is null). */
 function urlOrNull(pattern: RegExp, what: string) {
@@ -86,27 +119,16 @@ function urlList(pattern: RegExp, one: string, many: string) {
         if (typeof u !== 'string' || !pattern.test(u)) throw new Error(`entry ${i} is not ${one}`);
       });
     },
-    coerce: (v: unknown) =>
-      typeof v === 'string'
-        ? v
-            .split(',')
-            .map((s) => s.trim())
-            .filter((s) => s !== '')
-        : v,
+    coerce: commaList,
   };
 }
 
+/** Registers the formats once per process (convict keeps a global registry). */
 export function registerFormats(): void {
   if (registered) return;
   registered = true;
   const formats: Record<FormatName, convict.Format> = {
-    'nat-strict': {
-      validate(v: unknown) {
-        if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0)
-          throw new Error('must be a whole number, 0 or more');
-      },
-      coerce: (v: unknown) => (typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v.trim()) : v),
-    },
+    'nat-strict': wholeNumber(0),
     'nat-or-null': {
       validate(v: unknown) {
         if (v !== null && (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0))
@@ -119,13 +141,7 @@ export function registerFormats(): void {
         return /^\d+$/.test(t) ? Number(t) : v;
       },
     },
-    'positive-int': {
-      validate(v: unknown) {
-        if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 1)
-          throw new Error('must be a whole number, 1 or more');
-      },
-      coerce: (v: unknown) => (typeof v === 'string' && /^\d+$/.test(v.trim()) ? Number(v.trim()) : v),
-    },
+    'positive-int': wholeNumber(1),
     'bool-strict': {
       validate(v: unknown) {
         if (typeof v !== 'boolean') throw new Error('must be true or false');
@@ -158,31 +174,10 @@ export function registerFormats(): void {
         if (!Array.isArray(v) || v.some((s) => typeof s !== 'string' || s.trim() === ''))
           throw new Error('must be a list of non-empty strings');
       },
-      coerce: (v: unknown) =>
-        typeof v === 'string'
-          ? v
-              .split(',')
-              .map((s) => s.trim())
-              .filter((s) => s !== '')
-          : v,
+      coerce: commaList,
     },
-    'address-list': {
-      validate(v: unknown) {
-        if (!Array.isArray(v)) throw new Error('must be a list of base58 addresses');
-        for (const s of v)
-          if (typeof s !== 'string' || decodeAddress(s) === null)
-            throw new Error(`${JSON.stringify(s)} is not a base58 address`);
-      },
-    },
-    'address-list-or-null': {
-      validate(v: unknown) {
-        if (v === null) return;
-        if (!Array.isArray(v)) throw new Error('must be a list of base58 addresses, or null');
-        for (const s of v)
-          if (typeof s !== 'string' || decodeAddress(s) === null)
-            throw new Error(`${JSON.stringify(s)} is not a base58 address`);
-      },
-    },
+    'address-list': addressList(false),
+    'address-list-or-null': addressList(true),
     'base-units': {
       validate(v: unknown) {
         if (parseBaseUnits(v) === null)
