@@ -4,10 +4,22 @@
  */
 import { decodeAddress } from '../util/base58';
 import { isRecord } from '../util/is-record';
-import type { Instruction } from './payload';
 import { invalid, shapeError, tooMany } from './payload-errors';
 import { BLOCKHASH_BYTES, HEADER_BYTES, KEY_BYTES, MAX_ADDRESS_CHARS, PAYLOAD_LIMITS } from './payload-limits';
 import { MAX_TRANSACTION_BYTES, SIGNATURE_BYTES } from './wire/sizes';
+
+/** An instruction of a v1 payload, its addresses decoded: what compile.ts compiles. */
+export interface AccountMeta {
+  pubkey: string;
+  isSigner: boolean;
+  isWritable: boolean;
+}
+
+export interface Instruction {
+  programId: string;
+  accounts: AccountMeta[];
+  data: Uint8Array;
+}
 
 interface RawAccount {
   pubkey: string;

@@ -17,20 +17,8 @@ import { importPartialSigner, partialSignerTexts } from './partial-signers';
 import { invalid, shapeError } from './payload-errors';
 import { payloadHash, payloadValue } from './payload-json';
 import { parseSummary, parseWarnings } from './payload-text';
-import { address, decodeInstruction, parseTransactionShape } from './payload-v1-shape';
+import { address, decodeInstruction, parseTransactionShape, type Instruction } from './payload-v1-shape';
 import { decodeTransactionBase64, decodeWireTransaction, type DecodedTransaction } from './wire/decode-transaction';
-
-export interface AccountMeta {
-  pubkey: string;
-  isSigner: boolean;
-  isWritable: boolean;
-}
-
-export interface Instruction {
-  programId: string;
-  accounts: AccountMeta[];
-  data: Uint8Array;
-}
 
 interface PayloadCommon {
   summary: string;
