@@ -186,6 +186,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
         ledger: () => ledgerOpening,
         keys: async () => (await opening).keyShow({ principal: { kind: 'operator' } }),
         policyNow: async (approval) => (await opening).policyNow(approval),
+        treasuries: async () => (await opening).treasuryShow(),
         // The policy's operators and hooks once the engine has opened (a reload may change them), the config's until
         // then.
         operators: () => livePolicy?.().operators ?? config.operators ?? [],

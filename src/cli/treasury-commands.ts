@@ -6,16 +6,14 @@
 import fs from 'node:fs';
 import type { Blockhash } from '@solana/kit';
 import type { KeyConfig, SignerConfig } from '../config/types';
-import { approveTransaction, checkApproveTransaction, planAllowances, type AllowancePlan } from '../treasury/allowance';
-import { readTreasuryAccounts } from '../treasury/read';
+import { approveTransaction, checkApproveTransaction, type AllowancePlan } from '../treasury/allowance';
+import { planTreasury } from '../treasury/status';
 import { SignerError } from '../util/errors';
 import { flag, type ParsedArgs } from './args';
 import { err, keyOf, out, outJson, rpcFor, withChainHint } from './context';
 
 async function plansFor(cfg: SignerConfig, key: KeyConfig): Promise<AllowancePlan[]> {
-  const accounts = key.treasury?.accounts ?? [];
-  const facts = await readTreasuryAccounts(rpcFor(cfg), accounts);
-  const planned = planAllowances(key, facts);
+  const planned = await planTreasury(rpcFor(cfg), key, cfg.prices);
   if (!planned.ok) throw new SignerError('request_invalid', `${planned.code}: ${planned.message}`);
   return planned.plans;
 }
@@ -38,6 +36,7 @@ export async function treasuryPlan(cfg: SignerConfig, args: ParsedArgs): Promise
     }
     for (const p of plans) {
       err(`${p.account}: ${p.owner} lets ${p.delegate} spend ${p.amount} of ${p.mint} (decimals ${p.decimals})`);
+      err(`  sized by ${p.basis}: ${p.why}`);
     }
     err(`sign this with ${plans[0]?.owner ?? 'the owner'}'s wallet, then: sa-forge-signer treasury submit FILE`);
     out(transaction);

@@ -21,6 +21,7 @@ import type {
   IntentWatch,
   LamportCredit,
   TokenFigure,
+  UsdPriceFigure,
   VerifyResult,
 } from './types';
 
@@ -55,6 +56,8 @@ export function serializeEntry(entry: AuditEntry): string {
     ...(entry.lamport_credits ? { lamport_credits: entry.lamport_credits.map(copyCredit) } : {}),
     // Likewise for an intent's dollar value.
     ...(typeof entry.usd_micros === 'string' ? { usd_micros: entry.usd_micros } : {}),
+    // And for the prices it was valued at.
+    ...(entry.usd_prices ? { usd_prices: entry.usd_prices.map(copyPrice) } : {}),
     prev: entry.prev,
     hash: entry.hash,
   });
@@ -67,12 +70,29 @@ function copyFigure(f: TokenFigure): TokenFigure {
     decimals: f.decimals,
     change: f.change,
     credits: f.credits.map((c) => ({ owner: c.owner, amount: c.amount })),
+    // Written since treasuries: an entry from before has none, and hashes as it always did.
+    ...(f.delegated ? { delegated: f.delegated.map((d) => ({ account: d.account, change: d.change })) } : {}),
   };
 }
 
 /** A lamport credit's fields in their fixed order. */
 function copyCredit(c: EntryCredit): EntryCredit {
   return { address: c.address, lamports: c.lamports };
+}
+
+/** A recorded price's fields in their fixed order. */
+function copyPrice(p: UsdPriceFigure): UsdPriceFigure {
+  return {
+    asset: p.asset,
+    decimals: p.decimals,
+    amount: p.amount,
+    usd_micros: p.usd_micros,
+    price: p.price,
+    conf: p.conf,
+    exponent: p.exponent,
+    publish_time: p.publish_time,
+    account: p.account,
+  };
 }
 
 /** sha256 hex of the entry serialised with `hash` set to "". */
@@ -106,6 +126,7 @@ function copyInput(e: AuditEntryInput): AuditEntryInput {
     ...(e.tokens ? { tokens: e.tokens.map(copyFigure) } : {}),
     ...(e.lamport_credits ? { lamport_credits: e.lamport_credits.map(copyCredit) } : {}),
     ...(typeof e.usd_micros === 'string' ? { usd_micros: e.usd_micros } : {}),
+    ...(e.usd_prices ? { usd_prices: e.usd_prices.map(copyPrice) } : {}),
   };
 }
 
@@ -161,6 +182,12 @@ export function entryInputProblem(e: unknown): string | null {
     !(typeof o.usd_micros === 'string' && /^\d{1,30}$/.test(o.usd_micros))
   )
     return 'usd_micros must be a non-negative integer as a decimal string, or null';
+  if (
+    o.usd_prices !== undefined &&
+    o.usd_prices !== null &&
+    !(Array.isArray(o.usd_prices) && o.usd_prices.every(isPriceFigure))
+  )
+    return 'usd_prices must be a list of {asset, decimals, amount, usd_micros, price, conf, exponent, publish_time, account} or null';
   if (o.watch !== undefined && o.watch !== null && !isIntentWatch(o.watch))
     return 'watch must be {mode, last_valid_block_height, fee_payer, from_slot} or null';
   return null;
@@ -186,6 +213,23 @@ function isLamportCredit(v: unknown): v is EntryCredit {
   return typeof c.address === 'string' && isInt(c.lamports) && c.lamports >= 0;
 }
 
+function isPriceFigure(v: unknown): v is UsdPriceFigure {
+  if (typeof v !== 'object' || v === null) return false;
+  const p = v as Record<string, unknown>;
+  const decimal = (x: unknown) => typeof x === 'string' && DECIMAL.test(x);
+  return (
+    typeof p.asset === 'string' &&
+    isInt(p.decimals) &&
+    decimal(p.amount) &&
+    decimal(p.usd_micros) &&
+    decimal(p.price) &&
+    decimal(p.conf) &&
+    isInt(p.exponent) &&
+    isInt(p.publish_time) &&
+    typeof p.account === 'string'
+  );
+}
+
 function isTokenFigure(v: unknown): v is TokenFigure {
   if (typeof v !== 'object' || v === null) return false;
   const f = v as Record<string, unknown>;
@@ -199,7 +243,14 @@ function isTokenFigure(v: unknown): v is TokenFigure {
       if (typeof c !== 'object' || c === null) return false;
       const o = c as Record<string, unknown>;
       return typeof o.owner === 'string' && typeof o.amount === 'string' && DECIMAL.test(o.amount);
-    })
+    }) &&
+    (f.delegated === undefined ||
+      (Array.isArray(f.delegated) &&
+        f.delegated.every((d: unknown) => {
+          if (typeof d !== 'object' || d === null) return false;
+          const o = d as Record<string, unknown>;
+          return typeof o.account === 'string' && typeof o.change === 'string' && DECIMAL.test(o.change);
+        })))
   );
 }
 

@@ -41,6 +41,12 @@ export interface AuditEntryInput {
    */
   usd_micros?: string | null;
   /**
+   * What each asset of that dollar value was valued at: the price as read, with its confidence, exponent, publish
+   * time and account, so a later step judges the same sign at the same prices (the tripwire values a landed spend at
+   * them; docs/pricing.md). Absent or null wherever `usd_micros` is.
+   */
+  usd_prices?: UsdPriceFigure[] | null;
+  /**
    * An intent's transaction as a watcher follows it after a restart; absent or null for every other entry. Kept in
    * columns of its own beside the entry, outside its hash: the entry's `detail` says the same for a reader, and
    * an entry hashes exactly as it did before this field existed.
@@ -61,6 +67,28 @@ export interface IntentWatch {
 }
 
 /**
+ * One asset a sign was valued at (src/pricing/usd-spend.ts): what left the key of it and what that was worth, and the
+ * checked price that valued it, exactly as read (integers as decimal strings: a Pyth price is an i64).
+ */
+export interface UsdPriceFigure {
+  /** `SOL`, or the mint. */
+  asset: string;
+  decimals: number;
+  /** Base units (lamports for SOL) the simulation took out of the key. */
+  amount: string;
+  /** Their value in micro-dollars, at price + confidence, rounded up. */
+  usd_micros: string;
+  /** The dollar price is `price × 10^exponent`, ± `conf` on that scale. */
+  price: string;
+  conf: string;
+  exponent: number;
+  /** Unix seconds the price was published at (Pyth's `publish_time`). */
+  publish_time: number;
+  /** The price account it was read from. */
+  account: string;
+}
+
+/**
  * What a sign moves of one mint, from its simulation: the key's change (an intent's is the reservation) and what
  * each other owner receives. Amounts are base units as decimal strings (u64 does not fit a JSON number).
  */
@@ -70,6 +98,11 @@ export interface TokenFigure {
   /** The key's balance change of this mint, all its accounts together: negative is a spend. */
   change: string;
   credits: { owner: string; amount: string }[];
+  /**
+   * The part of `change` made in token accounts the key spent from as their delegate (a treasury,
+   * docs/treasury.md), by account: what lets reconciliation compare each account on its own. Absent when none.
+   */
+  delegated?: { account: string; change: string }[];
 }
 
 /**

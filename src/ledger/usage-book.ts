@@ -22,7 +22,8 @@
  * - an intent's dollar value (its `usd_micros`, valued at sign time) is reserved by the intent and counted by any
  *   final that counts its intent's reservation or figures (`confirmed`, `failed`, `unknown`, `expired`), from the
  *   final's time: the recorded value, never re-priced, and a failed sign's too (its fee was paid; the value is an
- *   upper bound). An entry without one counts no dollars.
+ *   upper bound); a final that records a value of its own (the tripwire found the landing worth more, at the
+ *   intent's recorded prices: signer/flow/tripwire.ts) counts that instead. An entry without one counts no dollars.
  */
 import type { AuditEntry, TokenFigure, TokenUsage, Usage } from './types';
 
@@ -127,7 +128,9 @@ export class UsageBook {
       }
       const intent = opened && opened.intent.ts >= e.ts - INTENT_REACH_S ? opened.intent : undefined;
       const counted = finalCharge(e, intent);
-      if (counted) this.charge(e.ts, counted.amount, counted.tokens, counted.credits, usdOf(intent), true);
+      // A final records a dollar value of its own only when its landing was worth more than its intent reserved.
+      const usd = typeof e.usd_micros === 'string' ? usdOf(e) : usdOf(intent);
+      if (counted) this.charge(e.ts, counted.amount, counted.tokens, counted.credits, usd, true);
     }
   }
 

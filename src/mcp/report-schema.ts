@@ -136,6 +136,16 @@ export const REPORT_SCHEMA: Json = {
               required: ['owner', 'amount'],
             },
           },
+          delegated: {
+            type: 'array',
+            description:
+              'Present when the key spent as the delegate of token accounts it does not own (a treasury): the part of `change` made in each, by account.',
+            items: {
+              type: 'object',
+              properties: { account: { type: 'string' }, change: { type: 'string' } },
+              required: ['account', 'change'],
+            },
+          },
         },
         required: ['mint', 'decimals', 'change', 'ui_change', 'credits'],
       },

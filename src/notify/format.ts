@@ -70,6 +70,16 @@ function slackText(e: NotificationEvent): string {
         words('summary', d.summary),
       );
       break;
+    case 'treasury.mismatch':
+      lines.push(
+        `*Treasury mismatch* on key \`${key}\`: the allowance of ${value(d.account)} is ${value(d.chain_allowance)}, the signer expected ${value(d.expected_allowance)}; the key is halted`,
+      );
+      break;
+    case 'treasury.refill_due':
+      lines.push(
+        `*Treasury refill due* for key \`${key}\`: ${value(d.account)} has ${value(d.chain_allowance)} of ${value(d.mint)} left, below ${value(d.refill_below)}; \`sa-forge-signer treasury plan ${key}\` plans ${value(d.planned_allowance)}`,
+      );
+      break;
   }
   lines.push(`_${value(e.timestamp)}_`);
   return lines.filter((l): l is string => l !== null).join('\n');

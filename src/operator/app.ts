@@ -26,6 +26,7 @@ import type { Refusal } from '../signer/refusals';
 import { approvalDecided } from '../notify/events';
 import { createOutbox, type Notifier } from '../notify/outbox';
 import type { KeyView } from '../signer/types';
+import type { TreasuryStatus } from '../treasury/status';
 import { assetsRouter } from './assets';
 import { consoleCsrf } from './csrf';
 import { ceremonyRateLimit, PENDING_POLLS_PER_MINUTE } from './middleware/ceremony-rate-limit';
@@ -50,6 +51,8 @@ export interface OperatorAppDeps {
   keys: () => Promise<KeyView[]>;
   /** What the policy in force now would refuse of a pending approval (the engine's policyNow). */
   policyNow: (approval: ApprovalRecord) => Promise<Refusal | null>;
+  /** The treasury keys' allowances on chain and their plans (the engine's treasuryShow); absent: none shown. */
+  treasuries?: () => Promise<TreasuryStatus[]>;
   /** Halts and resumes through the engine. */
   halts: ConsoleHalts;
   /** Unix ms; tests move it. */
@@ -100,6 +103,7 @@ export function createOperatorApp(deps: OperatorAppDeps): Express {
     operators: deps.operators,
     keys: deps.keys,
     policyNow: deps.policyNow,
+    ...(deps.treasuries === undefined ? {} : { treasuries: deps.treasuries }),
     halts: deps.halts,
     csrf,
     nowMs,

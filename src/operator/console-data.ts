@@ -8,6 +8,7 @@ import type { AuditVerdict, AuditVerdicts } from './audit-verdict';
 import { deliveryState } from '../notify/view';
 import type { Refusal } from '../signer/refusals';
 import type { KeyView } from '../signer/types';
+import type { TreasuryStatus } from '../treasury/status';
 import { errorMessage } from '../util/errors';
 
 export const AUDIT_TAIL = 20;
@@ -21,6 +22,9 @@ export interface ConsoleData {
   /** null while the signer engine is still opening or when it failed; keysError says why. */
   keys: KeyView[] | null;
   keysError: string | null;
+  /** Each treasury key's allowances on chain and its plan (null when the chain could not be read; why in the error). */
+  treasuries: TreasuryStatus[] | null;
+  treasuriesError: string | null;
   halts: HaltRecord[];
   audit: AuditEntry[];
   verdict: AuditVerdict;
@@ -36,6 +40,8 @@ export async function pendingApprovals(ledger: Ledger, now: number): Promise<App
 export interface EngineViews {
   keys: () => Promise<KeyView[]>;
   policyNow: (approval: ApprovalRecord) => Promise<Refusal | null>;
+  /** The treasury keys as the chain holds them, with their plans; absent: the page shows none. */
+  treasuries?: () => Promise<TreasuryStatus[]>;
 }
 
 export async function readConsoleData(
@@ -47,7 +53,7 @@ export async function readConsoleData(
   const { keys } = engine;
   // An engine still opening judges nothing yet: the card then shows no warning, and the sign is judged anyway.
   const judged = async (a: ApprovalRecord) => ({ ...a, policy_now: await engine.policyNow(a).catch(() => null) });
-  const [approvals, halts, audit, verdict, keyViews, deliveries] = await Promise.all([
+  const [approvals, halts, audit, verdict, keyViews, deliveries, treasuries] = await Promise.all([
     pendingApprovals(ledger, now).then((pending) => Promise.all(pending.map(judged))),
     ledger.listHalts(),
     ledger.tail(AUDIT_TAIL),
@@ -57,12 +63,19 @@ export async function readConsoleData(
       (e: unknown) => ({ views: null, error: errorMessage(e) }),
     ),
     deliveryState(ledger, { limit: NOTIFICATIONS_SHOWN }),
+    // A chain that does not answer leaves the rest of the page as it is.
+    (engine.treasuries?.() ?? Promise.resolve([])).then(
+      (views) => ({ views, error: null }),
+      (e: unknown) => ({ views: null, error: errorMessage(e) }),
+    ),
   ]);
   return {
     now,
     approvals,
     keys: keyViews.views,
     keysError: keyViews.error,
+    treasuries: treasuries.views,
+    treasuriesError: treasuries.error,
     halts,
     audit: audit.reverse(),
     verdict,

@@ -10,6 +10,7 @@ import { boundAddress, listen } from '../http/server';
 import type { ApprovalRecord, Ledger } from '../ledger/types';
 import type { Refusal } from '../signer/refusals';
 import type { KeyView } from '../signer/types';
+import type { TreasuryStatus } from '../treasury/status';
 import { SignerError } from '../util/errors';
 import { createOperatorApp } from './app';
 import { consoleOrigin, type ConsoleOrigin } from './origin';
@@ -28,6 +29,8 @@ export async function startOperatorListener(deps: {
   keys: () => Promise<KeyView[]>;
   /** What the policy in force now would refuse of a pending approval (the engine's policyNow). */
   policyNow: (approval: ApprovalRecord) => Promise<Refusal | null>;
+  /** The treasury keys' allowances on chain and their plans (the engine's treasuryShow). */
+  treasuries?: () => Promise<TreasuryStatus[]>;
   halts: ConsoleHalts;
   /** The operators now: a reload may add, remove or change them, and a removed one's session ends at once. */
   operators: () => readonly OperatorConfig[];
@@ -57,6 +60,7 @@ export async function startOperatorListener(deps: {
     ledger: deps.ledger,
     keys: deps.keys,
     policyNow: deps.policyNow,
+    ...(deps.treasuries === undefined ? {} : { treasuries: deps.treasuries }),
     halts: deps.halts,
     hooks: deps.hooks,
   });

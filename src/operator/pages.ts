@@ -11,6 +11,7 @@ import { MAX_MESSAGE_BYTES } from '../signer/wire/sizes';
 import type { ConsoleData } from './console-data';
 import { Html, html, untrusted } from './html';
 import type { SignedInOperator } from './locals';
+import { treasurySection } from './treasury-section';
 
 const LAMPORTS_PER_SOL = 1_000_000_000n;
 
@@ -374,6 +375,7 @@ export function consolePage(csrf: string, who: SignedInOperator, data: ConsoleDa
       ${data.approvals.length === 0 ? html`<p class="muted">No sign is waiting for an operator.</p>` : data.approvals.map((a) => approvalCard(a, data.now, who.name))}
       <h2>Keys</h2>
       <section class="card">${keys}</section>
+      ${treasurySection(data.treasuries, data.treasuriesError)}
       <h2>Notifications</h2>
       <section class="card" id="notifications">${deliveriesSection(data.deliveries)}</section>
       <h2>Audit log</h2>

@@ -13,6 +13,7 @@ import type { ApprovalRecord, Ledger } from '../ledger/types';
 import type { Refusal } from '../signer/refusals';
 import { sendJson, sendError } from '../http/send';
 import type { HaltResult, KeyView } from '../signer/types';
+import type { TreasuryStatus } from '../treasury/status';
 import { isRecord } from '../util/is-record';
 import type { Decision } from './challenge';
 import { AuditVerdicts } from './audit-verdict';
@@ -50,6 +51,7 @@ export interface RouteDeps {
   operators: () => readonly OperatorConfig[];
   keys: () => Promise<KeyView[]>;
   policyNow: (approval: ApprovalRecord) => Promise<Refusal | null>;
+  treasuries?: () => Promise<TreasuryStatus[]>;
   halts: ConsoleHalts;
   ceremonies: () => Promise<CeremonyDeps>;
   csrf: DoubleCsrfUtilities;

@@ -45,6 +45,7 @@ export function startBackground(deps: BackgroundDeps): Background {
     halts,
     notify: notifier,
     now: nowSeconds,
+    prices: () => config.prices,
   });
   let reconciling = false;
   // Only a process with treasury keys at start runs the passes; a reload that adds the first one needs a restart.

@@ -30,6 +30,7 @@ import { approvalPolicyNow } from './flow/policy-now';
 import { signTransaction, type SignFlowDeps } from './flow/sign-transaction';
 import { checkTransaction } from './flow/transaction-check';
 import { createHaltBook } from './halts';
+import { treasuryStatus, type TreasuryStatus } from '../treasury/status';
 import { haltKeys } from './halt-keys';
 import { heldHaltsFile } from './held-halts-file';
 import { fixedPolicy, liveAccess, liveKeySet, policyFor } from './policy';
@@ -160,10 +161,10 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     const progress = input.onProgress ?? (() => {});
     running++;
     try {
-      const { report, sent, watched } = await signTransaction(signDeps, input, mode, begun, rec, progress);
+      const { report, sent, watched, landedUsd } = await signTransaction(signDeps, input, mode, begun, rec, progress);
       // A sign's own final entry needs no lock: only this sign writes it, and a usage read counts either the
       // intent's reservation (before the final is appended) or the final figure (after), never both.
-      if (!watched) await writeFinal({ ledger, log }, rec, report, sent);
+      if (!watched) await writeFinal({ ledger, log }, rec, report, sent, landedUsd ?? null);
       return signed(input, report, started);
     } finally {
       running--;
@@ -201,6 +202,11 @@ export function createEngine(deps: EngineDeps): SignerEngine {
     inFlight: () => running,
 
     reconcileTreasuries: () => background.treasuries.reconcile(),
+
+    async treasuryShow() {
+      const shown = await Promise.all(policy().keys.map((k) => treasuryStatus(chain, k, config.prices)));
+      return shown.filter((t): t is TreasuryStatus => t !== null);
+    },
 
     async close() {
       await background.close();

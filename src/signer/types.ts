@@ -4,6 +4,7 @@
  * an unknown key) reject with a SignerError carrying a code and a user-actionable message.
  */
 import type { TreasuryReconciler } from '../treasury/reconcile';
+import type { TreasuryStatus } from '../treasury/status';
 import type { StoreState } from '../keys/key-status';
 import type { ApprovalMode, KeyClass } from '../config/types';
 import type { KeyProblem } from '../keys/key-set';
@@ -196,5 +197,10 @@ export interface SignerEngine {
   inFlight(): number;
   /** One reconciliation pass over the treasury keys (docs/treasury.md); halts and notifies on a foreign spend. */
   reconcileTreasuries(): ReturnType<TreasuryReconciler['reconcile']>;
+  /**
+   * Every treasury key as the chain holds it now, with the plan for the next period (docs/treasury.md): for the
+   * operator console, never an agent's tool.
+   */
+  treasuryShow(): Promise<TreasuryStatus[]>;
   close(): Promise<void>;
 }

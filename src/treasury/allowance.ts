@@ -1,7 +1,8 @@
 /**
  * A treasury's allowances (docs/treasury.md): the unsigned ApproveChecked the treasury owner signs elsewhere, one
- * per account, for the amount the key's policy allows in a period (the mint's per_day); and the check a signed one
- * passes before `treasury submit` sends it: it approves exactly what was planned, and does nothing else.
+ * per account, for the amount the key's policy allows in a period (the mint's per_day, or less when the key's
+ * dollar cap converted at the mint's price is less); and the check a signed one passes before `treasury submit`
+ * sends it: it approves exactly what was planned, and does nothing else.
  */
 import {
   address,
@@ -26,6 +27,9 @@ import {
   parseApproveCheckedInstruction,
 } from '@solana-program/token';
 import type { KeyConfig } from '../config/types';
+import type { UsdPrice } from '../pricing/valuation';
+import { formatUsd } from '../util/usd-amounts';
+import { unitsForUsd } from './usd-allowance';
 
 /** One account's allowance: the owner lets `delegate` (the key) spend `amount` base units of `mint`. */
 export interface AllowancePlan {
@@ -35,6 +39,14 @@ export interface AllowancePlan {
   delegate: string;
   amount: bigint;
   decimals: number;
+  /**
+   * Which cap sized `amount`: the mint's `per_day`, or the key's `usd.per_day` converted at the mint's price
+   * (when that gives fewer base units). A dollar-sized amount moves with the price, so `submit` accepts an
+   * approval of at most it rather than exactly it.
+   */
+  basis: 'tokens.per_day' | 'usd.per_day';
+  /** The basis in words, for the operator: the figures it came from. */
+  why: string;
 }
 
 /** What the plan needs of a treasury account as the chain holds it. */
@@ -47,8 +59,16 @@ export interface TreasuryAccountFacts {
 
 export type PlanOutcome = { ok: true; plans: AllowancePlan[] } | { ok: false; code: string; message: string };
 
-/** The allowance each treasury account of `key` needs for the next period: its mint's per_day cap. */
-export function planAllowances(key: KeyConfig, facts: readonly TreasuryAccountFacts[]): PlanOutcome {
+/**
+ * The allowance each treasury account of `key` needs for the next period: its mint's per_day cap, or, when the key
+ * has `usd.per_day`, the base units that cap buys at the mint's price if that is fewer. `prices` holds the checked
+ * price of each mint (src/treasury/plan-prices.ts); a key with `usd.per_day` needs one for every account's mint.
+ */
+export function planAllowances(
+  key: KeyConfig,
+  facts: readonly TreasuryAccountFacts[],
+  prices: ReadonlyMap<string, UsdPrice> = new Map(),
+): PlanOutcome {
   const treasury = key.treasury;
   if (treasury === undefined) {
     return { ok: false, code: 'treasury_not_configured', message: `keys.${key.name}.treasury is not set` };
@@ -79,16 +99,43 @@ export function planAllowances(key: KeyConfig, facts: readonly TreasuryAccountFa
         message: `token account ${account} holds mint ${f.mint}, which keys.${key.name}.tokens does not list; add it with its per_day`,
       };
     }
+    const sized = sizeAllowance(key, policy.per_day, f, prices.get(f.mint));
+    if (!sized.ok) return sized;
     plans.push({
       account,
       mint: f.mint,
       owner: f.owner,
       delegate: key.pubkey,
-      amount: policy.per_day,
+      amount: sized.amount,
       decimals: f.decimals,
+      basis: sized.basis,
+      why: sized.why,
     });
   }
   return { ok: true, plans };
+}
+
+type Sized =
+  | { ok: true; amount: bigint; basis: AllowancePlan['basis']; why: string }
+  | { ok: false; code: string; message: string };
+
+/** The smaller of the mint's per_day and the key's usd.per_day in the mint's base units, and which it was. */
+function sizeAllowance(key: KeyConfig, perDay: bigint, f: TreasuryAccountFacts, price: UsdPrice | undefined): Sized {
+  const byTokens = { ok: true as const, amount: perDay, basis: 'tokens.per_day' as const };
+  const usdPerDay = key.usd?.per_day ?? null;
+  if (usdPerDay === null) return { ...byTokens, why: `the mint's per_day, ${perDay} base units` };
+  if (price === undefined) {
+    return {
+      ok: false,
+      code: 'treasury_price_unavailable',
+      message: `keys.${key.name}.usd.per_day needs the price of mint ${f.mint} to size the allowance of ${f.account}, and none was read`,
+    };
+  }
+  const byUsd = unitsForUsd(usdPerDay, f.decimals, price);
+  const dollars = `usd.per_day $${formatUsd(usdPerDay)} is ${byUsd} base units at the price plus its confidence`;
+  return byUsd < perDay
+    ? { ok: true, amount: byUsd, basis: 'usd.per_day', why: `${dollars}, below the mint's per_day ${perDay}` }
+    : { ...byTokens, why: `the mint's per_day, ${perDay} base units (${dollars}, not below it)` };
 }
 
 /**
@@ -168,6 +215,9 @@ export function checkApproveTransaction(wireBase64: string, plans: readonly Allo
       amount: parsed.data.amount,
       decimals: parsed.data.decimals,
     };
+    // A dollar-sized amount is recomputed at today's price, which may have moved since the plan: less than it is
+    // never more spending power than the policy implies.
+    if (plan.basis === 'usd.per_day' && got.amount > 0n && got.amount <= plan.amount) got.amount = plan.amount;
     for (const field of ['mint', 'owner', 'delegate', 'amount', 'decimals'] as const) {
       if (got[field] !== plan[field]) {
         return mismatch(

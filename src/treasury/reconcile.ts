@@ -6,15 +6,22 @@
  * halted and a `treasury.mismatch` notification raised. A higher allowance is the owner's refill and is taken as
  * the new baseline.
  *
- * The comparison is per mint: the key's sign entries say what it spent of a mint, not from which account. Spends
- * from the key's own accounts of the same mint make the expectation lower, so they can hide a foreign spend of that
- * size but never halt a key wrongly.
+ * The comparison is per account: a sign entry's token figure says what the key spent as delegate from each account
+ * (`delegated`). An intent without it (written before figures said so, or a spend from the key's own accounts of
+ * the same mint) lowers the expectation by its mint's whole spend, so it can hide a foreign spend of that size but
+ * never halt a key wrongly.
+ *
+ * The same read tells whether a refill is due (src/treasury/status.ts): an allowance below `refill_below_percent` of
+ * the next period's plan raises `treasury.refill_due`, once per account and UTC day. Not for a halted-by-this-pass
+ * or handed-over account: a refill then would give whoever holds the key more.
  */
-import type { KeyConfig } from '../config/types';
+import type { KeyConfig, PricesConfig } from '../config/types';
 import type { AuditLog, HaltRecord } from '../ledger/types';
 import type { NotificationEvent } from '../notify/events';
 import type { Notifier } from '../notify/outbox';
-import { readTreasuryAccounts, type AccountsReader } from './read';
+import type { AccountsReader } from './read';
+import { treasuryRefillDue } from './refill-due';
+import { treasuryStatus } from './status';
 
 /**
  * How far before the previous pass a pass reads the key's entries: an intent still in flight then (a blockhash
@@ -63,6 +70,8 @@ export interface ReconcilerDeps {
   halts: { halt(record: HaltRecord): Promise<unknown> };
   notify: Notifier;
   now: () => number;
+  /** The prices a dollar-sized plan needs (the config's `prices`); absent: plans are sized by per_day only. */
+  prices?: () => PricesConfig | undefined;
 }
 
 export interface TreasuryReconciler {
@@ -82,13 +91,21 @@ function settledIntents(entries: Entries): Set<string> {
   );
 }
 
-/** What the key's intents not settled at the last pass reserved of `mint` (base units, positive). */
-function spentSince(entries: Entries, last: Observation, mint: string): bigint {
+/**
+ * What the key's intents not settled at the last pass reserved of token account `account` (base units, positive).
+ * A figure that says which delegated accounts it spent from counts that account's part only; one that does not (an
+ * entry written before figures said so, or a spend from the key's own accounts) counts its mint's whole spend, which
+ * loosens the comparison and never halts wrongly.
+ */
+function spentSince(entries: Entries, last: Observation, account: string, mint: string): bigint {
   let spent = 0n;
+  const out = (change: string): bigint => (BigInt(change) < 0n ? -BigInt(change) : 0n);
   for (const e of entries) {
     if (e.command !== 'sign-intent' || e.signature === null || last.settled.has(e.signature)) continue;
     for (const t of e.tokens ?? []) {
-      if (t.mint === mint && BigInt(t.change) < 0n) spent += -BigInt(t.change);
+      if (t.mint !== mint) continue;
+      if (t.delegated === undefined) spent += out(t.change);
+      else for (const d of t.delegated) if (d.account === account) spent += out(d.change);
     }
   }
   return spent;
@@ -127,12 +144,14 @@ export function createTreasuryReconciler(deps: ReconcilerDeps): TreasuryReconcil
         const oldest = Math.min(ts, ...[...seen].filter(([id]) => id.startsWith(`${key.name}/`)).map(([, o]) => o.ts));
         const entries = await deps.audit.signEntriesForKey(key.name, oldest - LANDING_MARGIN_SECONDS);
         const settled = settledIntents(entries);
-        const states = await readTreasuryAccounts(deps.chain, key.treasury.accounts);
+        const status = await treasuryStatus(deps.chain, key, deps.prices?.());
         const verdicts: AccountVerdict[] = [];
-        for (const s of states) {
+        for (const a of status?.accounts ?? []) {
+          const s = a.chain;
+          if (s === null) continue;
           const id = `${key.name}/${s.account}`;
           const last = seen.get(id);
-          const spent = last === undefined ? 0n : spentSince(entries, last, s.mint);
+          const spent = last === undefined ? 0n : spentSince(entries, last, s.account, s.mint);
           const v = judgeAllowance(last, s, key.pubkey, spent);
           verdicts.push(v);
           if (v.kind === 'delegate_changed') {
@@ -140,7 +159,11 @@ export function createTreasuryReconciler(deps: ReconcilerDeps): TreasuryReconcil
             continue;
           }
           seen.set(id, { ts, delegatedAmount: s.delegatedAmount, settled });
-          if (v.kind !== 'mismatch') continue;
+          if (v.kind !== 'mismatch') {
+            const due = a.refillDue ? treasuryRefillDue(key.name, { ...a, chain: s }, ts) : null;
+            if (due !== null) await deps.notify.emit(due);
+            continue;
+          }
           const reason = `treasury: the allowance of token account ${v.account} fell to ${v.actual} base units of ${v.mint}, below the ${v.expected} the signer's own spends leave; a spend the signer did not make (the key may be in other hands)`;
           await deps.halts.halt({ key: key.name, reason, by: 'signer (treasury reconciliation)', ts });
           await deps.notify.emit(treasuryMismatch(key.name, v, ts));

@@ -44,6 +44,7 @@ function withInjectedFault(engine: SignerEngine): SignerEngine {
     sign: async (i) => (trip(i.payload), engine.sign(i)),
     keyShow: (i) => engine.keyShow(i),
     reconcileTreasuries: () => engine.reconcileTreasuries(),
+    treasuryShow: () => engine.treasuryShow(),
     halt: (i) => engine.halt(i),
     resume: (k) => engine.resume(k),
     policyNow: (a) => engine.policyNow(a),

@@ -25,7 +25,15 @@ function load(treasury: unknown) {
 describe('keys.NAME.treasury', () => {
   it('resolves an owner and its accounts', () => {
     const key = load({ owner: OWNER, accounts: [ACCOUNT] }).keys[0];
-    expect(key?.treasury).toEqual({ owner: OWNER, accounts: [ACCOUNT] });
+    expect(key?.treasury).toEqual({ owner: OWNER, accounts: [ACCOUNT], refill_below_percent: 50 });
+  });
+  it('takes a refill threshold from 1 to 100 percent of the plan', () => {
+    const at = (refill_below_percent: unknown) =>
+      load({ owner: OWNER, accounts: [ACCOUNT], refill_below_percent }).keys[0]?.treasury?.refill_below_percent;
+    expect(at(100)).toBe(100);
+    expect(at(1)).toBe(1);
+    expect(() => at(101)).toThrow(/keys\.play\.treasury\.refill_below_percent: at most 100/);
+    expect(() => at(0)).toThrow(/refill_below_percent/);
   });
   it('is absent when no owner is set', () => {
     expect(load({}).keys[0]?.treasury).toBeUndefined();

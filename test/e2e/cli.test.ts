@@ -24,7 +24,9 @@ describe('sa-forge-signer (operator CLI)', () => {
     assertBuilt(BIN.signer);
     w = await makeWorld({
       keys: { alpha: {}, wallet: { class: 'wallet', approval: 'confirm', sign_messages: true } },
-      timings: { approval_timeout_ms: 20_000 },
+      // The CLI runs as its own processes while a sign waits for them (an approval, a stalled confirmation):
+      // the sign's own deadlines must outlast a process start on a loaded machine.
+      timings: { approval_timeout_ms: 20_000, confirm_deadline_ms: 120_000 },
     });
     config = path.join(w.dir, 'config.yaml');
     writeYaml(config, worldConfigDocument(w));

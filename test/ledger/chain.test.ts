@@ -12,7 +12,7 @@ import {
   verifyJsonlFile,
 } from '../../src/ledger/hash-chain';
 import type { AuditEntry } from '../../src/ledger/types';
-import { signInput, containing } from './helpers';
+import { intentInput, signInput, containing } from './helpers';
 
 function chainOf(n: number): AuditEntry[] {
   const out: AuditEntry[] = [];
@@ -140,5 +140,29 @@ describe('JSONL export and verifyJsonlFile', () => {
       code: 'ledger',
       message: containing(file),
     });
+  });
+});
+
+describe("a token figure's delegated accounts (docs/treasury.md)", () => {
+  const figure = { mint: 'M', decimals: 6, change: '-5', credits: [{ owner: 'O', amount: '5' }] };
+  it('leaves a figure without them hashed as before, and hashes them after the credits when present', () => {
+    const plain = serializeEntry(sealEntry(intentInput({ tokens: [figure] }), GENESIS_PREV));
+    expect(plain).toContain(
+      '"tokens":[{"mint":"M","decimals":6,"change":"-5","credits":[{"owner":"O","amount":"5"}]}]',
+    );
+    expect(plain).not.toContain('delegated');
+    const delegated = [{ change: '-5', account: 'A' }];
+    const line = serializeEntry(sealEntry(intentInput({ tokens: [{ ...figure, delegated }] }), GENESIS_PREV));
+    expect(line).toContain('"credits":[{"owner":"O","amount":"5"}],"delegated":[{"account":"A","change":"-5"}]}]');
+  });
+
+  it('breaks the chain when an account or its change is edited', async () => {
+    const e = sealEntry(
+      intentInput({ tokens: [{ ...figure, delegated: [{ account: 'A', change: '-5' }] }] }),
+      GENESIS_PREV,
+    );
+    expect(await verifyEntries([e])).toEqual({ ok: true, entries: 1 });
+    const edited = { ...e, tokens: [{ ...figure, delegated: [{ account: 'B', change: '-5' }] }] };
+    expect(await verifyEntries([edited])).toMatchObject({ ok: false, line: 1 });
   });
 });

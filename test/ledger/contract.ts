@@ -317,6 +317,28 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         expect(await ledger.verify()).toEqual({ ok: true, entries: 2 });
       });
 
+      it('stores the prices an intent was valued at exactly and chains them into the hash', async () => {
+        const { ledger } = s;
+        const usd_prices = [
+          {
+            asset: 'SOL',
+            decimals: 9,
+            amount: '100005000',
+            usd_micros: '15000750',
+            price: '15000000000',
+            conf: '0',
+            exponent: -8,
+            publish_time: 1_800_000_000,
+            account: 'PriceAccount1111111111111111111111111111111',
+          },
+        ];
+        const input = intentInput({ ts: 100, signature: 'sig-p', usd_micros: '15000750', usd_prices });
+        const valued = await ledger.append(input);
+        expect((await ledger.tail(1))[0]?.usd_prices).toEqual(usd_prices);
+        expect(hashEntry({ ...valued, usd_prices: [{ ...usd_prices[0]!, price: '1' }] })).not.toBe(valued.hash);
+        expect(await ledger.verify()).toEqual({ ok: true, entries: 1 });
+      });
+
       it('counts token spends per mint over the entries as sign does: reservations until a final says otherwise', async () => {
         const { ledger } = s;
         const fig = (change: string, owner = 'M', credit = change.replace('-', '')) => [

@@ -23,6 +23,11 @@ test('an intent reserves its recorded value; its final keeps it counted once; a 
   expect(usd([valued('a', 4_000_000n), final('a', 'refused')])).toBe(0n);
 });
 
+test("a final that records a value of its own (the tripwire's landed value) counts it instead of its intent's", () => {
+  const landed = seal(signInput({ ts: NOW - 5, signature: 'a', outcome: 'confirmed', usd_micros: '9000000' }));
+  expect(usd([valued('a', 4_000_000n), landed])).toBe(9_000_000n);
+});
+
 test('values add up beyond 2^53 micro-dollars exactly, and leave the window after 24 h', () => {
   const big = 9_007_199_254_740_993n;
   expect(usd([valued('a', big), valued('b', 1n, NOW - 9)])).toBe(big + 1n);

@@ -69,6 +69,7 @@ export async function makeConsoleWorld(): Promise<ConsoleWorld> {
     ledger: () => Promise.resolve(world.ledger),
     keys: () => world.engine.keyShow({ principal: world.operator }),
     policyNow: (approval) => world.engine.policyNow(approval),
+    treasuries: () => world.engine.treasuryShow(),
     operators: () => operators,
     hooks: () => config.notify?.hooks ?? [],
     halts: {

@@ -33,6 +33,8 @@ export interface ReplicaKeySpec {
   approval?: 'auto' | 'confirm';
   daily_lamport_cap?: number;
   rate_limit_per_minute?: number;
+  /** Dollar caps as the config writes them (`per_day: "2.16"`); the cluster's `prices` must price what they value. */
+  usd?: { per_tx?: string; per_day?: string; approve_above?: string };
 }
 
 export interface ClusterOptions {
@@ -42,6 +44,8 @@ export interface ClusterOptions {
   /** Blocks after landing until `confirmed` (the localnet's default 1; a real cluster about 2). */
   confirmAfterBlocks?: number;
   timings?: Record<string, number>;
+  /** The config's `prices` section as written (`{ feeds: [{ asset, account, feed_id }] }`); absent: none. */
+  prices?: Record<string, unknown>;
   /** How the config names the database: inline `ledger.url` (default) or `ledger.url_file` (a mounted secret). */
   urlFrom?: 'url' | 'url_file';
   /** A database of the test's own (e.g. a primary and standby, bench/pg-pair.ts) instead of a fresh one on the machine's
@@ -109,6 +113,7 @@ export class ReplicaCluster {
         state_dir: path.join(dir, 'state'),
         ledger: { store: 'postgres', ...ledgerSource, pool_size: 10 },
         log_level: 'warn',
+        ...(opts.prices === undefined ? {} : { prices: opts.prices }),
         timings: { ...TEST_TIMINGS, ...opts.timings },
         keys: Object.fromEntries(
           Object.entries(opts.keys).map(([name, spec]) => [
@@ -120,6 +125,7 @@ export class ReplicaCluster {
               transfer_to: [keys[name]!.destination],
               rate_limit_per_minute: spec.rate_limit_per_minute ?? 10_000,
               daily_lamport_cap: spec.daily_lamport_cap ?? 100_000_000_000,
+              ...(spec.usd === undefined ? {} : { usd: spec.usd }),
             },
           ]),
         ),

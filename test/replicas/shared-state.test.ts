@@ -6,6 +6,8 @@
  * agents and operators use it.
  */
 import { LAMPORTS_PER_SIGNATURE } from '../../src/localnet/fees';
+import { KNOWN_FEEDS } from '../../src/pricing/feeds';
+import { payload, transferInstruction, type PayloadInstruction } from '../support/payloads';
 import { McpHttpClient, type ReportView } from './mcp-http';
 import { ReplicaCluster, closeCluster, waitFor } from './cluster';
 import { stillPending } from '../support/async';
@@ -20,6 +22,14 @@ const CONCURRENT = 32;
 const RESERVATION = AMOUNT + 2 * LAMPORTS_PER_SIGNATURE;
 const CAP = ADMITTED * RESERVATION;
 
+/**
+ * The dollar cap: SOL at $150, each sign takes 1 200 000 lamports out of the key (transfer and fee), $0.18, so
+ * `usd.per_day` "2.16" admits exactly twelve.
+ */
+const SOL_FEED = KNOWN_FEEDS['SOL/USD'];
+const USD_OUT = 1_200_000;
+const USD_CAP = '2.16';
+
 describe('two replicas on one PostgreSQL database', () => {
   let cluster: ReplicaCluster;
 
@@ -31,7 +41,9 @@ describe('two replicas on one PostgreSQL database', () => {
         guarded: { approval: 'confirm' },
         pair: { approval: 'confirm', daily_lamport_cap: RESERVATION + RESERVATION / 2 },
         busy: {},
+        dollars: { usd: { per_day: USD_CAP } },
       },
+      prices: { feeds: [{ asset: 'SOL', account: SOL_FEED.sponsoredAccount, feed_id: SOL_FEED.feedId }] },
       blockIntervalMs: 400,
       confirmAfterBlocks: 2,
     });
@@ -97,6 +109,61 @@ describe('two replicas on one PostgreSQL database', () => {
 
     const verify = await cluster.cli(['audit', 'verify']);
     expect(verify.stdout.trim()).toMatch(/^ok: \d+ entries$/);
+  }, 120_000);
+
+  it(`${CONCURRENT} concurrent signs over both replicas under usd.per_day $${USD_CAP}: exactly the ${ADMITTED} it admits pass, together exactly the cap`, async () => {
+    cluster.localnet.setPrice({
+      account: SOL_FEED.sponsoredAccount,
+      feedId: SOL_FEED.feedId,
+      price: '150',
+      conf: '0',
+      ageS: 0,
+    });
+    const k = cluster.keys.dollars!;
+    // The same transfer every time, made a transaction of its own by its compute-unit limit (no price is set, so
+    // the fee stays one signature's): each sign is worth exactly the same.
+    const sign = (i: number) => {
+      const limit = Buffer.alloc(5);
+      limit.writeUInt8(2, 0); // SetComputeUnitLimit
+      limit.writeUInt32LE(200_000 + i, 1);
+      const budget: PayloadInstruction = {
+        program_id: 'ComputeBudget111111111111111111111111111111',
+        accounts: [],
+        data: [...limit],
+      };
+      const transfer = transferInstruction(k.pubkey, k.destination, USD_OUT - LAMPORTS_PER_SIGNATURE);
+      return payload(k.pubkey, [budget, transfer], { summary: `dollars sign ${i}` });
+    };
+    const probe = McpHttpClient.report(await r(0).tool('check', { key: 'dollars', payload: sign(CONCURRENT) }));
+    expect(probe).toMatchObject({ outcome: 'ok', usd_value: '0.18', remaining_daily_usd: '1.98' });
+
+    const replies = await Promise.all(Array.from({ length: CONCURRENT }, (_, i) => r(i % 2).sign('dollars', sign(i))));
+    const reports = replies.map((rep) => McpHttpClient.report(rep) as ReportView & Record<string, unknown>);
+    const confirmed = reports.filter((rep) => rep.outcome === 'confirmed');
+    const refused = reports.filter((rep) => rep.outcome === 'refused');
+    expect(confirmed).toHaveLength(ADMITTED);
+    expect(refused).toHaveLength(CONCURRENT - ADMITTED);
+    for (const rep of refused) {
+      expect(rep).toMatchObject({ failed_check: 'limits', reason: 'usd_per_day_cap', signature: null });
+      expect(rep.figures).toMatchObject({ usd_requested: '0.18', usd_cap: USD_CAP });
+    }
+    const intents = (await cluster.entries('dollars')).filter((e) => e.command === 'sign-intent');
+    expect(intents).toHaveLength(ADMITTED);
+    // The recorded values total the cap exactly: no overshoot.
+    expect(intents.reduce((sum, e) => sum + BigInt(e.usd_micros!), 0n)).toBe(2_160_000n);
+    const [view] = (await r(1).tool('key_show', { key: 'dollars' })).structured!.keys as {
+      policy: { usd: { spent_or_reserved_24h: string; remaining_daily: string } };
+    }[];
+    expect(view!.policy.usd).toMatchObject({ spent_or_reserved_24h: USD_CAP, remaining_daily: '0.00' });
+    // And the next one, on either replica, is refused with the figures.
+    const next = McpHttpClient.report(await r(1).sign('dollars', sign(CONCURRENT + 1))) as ReportView &
+      Record<string, unknown>;
+    expect(next).toMatchObject({
+      outcome: 'refused',
+      reason: 'usd_per_day_cap',
+      figures: { usd_spent: USD_CAP, usd_requested: '0.18', usd_cap: USD_CAP },
+    });
+    expect(await cluster.balance(k.destination)).toBe(ADMITTED * (USD_OUT - LAMPORTS_PER_SIGNATURE));
   }, 120_000);
 
   it('halt through MCP on replica 1 refuses the next sign on replica 2, until an operator resumes the key', async () => {

@@ -144,8 +144,18 @@ describe('round trips before the send', () => {
     const first = await counted(() => w.engine.sign({ payload, mode: 'sign_only', principal: w.operator }));
     const second = await counted(() => w.engine.sign({ payload, mode: 'sign_only', principal: w.operator }));
     expect(first.report.outcome).toBe('signed');
+    expect(second.report.outcome).toBe('signed');
     expect(first.tally.requests).toBe(1);
-    expect(second.tally.requests).toBe(2);
-    expect(second.proxied[0]).toEqual(['getLatestBlockhash']);
+    expect(second.report.signature).not.toBe(first.report.signature);
+    // On a slow machine the held blockhash may pass its refresh age during the first sign, and the newer one
+    // rides in that sign's batch: the second is then already on a blockhash it was never built on, one request.
+    // Otherwise the second asks for a fresh blockhash first, one request more.
+    const refreshedByFirst = first.proxied.some((r) => r.includes('getLatestBlockhash'));
+    if (refreshedByFirst) {
+      expect(second.tally.requests).toBe(1);
+    } else {
+      expect(second.tally.requests).toBe(2);
+      expect(second.proxied[0]).toEqual(['getLatestBlockhash']);
+    }
   });
 });

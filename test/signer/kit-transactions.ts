@@ -106,7 +106,8 @@ export async function fundedSigner(airdrop: (a: string, l: number) => void, amou
   return signer;
 }
 
-export async function waitConfirmed(rpc: Rpc, signature: Signature, timeoutMs = 10_000): Promise<void> {
+/** Waits for the status to say confirmed; the bound only ends a wait that failed, it is not the expected time. */
+export async function waitConfirmed(rpc: Rpc, signature: Signature, timeoutMs = 60_000): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (Date.now() < until) {
     const { value } = await rpc.getSignatureStatuses([signature]).send();

@@ -93,7 +93,7 @@ beforeAll(async () => {
   operatorWallet = await fundedSigner((a, l) => w.localnet.airdrop(a, l));
   // The world's keys are built before the wallet exists: the treasury is set on the engine's key in place.
   const agent = w.config.keys.find((k) => k.name === 'agent')!;
-  agent.treasury = { owner: operatorWallet.address, accounts: [treasuryAddress] };
+  agent.treasury = { owner: operatorWallet.address, accounts: [treasuryAddress], refill_below_percent: 50 };
   setMint(w.localnet, USDC, { decimals: 6 });
   treasuryAccount = setTokenAccount(w.localnet, {
     mint: USDC,
@@ -187,6 +187,8 @@ describe('a treasury-backed key', () => {
         delegate: agent.pubkey,
         amount: '5000000',
         decimals: 6,
+        basis: 'tokens.per_day',
+        why: "the mint's per_day, 5000000 base units",
       },
     ]);
     const planned = planAllowances(agent, [
@@ -202,6 +204,8 @@ describe('a treasury-backed key', () => {
         delegate: agent.pubkey,
         amount: 5n * M,
         decimals: 6,
+        basis: 'tokens.per_day',
+        why: "the mint's per_day, 5000000 base units",
       },
     ]);
     const signed = await ownerSigns(printed.transaction);

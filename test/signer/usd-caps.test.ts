@@ -2,18 +2,29 @@
  * Dollar caps on the real engine and the embedded chain (docs/pricing.md): SOL priced at $150 through the
  * localnet's Pyth account, a key with `usd.per_day: "30.00"` signs up to exactly $30 (fee included), and the next
  * sign is refused `usd_per_day_cap` with nothing sent; each intent records its dollar value, so a price that moves
- * later does not change what the earlier signs count; a stale price refuses `price_stale`, nothing sent.
+ * later does not change what the earlier signs count; a stale price refuses `price_stale`, nothing sent. A key
+ * that spends SOL and a test token under one daily dollar cap reaches it exactly across both, and a cent more refuses.
  */
+import { address } from '@solana/addresses';
 import type { PricesConfig } from '../../src/config/types';
+import type { AuditEntry } from '../../src/ledger/types';
 import { KNOWN_FEEDS } from '../../src/pricing/feeds';
 import { parseUsd } from '../../src/util/usd-amounts';
+import { payload, randomAddress } from '../support/payloads';
+import { setMint, setTokenAccount, tokenBalance, transferChecked } from '../support/tokens';
 import { balanceOf, makeWorld, type World } from '../support/world';
 
 const FEE = 5000;
 const SOL = KNOWN_FEEDS['SOL/USD'];
+/** A test token of 6 decimals with a price account of its own. */
+const MINT = randomAddress();
+const MINT_PRICE = { account: randomAddress(), feedId: 'cd'.repeat(32) };
 const prices: PricesConfig = {
   bounds: { maxAgeS: 60, maxConfidenceBps: 100, allowPartial: false },
-  feeds: new Map([['SOL', { label: 'SOL', account: SOL.sponsoredAccount, feedId: SOL.feedId }]]),
+  feeds: new Map([
+    ['SOL', { label: 'SOL', account: SOL.sponsoredAccount, feedId: SOL.feedId }],
+    [MINT, { label: MINT, account: address(MINT_PRICE.account), feedId: MINT_PRICE.feedId }],
+  ]),
 };
 const dollars = (text: string): bigint => {
   const parsed = parseUsd(text);
@@ -33,9 +44,24 @@ beforeAll(async () => {
       pertx: { usd: { per_tx: dollars('10.00'), per_day: null, approve_above: null } },
       gated: { approval: 'confirm', usd: { per_tx: null, per_day: null, approve_above: dollars('10.00') } },
       plain: {},
+      mixed: {
+        usd: usd('20.00'),
+        tokens: [
+          {
+            mint: MINT,
+            program: 'spl-token',
+            per_tx: null,
+            per_day: 1_000_000_000n,
+            destinations: null,
+            per_destination_per_day: null,
+            approve_above: null,
+          },
+        ],
+      },
     },
     prices,
   });
+  setMint(w.localnet, MINT, { decimals: 6 });
 });
 afterAll(() => w.close());
 
@@ -139,4 +165,50 @@ test('usd.per_tx refuses a transaction worth more in one go; usd.approve_above d
     would_need_approval: false,
   });
   expect(await check('gated', FIFTEEN_DOLLARS)).toMatchObject({ outcome: 'ok', would_need_approval: true });
+});
+
+test("across SOL and a token in one day: the cap exactly passes, a cent more refuses; a later price leaves the first sign's usage", async () => {
+  const key = w.keys.mixed!;
+  const source = setTokenAccount(w.localnet, { mint: MINT, owner: key.pubkey, amount: 100_000_000n });
+  const merchant = setTokenAccount(w.localnet, { mint: MINT, owner: randomAddress(), amount: 0n });
+  const pay = (amount: bigint) =>
+    w.engine.sign({
+      key: 'mixed',
+      payload: payload(key.pubkey, [
+        transferChecked({ source, mint: MINT, destination: merchant, owner: key.pubkey }, amount, 6),
+      ]),
+      principal: w.operator,
+      mode: 'send',
+    });
+  const usage = async () => (await w.ledger.keyUsage('mixed', Math.floor(Date.now() / 1000))).usdMicros;
+  setSol('150');
+  w.localnet.setPrice({ ...MINT_PRICE, price: '1.00', conf: '0', ageS: 0 });
+
+  const first = await sign('mixed', FIFTEEN_DOLLARS);
+  expect(first).toMatchObject({ outcome: 'confirmed', usd_value: '15.00', remaining_daily_usd: '5.00' });
+  // SOL doubles before the next sign: what the first counts stays the $15.00 its intent recorded at $150.
+  setSol('300');
+  expect(await usage()).toBe(15_000_000n);
+  let intent: AuditEntry | undefined;
+  for await (const e of w.ledger.entries())
+    if (e.signature === first.signature && e.command === 'sign-intent') intent = e;
+  expect(intent).toMatchObject({ usd_micros: '15000000' });
+  expect(intent?.usd_prices).toEqual([expect.objectContaining({ asset: 'SOL', price: '15000000000' })]);
+
+  // The token sign pays its fee in SOL, now $0.0015 at $300: 4.9985 tokens at $1.00 bring the day to $20.00.
+  const overBy = 10_000n; // one cent of the token
+  const over = await pay(4_998_500n + overBy);
+  expect(over).toMatchObject({
+    outcome: 'refused',
+    failed_check: 'limits',
+    reason: 'usd_per_day_cap',
+    signature: null,
+    figures: { usd_spent: '15.00', usd_requested: '5.01', usd_cap: '20.00' },
+  });
+  expect(await tokenBalance(w.localnet.url, merchant)).toBe(0n);
+
+  const exact = await pay(4_998_500n);
+  expect(exact).toMatchObject({ outcome: 'confirmed', usd_value: '5.00', remaining_daily_usd: '0.00' });
+  expect(await tokenBalance(w.localnet.url, merchant)).toBe(4_998_500n);
+  expect(await usage()).toBe(20_000_000n);
 });

@@ -18,12 +18,19 @@ export const treasurySchema = section({
     format: 'address-list',
     default: [],
   },
+  refill_below_percent: {
+    doc: 'A `treasury.refill_due` notification is raised (once a UTC day per account) when the allowance left on chain is below this percentage of the planned allowance (1 to 100; 100: any spend).',
+    format: 'positive-int',
+    default: 50,
+  },
 });
 
 /** A key's treasury, resolved: present only when an owner is configured. */
 export interface TreasuryConfig {
   owner: string;
   accounts: string[];
+  /** A refill is due below this percentage of the planned allowance. */
+  refill_below_percent: number;
 }
 
 /** The treasury of key `name` (pubkey `pubkey`), or undefined when the key has none. */
@@ -42,5 +49,6 @@ export function buildTreasury(
   if (given.accounts.length === 0) fail(`${where}.accounts: list at least one token account owned by the owner`);
   const twice = given.accounts.find((a, i) => given.accounts.indexOf(a) !== i);
   if (twice !== undefined) fail(`${where}.accounts: ${twice} is listed twice`);
-  return { owner: given.owner, accounts: [...given.accounts] };
+  if (given.refill_below_percent > 100) fail(`${where}.refill_below_percent: at most 100 (a percentage of the plan)`);
+  return { owner: given.owner, accounts: [...given.accounts], refill_below_percent: given.refill_below_percent };
 }

@@ -14,6 +14,7 @@ export const NOTIFY_EVENTS = [
   'key.resumed',
   'sign.refused_by_cap',
   'treasury.mismatch',
+  'treasury.refill_due',
 ] as const;
 export type NotifyEvent = (typeof NOTIFY_EVENTS)[number];
 

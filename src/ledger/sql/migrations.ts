@@ -64,6 +64,9 @@ const LAMPORT_CREDITS_COLUMN = 'ALTER TABLE entries ADD COLUMN lamport_credits T
  */
 const USD_MICROS_COLUMN = 'ALTER TABLE entries ADD COLUMN usd_micros TEXT';
 
+/** The prices that value was reached at (JSON text; NULL where `usd_micros` is): what the tripwire judges a landing by. */
+const USD_PRICES_COLUMN = 'ALTER TABLE entries ADD COLUMN usd_prices TEXT';
+
 /**
  * The webhook outbox (src/notify/): one row per notification and hook, written when its event happens and claimed by
  * one deliverer at a time (claimed_by until claim_until, unix ms), so replicas sharing the ledger never both post it.
@@ -210,6 +213,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   intentWatchMigration('INTEGER'),
   LAMPORT_CREDITS_COLUMN,
   USD_MICROS_COLUMN,
+  USD_PRICES_COLUMN,
 ];
 
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
@@ -261,6 +265,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   intentWatchMigration('bigint'),
   LAMPORT_CREDITS_COLUMN,
   USD_MICROS_COLUMN,
+  USD_PRICES_COLUMN,
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */

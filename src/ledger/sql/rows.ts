@@ -57,6 +57,17 @@ function creditsOf(v: unknown): AuditEntry['lamport_credits'] {
   }
 }
 
+/** `usd_prices` is JSON text or NULL; a value that does not parse fails verification through the hash. */
+function pricesOf(v: unknown): AuditEntry['usd_prices'] {
+  if (v === null || v === undefined) return null;
+  try {
+    const p: unknown = JSON.parse(str(v));
+    return Array.isArray(p) ? (p as NonNullable<AuditEntry['usd_prices']>) : null;
+  } catch {
+    return null;
+  }
+}
+
 /** `approvers` is JSON text or NULL (anyone may vote). */
 function approversOf(v: unknown): string[] | null {
   if (v === null || v === undefined) return null;
@@ -81,6 +92,7 @@ function votesOf(v: unknown): ApprovalVote[] {
 export function rowToEntry(r: Row): AuditEntry {
   const tokens = tokensOf(r.tokens);
   const credits = creditsOf(r.lamport_credits);
+  const prices = pricesOf(r.usd_prices);
   const watch = watchOf(r);
   return {
     ts: num(r.ts),
@@ -99,6 +111,7 @@ export function rowToEntry(r: Row): AuditEntry {
     ...(tokens ? { tokens } : {}),
     ...(credits ? { lamport_credits: credits } : {}),
     ...(r.usd_micros === null || r.usd_micros === undefined ? {} : { usd_micros: str(r.usd_micros) }),
+    ...(prices ? { usd_prices: prices } : {}),
     prev: str(r.prev),
     hash: str(r.hash),
     ...(watch ? { watch } : {}),
@@ -142,6 +155,7 @@ export function entryRowValues(seq: number, entry: AuditEntry): unknown[] {
     entry.watch?.from_slot ?? null,
     entry.lamport_credits ? JSON.stringify(entry.lamport_credits) : null,
     entry.usd_micros ?? null,
+    entry.usd_prices ? JSON.stringify(entry.usd_prices) : null,
   ];
 }
 

@@ -5,7 +5,7 @@
 import type { Dialect } from './dialect';
 
 export const ENTRY_COLUMNS =
-  'seq, ts, key, command, payload_hash, programs, summary, intent, outcome, detail, signature, slot, balance_change, prev, hash, tokens, send_mode, last_valid_block_height, fee_payer, from_slot, lamport_credits, usd_micros';
+  'seq, ts, key, command, payload_hash, programs, summary, intent, outcome, detail, signature, slot, balance_change, prev, hash, tokens, send_mode, last_valid_block_height, fee_payer, from_slot, lamport_credits, usd_micros, usd_prices';
 const ENTRY_PARAMS = Array.from({ length: ENTRY_COLUMNS.split(',').length }, (_, i) => `$${i + 1}`).join(', ');
 const APPROVAL_COLUMNS =
   'id, key, summary, payload_hash, balance_change, fee, compute_units, requested_by, ts, expires_at, status, decided_by, decided_at, tokens, message, message_description, required, approvers, votes, waiter, programs, destinations, fee_payer';

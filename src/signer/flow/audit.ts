@@ -38,6 +38,7 @@ export function signEntry(
     | 'tokens'
     | 'lamport_credits'
     | 'usd_micros'
+    | 'usd_prices'
     | 'watch'
   >,
 ): AuditEntryInput {
@@ -68,12 +69,15 @@ function finalTokens(report: Report): TokenFigure[] | null {
 /**
  * The final entry. Before anything was sent a failure to write it is the sign's error; once sent, the caller
  * must still get the signature, so the report says the entry is missing (the intent keeps the reservation charged).
+ * `landedUsd`: the dollar value the tripwire found the landing worth beyond the intent's (flow/tripwire.ts); the
+ * final then records it, as it records the real lamports and tokens.
  */
 export async function writeFinal(
   deps: { ledger: Ledger; log: EngineLogger },
   rec: SignRecord,
   report: Report,
   sent: boolean,
+  landedUsd: string | null = null,
 ): Promise<void> {
   try {
     await deps.ledger.append(
@@ -85,6 +89,7 @@ export async function writeFinal(
         slot: report.slot,
         balance_change: report.balance_change,
         tokens: finalTokens(report),
+        ...(landedUsd === null ? {} : { usd_micros: landedUsd }),
       }),
     );
   } catch (e) {

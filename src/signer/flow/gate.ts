@@ -26,6 +26,8 @@ import { decide } from '../policy/decide';
 import { lamportPayments } from '../policy/rules/destination-cap';
 import type { SimulatedMoves } from '../policy/facts';
 import type { UsdSpend } from '../../pricing/usd-spend';
+import { recordedPrices } from '../../pricing/recorded-prices';
+import { reservedUsdOf, type ReservedUsd } from './tripwire';
 import { reportVerdict } from './verdict-report';
 import type { CapKeys } from './after-approval';
 
@@ -56,7 +58,8 @@ export interface GateInput {
   capKeys?: CapKeys;
 }
 
-type Gated = StepWith<{ reservation: number }>;
+/** Once gated: the lamports reserved, and the dollar value and prices the intent recorded (null: not priced). */
+type Gated = StepWith<{ reservation: number; usd: ReservedUsd | null }>;
 
 /** Usage, cap, halt, cancellation, then the intent. Once this returns ok the transaction may be sent. */
 export async function passGate(deps: GateDeps, input: GateInput): Promise<Gated> {
@@ -126,9 +129,11 @@ function gateDecision(input: GateInput): (view: ReserveView) => ReserveDecision<
       // A sign that moves no tokens (pays no one) writes no such field: its entry reads exactly as entries always did.
       tokens: tokens.length > 0 ? tokens : null,
       lamport_credits: credits.length > 0 ? credits : null,
-      // The dollar value the daily dollar cap counts for this sign, recorded once at its valuation.
+      // The dollar value the daily dollar cap counts for this sign, recorded once at its valuation, with the prices
+      // it was reached at (the tripwire values the landing at them).
       usd_micros: input.usd?.ok === true ? input.usd.usd.toString() : null,
+      usd_prices: input.usd?.ok === true ? recordedPrices(input.usd.valued) : null,
     });
-    return { intent, result: { ok: true, reservation } };
+    return { intent, result: { ok: true, reservation, usd: reservedUsdOf(intent) } };
   };
 }

@@ -62,7 +62,7 @@ export async function signTransaction(
   begun: Begun,
   rec: SignRecord,
   progress: (p: SignProgress) => void,
-): Promise<{ report: Report; sent: boolean; watched: boolean }> {
+): Promise<{ report: Report; sent: boolean; watched: boolean; landedUsd?: string | null }> {
   const { config, chain, ledger, halts, log, keys, access, watcher, explorer } = deps;
   const { preflight: preflightDeps, approval: approvalDeps, send: sendDeps, tripwire: tripwireDeps } = deps;
   const { key, source, report, payload } = begun;
@@ -189,12 +189,13 @@ export async function signTransaction(
   }
   progress({ stage: 'sent', signature: built.signature });
   const landed = await sendAndConfirm(sendDeps, built, lastValid, report, progress);
-  await checkLanded(tripwireDeps, {
+  const landedUsd = await checkLanded(tripwireDeps, {
     keyName: key.name,
     keyPubkey: key.pubkey,
     report,
     reservation: gate.reservation,
+    usd: gate.usd,
     meta: landed,
   });
-  return { report, sent: true, watched: false };
+  return { report, sent: true, watched: false, landedUsd };
 }

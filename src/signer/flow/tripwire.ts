@@ -1,13 +1,16 @@
 /**
  * The tripwire after the fact. The caps judge what the simulation says a transaction moves; once it has landed,
- * its metadata says what it moved. When the key lost more than its intent reserved (lamports, or base units of any
- * mint), whatever let that happen (a state change between simulation and landing, a node that answered wrongly,
+ * its metadata says what it moved. When the key lost more than its intent reserved (lamports, base units of any
+ * mint, or, for a key with dollar caps, dollars: the landed amounts valued at the prices the intent recorded, never
+ * re-priced), whatever let that happen (a state change between simulation and landing, a node that answered wrongly,
  * a hole not known yet), the final entry records the real spend, the key is halted with the reason, and an alert
  * is raised: the caps then hold from the next sign on, and an operator looks before anything else is signed with
  * that key (docs/policy.md, "The tripwire").
  */
 import type { TokenBalance, TransactionMeta } from '../../rpc/types';
-import type { TokenFigure } from '../../ledger/types';
+import type { TokenFigure, UsdPriceFigure } from '../../ledger/types';
+import { usdOverspend, valueAtRecorded, type RecordedValue } from '../../pricing/recorded-prices';
+import type { UsdMicros } from '../../util/usd-amounts';
 import type { EngineLogger, EngineObserver } from '../engine-deps';
 import { nowSeconds } from '../../util/time';
 import type { HaltBook } from '../halts';
@@ -47,15 +50,56 @@ export function landedSpend(meta: TransactionMeta, keyPubkey: string): LandedSpe
   return { lamports, tokens };
 }
 
-/** What the intent reserved: lamports, and its token figures. */
+/** An intent's dollar value and the prices it was reached at (its `usd_micros` and `usd_prices`). */
+export interface ReservedUsd {
+  micros: UsdMicros;
+  prices: readonly UsdPriceFigure[];
+}
+
+/** What the intent reserved: lamports, its token figures, and its dollar value (null: the key is not priced). */
 export interface Reserved {
   lamports: number;
   tokens: readonly TokenFigure[] | null;
+  usd: ReservedUsd | null;
 }
 
-/** Where the landed spend exceeds the reservation, each as a sentence; empty when it does not. */
+/** The intent's recorded dollar value and prices, or null when it has none (a key without dollar caps). */
+export function reservedUsdOf(entry: {
+  usd_micros?: string | null;
+  usd_prices?: UsdPriceFigure[] | null;
+}): ReservedUsd | null {
+  const micros = entry.usd_micros ?? null;
+  if (micros === null || !/^\d+$/.test(micros)) return null;
+  return { micros: BigInt(micros), prices: entry.usd_prices ?? [] };
+}
+
+/** The landed spend in dollars at the prices the intent recorded; null when the intent recorded no dollar value. */
+export function landedUsd(reserved: Reserved, landed: LandedSpend): RecordedValue | null {
+  if (reserved.usd === null) return null;
+  const spent = new Map<string, bigint>();
+  if (landed.lamports !== null) spent.set('SOL', BigInt(landed.lamports));
+  for (const [mint, { change }] of landed.tokens) if (change < 0n) spent.set(mint, -change);
+  return valueAtRecorded(reserved.usd.prices, spent);
+}
+
+/**
+ * What the final entry records as the sign's dollar value: the landed value when it exceeds the reservation (the
+ * real spend, as its lamports and tokens are), else nothing, and the intent's recorded value keeps counting.
+ */
+export function landedUsdToRecord(reserved: Reserved, landed: LandedSpend): string | null {
+  const value = landedUsd(reserved, landed);
+  return value !== null && reserved.usd !== null && value.usd > reserved.usd.micros ? value.usd.toString() : null;
+}
+
+/**
+ * Where the landed spend exceeds the reservation, each as a sentence; empty when it does not. The dollar sentence
+ * comes first: it is what an operator of a priced key reads, and a webhook carries only the start of a long reason.
+ */
 export function overspend(reserved: Reserved, landed: LandedSpend): string[] {
   const over: string[] = [];
+  const usd = landedUsd(reserved, landed);
+  const dollars = usd === null || reserved.usd === null ? null : usdOverspend(reserved.usd.micros, usd);
+  if (dollars !== null) over.push(dollars);
   if (landed.lamports !== null && landed.lamports > reserved.lamports) {
     over.push(`${landed.lamports} lamports spent, ${reserved.lamports} reserved`);
   }
@@ -104,19 +148,29 @@ export async function trip(
 /**
  * After the send path's outcome: compares the landed metadata with the reservation; on an overspend the report
  * (and so the final entry) carries the real token figures, says why the key is halted, and the key is halted.
+ * Returns the landed dollar value the final entry records (landedUsdToRecord), or null.
  */
 export async function checkLanded(
   deps: TripwireDeps,
-  input: { keyName: string; keyPubkey: string; report: Report; reservation: number; meta: TransactionMeta | null },
-): Promise<void> {
+  input: {
+    keyName: string;
+    keyPubkey: string;
+    report: Report;
+    reservation: number;
+    usd: ReservedUsd | null;
+    meta: TransactionMeta | null;
+  },
+): Promise<string | null> {
   const { report, meta } = input;
-  if (meta === null || report.signature === null) return;
-  if (report.outcome !== 'confirmed' && report.outcome !== 'failed') return;
+  if (meta === null || report.signature === null) return null;
+  if (report.outcome !== 'confirmed' && report.outcome !== 'failed') return null;
   const reservedTokens = report.token_changes;
+  const reserved: Reserved = { lamports: input.reservation, tokens: reservedTokens, usd: input.usd };
   const landed = landedSpend(meta, input.keyPubkey);
-  const over = overspend({ lamports: input.reservation, tokens: reservedTokens }, landed);
-  if (over.length === 0) return;
+  const over = overspend(reserved, landed);
+  if (over.length === 0) return null;
   report.token_changes = landedTokenFigures(landed, reservedTokens).map((f) => ({ ...f, ui_change: null }));
   const reason = await trip(deps, { key: input.keyName, signature: report.signature, over });
   report.detail = report.detail ? `${report.detail}; ${reason}` : reason;
+  return landedUsdToRecord(reserved, landed);
 }

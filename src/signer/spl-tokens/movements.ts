@@ -19,6 +19,8 @@ export interface MintMovement {
   keyChange: bigint;
   /** What each other owner's accounts of this mint gain, by owner, in first-seen order. */
   credits: Map<string, bigint>;
+  /** The part of keyChange made in accounts the key is the delegate of, by account (absent: none). */
+  delegated?: Map<string, bigint>;
 }
 
 /** An operation on the key's token authority that a key must allow explicitly (docs/policy.md). */
@@ -77,6 +79,10 @@ export function tokenMovements(
       accountAuthorityChanges(address, was, now, authority);
     } else if (was.delegate === keyPubkey) {
       m.keyChange += delta;
+      if (delta !== 0n) {
+        m.delegated ??= new Map();
+        m.delegated.set(address, (m.delegated.get(address) ?? 0n) + delta);
+      }
     } else if (delta > 0n) {
       m.credits.set(was.owner, (m.credits.get(was.owner) ?? 0n) + delta);
     }

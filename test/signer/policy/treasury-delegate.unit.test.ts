@@ -5,7 +5,7 @@ import { policyKey } from './fixtures';
 
 test('every account delegated to the key passes; one revoked, delegated elsewhere or missing is refused', () => {
   const [a, b] = [randomAddress(), randomAddress()];
-  const key = policyKey({ treasury: { owner: randomAddress(), accounts: [a, b] } });
+  const key = policyKey({ treasury: { owner: randomAddress(), accounts: [a, b], refill_below_percent: 20 } });
   const delegated = (account: string, delegate: string | null) => ({ account, delegate });
   expect(treasuryDelegateRefusal(policyKey(), [])).toBeNull();
   expect(treasuryDelegateRefusal(key, [delegated(a, key.pubkey), delegated(b, key.pubkey)])).toBeNull();

@@ -187,5 +187,8 @@ export function tokenFigures(movements: TokenMovements, mints: ReadonlyMap<strin
     decimals: uiDecimals(mints.get(m.mint)),
     change: m.keyChange.toString(),
     credits: [...m.credits].map(([owner, amount]) => ({ owner, amount: amount.toString() })),
+    ...(m.delegated === undefined
+      ? {}
+      : { delegated: [...m.delegated].map(([account, change]) => ({ account, change: change.toString() })) }),
   }));
 }

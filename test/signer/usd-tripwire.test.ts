@@ -1,0 +1,195 @@
+/**
+ * The tripwire in dollars (docs/pricing.md, docs/policy.md "The tripwire"): a key with dollar caps whose transaction
+ * lands spending more than its intent reserved is halted, and the halt says what the landing was worth at the prices
+ * the intent recorded when it was signed (never at the price of the moment it landed), beside what was reserved; the
+ * final entry records that landed value, so the daily dollar usage counts the real spend.
+ *
+ * As in tripwire.test.ts, a JSON-RPC proxy in front of the embedded chain rewrites the simulation's answer so the
+ * key appears to lose only the fee; the transaction is real and moves its full amount when it lands.
+ */
+import type { PricesConfig } from '../../src/config/types';
+import type { AuditEntry } from '../../src/ledger/types';
+import { KNOWN_FEEDS } from '../../src/pricing/feeds';
+import { openEngine } from '../../src/signer';
+import type { EngineAlert } from '../../src/signer/engine-deps';
+import type { SignerEngine } from '../../src/signer/types';
+import { parseUsd } from '../../src/util/usd-amounts';
+import { FaultProxy } from '../abuse/support/fault-proxy';
+import { finalEntry, until } from '../support/async';
+import { rpcResult } from '../support/rpc';
+import { makeWorld, type World } from '../support/world';
+
+const SOL = 1_000_000_000;
+const FEE = 5_000;
+const FEED = KNOWN_FEEDS['SOL/USD'];
+const prices: PricesConfig = {
+  bounds: { maxAgeS: 60, maxConfidenceBps: 100, allowPartial: false },
+  feeds: new Map([['SOL', { label: 'SOL', account: FEED.sponsoredAccount, feedId: FEED.feedId }]]),
+};
+const dollars = (text: string): bigint => {
+  const parsed = parseUsd(text);
+  if (!parsed.ok) throw new Error(parsed.message);
+  return parsed.micros;
+};
+
+let w: World;
+let proxy: FaultProxy;
+let engine: SignerEngine;
+const alerts: EngineAlert[] = [];
+
+beforeAll(async () => {
+  proxy = await FaultProxy.start();
+  w = await makeWorld({
+    // A daily dollar cap far above what is moved: only the tripwire is under test.
+    keys: { alpha: { usd: { per_tx: null, per_day: dollars('1000.00'), approve_above: null } } },
+    rpcUrl: (url) => (proxy.setTarget(url), proxy.url()),
+    prices,
+    // A hook nobody listens on: the halt's event is written to the outbox, which is what is looked at.
+    notify: {
+      hooks: [
+        { id: 'halts', url: 'http://127.0.0.1:9/halts', events: ['key.halted'], secret_file: null, format: 'standard' },
+      ],
+      delivery: {
+        timeout_ms: 1_000,
+        max_attempts: 1,
+        max_age_hours: 1,
+        backoff_base_ms: 20,
+        backoff_max_ms: 20,
+        poll_ms: 20,
+      },
+    },
+  });
+  w.localnet.airdrop(w.keys.alpha!.destination, SOL);
+  engine = await openEngine(w.config, { observer: { alert: (a) => alerts.push(a), watchPoll: () => {} } });
+});
+
+afterAll(async () => {
+  await engine.close();
+  await w.close();
+  await proxy.close();
+});
+
+afterEach(async () => {
+  proxy.reset();
+  await engine.resume('alpha');
+});
+
+const setSol = (price: string) =>
+  w.localnet.setPrice({ account: FEED.sponsoredAccount, feedId: FEED.feedId, price, conf: '0', ageS: 0 });
+
+interface SimulationAnswer {
+  value: { accounts: ({ lamports: number } | null)[] | null; preBalances?: number[] };
+}
+
+/** The next simulation says the key (the fee payer, the first account asked for) loses only the fee. */
+function understateNextSimulation(): void {
+  let done = false;
+  proxy.rewrite = (method, result) => {
+    if (method !== 'simulateTransaction' || done) return result;
+    const answer = result as SimulationAnswer;
+    const key = answer.value.accounts?.[0];
+    const pre = answer.value.preBalances?.[0];
+    if (key && pre !== undefined) {
+      key.lamports = pre - FEE;
+      done = true;
+    }
+    return result;
+  };
+}
+
+async function entriesOf(signature: string): Promise<AuditEntry[]> {
+  const out: AuditEntry[] = [];
+  for await (const e of w.ledger.entries()) if (e.signature === signature) out.push(e);
+  return out;
+}
+
+async function lastHalt(): Promise<AuditEntry | undefined> {
+  let halt: AuditEntry | undefined;
+  for await (const e of w.ledger.entries()) if (e.command === 'halt' && e.key === 'alpha') halt = e;
+  return halt;
+}
+
+const usdUsage = async () => (await w.ledger.keyUsage('alpha', Math.floor(Date.now() / 1000))).usdMicros;
+
+describe('a landed spend worth more than the dollars its intent reserved', () => {
+  it('send path: the halt gives the landed value at the recorded price and the reserved value; the final records it', async () => {
+    setSol('150');
+    understateNextSimulation();
+    const before = await usdUsage();
+    const amount = SOL / 10;
+    const report = await engine.sign({ payload: w.transfer('alpha', amount, 'understated'), principal: w.operator });
+    expect(report.outcome).toBe('confirmed');
+    const [intent, final] = await entriesOf(report.signature!);
+    // The intent reserved the fee's worth at $150 (5 000 lamports: $0.00075), with the price it was valued at.
+    expect(intent).toMatchObject({ command: 'sign-intent', balance_change: -FEE, usd_micros: '750' });
+    expect(intent!.usd_prices).toEqual([
+      expect.objectContaining({
+        asset: 'SOL',
+        decimals: 9,
+        amount: String(FEE),
+        usd_micros: '750',
+        price: '15000000000',
+        conf: '0',
+        exponent: -8,
+        account: FEED.sponsoredAccount,
+      }),
+    ]);
+    // It landed moving 0.1 SOL and the fee: $15.00075 at the same $150.
+    const reason = `$15.00075 spent at the prices recorded at the sign, $0.00075 reserved`;
+    expect(report.detail).toContain(reason);
+    expect(final).toMatchObject({ command: 'sign', outcome: 'confirmed', usd_micros: '15000750' });
+    expect(await usdUsage()).toBe(before + 15_000_750n);
+    const halt = await lastHalt();
+    expect(halt).toMatchObject({ outcome: 'halted', detail: 'by signer (tripwire)' });
+    expect(halt!.summary).toContain(`${reason}; ${amount + FEE} lamports spent, ${FEE} reserved`);
+    // The key.halted webhook carries the reason bounded to its first 280 characters: the dollars come first.
+    const notified = (await w.ledger.listNotifications({ limit: 100 })).filter((n) => n.event === 'key.halted');
+    expect(notified.map((n) => n.body).join('\n')).toContain(reason);
+    expect(alerts).toContainEqual(
+      expect.objectContaining({
+        kind: 'spend_over_reservation',
+        signature: report.signature,
+        detail: expect.stringContaining(reason) as unknown,
+      }),
+    );
+    const next = await engine.sign({ payload: w.transfer('alpha', 1_000, 'after'), principal: w.operator });
+    expect(next).toMatchObject({ outcome: 'refused', failed_check: 'halted', reason: 'halted' });
+  });
+
+  it('sign-only: landing after the price moved is still valued at the price recorded at the sign', async () => {
+    setSol('150');
+    understateNextSimulation();
+    const before = await usdUsage();
+    const amount = SOL / 20;
+    const report = await engine.sign({
+      payload: w.transfer('alpha', amount, 'understated, sign-only'),
+      mode: 'sign_only',
+      principal: w.operator,
+    });
+    expect(report.outcome).toBe('signed');
+    // SOL is at $3 000 by the time the caller sends it: at that price the landing would be worth $150.015.
+    setSol('3000');
+    await rpcResult(w.localnet.url, 'sendTransaction', [report.signed_transaction, { encoding: 'base64' }]);
+    const final = await finalEntry(w.ledger, report.signature!, 10_000);
+    // 0.05 SOL and the fee at the recorded $150: $7.50075.
+    const reason = `$7.50075 spent at the prices recorded at the sign, $0.00075 reserved`;
+    expect(final).toMatchObject({ outcome: 'confirmed', balance_change: -(amount + FEE), usd_micros: '7500750' });
+    expect(final.detail).toContain(reason);
+    await until(async () => (await lastHalt())?.summary.includes(report.signature!) === true, 'the tripwire halt');
+    expect((await lastHalt())!.summary).toContain(reason);
+    expect(await usdUsage()).toBe(before + 7_500_750n);
+  });
+
+  it('a transaction that spent what it reserved trips nothing and its final records no value of its own', async () => {
+    setSol('150');
+    const before = alerts.length;
+    const report = await engine.sign({ payload: w.transfer('alpha', 1_000_000, 'honest'), principal: w.operator });
+    expect(report).toMatchObject({ outcome: 'confirmed', detail: null, usd_value: '0.15075' });
+    const [intent, final] = await entriesOf(report.signature!);
+    expect(intent).toMatchObject({ usd_micros: '150750' });
+    expect(final).not.toHaveProperty('usd_micros');
+    const [view] = await engine.keyShow({ key: 'alpha', principal: w.operator });
+    expect(view!.halted).toBeNull();
+    expect(alerts).toHaveLength(before);
+  });
+});
