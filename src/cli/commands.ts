@@ -42,16 +42,28 @@ export const COMMANDS: readonly CommandSpec[] = [
   { name: 'key destroy', values: [], flags: ['force'], usage: 'key destroy NAME [--force]' },
   {
     name: 'token new',
-    values: ['out', 'keys', 'ttl'],
+    values: ['out', 'keys', 'ttl', 'per-day-lamports'],
     flags: ['biscuit'],
-    usage: 'token new NAME --out FILE | token new NAME --biscuit --keys K1,K2 [--ttl 7d] --out FILE',
+    usage:
+      'token new NAME --out FILE | token new NAME --biscuit --keys K1,K2 [--ttl 7d] [--per-day-lamports N] --out FILE',
   },
   {
     name: 'token narrow',
-    values: ['from', 'out', 'keys', 'tools', 'mode', 'ttl', 'per-tx-lamports', 'destinations', 'root-public-key'],
+    values: [
+      'from',
+      'out',
+      'keys',
+      'tools',
+      'mode',
+      'ttl',
+      'per-tx-lamports',
+      'destinations',
+      'per-day-lamports',
+      'root-public-key',
+    ],
     flags: [],
     usage:
-      'token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--root-public-key ed25519/HEX]',
+      'token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--per-day-lamports N] [--root-public-key ed25519/HEX]',
   },
   {
     name: 'token revoke',

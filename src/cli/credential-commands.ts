@@ -16,9 +16,10 @@ import { SignerError, errorMessage } from '../util/errors';
 import { option, requireOption, requirePositional, type ParsedArgs } from './args';
 import { config, configPath, err, keyOf, out } from './context';
 
-export const TOKEN_NEW_BISCUIT_USAGE = 'sa-forge-signer token new NAME --biscuit --keys K1,K2 [--ttl 7d] --out FILE';
+export const TOKEN_NEW_BISCUIT_USAGE =
+  'sa-forge-signer token new NAME --biscuit --keys K1,K2 [--ttl 7d] [--per-day-lamports N] --out FILE';
 export const TOKEN_NARROW_USAGE =
-  'sa-forge-signer token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--root-public-key ed25519/HEX]';
+  'sa-forge-signer token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--per-day-lamports N] [--root-public-key ed25519/HEX]';
 
 export const TOKEN_REVOKE_USAGE =
   'sa-forge-signer token revoke REVOCATION_ID|NAME|FILE [--root-public-key ed25519/HEX]';
@@ -59,6 +60,18 @@ function rootPrivateKey(args: ParsedArgs): { key: string; created: string | null
   return { key: readSecret(creds.root_key, 'credentials root key'), created: null };
 }
 
+/** A whole number of lamports given with `--flag`, or undefined when the flag is not given. */
+function lamportsOption(args: ParsedArgs, flag: string): number | undefined {
+  const value = option(args, flag);
+  if (value === undefined) return undefined;
+  if (!/^\d{1,16}$/.test(value) || !Number.isSafeInteger(Number(value)))
+    throw new SignerError(
+      'request_invalid',
+      `--${flag} takes a whole number of lamports, not ${JSON.stringify(value)}`,
+    );
+  return Number(value);
+}
+
 export function tokenNewBiscuit(args: ParsedArgs): number {
   const name = requirePositional(args, 2, 'a credential name', TOKEN_NEW_BISCUIT_USAGE);
   const keys = list(requireOption(args, 'keys', TOKEN_NEW_BISCUIT_USAGE));
@@ -66,12 +79,14 @@ export function tokenNewBiscuit(args: ParsedArgs): number {
   const cfg = config(args);
   for (const k of keys) keyOf(cfg, k);
   const ttl = option(args, 'ttl');
+  const perDay = lamportsOption(args, 'per-day-lamports');
   const { key, created } = rootPrivateKey(args);
   const lib = biscuitLib();
   const made = mintRoot(lib, key, {
     name,
     keys,
     ...(ttl === undefined ? {} : { expiresAt: expiryAfter(ttl, new Date()) }),
+    ...(perDay === undefined ? {} : { perDayLamports: perDay }),
   });
   writeSecretFile(file, made.credential);
   if (created !== null) err(`created the credentials root key in ${created} (0600); keep it like a signing key`);
@@ -116,20 +131,17 @@ export function tokenNarrow(args: ParsedArgs): number {
   const tools = option(args, 'tools');
   const mode = option(args, 'mode');
   const ttl = option(args, 'ttl');
-  const perTx = option(args, 'per-tx-lamports');
+  const perTx = lamportsOption(args, 'per-tx-lamports');
   const destinations = option(args, 'destinations');
-  if (perTx !== undefined && !/^\d{1,16}$/.test(perTx))
-    throw new SignerError(
-      'request_invalid',
-      `--per-tx-lamports takes a whole number of lamports, not ${JSON.stringify(perTx)}`,
-    );
+  const perDay = lamportsOption(args, 'per-day-lamports');
   const made = narrowCredential(biscuitLib(), credential, publicKeyFor(args), {
     ...(keys === undefined ? {} : { keys: list(keys) }),
     ...(tools === undefined ? {} : { tools: list(tools) as ToolName[] }),
     ...(mode === undefined ? {} : { mode: mode as NarrowMode }),
     ...(ttl === undefined ? {} : { expiresAt: expiryAfter(ttl, new Date()) }),
-    ...(perTx === undefined ? {} : { perTxLamports: Number(perTx) }),
+    ...(perTx === undefined ? {} : { perTxLamports: perTx }),
     ...(destinations === undefined ? {} : { destinations: list(destinations) }),
+    ...(perDay === undefined ? {} : { perDayLamports: perDay }),
   });
   writeSecretFile(file, made.credential);
   out(made.revocationId);

@@ -63,11 +63,11 @@ usage: sa-forge-signer [--config FILE] COMMAND ...
                                         objects in the HSM token; unless its balance is known to be 0,
                                         asks you to type the key name (--force skips that)
   token new NAME --out FILE             create a bearer token in FILE (0600); prints its sha256
-  token new NAME --biscuit --keys K1,K2 [--ttl 7d] --out FILE
+  token new NAME --biscuit --keys K1,K2 [--ttl 7d] [--per-day-lamports N] --out FILE
                                         issue a root credential (docs/credentials.md) in FILE (0600), signed by
                                         serve.credentials' root key; prints its revocation id and config lines
   token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h]
-               [--per-tx-lamports N] [--destinations A,B]
+               [--per-tx-lamports N] [--destinations A,B] [--per-day-lamports N]
                                         offline: a narrower credential in FILE (a block of checks added); prints
                                         the block's revocation id (--root-public-key without a config)
   token revoke REVOCATION_ID|NAME|FILE  the serve.credentials.revoked list with that block added (a name: its

@@ -34,6 +34,11 @@ export interface NarrowOptions {
   perTxLamports?: number;
   /** Lamports may go only to these accounts (judged on the simulation). */
   destinations?: readonly string[];
+  /**
+   * This block's daily budget: its signs, and those of every credential narrowed from it, all keys together, may
+   * reserve and spend at most this many lamports in 24 h (kept by the signer in its ledger).
+   */
+  perDayLamports?: number;
 }
 
 /** The credential with one more block of checks, and that block's revocation id. */
@@ -47,5 +52,6 @@ export function narrow(credential: string, opts: NarrowOptions): MadeCredential 
     ...(expiresAt === undefined ? {} : { expiresAt }),
     ...(opts.perTxLamports === undefined ? {} : { perTxLamports: opts.perTxLamports }),
     ...(opts.destinations === undefined ? {} : { destinations: opts.destinations }),
+    ...(opts.perDayLamports === undefined ? {} : { perDayLamports: opts.perDayLamports }),
   });
 }

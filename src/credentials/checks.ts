@@ -5,7 +5,7 @@
  * docs/credentials.md shows the same checks for agents that write their blocks with another Biscuit library.
  */
 import { SignerError } from '../util/errors';
-import { ROOT_PREDICATE, TOOLS, type ToolName } from './vocabulary';
+import { BUDGET_PREDICATE, ROOT_PREDICATE, TOOLS, type ToolName } from './vocabulary';
 
 /** What a narrowing block may limit; every field absent leaves that side as the parent has it. */
 export interface Narrowing {
@@ -21,6 +21,11 @@ export interface Narrowing {
   perTxLamports?: number;
   /** Lamports may go only to these accounts (judged on the simulation). */
   destinations?: readonly string[];
+  /**
+   * The block's own daily budget: its signs (this credential's and every one narrowed from it, all keys together)
+   * may reserve and spend at most this many lamports in 24 h, kept by the signer in its ledger.
+   */
+  perDayLamports?: number;
 }
 
 export const NARROW_MODES = ['sign_only', 'check'] as const;
@@ -72,6 +77,13 @@ export function perTxLamportsCheck(lamports: number): string {
   return `reject if lamports_out($n), $n > ${lamports}`;
 }
 
+/** A budget, not a check on the request: the signer keeps it (vocabulary.ts BUDGET_PREDICATE) and states it kept. */
+export function perDayLamportsCheck(lamports: number): string {
+  if (!Number.isSafeInteger(lamports) || lamports < 0)
+    throw new SignerError('request_invalid', `per-day lamports: ${String(lamports)} is not a whole number of lamports`);
+  return `check if ${BUDGET_PREDICATE}(${lamports})`;
+}
+
 /** A Solana address, base58 (what the simulation names an account by). */
 const ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 
@@ -87,7 +99,7 @@ export function expiryCheck(at: Date): string {
   return `check if time($t), $t <= ${datalogDate(at)}`;
 }
 
-/** A narrowing block's checks, in a fixed order (keys, tools, mode, expiry, spend); at least one. */
+/** A narrowing block's checks, in a fixed order (keys, tools, mode, expiry, spend, budget); at least one. */
 export function narrowingChecks(n: Narrowing): string[] {
   const checks: string[] = [];
   if (n.keys !== undefined) checks.push(keysCheck(n.keys));
@@ -103,16 +115,20 @@ export function narrowingChecks(n: Narrowing): string[] {
   if (n.expiresAt !== undefined) checks.push(expiryCheck(n.expiresAt));
   if (n.perTxLamports !== undefined) checks.push(perTxLamportsCheck(n.perTxLamports));
   if (n.destinations !== undefined) checks.push(destinationsCheck(n.destinations));
+  if (n.perDayLamports !== undefined) checks.push(perDayLamportsCheck(n.perDayLamports));
   if (checks.length === 0)
     throw new SignerError(
       'request_invalid',
-      'a narrowing block needs at least one limit (keys, tools, mode, expiry, per-tx lamports or destinations)',
+      'a narrowing block needs at least one limit (keys, tools, mode, expiry, per-tx lamports, destinations or per-day lamports)',
     );
   return checks;
 }
 
-/** The root block: who the credential is (the config's name for it), the keys it may use, and its expiry if any. */
-export function rootBlock(name: string, keys: readonly string[], expiresAt?: Date): string {
+/**
+ * The root block: who the credential is (the config's name for it), the keys it may use, its expiry if any, and its
+ * daily budget if any (the whole tree's signs together, all keys).
+ */
+export function rootBlock(name: string, keys: readonly string[], expiresAt?: Date, perDayLamports?: number): string {
   if (!NAME.test(name))
     throw new SignerError(
       'request_invalid',
@@ -120,5 +136,6 @@ export function rootBlock(name: string, keys: readonly string[], expiresAt?: Dat
     );
   const lines = [`${ROOT_PREDICATE}("${name}")`, keysCheck(keys)];
   if (expiresAt !== undefined) lines.push(expiryCheck(expiresAt));
+  if (perDayLamports !== undefined) lines.push(perDayLamportsCheck(perDayLamports));
   return lines.map((l) => `${l};\n`).join('');
 }

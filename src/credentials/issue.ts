@@ -44,14 +44,14 @@ export function rootPublicKey(lib: BiscuitLib, rootPrivateKey: string): string {
   return lib.KeyPair.fromPrivateKey(privateKey(lib, rootPrivateKey)).getPublicKey().toString();
 }
 
-/** A root credential: its name, the keys it may use, its expiry if any. */
+/** A root credential: its name, the keys it may use, its expiry and its daily budget if any. */
 export function mintRoot(
   lib: BiscuitLib,
   rootPrivateKey: string,
-  root: { name: string; keys: readonly string[]; expiresAt?: Date },
+  root: { name: string; keys: readonly string[]; expiresAt?: Date; perDayLamports?: number },
 ): MadeCredential {
   const builder = lib.Biscuit.builder();
-  builder.addCode(rootBlock(root.name, root.keys, root.expiresAt));
+  builder.addCode(rootBlock(root.name, root.keys, root.expiresAt, root.perDayLamports));
   const token = builder.build(privateKey(lib, rootPrivateKey));
   const ids = (token.getRevocationIdentifiers() as unknown[]).map(String);
   return { credential: token.toBase64(), revocationId: ids[0] ?? '' };

@@ -4,7 +4,7 @@
  * (checks.ts): the earliest expiry and the smallest per-transaction lamport limit. A check written another way
  * still binds (the signer judges every check); it is listed, not summarised.
  */
-import type { CredentialBlock, PresentedCredential } from '../signer/types';
+import type { BudgetView, CredentialBlock, PresentedCredential } from '../signer/types';
 
 export interface CredentialLimitsView {
   root: string;
@@ -16,12 +16,14 @@ export interface CredentialLimitsView {
   /** The smallest per-transaction lamport limit any block states, or null. */
   per_tx_lamports: number | null;
   blocks: CredentialBlock[];
+  /** Each block's daily budget with its usage now (the engine reads it from the ledger). */
+  budgets: BudgetView[];
 }
 
 const EXPIRY = /^check if time\(\$t\), \$t <= (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)$/;
 const PER_TX = /^reject if lamports_out\(\$n\), \$n > (\d{1,16})$/;
 
-export function credentialLimits(c: PresentedCredential): CredentialLimitsView {
+export function credentialLimits(c: PresentedCredential, budgets: readonly BudgetView[]): CredentialLimitsView {
   let expires: string | null = null;
   let perTx: number | null = null;
   for (const b of c.blocks)
@@ -39,5 +41,6 @@ export function credentialLimits(c: PresentedCredential): CredentialLimitsView {
     expires_at: expires,
     per_tx_lamports: perTx,
     blocks: c.blocks.map((b) => ({ ...b, checks: [...b.checks] })),
+    budgets: budgets.map((b) => ({ ...b })),
   };
 }

@@ -50,6 +50,7 @@ export function presentedCredential(
       revocation_id: id,
       checks: [...(credential.checks[i] ?? [])],
     })),
+    budgets: credential.budgets.map((b) => ({ ...b })),
     spend: ({ key, lamports_out, destinations }) => {
       // A sign outlives its request only when the agent went away (an approval's wait): nothing to judge it by.
       if (credential.disposed)

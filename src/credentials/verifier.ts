@@ -12,7 +12,8 @@
 import type { BiscuitLib, BiscuitToken } from './biscuit-lib';
 import { publicKey } from './issue';
 import { credentialRefusal, failureKind, refusalFromAuthorizer, type CredentialRefusal } from './refusal';
-import { blockProblem, requestFacts, type CredentialRequest } from './vocabulary';
+import type { CredentialBudget } from '../signer/types';
+import { BUDGET_PREDICATE, blockProblem, budgetOf, requestFacts, type CredentialRequest } from './vocabulary';
 
 /** A root credential the config lists (`serve.credentials.issued`): its name, its root block's id, its keys. */
 export interface IssuedCredential {
@@ -32,6 +33,8 @@ export interface VerifiedCredential {
   readonly id: string;
   /** Each block's checks, as its source states them (one per line), root first. */
   readonly checks: readonly (readonly string[])[];
+  /** The daily budgets its blocks state (the smallest per block), in block order: the signer keeps each. */
+  readonly budgets: readonly CredentialBudget[];
   /** Every block's checks against the request at `now`: null when all pass, else the first that refused. */
   authorize(request: CredentialRequest, now: Date): CredentialRefusal | null;
   /** Releases the library's memory for it (the credential of one HTTP request). */
@@ -76,6 +79,17 @@ function blockChecks(source: string): string[] {
     .filter((line) => line.startsWith('check ') || line.startsWith('reject '));
 }
 
+/** Each block's daily budget, where it states one (several: the smallest binds). */
+function budgetsOf(ids: readonly string[], checks: readonly (readonly string[])[]): CredentialBudget[] {
+  const out: CredentialBudget[] = [];
+  checks.forEach((blockChecks, block) => {
+    const figures = blockChecks.map(budgetOf).filter((n): n is number => n !== null);
+    if (figures.length > 0)
+      out.push({ block, revocation_id: ids[block] ?? '', per_day_lamports: Math.min(...figures) });
+  });
+  return out;
+}
+
 /** The refusal of a chain with a revoked block (the first one), or null. */
 function revocation(ids: readonly string[], revoked: ReadonlySet<string>): CredentialRefusal | null {
   const at = ids.findIndex((id) => revoked.has(id));
@@ -92,9 +106,16 @@ export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifi
   const issuedById = new Map(opts.issued.map((c) => [c.revocation_id, c]));
   const revoked = new Set(opts.revoked);
 
-  function authorizeWith(token: BiscuitToken, req: CredentialRequest, now: Date) {
+  function authorizeWith(token: BiscuitToken, req: CredentialRequest, now: Date, budgets: ReadonlySet<number>) {
     // The builder and each fact are consumed by the call they are passed to (the library takes them over).
     const builder = new lib.AuthorizerBuilder();
+    // The budgets the signer keeps for this credential (the gate judges them on the ledger's usage): stated, so
+    // each block's budget check holds.
+    for (const n of budgets) {
+      const fact = lib.Fact.fromString(`${BUDGET_PREDICATE}({v})`);
+      fact.set('v', n);
+      builder.addFact(fact);
+    }
     for (const { predicate, term } of requestFacts(req, now)) {
       const fact = lib.Fact.fromString(`${predicate}({v})`);
       fact.set(
@@ -162,11 +183,20 @@ export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifi
           );
       }
       let live = true;
+      const budgets = budgetsOf(ids, checks);
+      // Every figure a budget check states (a block stating two keeps the smaller; both checks must hold).
+      const stated = new Set(
+        checks
+          .flat()
+          .map(budgetOf)
+          .filter((n): n is number => n !== null),
+      );
       const credential: VerifiedCredential = {
         root,
         revocationIds: ids,
         id: ids[ids.length - 1] ?? '',
         checks,
+        budgets,
         authorize: (req, now) => {
           if (!live) throw new Error('a credential is authorized after it was disposed');
           // Judged again later (after a simulation, after an approval's wait): a revocation since then refuses.
@@ -174,7 +204,7 @@ export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifi
             const since = revocation(ids, new Set(opts.revokedNow()));
             if (since !== null) return since;
           }
-          return authorizeWith(token, req, now);
+          return authorizeWith(token, req, now, stated);
         },
         dispose: () => {
           if (live) token.free();

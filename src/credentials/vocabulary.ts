@@ -63,6 +63,24 @@ export const REQUEST_FACTS = [
 /** The root block's own fact: the name the config lists the credential under (`serve.credentials.issued`). */
 export const ROOT_PREDICATE = 'root';
 
+/**
+ * A block's daily lamport budget, stated as a check of one exact form, `check if per_day_lamports(N)`: the block's
+ * intents may reserve and spend at most N lamports in 24 h, all keys together, counted by the signer in its ledger
+ * under the block's revocation id. The signer states `per_day_lamports(N)` for every budget it read from the
+ * credential and keeps, so the check holds exactly when the budget is kept; a signer that keeps no budgets states
+ * nothing, and the check refuses. Any other use of the predicate would hold without binding anything: refused.
+ */
+export const BUDGET_PREDICATE = 'per_day_lamports';
+
+/** The one form a budget check takes; the figure is a whole number of lamports. */
+const BUDGET_CHECK = new RegExp(`^check if ${BUDGET_PREDICATE}\\((\\d{1,16})\\)$`);
+
+/** The lamport budget a check states, or null for any other check. */
+export function budgetOf(check: string): number | null {
+  const n = BUDGET_CHECK.exec(check.trim())?.[1];
+  return n === undefined ? null : Number(n);
+}
+
 export type RequestPredicate = (typeof REQUEST_FACTS)[number]['predicate'];
 
 /** The tools a credential can name (the MCP surface's, in its order). */
@@ -117,6 +135,12 @@ export function blockProblem(source: string, authority: boolean): string | null 
   for (const raw of code.split(';')) {
     const statement = raw.trim();
     if (statement === '') continue;
+    if (budgetOf(statement) !== null) {
+      if (!Number.isSafeInteger(budgetOf(statement))) return 'a per_day_lamports budget too large to count';
+      continue;
+    }
+    if (new RegExp(`(?<![.\\w$:])${BUDGET_PREDICATE}\\(`).test(statement))
+      return `a ${BUDGET_PREDICATE} check not written as check if ${BUDGET_PREDICATE}(N)`;
     const isCheck = /^(check if|check all|reject if)\s/.test(statement);
     // The root block states who it is (`root("name")`); every other statement anywhere is a check.
     const isRootFact = authority && new RegExp(`^${ROOT_PREDICATE}\\(""\\)$`).test(statement);

@@ -33,6 +33,8 @@ type EntryCredit = Pick<LamportCredit, 'address' | 'lamports'>;
 
 const COMMANDS: readonly AuditCommand[] = ['sign', 'sign-intent', 'sign-message', 'halt', 'resume', 'reload'];
 const HEX64 = /^[0-9a-f]{64}$/;
+/** A credential block's revocation id: the hex of its signature (64 bytes for Ed25519). */
+const REVOCATION_ID = /^[0-9a-f]{2,256}$/;
 
 /** Compact JSON of an entry in the fixed field order. Built field by field so the order never depends on the input. */
 export function serializeEntry(entry: AuditEntry): string {
@@ -58,6 +60,8 @@ export function serializeEntry(entry: AuditEntry): string {
     ...(typeof entry.usd_micros === 'string' ? { usd_micros: entry.usd_micros } : {}),
     // And for the prices it was valued at.
     ...(entry.usd_prices ? { usd_prices: entry.usd_prices.map(copyPrice) } : {}),
+    // Likewise for the credential blocks whose budgets an intent counts against.
+    ...(entry.budget_blocks ? { budget_blocks: [...entry.budget_blocks] } : {}),
     prev: entry.prev,
     hash: entry.hash,
   });
@@ -127,6 +131,7 @@ function copyInput(e: AuditEntryInput): AuditEntryInput {
     ...(e.lamport_credits ? { lamport_credits: e.lamport_credits.map(copyCredit) } : {}),
     ...(typeof e.usd_micros === 'string' ? { usd_micros: e.usd_micros } : {}),
     ...(e.usd_prices ? { usd_prices: e.usd_prices.map(copyPrice) } : {}),
+    ...(e.budget_blocks ? { budget_blocks: [...e.budget_blocks] } : {}),
   };
 }
 
@@ -188,6 +193,16 @@ export function entryInputProblem(e: unknown): string | null {
     !(Array.isArray(o.usd_prices) && o.usd_prices.every(isPriceFigure))
   )
     return 'usd_prices must be a list of {asset, decimals, amount, usd_micros, price, conf, exponent, publish_time, account} or null';
+  if (
+    o.budget_blocks !== undefined &&
+    o.budget_blocks !== null &&
+    !(
+      Array.isArray(o.budget_blocks) &&
+      o.budget_blocks.length > 0 &&
+      o.budget_blocks.every((b) => typeof b === 'string' && REVOCATION_ID.test(b))
+    )
+  )
+    return 'budget_blocks must be a non-empty list of revocation ids (hex) or null';
   if (o.watch !== undefined && o.watch !== null && !isIntentWatch(o.watch))
     return 'watch must be {mode, last_valid_block_height, fee_payer, from_slot} or null';
   return null;

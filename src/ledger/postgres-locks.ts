@@ -26,6 +26,8 @@ interface HeldLock {
   lockId: string;
   /** Set when a fenced append failed on the lock's connection: it is discarded on release, not pooled. */
   broken: Error | undefined;
+  /** The backend holding it (pg_backend_pid on its connection), for an append on another lock's connection to check. */
+  pid: number;
 }
 
 /** pg_locks shows a bigint advisory lock as two unsigned 32-bit halves: classid (high) and objid (low). */
@@ -62,18 +64,22 @@ export function postgresKeyLocks(driver: PostgresDriver): { parts: KeyLocks; rel
    * (the server freed whatever it held). On failure or abort the connection is destroyed rather than pooled, so a
    * lock it might hold, or a wait it left queued, is dropped by the server.
    */
-  async function takeAdvisoryLock(key: string, lockId: string, signal?: AbortSignal): Promise<Connection> {
+  async function takeAdvisoryLock(
+    key: string,
+    lockId: string,
+    signal?: AbortSignal,
+  ): Promise<{ conn: Connection; pid: number }> {
     for (let attempt = 0; ; attempt++) {
       let conn: Connection | undefined;
       try {
         conn = await abortable(driver.connect(driver.lockPool), signal, key, (c) => c.done());
-        await abortable(
-          conn.client.query('SELECT pg_advisory_lock($1::bigint)', [lockId]),
+        const res = await abortable(
+          conn.client.query<{ pid: number }>('SELECT pg_advisory_lock($1::bigint), pg_backend_pid() AS pid', [lockId]),
           signal,
           key,
           () => undefined,
         );
-        return conn;
+        return { conn, pid: res.rows[0]?.pid ?? -1 };
       } catch (e) {
         conn?.done(asError(e));
         if (e instanceof SignerError) throw e;
@@ -93,13 +99,14 @@ export function postgresKeyLocks(driver: PostgresDriver): { parts: KeyLocks; rel
       const releaseLocal = await mutex.acquire(key, signal);
       const lockId = keyLockId(key);
       let conn: Connection;
+      let pid: number;
       try {
-        conn = await takeAdvisoryLock(key, lockId, signal);
+        ({ conn, pid } = await takeAdvisoryLock(key, lockId, signal));
       } catch (e) {
         releaseLocal();
         throw e;
       }
-      const held: HeldLock = { conn, lockId, broken: undefined };
+      const held: HeldLock = { conn, lockId, broken: undefined, pid };
       heldByKey.set(key, held);
       let released = false;
       const lock: KeyLock = {
@@ -134,11 +141,17 @@ export function postgresKeyLocks(driver: PostgresDriver): { parts: KeyLocks; rel
      * replica and this insert fails with it. The transaction also checks pg_locks for the lock on its own
      * backend, which catches a connection that no longer maps to the locking backend (a transaction-mode pooler).
      */
-    async appendFenced(input) {
+    async appendFenced(input, alsoHeld = []) {
       validateEntryInput(input);
       driver.checkOpen();
       const held = heldByKey.get(input.key);
       if (!held) throw new SignerError('internal', `a fenced append for key ${input.key} without holding its lock`);
+      const others = alsoHeld.map((name) => {
+        const other = heldByKey.get(name);
+        if (!other)
+          throw new SignerError('internal', `a fenced append for key ${input.key} without holding lock ${name}`);
+        return { name, other };
+      });
       const { client } = held.conn;
       try {
         await client.query('BEGIN');
@@ -148,6 +161,17 @@ export function postgresKeyLocks(driver: PostgresDriver): { parts: KeyLocks; rel
           advisoryLockParts(held.lockId),
         );
         if (owned.rows[0]?.held !== true) throw lockLost(input.key, null);
+        // A further lock (a credential block's budget) is held on a connection of its own: still granted to that
+        // connection's backend, checked in this transaction, or this append could count on a decision another
+        // replica, which took the lock over, also made.
+        for (const { name, other } of others) {
+          const still = await client.query<{ held: boolean }>(
+            `SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted AND pid = $3
+                AND classid::bigint = $1 AND objid::bigint = $2 AND objsubid = 1) AS held`,
+            [...advisoryLockParts(other.lockId), other.pid],
+          );
+          if (still.rows[0]?.held !== true || other.broken) throw lockLost(name, null);
+        }
         const entry = await stepAsync(appendIn(SQL, 'PostgreSQL', input), (s) => execOn(client, s));
         await client.query('COMMIT');
         return entry;

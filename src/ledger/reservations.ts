@@ -25,6 +25,12 @@ export function usageBooksOver(db: SqlDriver, opts: UsageBooksOptions): UsageBoo
         (await db.read('cannot read audit entries', () => all(SQL.keySignEntries, [key, since, through]))).map(
           rowToEntry,
         ),
+      blockSignEntries: async (id, since, through) =>
+        (
+          await db.read('cannot read audit entries', () =>
+            all(SQL.blockSignEntries, [`%${JSON.stringify(id)}%`, since, through]),
+          )
+        ).map(rowToEntry),
     },
     opts,
   );
@@ -34,5 +40,6 @@ export function usage(books: UsageBooks): Omit<Reservations, 'reserveAtOnce'> {
   return {
     keyUsage: (key, now) => books.usage(key, now),
     signatureInFlight: (key, signature) => books.inFlight(key, signature, nowSeconds()),
+    blockUsage: (revocationId, now) => books.blockUsage(revocationId, now),
   };
 }

@@ -115,17 +115,23 @@ function sqliteLedger(
      * write, so it either committed before (and this sees another owner and writes nothing) or waits until this
      * commits (and the new holder's usage read sees this entry).
      */
-    async appendFenced(input) {
+    async appendFenced(input, alsoHeld = []) {
       validateEntryInput(input);
-      const held = heldRows.get(input.key);
-      if (!held) throw new SignerError('internal', `a fenced append for key ${input.key} without holding its lock`);
+      const fences = [input.key, ...alsoHeld].map((name) => {
+        const held = heldRows.get(name);
+        if (!held)
+          throw new SignerError('internal', `a fenced append for key ${input.key} without holding lock ${name}`);
+        return { name, ownerId: held.ownerId };
+      });
       return await driver.write('cannot append an audit entry', function* () {
-        const row = yield* get(LOCK_OWNER, [input.key]);
-        if (row?.owner_id !== held.ownerId)
-          throw new SignerError(
-            'ledger',
-            `SQLite ledger: the lock on key ${input.key} was lost (its lease ran out and another process took it over); nothing was written or sent, retry`,
-          );
+        for (const { name, ownerId } of fences) {
+          const row = yield* get(LOCK_OWNER, [name]);
+          if (row?.owner_id !== ownerId)
+            throw new SignerError(
+              'ledger',
+              `SQLite ledger: the lock on ${name === input.key ? `key ${name}` : name} was lost (its lease ran out and another process took it over); nothing was written or sent, retry`,
+            );
+        }
         return yield* appendIn(SQL, 'SQLite', input);
       });
     },

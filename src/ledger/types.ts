@@ -47,6 +47,12 @@ export interface AuditEntryInput {
    */
   usd_prices?: UsdPriceFigure[] | null;
   /**
+   * The revocation ids of the credential blocks whose `per_day` budget an intent counts against (docs/credentials.md,
+   * "Daily budgets"): each block's usage is the intents naming it and their finals, counted as a key's are. Absent
+   * or null for every other entry and every intent of a sign no budgeted credential asked for.
+   */
+  budget_blocks?: string[] | null;
+  /**
    * An intent's transaction as a watcher follows it after a restart; absent or null for every other entry. Kept in
    * columns of its own beside the entry, outside its hash: the entry's `detail` says the same for a reader, and
    * an entry hashes exactly as it did before this field existed.
@@ -363,6 +369,12 @@ export interface Reservations {
    */
   signatureInFlight(key: string, signature: string): Promise<boolean>;
   /**
+   * A credential block's usage at `now` for its `per_day` budget: the intents that name it in `budget_blocks`
+   * (whichever key signed them) and their finals, counted as a key's entries are (usage-book.ts). Kept in memory
+   * and read afresh like keyUsage; read under the block's budget lock (budgetLockName) at the gate.
+   */
+  blockUsage(revocationId: string, now: number): Promise<Usage>;
+  /**
    * The cap gate as one write transaction, when the store can decide it without the key's lock: the key's usage,
    * whether `signature` is in flight and its halt are read, `decide` is called on them, and the intent it returns
    * is appended, with no other writer of the key in between; resolves once that intent is durable. Resolves null
@@ -381,9 +393,10 @@ export interface KeyLocks {
    * Appends like `append`, but only while this handle still holds the lock on `entry.key` (taken with lockKey),
    * checked in the same transaction as the insert: a lock lost in the meantime (its database connection died, or
    * its lease was taken over) makes this reject with a 'ledger' error and nothing is written. A sign writes its
-   * intent this way, so it is never sent on a cap decision another holder may also have made.
+   * intent this way, so it is never sent on a cap decision another holder may also have made. `alsoHeld` names
+   * further locks this handle took with lockKey (a credential block's budget lock) that must still be held too.
    */
-  appendFenced(entry: AuditEntryInput): Promise<AuditEntry>;
+  appendFenced(entry: AuditEntryInput, alsoHeld?: readonly string[]): Promise<AuditEntry>;
   /** The key locks held now. `keys` names the configured keys (PostgreSQL's locks carry only a hash of the name). */
   keyLocks(keys: readonly string[]): Promise<KeyLockInfo[]>;
   /**

@@ -22,6 +22,11 @@ export interface UsageSource {
   signEntriesAfter(after: number, limit: number): Promise<{ seq: number; entry: AuditEntry }[]>;
   /** One key's sign, sign-intent and sign-message entries with ts >= since and seq <= through, in chain order. */
   keySignEntries(key: string, since: number, through: number): Promise<AuditEntry[]>;
+  /**
+   * The intents naming a credential block in `budget_blocks` with ts >= since and seq <= through, and their finals,
+   * in chain order (a final of another intent may come too: the block's book passes over it).
+   */
+  blockSignEntries(revocationId: string, since: number, through: number): Promise<AuditEntry[]>;
 }
 
 const PAGE = 1000;
@@ -49,6 +54,12 @@ export class UsageBooks {
   private cursor: number | null = null;
   private starting: Promise<void> | null = null;
   private readonly books = new Map<string, HeldBook>();
+  /**
+   * A credential block's book (by revocation id): the intents that name it, whichever key wrote them, and the finals
+   * of those intents, folded by the same rule as a key's (usage-book.ts), so a budget is reserved and released as a
+   * key's cap is.
+   */
+  private readonly blocks = new Map<string, HeldBook>();
 
   constructor(
     private readonly source: UsageSource,
@@ -57,6 +68,10 @@ export class UsageBooks {
 
   async usage(key: string, now: number): Promise<Usage> {
     return (await this.current(key, now)).usage(now);
+  }
+
+  async blockUsage(revocationId: string, now: number): Promise<Usage> {
+    return (await this.current(revocationId, now, 'block')).usage(now);
   }
 
   async inFlight(key: string, signature: string, now: number): Promise<boolean> {
@@ -76,14 +91,14 @@ export class UsageBooks {
   }
 
   /** The key's book with every entry written before this call folded in. */
-  private async current(key: string, now: number): Promise<UsageBook> {
+  private async current(name: string, now: number, kind: 'key' | 'block' = 'key'): Promise<UsageBook> {
     this.starting ??= this.source.headSeq().then((seq) => {
       this.cursor ??= seq;
     });
     await this.starting;
-    let held = this.books.get(key);
+    let held = (kind === 'key' ? this.books : this.blocks).get(name);
     // Asked about an earlier moment than before (the clock was set back): loaded anew.
-    if (!held || held.asOf > now) held = this.load(key, now);
+    if (!held || held.asOf > now) held = this.load(name, now, kind);
     await this.catchUp();
     await held.ready;
     held.asOf = Math.max(held.asOf, now);
@@ -126,25 +141,57 @@ export class UsageBooks {
     const held = this.books.get(entry.key);
     if (held?.buffer) held.buffer.push(entry);
     else held?.book.add(entry);
+    if (this.blocks.size > 0) this.foldBlocks(entry);
     this.cursor = seq;
   }
 
+  /** An entry into the books of the credential blocks it concerns: an intent naming them, or a final of one. */
+  private foldBlocks(entry: AuditEntry): void {
+    const named = entry.command === 'sign-intent' ? (entry.budget_blocks ?? []) : [];
+    const final = entry.command === 'sign' && entry.signature !== null;
+    if (named.length === 0 && !final) return;
+    for (const [id, held] of this.blocks) {
+      if (!named.includes(id) && !final) continue;
+      if (held.buffer) held.buffer.push(entry);
+      else addToBlock(held.book, id, entry);
+    }
+  }
+
   /** Starts loading a key's book from the entries up to the cursor; those folded meanwhile wait in its buffer. */
-  private load(key: string, now: number): HeldBook {
+  private load(name: string, now: number, kind: 'key' | 'block'): HeldBook {
     const held: HeldBook = { book: new UsageBook(), asOf: now, buffer: [], ready: Promise.resolve() };
-    this.books.set(key, held);
+    const map = kind === 'key' ? this.books : this.blocks;
+    map.set(name, held);
     const through = this.cursor ?? 0;
-    held.ready = this.source.keySignEntries(key, now - USAGE_HORIZON_S, through).then(
+    const since = now - USAGE_HORIZON_S;
+    const add =
+      kind === 'key' ? (e: AuditEntry) => held.book.add(e) : (e: AuditEntry) => addToBlock(held.book, name, e);
+    const read =
+      kind === 'key'
+        ? this.source.keySignEntries(name, since, through)
+        : this.source.blockSignEntries(name, since, through);
+    held.ready = read.then(
       (entries) => {
-        for (const e of entries) held.book.add(e);
-        for (const e of held.buffer ?? []) held.book.add(e);
+        for (const e of entries) add(e);
+        for (const e of held.buffer ?? []) add(e);
         held.buffer = null;
       },
       (e: unknown) => {
-        if (this.books.get(key) === held) this.books.delete(key);
+        if (map.get(name) === held) map.delete(name);
         throw e;
       },
     );
     return held;
   }
+}
+
+/**
+ * A block's book takes the intents that name it and the finals of its own intents only (matched by signature while
+ * the intent is open): a final of another intent is no spend of this block's, where in a key's book a final without
+ * its intent counts as unbounded.
+ */
+function addToBlock(book: UsageBook, revocationId: string, e: AuditEntry): void {
+  if (e.command === 'sign-intent') {
+    if (e.budget_blocks?.includes(revocationId) === true) book.add(e);
+  } else if (e.command === 'sign' && e.signature !== null && book.inFlight(e.signature)) book.add(e);
 }

@@ -15,6 +15,7 @@
  * checks, the report and the outcomes.
  */
 import { votersOf } from '../ledger/records';
+import { nowSeconds } from '../util/time';
 import { SignerError } from '../util/errors';
 import { signatureNoticesFor } from '../rpc/signature-notices';
 import { signRefusedByCap } from '../notify/events';
@@ -29,6 +30,7 @@ import { keyUsage } from './flow/preflight';
 import { approvalPolicyNow } from './flow/policy-now';
 import { signTransaction, type SignFlowDeps } from './flow/sign-transaction';
 import { checkTransaction } from './flow/transaction-check';
+import { budgetSpent } from './policy/rules/credential-budget';
 import { createHaltBook } from './halts';
 import { treasuryStatus, type TreasuryStatus } from '../treasury/status';
 import { haltKeys } from './halt-keys';
@@ -40,7 +42,7 @@ import { parseRequestPayload } from './message/request';
 import { engineReady } from './readiness';
 import type { Report } from './report';
 import type { CheckInput, SignerEngine, SignInput, SignMode } from './types';
-import { credentialNote, principalLabel } from './types';
+import { credentialBudgets, credentialNote, principalLabel } from './types';
 
 export type { EngineDeps, EngineLogger } from './engine-deps';
 
@@ -107,7 +109,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   const explorer = (signature: string): string | null =>
     config.cluster.explorer ? `${config.cluster.explorer}${signature}` : null;
 
-  const checkDeps = { config, chain, preflight: preflightDeps };
+  const checkDeps = { config, chain, ledger, preflight: preflightDeps };
   async function check(input: CheckInput): Promise<Report> {
     const started = performance.now();
     const payload = parseRequestPayload(input.payload);
@@ -179,6 +181,20 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       Promise.all(
         access.select(principal, key).map((k) => keyView({ chain, ledger, halts, cluster: config.cluster, keys }, k)),
       ),
+
+    budgetsShow: async (principal) => {
+      const now = nowSeconds();
+      return Promise.all(
+        credentialBudgets(principal).map(async (b) => {
+          const spent = budgetSpent({ ...b, usage: await ledger.blockUsage(b.revocation_id, now) });
+          return {
+            ...b,
+            spent_or_reserved_24h: spent,
+            remaining_lamports: Math.max(0, b.per_day_lamports - spent),
+          };
+        }),
+      );
+    },
 
     // Async, so a key the principal may not use is a rejected promise like every other refusal of the engine.
     async halt(input) {

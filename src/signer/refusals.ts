@@ -66,6 +66,8 @@ export const FIGURES = {
       'what this transaction takes out of the key in dollars (SOL and every mint it lowers, at price + confidence)',
   },
   usd_cap: { type: 'string', meaning: 'the dollar limit it would pass (`usd.per_tx` or `usd.per_day`)' },
+  block: { type: 'integer', meaning: 'the block of the credential presented whose limit refused (0: its root)' },
+  revocation_id: { type: 'string', meaning: "that block's revocation id (hex)" },
 } as const satisfies Record<string, { type: FigureType; meaning: string }>;
 
 export type FigureName = keyof typeof FIGURES;
@@ -438,6 +440,13 @@ export const REASONS = {
     meaning: "the key's daily lamport cap is used up, or this spend would pass it (`requested`, when known)",
     action: 'wait, or spend less: `key_show` shows `remaining_daily_lamports`',
     figures: ['spent', 'requested', 'cap'],
+  },
+  credential_budget: {
+    check: 'limits',
+    meaning:
+      'this spend would pass the daily budget of a block of the credential presented (`per_day_lamports`: its signs on every key together)',
+    action: "wait, or spend less: `key_show` shows each block's budget and what is left of it; or ask its giver",
+    figures: ['block', 'revocation_id', 'spent', 'requested', 'cap'],
   },
   usd_per_tx_cap: {
     check: 'limits',

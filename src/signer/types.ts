@@ -32,9 +32,26 @@ export interface CredentialBlock {
   checks: string[];
 }
 
+/** A block's daily lamport budget (`check if per_day_lamports(N)`), kept in the ledger under its revocation id. */
+export interface CredentialBudget {
+  block: number;
+  revocation_id: string;
+  /** Lamports its signs may reserve and spend in 24 h, all keys together (the smallest, if it states several). */
+  per_day_lamports: number;
+}
+
+/** A block's budget as `key_show` shows it: the budget, what its signs spent or reserved in 24 h, what is left. */
+export interface BudgetView {
+  block: number;
+  revocation_id: string;
+  per_day_lamports: number;
+  spent_or_reserved_24h: number;
+  remaining_lamports: number;
+}
+
 /**
  * A credential the agent presented and that allowed the request (docs/credentials.md): which one (its root's name
- * and its chain of blocks, so two sub-agents of one root are told apart) and its spend checks.
+ * and its chain of blocks, so two sub-agents of one root are told apart), its spend checks and its blocks' budgets.
  */
 export interface PresentedCredential {
   /** The issued root's name (the principal's name). */
@@ -42,6 +59,8 @@ export interface PresentedCredential {
   /** Its blocks, root first; the last one is this credential's own. */
   blocks: readonly CredentialBlock[];
   spend: CredentialSpendCheck;
+  /** The budgets of the blocks that state one, in block order: a sign must fit every one. */
+  budgets: readonly CredentialBudget[];
 }
 
 /** Who asks: an agent's token (may touch only its keys), or an operator (every key: the host's CLI unnamed, a named
@@ -53,6 +72,11 @@ export type Principal =
 /** The principal's credential spend checks, if it presented a credential. */
 export function credentialSpendCheck(p: Principal): CredentialSpendCheck | undefined {
   return p.kind === 'token' ? p.credential?.spend : undefined;
+}
+
+/** The budgets a sign by this principal must fit (none for a bearer token or an operator). */
+export function credentialBudgets(p: Principal): readonly CredentialBudget[] {
+  return p.kind === 'token' ? (p.credential?.budgets ?? []) : [];
 }
 
 /**
@@ -177,6 +201,8 @@ export interface SignerEngine {
   sign(input: SignInput): Promise<Report>;
   /** With no key: every key the principal may use, in name order. */
   keyShow(input: { key?: string | null; principal: Principal }): Promise<KeyView[]>;
+  /** The daily budgets of the credential the principal presented, with each block's usage now (none without one). */
+  budgetsShow(principal: Principal): Promise<BudgetView[]>;
   /** With no key: every key the principal may use. */
   halt(input: { key?: string | null; reason: string; principal: Principal }): Promise<HaltResult>;
   /**

@@ -43,6 +43,7 @@ function withInjectedFault(engine: SignerEngine): SignerEngine {
     check: async (i) => (trip(i.payload), engine.check(i)),
     sign: async (i) => (trip(i.payload), engine.sign(i)),
     keyShow: (i) => engine.keyShow(i),
+    budgetsShow: (p) => engine.budgetsShow(p),
     reconcileTreasuries: () => engine.reconcileTreasuries(),
     treasuryShow: () => engine.treasuryShow(),
     halt: (i) => engine.halt(i),

@@ -139,4 +139,47 @@ describe('a narrowed credential', () => {
     expect(v.verify(grandchild.credential)).toMatchObject({ ok: false, refusal: { reason: 'revoked', block: 1 } });
     expect(judge(v.verify(made.credential), sign('demo'))).toBeNull();
   });
+
+  it('is refused as a forgery when a block is removed from the middle of its chain', () => {
+    const grandchild = narrowCredential(lib, child.credential, root.publicKey, { tools: ['check'] });
+    const cut = withoutBlock(grandchild.credential, 0);
+    expect(cut).not.toBe(grandchild.credential);
+    const v = verifier().verify(cut);
+    expect(v).toMatchObject({ ok: false, refusal: { reason: 'signature' } });
+    // The same surgery with nothing removed gives back a credential that verifies: the cut, not the rewrite, refuses.
+    expect(verifier().verify(withoutBlock(grandchild.credential, -1)).ok).toBe(true);
+  });
 });
+
+/**
+ * The credential with its `index`-th narrowing block taken out (-1: none), the rest of its wire form unchanged: the
+ * top-level protobuf fields of a Biscuit (1 root key id, 2 authority, 3 each block, 4 proof) copied as they are.
+ */
+function withoutBlock(credential: string, index: number): string {
+  const bytes = Buffer.from(credential, 'base64url');
+  const kept: Buffer[] = [];
+  let at = 0;
+  let block = 0;
+  const varint = () => {
+    let value = 0;
+    for (let shift = 0; ; shift += 7) {
+      const b = bytes[at++];
+      if (b === undefined) throw new Error('the credential ends inside a varint');
+      value += (b & 0x7f) * 2 ** shift;
+      if (b < 0x80) return value;
+    }
+  };
+  while (at < bytes.length) {
+    const start = at;
+    const tag = varint();
+    if ((tag & 7) === 2) {
+      const length = varint();
+      at += length;
+    } else if ((tag & 7) === 0) varint();
+    else throw new Error(`unexpected wire type ${tag & 7}`);
+    const field = Math.floor(tag / 8);
+    if (field === 3 && block++ === index) continue;
+    kept.push(bytes.subarray(start, at));
+  }
+  return Buffer.concat(kept).toString('base64url');
+}

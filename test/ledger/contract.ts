@@ -317,6 +317,56 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         expect(await ledger.verify()).toEqual({ ok: true, entries: 2 });
       });
 
+      it("keeps a credential block's usage across keys and handles: reserved by intents naming it, released or kept by their finals", async () => {
+        const { ledger } = s;
+        const now = nowSeconds();
+        const child = 'c1'.repeat(64);
+        const grand = 'c2'.repeat(64);
+        // Two keys sign under the same budgeted block; the grandchild's sign names both blocks.
+        await ledger.append(
+          intentInput({ ts: now - 9, key: 'a', signature: 'x', balance_change: -40, budget_blocks: [child] }),
+        );
+        const other = await reopen();
+        expect((await other.blockUsage(child, now)).lamports).toBe(40); // loaded from the store
+        await ledger.append(
+          intentInput({ ts: now - 8, key: 'b', signature: 'y', balance_change: -25, budget_blocks: [child, grand] }),
+        );
+        await ledger.append(intentInput({ ts: now - 7, key: 'a', signature: 'z', balance_change: -1000 })); // no budget
+        expect((await other.blockUsage(child, now)).lamports).toBe(65); // kept current
+        expect((await ledger.blockUsage(grand, now)).lamports).toBe(25);
+        // Finals: a never-sent one frees its reservation, a confirmed one counts its own figure.
+        await ledger.append(
+          signInput({ ts: now - 6, key: 'a', signature: 'x', outcome: 'refused', balance_change: null }),
+        );
+        await ledger.append(
+          signInput({ ts: now - 5, key: 'b', signature: 'y', outcome: 'confirmed', balance_change: -20 }),
+        );
+        await ledger.append(
+          signInput({ ts: now - 4, key: 'a', signature: 'z', outcome: 'confirmed', balance_change: -990 }),
+        );
+        for (const l of [ledger, other, await reopen()]) {
+          expect((await l.blockUsage(child, now)).lamports).toBe(20);
+          expect((await l.blockUsage(grand, now)).lamports).toBe(20);
+          expect((await l.blockUsage(grand, now)).unbounded).toBe(0);
+          expect((await l.blockUsage('d0'.repeat(64), now)).lamports).toBe(0);
+        }
+        expect((await ledger.tail(5)).find((e) => e.signature === 'y')?.budget_blocks).toEqual([child, grand]);
+        expect(await ledger.verify()).toEqual({ ok: true, entries: 6 });
+      });
+
+      it('fences an append on a further lock (a budget block): a lock lost meanwhile writes nothing', async () => {
+        const name = `budget:${'ab'.repeat(64)}`;
+        const key = await s.ledger.lockKey('a');
+        const block = await s.ledger.lockKey(name);
+        await s.ledger.appendFenced(intentInput({ key: 'a', signature: 'f1' }), [name]);
+        await block.release();
+        await expect(s.ledger.appendFenced(intentInput({ key: 'a', signature: 'f2' }), [name])).rejects.toMatchObject({
+          code: 'internal',
+        });
+        await key.release();
+        expect((await s.ledger.tail(5)).map((e) => e.signature)).toEqual(['f1']);
+      });
+
       it('stores the prices an intent was valued at exactly and chains them into the hash', async () => {
         const { ledger } = s;
         const usd_prices = [

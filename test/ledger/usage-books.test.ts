@@ -52,6 +52,17 @@ class Chain implements UsageSource {
       this.entries.filter((r) => r.entry.key === key && r.entry.ts >= since && r.seq <= through).map((r) => r.entry),
     );
   }
+
+  blockSignEntries(id: string, since: number, through: number) {
+    const named = (e: AuditEntry) => e.command === 'sign-intent' && e.budget_blocks?.includes(id) === true;
+    const signatures = new Set(this.entries.filter((r) => named(r.entry)).map((r) => r.entry.signature));
+    return Promise.resolve(
+      this.entries
+        .filter((r) => r.entry.ts >= since && r.seq <= through)
+        .filter((r) => named(r.entry) || (r.entry.command === 'sign' && signatures.has(r.entry.signature)))
+        .map((r) => r.entry),
+    );
+  }
 }
 
 const fresh = (c: Chain) =>

@@ -51,6 +51,8 @@ export interface ClusterOptions {
   /** A database of the test's own (e.g. a primary and standby, bench/pg-pair.ts) instead of a fresh one on the machine's
    *  server behind the relay; `readUrl` names the server the test's own reads go to (the primary now). */
   ledger?: { url: string; readUrl: () => string };
+  /** `serve.credentials` as the config states it (docs/credentials.md): a root key file and the issued roots. */
+  credentials?: { root_key_file: string; issued: { name: string; revocation_id: string; keys: string[] }[] };
 }
 
 export interface Replica {
@@ -138,6 +140,7 @@ export class ReplicaCluster {
           rate_limit_per_minute: 1_000_000,
           drain_ms: 1_000,
           metrics: null,
+          ...(opts.credentials ? { credentials: opts.credentials } : {}),
         },
       });
       const db = parts.db;

@@ -50,18 +50,22 @@ describe('a key lock lost in the middle of a sign (two replicas, one cap)', () =
 
   /**
    * Holds the chain's head row (as a long transaction of another client would), so every append, an intent
-   * included, waits inside the cap gate with its key's lock held.
+   * included, waits inside the cap gate with its key's lock held. The embedded chain's height stands still
+   * meanwhile: its blocks come every 20 ms, so a blockhash lives 3 s, and a hold that long on a loaded machine
+   * would expire the held signs' transactions, which is not what these tests are about.
    */
   async function holdChainHead(): Promise<{ release(): Promise<void> }> {
     const c = new Client({ connectionString: dbUrl(cluster.db) });
     await c.connect();
     await c.query('BEGIN');
     await c.query('SELECT seq FROM chain_head WHERE id = 1 FOR UPDATE');
+    cluster.localnet.faults.freezeHeight(true);
     let released = false;
     return {
       release: async () => {
         if (released) return;
         released = true;
+        cluster.localnet.faults.freezeHeight(false);
         await c.query('ROLLBACK');
         await c.end();
       },

@@ -68,6 +68,12 @@ const USD_MICROS_COLUMN = 'ALTER TABLE entries ADD COLUMN usd_micros TEXT';
 const USD_PRICES_COLUMN = 'ALTER TABLE entries ADD COLUMN usd_prices TEXT';
 
 /**
+ * The credential blocks whose `per_day` budget an intent counts against (JSON list of revocation ids; NULL for a
+ * sign no budgeted credential asked for): the usage a block's budget reads, across every key it signed with.
+ */
+const BUDGET_BLOCKS_COLUMN = 'ALTER TABLE entries ADD COLUMN budget_blocks TEXT';
+
+/**
  * The webhook outbox (src/notify/): one row per notification and hook, written when its event happens and claimed by
  * one deliverer at a time (claimed_by until claim_until, unix ms), so replicas sharing the ledger never both post it.
  */
@@ -214,6 +220,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   LAMPORT_CREDITS_COLUMN,
   USD_MICROS_COLUMN,
   USD_PRICES_COLUMN,
+  BUDGET_BLOCKS_COLUMN,
 ];
 
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
@@ -266,6 +273,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   LAMPORT_CREDITS_COLUMN,
   USD_MICROS_COLUMN,
   USD_PRICES_COLUMN,
+  BUDGET_BLOCKS_COLUMN,
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */

@@ -94,6 +94,7 @@ export function rowToEntry(r: Row): AuditEntry {
   const credits = creditsOf(r.lamport_credits);
   const prices = pricesOf(r.usd_prices);
   const watch = watchOf(r);
+  const budgets = budgetBlocksOf(r.budget_blocks);
   return {
     ts: num(r.ts),
     key: str(r.key),
@@ -112,10 +113,23 @@ export function rowToEntry(r: Row): AuditEntry {
     ...(credits ? { lamport_credits: credits } : {}),
     ...(r.usd_micros === null || r.usd_micros === undefined ? {} : { usd_micros: str(r.usd_micros) }),
     ...(prices ? { usd_prices: prices } : {}),
+    ...(budgets ? { budget_blocks: budgets } : {}),
     prev: str(r.prev),
     hash: str(r.hash),
     ...(watch ? { watch } : {}),
   };
+}
+
+/** `budget_blocks` is JSON text (a list of revocation ids) or NULL; what is not a list of strings reads as none. */
+function budgetBlocksOf(v: unknown): string[] | null {
+  if (v === null || v === undefined) return null;
+  try {
+    const a: unknown = JSON.parse(str(v));
+    // Read back as stored: a value altered in the table fails verification through the hash.
+    return Array.isArray(a) ? a.map((x) => str(x)) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** An intent's watch columns, or null for an entry that has none (send_mode NULL). */
@@ -156,6 +170,7 @@ export function entryRowValues(seq: number, entry: AuditEntry): unknown[] {
     entry.lamport_credits ? JSON.stringify(entry.lamport_credits) : null,
     entry.usd_micros ?? null,
     entry.usd_prices ? JSON.stringify(entry.usd_prices) : null,
+    entry.budget_blocks ? JSON.stringify(entry.budget_blocks) : null,
   ];
 }
 

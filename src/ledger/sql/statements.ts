@@ -5,7 +5,7 @@
 import type { Dialect } from './dialect';
 
 export const ENTRY_COLUMNS =
-  'seq, ts, key, command, payload_hash, programs, summary, intent, outcome, detail, signature, slot, balance_change, prev, hash, tokens, send_mode, last_valid_block_height, fee_payer, from_slot, lamport_credits, usd_micros, usd_prices';
+  'seq, ts, key, command, payload_hash, programs, summary, intent, outcome, detail, signature, slot, balance_change, prev, hash, tokens, send_mode, last_valid_block_height, fee_payer, from_slot, lamport_credits, usd_micros, usd_prices, budget_blocks';
 const ENTRY_PARAMS = Array.from({ length: ENTRY_COLUMNS.split(',').length }, (_, i) => `$${i + 1}`).join(', ');
 const APPROVAL_COLUMNS =
   'id, key, summary, payload_hash, balance_change, fee, compute_units, requested_by, ts, expires_at, status, decided_by, decided_at, tokens, message, message_description, required, approvers, votes, waiter, programs, destinations, fee_payer';
@@ -31,6 +31,11 @@ export interface Statements {
   signEntriesAfter: string;
   /** $1 key, $2 since, $3 through seq: one key's sign entries, to load its usage book. */
   keySignEntries: string;
+  /**
+   * $1 pattern (`%"<revocation id>"%`), $2 since, $3 through seq: the intents naming a credential block in their
+   * budget_blocks and the finals of those intents, to load the block's usage book.
+   */
+  blockSignEntries: string;
   /** $1 after seq, $2 last seq, $3 limit. */
   page: string;
   /** $1 limit; newest first. */
@@ -77,6 +82,13 @@ export function statements(d: Dialect): Statements {
       WHERE seq > $1 AND command IN (${SIGN_COMMANDS}) ORDER BY seq LIMIT $2`,
     keySignEntries: `SELECT ${ENTRY_COLUMNS} FROM entries
       WHERE key = $1 AND command IN (${SIGN_COMMANDS}) AND ts >= $2 AND seq <= $3 ORDER BY seq`,
+    blockSignEntries: `SELECT ${ENTRY_COLUMNS} FROM entries
+      WHERE ts >= $2 AND seq <= $3 AND (
+        (command = 'sign-intent' AND budget_blocks LIKE $1)
+        OR (command = 'sign' AND signature IN (
+          SELECT signature FROM entries
+          WHERE command = 'sign-intent' AND budget_blocks LIKE $1 AND ts >= $2 AND signature IS NOT NULL)))
+      ORDER BY seq`,
     page: `SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
     tail: `SELECT ${ENTRY_COLUMNS} FROM entries ORDER BY seq DESC LIMIT $1`,
     getHalt: `SELECT ${HALT_COLUMNS} FROM halts WHERE key = $1`,

@@ -137,7 +137,7 @@ const KEY_VIEW_SCHEMA: Json = {
 const CREDENTIAL_SCHEMA: Json = {
   type: 'object',
   description:
-    "Present when the request's bearer is a credential (docs/credentials.md): its own block, every block's checks (each binds: a sign must pass all of them and the key's policy), the earliest expiry and the smallest per-transaction lamport limit they state.",
+    "Present when the request's bearer is a credential (docs/credentials.md): its own block, every block's checks (each binds: a sign must pass all of them and the key's policy), the earliest expiry and the smallest per-transaction lamport limit they state, and each block's daily budget with what is left of it.",
   properties: {
     root: { type: 'string' },
     block: { type: 'integer' },
@@ -156,8 +156,24 @@ const CREDENTIAL_SCHEMA: Json = {
         required: ['block', 'revocation_id', 'checks'],
       },
     },
+    budgets: {
+      type: 'array',
+      description:
+        "Each block's daily budget (`per_day_lamports`, all keys together): what its signs spent or reserved in 24 h and what is left; a sign must fit every one.",
+      items: {
+        type: 'object',
+        properties: {
+          block: { type: 'integer' },
+          revocation_id: { type: 'string' },
+          per_day_lamports: { type: 'integer' },
+          spent_or_reserved_24h: { type: 'integer' },
+          remaining_lamports: { type: 'integer' },
+        },
+        required: ['block', 'revocation_id', 'per_day_lamports', 'spent_or_reserved_24h', 'remaining_lamports'],
+      },
+    },
   },
-  required: ['root', 'block', 'revocation_id', 'expires_at', 'per_tx_lamports', 'blocks'],
+  required: ['root', 'block', 'revocation_id', 'expires_at', 'per_tx_lamports', 'blocks', 'budgets'],
 };
 
 export const keyShowTool: Tool = {
@@ -185,7 +201,10 @@ export const keyShowTool: Tool = {
       k.halted === null ? k : { ...k, halted: { ...k.halted, by: haltedByForAgents(k.halted.by) } },
     );
     const credential = principal.kind === 'token' ? principal.credential : undefined;
-    const structured = credential === undefined ? { keys } : { keys, credential: credentialLimits(credential) };
+    const structured =
+      credential === undefined
+        ? { keys }
+        : { keys, credential: credentialLimits(credential, await engine.budgetsShow(principal)) };
     return { structured, outcome: 'ok', failedCheck: null, key, signature: null, isError: false, read: true };
   },
 };

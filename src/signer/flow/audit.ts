@@ -39,6 +39,7 @@ export function signEntry(
     | 'lamport_credits'
     | 'usd_micros'
     | 'usd_prices'
+    | 'budget_blocks'
     | 'watch'
   >,
 ): AuditEntryInput {

@@ -11,11 +11,13 @@
  * lost meanwhile (its connection died, its lease was taken over) writes nothing. Both ask the same decision.
  * How the reservation is counted is in docs/policy.md.
  */
-import type { IntentWatch, Ledger, ReserveDecision, ReserveView } from '../../ledger/types';
+import type { IntentWatch, KeyLock, Ledger, ReserveDecision, ReserveView } from '../../ledger/types';
+import { budgetLockNames } from '../../ledger/budget-lock';
+import type { BudgetFact } from '../policy/rules/credential-budget';
 import { SignerError, errorMessage } from '../../util/errors';
 import type { EngineLogger } from '../engine-deps';
 import type { HaltBook } from '../halts';
-import type { SignProgress } from '../types';
+import type { CredentialBudget, SignProgress } from '../types';
 import type { Report } from '../report';
 import { signEntry, type SignRecord } from './audit';
 import type { StepWith } from './step';
@@ -56,6 +58,8 @@ export interface GateInput {
    * force now); absent: the sign's own, `rec.key`.
    */
   capKeys?: CapKeys;
+  /** The daily budgets of the credential that asked (credentialBudgets): the sign must fit each block's too. */
+  budgets?: readonly CredentialBudget[];
 }
 
 /** Once gated: the lamports reserved, and the dollar value and prices the intent recorded (null: not priced). */
@@ -65,16 +69,21 @@ type Gated = StepWith<{ reservation: number; usd: ReservedUsd | null }>;
 export async function passGate(deps: GateDeps, input: GateInput): Promise<Gated> {
   const key = input.rec.key;
   input.progress({ stage: 'lock' });
-  const decision = gateDecision(input);
+  const budgets = input.budgets ?? [];
   const request = { key: key.name, signature: input.built.signature };
   // A halt held in memory, not yet in the ledger, is offered to it first: that is the lock path's halts.current.
-  if (deps.halts.held(key.name) === null) {
-    const atOnce = await deps.ledger.reserveAtOnce({ ...request, now: nowSeconds() }, decision);
+  // A credential's budgets span keys: they are judged under their blocks' locks, on the lock path only.
+  if (deps.halts.held(key.name) === null && budgets.length === 0) {
+    const atOnce = await deps.ledger.reserveAtOnce({ ...request, now: nowSeconds() }, gateDecision(input, []));
     if (atOnce !== null) return atOnce;
   }
-  const lock = await deps.ledger.lockKey(key.name, input.signal);
+  const locks: KeyLock[] = [];
+  const names = budgetLockNames(budgets.map((b) => b.revocation_id));
   try {
-    // Read under the lock: every reservation whose intent is durable is in it, whichever replica wrote it.
+    // The key's lock first, then each budgeted block's in one order (budget-lock.ts): no two gates wait on each other.
+    locks.push(await deps.ledger.lockKey(key.name, input.signal));
+    for (const name of names) locks.push(await deps.ledger.lockKey(name, input.signal));
+    // Read under the locks: every reservation whose intent is durable is in them, whichever replica wrote it.
     const now = nowSeconds();
     const view: ReserveView = {
       usage: await deps.ledger.keyUsage(key.name, now),
@@ -82,15 +91,18 @@ export async function passGate(deps: GateDeps, input: GateInput): Promise<Gated>
         request.signature !== null && (await deps.ledger.signatureInFlight(key.name, request.signature)),
       halt: await deps.halts.current(key.name),
     };
-    const { intent, result } = decision(view);
-    if (intent) await deps.ledger.appendFenced(intent);
+    const facts: BudgetFact[] = [];
+    for (const b of budgets) facts.push({ ...b, usage: await deps.ledger.blockUsage(b.revocation_id, now) });
+    const { intent, result } = gateDecision(input, facts)(view);
+    if (intent) await deps.ledger.appendFenced(intent, names);
     return result;
   } finally {
     // The intent (if any) is durable: a lock that cannot be released is freed with its holder, and must not
     // stop a transaction the ledger already counts from being sent.
-    await lock
-      .release()
-      .catch((e: unknown) => deps.log.error({ key: key.name, err: errorMessage(e) }, 'releasing a key lock failed'));
+    for (const lock of locks.reverse())
+      await lock
+        .release()
+        .catch((e: unknown) => deps.log.error({ key: key.name, err: errorMessage(e) }, 'releasing a key lock failed'));
   }
 }
 
@@ -98,7 +110,7 @@ export async function passGate(deps: GateDeps, input: GateInput): Promise<Gated>
  * The gate's decision on what the ledger read: the same for both paths, and the same each time it is asked on
  * the same view (a transaction retried while the file is busy asks again), so it only sets report fields.
  */
-function gateDecision(input: GateInput): (view: ReserveView) => ReserveDecision<Gated> {
+function gateDecision(input: GateInput, budgets: readonly BudgetFact[]): (view: ReserveView) => ReserveDecision<Gated> {
   const { rec, built, report } = input;
   return (view) => {
     const verdict = decide(input.capKeys ?? rec.key, {
@@ -109,6 +121,7 @@ function gateDecision(input: GateInput): (view: ReserveView) => ReserveDecision<
       halt: view.halt,
       signature: built.signature,
       signatureInFlight: view.signatureInFlight,
+      budgets,
     });
     if (reportVerdict(report, verdict)) return { intent: null, result: { ok: false, report } };
     const reservation = verdict.figures.reservation;
@@ -133,6 +146,8 @@ function gateDecision(input: GateInput): (view: ReserveView) => ReserveDecision<
       // it was reached at (the tripwire values the landing at them).
       usd_micros: input.usd?.ok === true ? input.usd.usd.toString() : null,
       usd_prices: input.usd?.ok === true ? recordedPrices(input.usd.valued) : null,
+      // The credential blocks whose budgets this sign counts against, until its final says what it spent.
+      budget_blocks: budgets.length > 0 ? budgets.map((b) => b.revocation_id) : null,
     });
     return { intent, result: { ok: true, reservation, usd: reservedUsdOf(intent) } };
   };

@@ -11,6 +11,7 @@ import type { UsdSpend } from '../../pricing/usd-spend';
 import type { Report } from '../report';
 import type { CredentialSpendCheck } from '../types';
 import { decide } from '../policy/decide';
+import type { BudgetFact } from '../policy/rules/credential-budget';
 import { recordSimulation, type Figures } from './simulate';
 import type { Step } from './step';
 import { reportTokens } from './tokens';
@@ -29,6 +30,8 @@ export function judgeSimulation(
     credential?: CredentialSpendCheck;
     /** What it takes out of the key in dollars (flow/usd.ts); null: the key is not priced. */
     usd: UsdSpend | null;
+    /** The credential's daily budgets with their usage, to preview like the cap (absent: no preview). */
+    budgets?: readonly BudgetFact[];
   },
 ): Step {
   const simulated = recordSimulation(report, figures, opts.after ?? null);
@@ -42,6 +45,7 @@ export function judgeSimulation(
     usd: opts.usd,
     usage: opts.usage,
     credential: opts.credential,
+    ...(opts.budgets ? { budgets: opts.budgets } : {}),
   });
   return verdictStep(report, verdict);
 }

@@ -15,7 +15,8 @@ import { accountsChangedRefusal } from '../policy/rules/lookup-tables';
 import { foreignFeePayerModeRefusal, signOnlyRefusal } from '../policy/rules/sign-mode';
 import type { Report } from '../report';
 import type { PreparedTransaction } from '../sources/transaction';
-import { credentialSpendCheck, type SignInput, type SignMode, type SignProgress } from '../types';
+import { credentialBudgets, credentialSpendCheck, type SignInput, type SignMode, type SignProgress } from '../types';
+import { budgetPreview } from './budget-preview';
 import { judgeAfterApproval, type CapKeys } from './after-approval';
 import { approvalNote, awaitApproval, type ApprovalDeps } from './approval';
 import type { SignRecord } from './audit';
@@ -102,6 +103,7 @@ export async function signTransaction(
     usage: checked.usage,
     usd,
     credential: credentialSpendCheck(input.principal),
+    budgets: await budgetPreview(ledger, credentialBudgets(input.principal)),
   });
   if (!judged.ok) return notSent(judged.report);
 
@@ -163,6 +165,7 @@ export async function signTransaction(
       detail: mode === 'sign_only' ? signOnlyIntentDetail(lastValid, foreign) : sentIntentDetail(lastValid),
       watch: intentWatch(mode, lastValid, foreign),
       capKeys,
+      budgets: credentialBudgets(input.principal),
     },
   );
   if (!gate.ok) return notSent(gate.report);

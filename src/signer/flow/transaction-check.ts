@@ -4,9 +4,11 @@
  */
 import type { SignerConfig } from '../../config/types';
 import type { RpcClient } from '../../rpc/types';
+import type { Ledger } from '../../ledger/types';
 import type { Report } from '../report';
 import type { PreparedTransaction } from '../sources/transaction';
-import { credentialSpendCheck, type CheckInput } from '../types';
+import { credentialBudgets, credentialSpendCheck, type CheckInput } from '../types';
+import { budgetPreview } from './budget-preview';
 import { approvalNeeded } from './approval';
 import type { Begun } from './begin';
 import { judgeSimulation } from './judge';
@@ -17,6 +19,7 @@ import { priceReads, pricingFor, spendValue } from './usd';
 export interface CheckDeps {
   config: Pick<SignerConfig, 'prices'>;
   chain: RpcClient;
+  ledger: Ledger;
   preflight: PreflightDeps;
 }
 
@@ -35,6 +38,7 @@ export async function checkTransaction(deps: CheckDeps, input: CheckInput, begun
     usage: checked.usageKnown ? checked.usage : null,
     usd: spendValue(pricing, figures),
     credential: credentialSpendCheck(input.principal),
+    budgets: await budgetPreview(deps.ledger, credentialBudgets(input.principal)),
   });
   if (figures.sim.err === null) report.logs = figures.sim.logs;
   if (!judged.ok) return judged.report;

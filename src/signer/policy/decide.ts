@@ -40,6 +40,7 @@ import { haltRefusal } from './rules/halted';
 import { inFlightRefusal } from './rules/in-flight';
 import { denyRefusal } from './rules/key';
 import { perTxRefusal } from './rules/per-tx';
+import { credentialBudgetRefusal } from './rules/credential-budget';
 import { allowedPrograms, recordedProgramRefusal } from './rules/programs';
 import { rateRefusal } from './rules/rate';
 import { remainingDailyUsd, usdCapRefusal, usdNeedsApproval } from './rules/usd-caps';
@@ -159,8 +160,15 @@ function simulated(key: KeyConfig, facts: SimulatedFacts, wholeCap: number): Ver
     ...usdFigures,
     needsApproval: usdNeedsApproval(key, spend) ?? needsApproval(key, m.balanceChange, m.tokens),
   };
-  if (facts.usage === null) return allowed(['destinations'], figures);
+  // The credential's daily budgets, previewed on their usage read before the simulation (bound at the gate).
+  const budgets = facts.budgets ?? [];
+  const overBudget =
+    budgets.length > 0 && m.balanceChange !== null ? credentialBudgetRefusal(budgets, spendOf(m.balanceChange)) : null;
+  if (facts.usage === null)
+    return overBudget ? refused(overBudget, ['destinations'], figures) : allowed(['destinations'], figures);
   const cap = capVerdict(key, facts.usage, movesOf(m), wholeCap);
+  if (cap.outcome === 'allowed' && overBudget)
+    return refused(overBudget, ['destinations'], { ...figures, ...cap.figures });
   return { ...cap, passed: ['destinations'], figures: { ...figures, ...cap.figures } };
 }
 
@@ -179,6 +187,12 @@ function gate(keys: readonly KeyConfig[], facts: GateFacts, wholeCap: number): V
   });
   if (cap.outcome === 'refused') return cap;
   const { figures } = cap;
+  // The key's caps and every budget of the credential that asked: the reservation must fit them all.
+  const budgets = facts.budgets ?? [];
+  if (budgets.length > 0 && figures.reservation !== undefined) {
+    const over = credentialBudgetRefusal(budgets, figures.reservation);
+    if (over) return refused(over, [], figures);
+  }
   if (facts.halt) return refused(haltRefusal(facts.halt), ['cap'], figures);
   return allowed(['cap'], figures);
 }

@@ -14,6 +14,7 @@ import type { Figures } from '../flow/simulate';
 import type { FeeBound } from '../rules/fee-bound';
 import type { CredentialSpendCheck } from '../types';
 import type { DecimalsOf, MintFlow } from './rules/tokens';
+import type { BudgetFact } from './rules/credential-budget';
 
 /** What a transaction moves, as the caps read it: from a simulation, or from a recorded sign (replay). */
 export interface Moves {
@@ -57,6 +58,8 @@ export interface SimulatedFacts {
   usage: Usage | null;
   /** The spend checks of the credential the request came with (none for a bearer token). */
   credential?: CredentialSpendCheck;
+  /** Its daily budgets with their usage read before the simulation, to preview (absent: no preview). */
+  budgets?: readonly BudgetFact[];
 }
 
 /** At the cap gate, read under the key's lock (or in the store's one transaction): the binding decision. */
@@ -70,6 +73,11 @@ export interface GateFacts {
   /** The transaction's signature (null: none to look up) and whether an intent with it has no final yet. */
   signature: string | null;
   signatureInFlight: boolean;
+  /**
+   * The daily budgets of the credential that asked, each with its block's usage read under the block's budget lock
+   * (absent or empty: no budget, a bearer token's or an operator's sign).
+   */
+  budgets?: readonly BudgetFact[];
 }
 
 /** A message to sign: the key's halt and its usage (null: `check` could not read the ledger). */
