@@ -1,17 +1,18 @@
 /**
- * `token new NAME --biscuit`, `token narrow` and `token revoke`: credentials (docs/credentials.md). Issuing signs a root credential
- * with the root key of `serve.credentials` (creating that key file, 0600, the first time) and prints what the config
- * lists for it; narrowing adds a block of checks to any credential, offline; revoking prints the config's revoked list
- * with one more id (the config is the operator's file: the CLI prints what to put in it, as issuing does). A credential is written only to a new
- * 0600 file, never to stdout or a log: stdout carries the revocation id, stderr the guidance.
+ * `token new NAME --biscuit`, `token narrow` and `token revoke`: credentials (docs/credentials.md). Issuing signs a
+ * root credential with the root key of `serve.credentials` (a `biscuit_root` key opened in its store, or the key
+ * file, created 0600 the first time) and prints what the config lists for it; narrowing adds a block of checks to
+ * any credential, offline; revoking prints the config's revoked list with one more id (the config is the operator's
+ * file: the CLI prints what to put in it, as issuing does). A credential is written only to a new 0600 file, never
+ * to stdout or a log: stdout carries the revocation id, stderr the guidance.
  */
 import fs from 'node:fs';
 import { biscuitLib } from '../credentials/biscuit-lib';
 import type { NarrowMode } from '../credentials/checks';
 import { credentialRevocationIds, mintRoot, narrowCredential, newRootKey, rootPublicKey } from '../credentials/issue';
+import { rootPrivateKeyOf, rootPublicKeyOf } from '../credentials/root-key';
 import { expiryAfter } from '../credentials/ttl';
 import type { ToolName } from '../credentials/vocabulary';
-import { readSecret } from '../keys/secret-source';
 import { SignerError, errorMessage } from '../util/errors';
 import { option, requireOption, requirePositional, type ParsedArgs } from './args';
 import { config, configPath, err, keyOf, out } from './context';
@@ -43,21 +44,24 @@ function writeSecretFile(file: string, text: string): void {
   }
 }
 
-/** The root private key of the config; a configured key file that does not exist yet is created with a new key. */
-function rootPrivateKey(args: ParsedArgs): { key: string; created: string | null } {
+/**
+ * The root private key of the config: a `biscuit_root` key opened in its store, or the key file or variable; a
+ * configured key file that does not exist yet is created with a new key.
+ */
+async function rootPrivateKey(args: ParsedArgs): Promise<{ key: string; created: string | null }> {
   const cfg = config(args);
   const creds = cfg.serve.credentials;
   if (!creds)
     throw new SignerError(
       'config_invalid',
-      'credentials are off: set serve.credentials.root_key_file (a file path; `token new --biscuit` creates the key there)',
+      'credentials are off: set serve.credentials.root_key (a biscuit_root key, `key new NAME --class biscuit_root --store encrypted`) or root_key_file (a file path; `token new --biscuit` creates the key there)',
     );
   if ('file' in creds.root_key && !fs.existsSync(creds.root_key.file)) {
     const key = newRootKey(biscuitLib()).privateKey;
     writeSecretFile(creds.root_key.file, key);
     return { key, created: creds.root_key.file };
   }
-  return { key: readSecret(creds.root_key, 'credentials root key'), created: null };
+  return { key: await rootPrivateKeyOf(creds.root_key, cfg), created: null };
 }
 
 /** A whole number of lamports given with `--flag`, or undefined when the flag is not given. */
@@ -72,7 +76,7 @@ function lamportsOption(args: ParsedArgs, flag: string): number | undefined {
   return Number(value);
 }
 
-export function tokenNewBiscuit(args: ParsedArgs): number {
+export async function tokenNewBiscuit(args: ParsedArgs): Promise<number> {
   const name = requirePositional(args, 2, 'a credential name', TOKEN_NEW_BISCUIT_USAGE);
   const keys = list(requireOption(args, 'keys', TOKEN_NEW_BISCUIT_USAGE));
   const file = requireOption(args, 'out', TOKEN_NEW_BISCUIT_USAGE);
@@ -80,7 +84,7 @@ export function tokenNewBiscuit(args: ParsedArgs): number {
   for (const k of keys) keyOf(cfg, k);
   const ttl = option(args, 'ttl');
   const perDay = lamportsOption(args, 'per-day-lamports');
-  const { key, created } = rootPrivateKey(args);
+  const { key, created } = await rootPrivateKey(args);
   const lib = biscuitLib();
   const made = mintRoot(lib, key, {
     name,
@@ -115,7 +119,7 @@ function publicKeyFor(args: ParsedArgs): string {
   const cfg = config(args);
   if (!cfg.serve.credentials)
     throw new SignerError('request_invalid', `--root-public-key is required: the config has no credentials root key`);
-  return rootPublicKey(biscuitLib(), readSecret(cfg.serve.credentials.root_key, 'credentials root key'));
+  return rootPublicKeyOf(biscuitLib(), cfg.serve.credentials.root_key);
 }
 
 export function tokenNarrow(args: ParsedArgs): number {

@@ -16,7 +16,18 @@ import { COMMANDS } from './commands';
 import { chainHint, config, configPath, err, keyOf, out, outJson, readLine, rpcFor, withLedger } from './context';
 import { policyHash } from '../signer/policy';
 import { serviceHolder } from './service-lock';
-import { keyShowJson, lamportsAndSol, renderKeyList, renderKeyShow, type KeyShowView } from './render';
+import {
+  keyShowJson,
+  lamportsAndSol,
+  renderKeyList,
+  renderKeyShow,
+  type KeyShowUsage,
+  type KeyShowView,
+} from './render';
+import { nowSeconds } from '../util/time';
+import { usdView } from '../signer/key-view';
+import { remainingDaily, spentLamports } from '../signer/policy/rules/daily-cap';
+import type { Usage } from '../ledger/types';
 
 export async function keyCommand(sub: string, args: ParsedArgs): Promise<number> {
   if (sub === 'list') return keyList(args);
@@ -54,9 +65,14 @@ async function keyNew(args: ParsedArgs, name: string, sub: 'new' | 'import'): Pr
   assertKeyName(name);
   const usage = COMMANDS.find((c) => c.name === `key ${sub}`)?.usage ?? `key ${sub}`;
   const cls = requireOption(args, 'class', usage);
-  if (cls !== 'session' && cls !== 'wallet')
-    throw new SignerError('request_invalid', '--class must be session or wallet');
+  if (cls !== 'session' && cls !== 'wallet' && cls !== 'biscuit_root')
+    throw new SignerError('request_invalid', '--class must be session, wallet or biscuit_root');
   const store = storeOption(args);
+  if (cls === 'biscuit_root' && store === 'pkcs11')
+    throw new SignerError(
+      'request_invalid',
+      'a biscuit_root key cannot live in the HSM: the Biscuit library signs in this process with the private key itself; use --store encrypted',
+    );
   // The config may not exist yet: then a file key goes to ./keys, as the config's default key_dir would say.
   const file = configPath(args);
   const cfg = file !== undefined ? loadConfig({ file, env: process.env }) : { key_dir: path.resolve('keys') };
@@ -74,8 +90,9 @@ async function keyNew(args: ParsedArgs, name: string, sub: 'new' | 'import'): Pr
     }
   });
   out(pubkey);
+  const root = cls === 'biscuit_root' ? `\nserve:\n  credentials:\n    root_key: ${name}` : '';
   err(
-    `Add to ${file ?? 'your config'}:\nkeys:\n  ${name}:\n    class: ${cls}\n    store: ${store}\n    pubkey: ${pubkey}`,
+    `Add to ${file ?? 'your config'}:\nkeys:\n  ${name}:\n    class: ${cls}\n    store: ${store}\n    pubkey: ${pubkey}${root}`,
   );
   if (from !== undefined && store !== 'file')
     err(
@@ -139,9 +156,12 @@ async function keyShow(args: ParsedArgs, cfg: SignerConfig, key: KeyConfig): Pro
     );
   // key show is a read: a ledger it cannot open (a read-only container, a database that is down) leaves the halt
   // unknown, and the key file and balance are still worth showing.
-  const halt = await withLedger(cfg, (l) => l.getHalt(key.name)).then(
-    (record): KeyShowView['halt'] => ({ record }),
-    (e: unknown): KeyShowView['halt'] => ({ error: errorMessage(e) }),
+  const read = await withLedger(cfg, async (l) => ({
+    record: await l.getHalt(key.name),
+    usage: await l.keyUsage(key.name, nowSeconds()),
+  })).then(
+    (r) => ({ halt: { record: r.record }, usage: usageView(key, r.usage) }),
+    (e: unknown) => ({ halt: { error: errorMessage(e) }, usage: { error: errorMessage(e) } }),
   );
   // A state directory this user cannot read (another host's, a container's) only leaves the running hash unknown.
   const holder = (() => {
@@ -159,12 +179,23 @@ async function keyShow(args: ParsedArgs, cfg: SignerConfig, key: KeyConfig): Pro
     storeHealth: status.store,
     storeState: status.state,
     balance,
-    halt,
+    halt: read.halt,
+    usage: read.usage,
     policy: { config_hash: policyHash(cfg), service },
   };
   if (flag(args, 'json')) outJson(keyShowJson(view));
   else out(renderKeyShow(view));
   return 0;
+}
+
+/** The key's usage against its caps, figured as key_show figures it for agents. */
+function usageView(key: KeyConfig, usage: Usage): KeyShowUsage {
+  const spent = spentLamports(usage, key.daily_lamport_cap);
+  return {
+    spent_lamports: spent,
+    remaining_daily_lamports: remainingDaily(key, spent, 0),
+    usd: usdView(key, usage),
+  };
 }
 
 /** On the embedded chain: an airdrop, straight away. Elsewhere: an unsigned transfer payload to sign. */

@@ -24,8 +24,15 @@ import { transferPayload } from '../signer/transfer';
 import { errorMessage } from '../util/errors';
 import { listenErrorMessage } from './listen-error';
 import { archiveKeepingHalts } from './halt-carry';
+import { KNOWN_FEEDS } from '../pricing/feeds';
+import type { LocalPrice } from '../localnet/prices';
 
 export const DEMO_KEY = 'demo';
+/**
+ * The dollar price the embedded chain publishes for SOL from the start (kept fresh while it runs), so `usd` caps
+ * work out of the box; `sa-forge-signer localnet price set SOL PRICE` changes it.
+ */
+export const LOCAL_SOL_PRICE = '150.00';
 const DEMO_FUNDING = 100_000_000_000; // 100 tokens of 9 decimals: plenty for a day of experiments
 const DEMO_AMOUNT = 1_000_000;
 
@@ -70,6 +77,7 @@ export async function startLocalChain(config: SignerConfig): Promise<{ close(): 
       host: url.hostname,
       port: Number(url.port),
       fund: config.localnet?.fund ?? [],
+      livePrices: [solPrice(config)],
       blockIntervalMs: config.localnet?.block_ms,
       confirmAfterBlocks: config.localnet?.confirm_after_blocks,
     });
@@ -80,6 +88,18 @@ export async function startLocalChain(config: SignerConfig): Promise<{ close(): 
         `cannot start the embedded chain on ${url.host} (${errorMessage(e)}); set SIGNER_RPC_URL to another loopback address`,
     );
   }
+}
+
+/** SOL at LOCAL_SOL_PRICE on the account the config's SOL feed names, else Pyth's sponsored SOL/USD account. */
+function solPrice(config: SignerConfig): LocalPrice {
+  const feed = config.prices?.feeds.get('SOL');
+  const known = KNOWN_FEEDS['SOL/USD'];
+  return {
+    account: feed?.account ?? known.sponsoredAccount,
+    feedId: feed?.feedId ?? known.feedId,
+    price: LOCAL_SOL_PRICE,
+    conf: '0',
+  };
 }
 
 /**
@@ -120,6 +140,7 @@ function writeFirstConfig(varDir: string, configFile: string): void {
       `${keyDir}/${DEMO_KEY}.json exists without ${configFile}; move var/local aside and start again`,
     );
   const destination = encodeBase58(randomBytes(32));
+  const sol = KNOWN_FEEDS['SOL/USD'];
   // config/local.yaml is the template: the generated file adds the demo key, its funding and local paths.
   const template = readTemplate();
   const doc = {
@@ -133,6 +154,8 @@ function writeFirstConfig(varDir: string, configFile: string): void {
       [DEMO_KEY]: { class: 'session', pubkey, transfer_to: [destination], daily_lamport_cap: 1_000_000_000 },
     },
     serve: { ...(template.serve ?? {}), tokens: [] as unknown[] },
+    // SOL's price, which the embedded chain publishes (LOCAL_SOL_PRICE): a key's `usd` caps can use it at once.
+    prices: { feeds: [{ asset: 'SOL', account: sol.sponsoredAccount, feed_id: sol.feedId }] },
     localnet: { ...(template.localnet ?? {}), fund: [{ address: pubkey, lamports: DEMO_FUNDING }] },
   };
   const header =

@@ -138,7 +138,14 @@ export async function policyReplay(args: ParsedArgs, now = nowSeconds()): Promis
   const cfg: SignerConfig = config(args);
   const entries = await withLedger(cfg, async (ledger) => {
     const kept: AuditEntry[] = [];
-    for await (const e of ledger.entries()) if (e.ts >= since - SPEND_WINDOW_S && e.command === 'sign') kept.push(e);
+    // The intents too (a day further back: a final can follow its intent by up to a day), since a sign's dollar
+    // value is the one its intent recorded.
+    for await (const e of ledger.entries())
+      if (
+        (e.command === 'sign' && e.ts >= since - SPEND_WINDOW_S) ||
+        (e.command === 'sign-intent' && e.ts >= since - 2 * SPEND_WINDOW_S)
+      )
+        kept.push(e);
     return kept;
   });
   const rows = replaySigns(entries, cfg.keys, cfg.cluster, since);
@@ -147,18 +154,19 @@ export async function policyReplay(args: ParsedArgs, now = nowSeconds()): Promis
   else {
     out(
       table([
-        ['TIME', 'KEY', 'SIGNATURE', 'WAS', 'UNDER THE NEW POLICY'],
+        ['TIME', 'KEY', 'SIGNATURE', 'WAS', 'USD', 'UNDER THE NEW POLICY'],
         ...rows.map((r: ReplayRow) => [
           new Date(r.ts * 1000).toISOString(),
           showUntrusted(r.key, 64),
           r.signature ?? '-',
           r.was,
+          r.usd_value === null ? '-' : `$${r.usd_value}`,
           r.refusal === null ? 'allowed' : `REFUSED ${r.refusal.check} (${r.refusal.reason}): ${r.refusal.message}`,
         ]),
       ]),
     );
     out(
-      `${String(rows.length)} signs since ${new Date(since * 1000).toISOString()} judged under ${cfg.source ?? 'the config'} (no new simulation; SOL destinations are not in the ledger): ${String(refused.length)} would be refused`,
+      `${String(rows.length)} signs since ${new Date(since * 1000).toISOString()} judged under ${cfg.source ?? 'the config'} (no new simulation, dollars as recorded at each sign; SOL destinations are not in the ledger): ${String(refused.length)} would be refused`,
     );
   }
   return refused.length > 0 ? 1 : 0;

@@ -8,6 +8,7 @@ import type { KeyConfig, KeyStoreKind } from '../config/types';
 import type { StoreState } from '../keys/key-status';
 import type { ApprovalRecord, AuditEntry, HaltRecord, TokenFigure } from '../ledger/types';
 import { votesSoFar } from '../signer/flow/approval';
+import type { KeyPolicyView } from '../signer/types';
 import type { Refusal } from '../signer/refusals';
 import { showAmount } from '../util/token-amounts';
 import { MAX_MESSAGE_BYTES } from '../signer/wire/sizes';
@@ -49,6 +50,7 @@ export function renderApproval(a: ApprovalRecord, policyNow: Refusal | null = nu
     ...policyNowLines(policyNow),
     ...quorumLines(a),
     `    balance change: ${lamportsAndSol(a.balance_change)}  (computed by the signer's simulation)`,
+    ...(a.usd_value ? [`    dollar value: $${a.usd_value}  (what leaves the key, at price + confidence)`] : []),
     `    fee: ${lamportsAndSol(a.fee)}${a.fee_payer ? `, paid by ${a.fee_payer}` : ''}`,
     ...(a.destinations ?? []).map((d) => `    SOL to ${d.address}: +${lamportsAndSol(d.lamports)}`),
     ...(a.tokens ?? []).flatMap(tokenLines),
@@ -106,8 +108,42 @@ export interface KeyShowView {
   balance: { lamports: number } | { error: string };
   /** The key's halt, or why the ledger could not say (a read-only filesystem, a database that is down). */
   halt: { record: HaltRecord | null } | { error: string };
+  /**
+   * What the key spent or reserved in 24 h and what is left of its caps (lamports, and dollars for a key with `usd`
+   * caps, as key_show computes them), or why the ledger could not say.
+   */
+  usage: KeyShowUsage | { error: string };
   /** The policy hash of the config read here, and the one the service on this state directory runs (if any). */
   policy: { config_hash: string; service: { pid: number; hash: string | null } | null };
+}
+
+/** A key's usage of the last 24 h against its caps, from the ledger. */
+export interface KeyShowUsage {
+  spent_lamports: number;
+  remaining_daily_lamports: number;
+  /** key_show's dollar view (signer/key-view.ts): caps, recorded value of the last 24 h, what is left; null: none. */
+  usd: KeyPolicyView['usd'];
+}
+
+/** `$5.00`, or `none` for a cap that is not set. */
+const dollars = (d: string | null): string => (d === null ? 'none' : `$${d}`);
+
+/** The lamport cap's line and, for a key with dollar caps, the dollars' line: the cap, what was used, what is left. */
+function usageLines(v: KeyShowView): string[] {
+  const cap = `daily cap: ${lamportsAndSol(v.key.daily_lamport_cap)}`;
+  if ('error' in v.usage)
+    return [`${cap}; used today: unknown: the ledger could not be read (${showUntrusted(v.usage.error, 200)})`];
+  const u = v.usage;
+  const lines = [
+    `${cap}; spent or reserved in 24 h: ${lamportsAndSol(u.spent_lamports)}; left: ${lamportsAndSol(u.remaining_daily_lamports)}`,
+  ];
+  if (u.usd === null) lines.push('usd caps: none');
+  else
+    lines.push(
+      `usd caps: per_tx ${dollars(u.usd.per_tx)}, per_day ${dollars(u.usd.per_day)}, approve_above ${dollars(u.usd.approve_above)}; ` +
+        `signed or reserved in 24 h: $${u.usd.spent_or_reserved_24h} (as recorded at each sign); left today: ${dollars(u.usd.remaining_daily)}`,
+    );
+  return lines;
 }
 
 function renderPolicy(p: KeyShowView['policy']): string {
@@ -134,7 +170,8 @@ export function renderKeyShow(v: KeyShowView): string {
     `balance: ${'lamports' in v.balance ? lamportsAndSol(v.balance.lamports) : `unavailable: ${v.balance.error}`}`,
     `halted: ${'record' in v.halt ? renderHalt(v.halt.record) : `unknown: the ledger could not be read (${showUntrusted(v.halt.error, 200)})`}`,
     `signs messages: ${v.key.sign_messages === true ? 'yes (sign_messages: off-chain messages and sign-in texts)' : 'no'}`,
-    `daily cap: ${lamportsAndSol(v.key.daily_lamport_cap)}; tokens: ${(v.key.tokens ?? []).map((t) => `${t.mint} (per_tx ${t.per_tx?.toString() ?? '-'}, per_day ${t.per_day.toString()})`).join(', ') || 'none'}`,
+    ...usageLines(v),
+    `tokens: ${(v.key.tokens ?? []).map((t) => `${t.mint} (per_tx ${t.per_tx?.toString() ?? '-'}, per_day ${t.per_day.toString()})`).join(', ') || 'none'}`,
     renderPolicy(v.policy),
   ].join('\n');
 }
@@ -156,6 +193,11 @@ export function keyShowJson(v: KeyShowView): Record<string, unknown> {
     halted: 'record' in v.halt ? v.halt.record : null,
     halt_error: 'error' in v.halt ? v.halt.error : null,
     sign_messages: v.key.sign_messages === true,
+    daily_lamport_cap: v.key.daily_lamport_cap,
+    spent_or_reserved_24h: 'error' in v.usage ? null : v.usage.spent_lamports,
+    remaining_daily_lamports: 'error' in v.usage ? null : v.usage.remaining_daily_lamports,
+    usd: 'error' in v.usage ? null : v.usage.usd,
+    usage_error: 'error' in v.usage ? v.usage.error : null,
     policy_hash: v.policy.config_hash,
     service: v.policy.service === null ? null : { pid: v.policy.service.pid, policy_hash: v.policy.service.hash },
   };

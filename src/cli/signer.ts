@@ -30,6 +30,7 @@ import { tokenNarrow, tokenNewBiscuit, tokenRevoke } from './credential-commands
 import { keyCommand } from './key-commands';
 import { localnetMint } from './localnet-mint';
 import { localnetPrice } from './localnet-price';
+import { localnetTransfer } from './localnet-transfer';
 import { operatorCommand } from './operator-commands';
 import { runLocksCommand } from './locks';
 import { policyReplay, policyTest } from './policy-commands';
@@ -47,11 +48,12 @@ const HELP = `sa-forge-signer ${VERSION}: the operator CLI of the sa-forge-signe
 
 usage: sa-forge-signer [--config FILE] COMMAND ...
 
-  key new NAME --class session|wallet [--store file|encrypted|pkcs11]
+  key new NAME --class session|wallet|biscuit_root [--store file|encrypted|pkcs11]
                                         create a key in its store (file: a 0600 keypair file; encrypted: an
                                         age file; pkcs11: inside the HSM token); prints the pubkey, config
-                                        snippet on stderr (docs/keys.md)
-  key import NAME --from KEYPAIR.json --class session|wallet [--store file|encrypted|pkcs11]
+                                        snippet on stderr (docs/keys.md); biscuit_root: the credentials' root
+                                        key, never a signing key, not pkcs11 (docs/credentials.md)
+  key import NAME --from KEYPAIR.json --class session|wallet|biscuit_root [--store file|encrypted|pkcs11]
                                         move a Solana keypair file into a store; then delete the plaintext file
   key list [--json]                     every configured key: name, store, class, approval, pubkey, halted
   key show NAME [--json]                name, pubkey, class, approval, profile, store and its health, whether
@@ -110,6 +112,12 @@ usage: sa-forge-signer [--config FILE] COMMAND ...
   localnet mint [--key KEY] [--decimals N] [--amount UNITS] [--per-tx UNITS] [--per-day UNITS]
                                         on the running embedded chain: a test token for KEY (default demo);
                                         prints the policy lines to add under keys.KEY, then reload
+  localnet price set ASSET PRICE [--conf DOLLARS] [--age SECONDS]
+                                        on the running embedded chain: ASSET (SOL or a mint) at PRICE dollars
+                                        in its Pyth account; prints the prices lines (docs/pricing.md)
+  localnet transfer --key KEY --zink AMOUNT [--to ADDRESS] [--out FILE]
+                                        an unsigned transfer payload from KEY (to its first allowed destination)
+                                        to try its caps with check and sign
 
 The config is --config FILE, else $SIGNER_CONFIG, else ./var/local/config.yaml (written by \`npm start\`).
 check, sign and key show need the cluster's chain; with the embedded default that chain runs inside the
@@ -442,6 +450,7 @@ export async function main(argv: string[]): Promise<number> {
     case 'localnet': {
       if (args.rest[0] === 'mint') return localnetMint(config(args), args.rest.slice(1));
       if (args.rest[0] === 'price') return localnetPrice(config(args), args.rest.slice(1));
+      if (args.rest[0] === 'transfer') return localnetTransfer(config(args), args.rest.slice(1));
       // Loaded lazily: litesvm is a development dependency the production image does not have.
       const { runLocalnet } = require('../localnet/main') as typeof import('../localnet/main'); // eslint-disable-line @typescript-eslint/no-require-imports -- litesvm must stay unloaded unless asked for
       await runLocalnet(args.rest);

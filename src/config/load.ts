@@ -20,6 +20,7 @@ import { buildLocalnet } from './sections/localnet';
 import { buildNotify } from './sections/notify';
 import { buildOperators } from './sections/operators';
 import { buildCredentials, credentialsConfigured } from './sections/credentials';
+import { checkRootKeysApart, splitRootKeys } from './sections/key-biscuit-root';
 import { buildPrices, checkPricedKeys } from './sections/prices';
 import { buildServe } from './sections/serve';
 import type { SignerConfig } from './types';
@@ -80,17 +81,21 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
   if (strays.length > 0) fail(`environment: ${strays.join('; ')}`);
 
   const operators = buildOperators(top.operators);
-  const keys = buildKeys(top.keys, operators);
+  // Root keys leave the list first: nothing that signs a transaction or a message ever sees one.
+  const { signing, roots } = splitRootKeys(top.keys);
+  const keys = buildKeys(signing, operators);
+  checkRootKeysApart(roots, keys);
   const prices = buildPrices(top.prices);
   checkPricedKeys(keys, prices);
   // A service needs some way in: a bearer token, or credentials its root key verifies.
   const needsTokens = opts.forServe === true && !credentialsConfigured(top.serve.credentials);
-  const tokens = buildBearerTokens(top.serve, keys, resolve, needsTokens);
+  const tokens = buildBearerTokens(top.serve, keys, resolve, needsTokens, roots);
   const credentials = buildCredentials(
     top.serve.credentials,
     keys,
     tokens.map((t) => t.name),
     resolve,
+    roots,
   );
   const cluster = buildCluster(top, top.clusters, top.localnet);
   const stateDir = resolve(top.state_dir);
@@ -100,7 +105,7 @@ export function loadConfig(opts: LoadConfigOptions = {}): SignerConfig {
     source: file,
     cluster,
     key_dir: resolve(top.key_dir),
-    key_stores: buildKeyStores(top, resolve, keys),
+    key_stores: buildKeyStores(top, resolve, [...keys, ...roots]),
     state_dir: stateDir,
     keys,
     operators,

@@ -52,7 +52,8 @@ export { type KeyUsdCaps } from './sections/key-usd';
 export { type OperatorListenerConfig } from './sections/operator-console';
 export { DEFAULT_SOCKET_LIMITS, type ServeConfig } from './sections/serve';
 export { type TokenConfig } from './sections/bearer-tokens';
-export { type CredentialsConfig, type IssuedCredentialConfig } from './sections/credentials';
+export { type CredentialRootKey, type CredentialsConfig, type IssuedCredentialConfig } from './sections/credentials';
+export { type BiscuitRootKeyConfig } from './sections/key-biscuit-root';
 export { DEFAULT_TIMINGS, type Timings } from './sections/timings';
 export { TOKEN_OPS, type TokenOp } from './sections/token-ops';
 

@@ -1,6 +1,7 @@
 /**
- * The service's credentials, as the HTTP layer uses them: the root key is read at start (a missing or unreadable one
- * stops the service then, not at the first request), and the Biscuit library is loaded with the first credential
+ * The service's credentials, as the HTTP layer uses them: the root public key is found at start (a root key file
+ * or variable missing or unreadable stops the service then, not at the first request; a key store's root states its
+ * public key in the config, and the service never opens it), and the Biscuit library is loaded with the first credential
  * presented, so a service whose agents all use bearer tokens never loads it. The issued roots and revoked ids are
  * read on each request from the running policy, which a reload replaces: a revocation applies without a restart.
  */
@@ -8,6 +9,7 @@ import type { CredentialsConfig } from '../config/types';
 import { readSecret } from '../keys/secret-source';
 import { biscuitLib } from './biscuit-lib';
 import { rootPublicKey } from './issue';
+import { rootPublicKeyOf } from './root-key';
 import { createCredentialVerifier, type CredentialVerifier, type Verification } from './verifier';
 
 export interface CredentialGate {
@@ -22,13 +24,15 @@ export function credentialGate(
   atStart: CredentialsConfig,
   current: () => CredentialsConfig | null = () => atStart,
 ): CredentialGate {
-  const rootKey = readSecret(atStart.root_key, 'credentials root key');
+  const root = atStart.root_key;
+  // A file or variable is read now; the library, which derives its public half, loads with the first credential.
+  const secret = 'key' in root ? null : readSecret(root, 'credentials root key');
   let publicKey: string | undefined;
   let made: { source: CredentialsConfig | null; verifier: CredentialVerifier } | undefined;
   return {
     verify(bearer) {
       const lib = biscuitLib();
-      publicKey ??= rootPublicKey(lib, rootKey);
+      publicKey ??= secret === null ? rootPublicKeyOf(lib, root) : rootPublicKey(lib, secret);
       const source = current();
       if (made?.source !== source) {
         const verifier = createCredentialVerifier(lib, {

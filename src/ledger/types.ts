@@ -216,6 +216,11 @@ export interface ApprovalRequest {
   approvers?: string[] | null;
   /** Which sign waits on it (an opaque id of the waiting sign); absent or null: none named. */
   waiter?: string | null;
+  /**
+   * What the transaction takes out of the key in dollars ("4.00", at price + confidence) for a key with `usd` caps,
+   * from the simulation the operator is asked about; absent or null: the key is not priced, or a message sign.
+   */
+  usd_value?: string | null;
 }
 
 /** An account the simulation credits with lamports. */

@@ -84,3 +84,32 @@ export function writePrice(chain: EmbeddedChain, p: LocalPrice): WrittenPrice {
     clock_time: Number(clockTime),
   };
 }
+
+/**
+ * Pyth's sponsored feeds are pushed every few seconds on a real cluster, so their prices never go stale by
+ * themselves; the keeper does the same on the embedded default (`npm start`), so dollar caps work for as long as it
+ * runs. A price written with age 0 is published again, at the same figures, whenever a block moved the chain's
+ * clock; one written with an age stays as written, a feed that stopped (how a stale price is tried), until a price
+ * with age 0 is written to its account again.
+ */
+export class PriceKeeper {
+  private readonly live = new Map<string, LocalPrice>();
+  private publishedAt: bigint | null = null;
+
+  constructor(private readonly chain: EmbeddedChain) {}
+
+  set(p: LocalPrice): WrittenPrice {
+    const written = writePrice(this.chain, p);
+    if ((p.ageS ?? 0) === 0) this.live.set(p.account, { ...p, ageS: 0 });
+    else this.live.delete(p.account);
+    return written;
+  }
+
+  /** After a block: every live price published again at the chain's clock, once per clock second. */
+  refresh(): void {
+    const clock = this.chain.clockTime;
+    if (clock === this.publishedAt) return;
+    this.publishedAt = clock;
+    for (const p of this.live.values()) writePrice(this.chain, p);
+  }
+}

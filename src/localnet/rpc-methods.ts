@@ -10,7 +10,7 @@ import type { Commitment, InnerInstructionGroup, LandedTransaction, EmbeddedChai
 import { MAX_SIGNATURES_FOR_ADDRESS, RpcFault } from './embedded-chain';
 import type { FaultState } from './faults';
 import { parsedAccountData, readTokenAccount, tokenAmount, type MintLookup } from './parsed-accounts';
-import { writePrice } from './prices';
+import type { LocalPrice, WrittenPrice } from './prices';
 
 const API_VERSION = '2.2.0';
 const MAX_STATUS_SIGNATURES = 256;
@@ -23,6 +23,8 @@ const RENT_EXEMPT_EPOCH = 18446744073709551615;
 export interface LocalnetHooks {
   advanceBlocks(n: number): void;
   stats(): unknown;
+  /** Writes a price account (prices.ts): straight, or through the keeper that keeps it fresh. */
+  setPrice(price: LocalPrice): WrittenPrice;
 }
 
 type Params = unknown[];
@@ -168,7 +170,7 @@ export class LocalnetRpc {
       localnet_setPrice: (p) => {
         const cfg = config(p[0]);
         const partial = cfg['partial_signatures'];
-        return writePrice(this.chain, {
+        return hooks.setPrice({
           account: text([cfg['account']], 0, 'account'),
           feedId: text([cfg['feed_id']], 0, 'feed_id'),
           price: text([cfg['price']], 0, 'price'),

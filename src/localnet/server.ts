@@ -9,7 +9,7 @@ import { SignerError } from '../util/errors';
 import { EmbeddedChain } from './embedded-chain';
 import { FaultState, type LocalnetFaults } from './faults';
 import { listenJsonRpc } from './http-server';
-import { writePrice, type LocalPrice, type WrittenPrice } from './prices';
+import { PriceKeeper, writePrice, type LocalPrice, type WrittenPrice } from './prices';
 import { LocalnetRpc } from './rpc-methods';
 import { createSignaturePubsub, type PubsubStats } from './signature-pubsub';
 
@@ -34,6 +34,12 @@ export interface LocalnetOptions {
   fund?: { address: string; lamports: number }[];
   /** Expose the fault controls as `localnet_*` JSON-RPC methods (for tests that run the localnet in another process). */
   controls?: boolean;
+  /**
+   * Keep prices fresh as Pyth's sponsored feeds are kept (prices.ts PriceKeeper), starting with these: given (even
+   * empty), every price later written with age 0 is published again as the clock moves; absent, a price is written
+   * once and ages with the chain's clock (tests that need a price to stay put).
+   */
+  livePrices?: LocalPrice[];
 }
 
 export interface Localnet {
@@ -76,6 +82,9 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
   const pubsub = createSignaturePubsub(chain, faults);
   faults.attachPubsub(pubsub);
   for (const { address, lamports } of opts.fund ?? []) fund(chain, address, lamports);
+  const keeper = opts.livePrices === undefined ? null : new PriceKeeper(chain);
+  for (const p of opts.livePrices ?? []) keeper?.set(p);
+  const setPrice = (p: LocalPrice): WrittenPrice => (keeper ? keeper.set(p) : writePrice(chain, p));
 
   const stats = () => ({
     sends: chain.sends,
@@ -87,7 +96,7 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
     chain,
     faults,
     genesisHash,
-    { advanceBlocks: (n) => chain.advanceBlocks(n), stats },
+    { advanceBlocks: (n) => chain.advanceBlocks(n), stats, setPrice },
     opts.controls === true,
   );
   const server = await listenJsonRpc(
@@ -101,6 +110,7 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
     blockIntervalMs > 0
       ? setInterval(() => {
           if (!faults.frozen) chain.advanceBlocks(1);
+          keeper?.refresh();
         }, blockIntervalMs)
       : null;
   timer?.unref();
@@ -116,7 +126,7 @@ export async function startLocalnet(opts: LocalnetOptions = {}): Promise<Localne
       if (!decodeAddress(address)) throw new SignerError('request_invalid', `localnet: ${address} is not an address`);
       chain.setAccount(address, acc);
     },
-    setPrice: (price) => writePrice(chain, price),
+    setPrice,
     clockTime: () => chain.clockTime,
     faults,
     stats,

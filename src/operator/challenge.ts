@@ -24,6 +24,7 @@ export function shownFigures(a: ApprovalRecord): Record<string, unknown> {
     destinations: a.destinations ?? [],
     programs: a.programs ?? [],
     message: a.message ?? null,
+    usd_value: a.usd_value ?? null,
     expires_at: a.expires_at,
   };
 }

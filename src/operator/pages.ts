@@ -11,6 +11,7 @@ import { MAX_MESSAGE_BYTES } from '../signer/wire/sizes';
 import type { ConsoleData } from './console-data';
 import { Html, html, untrusted } from './html';
 import type { SignedInOperator } from './locals';
+import { formatUsd } from '../util/usd-amounts';
 import { treasurySection } from './treasury-section';
 
 const LAMPORTS_PER_SOL = 1_000_000_000n;
@@ -155,7 +156,50 @@ function policyNowWarning(refused: Refusal | null): Html {
   </p>`;
 }
 
-function approvalCard(a: ApprovalRecord & { policy_now: Refusal | null }, now: number, operator: string): Html {
+/** `$4.00`, or `none` for a cap that is not set. */
+const dollars = (d: string | null): string => (d === null ? 'none' : `$${d}`);
+
+/** What `left` dollars less `value` leaves, never below 0, for the card's "after this one" (both dollar strings). */
+function dollarsAfter(left: string, value: string): string {
+  const micros = (d: string) => {
+    const [whole = '0', fraction = ''] = d.split('.');
+    return BigInt(whole) * 1_000_000n + BigInt(fraction.padEnd(6, '0').slice(0, 6));
+  };
+  const rest = micros(left) - micros(value);
+  return formatUsd(rest > 0n ? rest : 0n);
+}
+
+/**
+ * A priced key's approval: the dollar value the signer computed for this sign (at price + confidence) and what is
+ * left of the key's dollar cap today, before and after it; nothing for a key without dollar caps.
+ */
+function dollarRows(a: ApprovalRecord, key: KeyView | undefined): Html {
+  const usd = key?.policy.usd ?? null;
+  if ((a.usd_value ?? null) === null && usd === null) return html``;
+  const value = a.usd_value ?? null;
+  const left = usd?.remaining_daily ?? null;
+  return html`<tr data-usd-value="${value ?? ''}">
+      <th>dollar value</th>
+      <td>${value === null ? 'not valued' : html`<b>$${value}</b> (what leaves the key, at price + confidence)`}</td>
+    </tr>
+    ${
+      usd === null
+        ? ''
+        : html`<tr data-usd-left="${left ?? ''}">
+            <th>dollars left today</th>
+            <td>
+              ${left === null ? 'no daily dollar cap' : html`$${left} of ${dollars(usd.per_day)}${value === null ? '' : html` ($${dollarsAfter(left, value)} after this one)`}`}
+            </td>
+          </tr>`
+    }`;
+}
+
+function approvalCard(
+  a: ApprovalRecord & { policy_now: Refusal | null },
+  now: number,
+  operator: string,
+  key: KeyView | undefined,
+): Html {
   const isMessage = a.message !== undefined && a.message !== null;
   const destinations = a.destinations ?? [];
   const computed = isMessage
@@ -175,7 +219,7 @@ function approvalCard(a: ApprovalRecord & { policy_now: Refusal | null }, now: n
           <th>SOL change of the key</th>
           <td><span class="${sign(a.balance_change)}">${lamports(a.balance_change)}</span></td>
         </tr>
-        ${tokenRows(a.tokens ?? [])}
+        ${dollarRows(a, key)} ${tokenRows(a.tokens ?? [])}
         <tr>
           <th>SOL destinations</th>
           <td>
@@ -259,6 +303,22 @@ function keyRows(k: KeyView, admin: boolean): Html {
         <td></td>
       </tr>`,
   );
+  const usd = p.usd;
+  const dollarRow =
+    usd === null
+      ? ''
+      : html`<tr data-usd-key="${k.name}">
+          <td></td>
+          <td colspan="2">
+            dollars${usd.approve_above === null ? '' : html` (approval above ${dollars(usd.approve_above)})`}
+          </td>
+          <td>
+            ${usd.per_day === null ? 'no daily cap' : `${dollars(usd.per_day)} per day`}${usd.per_tx === null ? '' : html`, ${dollars(usd.per_tx)} per tx`}
+          </td>
+          <td>$${usd.spent_or_reserved_24h}</td>
+          <td>${usd.remaining_daily === null ? 'no daily dollar cap' : `$${usd.remaining_daily}`}</td>
+          <td></td>
+        </tr>`;
   return html`<tr>
       <td><b>${k.name}</b><br /><code>${k.pubkey}</code></td>
       <td>${k.class}</td>
@@ -273,7 +333,7 @@ function keyRows(k: KeyView, admin: boolean): Html {
       <td>${lamports(p.remaining_daily_lamports)}</td>
       <td>${halt}</td>
     </tr>
-    ${tokens}`;
+    ${dollarRow} ${tokens}`;
 }
 
 function auditRow(e: AuditEntry): Html {
@@ -372,7 +432,18 @@ export function consolePage(csrf: string, who: SignedInOperator, data: ConsoleDa
     csrf,
     operator: who,
     body: html`<h2>Waiting for approval (${data.approvals.length})</h2>
-      ${data.approvals.length === 0 ? html`<p class="muted">No sign is waiting for an operator.</p>` : data.approvals.map((a) => approvalCard(a, data.now, who.name))}
+      ${
+        data.approvals.length === 0
+          ? html`<p class="muted">No sign is waiting for an operator.</p>`
+          : data.approvals.map((a) =>
+              approvalCard(
+                a,
+                data.now,
+                who.name,
+                data.keys?.find((k) => k.name === a.key),
+              ),
+            )
+      }
       <h2>Keys</h2>
       <section class="card">${keys}</section>
       ${treasurySection(data.treasuries, data.treasuriesError)}

@@ -109,7 +109,8 @@ export function createEngine(deps: EngineDeps): SignerEngine {
   const explorer = (signature: string): string | null =>
     config.cluster.explorer ? `${config.cluster.explorer}${signature}` : null;
 
-  const checkDeps = { config, chain, ledger, preflight: preflightDeps };
+  const prices = () => policy().prices;
+  const checkDeps = { prices, chain, ledger, preflight: preflightDeps };
   async function check(input: CheckInput): Promise<Report> {
     const started = performance.now();
     const payload = parseRequestPayload(input.payload);
@@ -121,6 +122,7 @@ export function createEngine(deps: EngineDeps): SignerEngine {
 
   const signDeps: SignFlowDeps = {
     config,
+    prices,
     chain,
     ledger,
     halts,

@@ -77,8 +77,11 @@ function policyView(cluster: ClusterProfile, key: KeyConfig, usage: Usage): KeyP
   };
 }
 
-/** The dollar caps as written in the config ("5.00"), with the value recorded by signs of the last 24 h. */
-function usdView(key: KeyConfig, usage: Usage): KeyPolicyView['usd'] {
+/**
+ * The dollar caps as written in the config ("5.00"), with the value recorded by signs of the last 24 h: what
+ * key_show gives agents and `sa-forge-signer key show` prints for operators.
+ */
+export function usdView(key: KeyConfig, usage: Usage): KeyPolicyView['usd'] {
   const caps = key.usd ?? null;
   if (caps === null) return null;
   const dollars = (m: UsdMicros | null) => (m === null ? null : formatUsd(m));

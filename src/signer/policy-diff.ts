@@ -10,6 +10,7 @@ import type {
   KeyConfig,
   NotifyHook,
   OperatorConfig,
+  PricesConfig,
   SignerConfig,
   TokenConfig,
   TokenPolicy,
@@ -22,6 +23,7 @@ const json = (v: unknown): string =>
 /** What a reload replaces (the policy), as config paths; `source` is where the config was read from. */
 const RELOADABLE: ReadonlySet<string> = new Set([
   'keys',
+  'prices',
   'operators',
   'serve.tokens',
   'serve.credentials',
@@ -217,6 +219,34 @@ export function operatorChanges(a: readonly OperatorConfig[], b: readonly Operat
  * Webhooks added, removed, or told of other events, by id: the URL may carry a secret (a Slack webhook's path is
  * one), so it is never shown; a new URL is a new id.
  */
+/**
+ * What changed of `prices`: each bound, and each asset's feed added, removed or moved to another account or feed id
+ * (`prices.feeds.SOL account A → B`).
+ */
+export function priceChanges(a: PricesConfig | null, b: PricesConfig | null): string[] {
+  const changes: string[] = [];
+  const none = { maxAgeS: null, maxConfidenceBps: null, allowPartial: null };
+  const [ab, bb] = [a?.bounds ?? none, b?.bounds ?? none];
+  const bounds = [
+    ['max_age_s', ab.maxAgeS, bb.maxAgeS],
+    ['max_confidence_bps', ab.maxConfidenceBps, bb.maxConfidenceBps],
+    ['allow_partial_verification', ab.allowPartial, bb.allowPartial],
+  ] as const;
+  for (const [name, was, now] of bounds)
+    if (was !== now) changes.push(`prices.${name} ${scalar(was)} → ${scalar(now)}`);
+  const [af, bf] = [a?.feeds ?? new Map<string, never>(), b?.feeds ?? new Map<string, never>()];
+  for (const asset of [...new Set([...af.keys(), ...bf.keys()])].sort()) {
+    const [was, now] = [af.get(asset), bf.get(asset)];
+    if (was === undefined) changes.push(`+prices.feeds ${asset}`);
+    else if (now === undefined) changes.push(`-prices.feeds ${asset}`);
+    else {
+      if (was.account !== now.account) changes.push(`prices.feeds.${asset} account ${was.account} → ${now.account}`);
+      if (was.feedId !== now.feedId) changes.push(`prices.feeds.${asset} feed_id ${was.feedId} → ${now.feedId}`);
+    }
+  }
+  return changes;
+}
+
 export function hookChanges(a: readonly NotifyHook[], b: readonly NotifyHook[]): string[] {
   return listChanges(a, b, {
     id: (h) => h.id,

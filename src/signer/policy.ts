@@ -1,6 +1,7 @@
 /**
- * The policy a service runs: the keys with their caps, destinations and programs, the bearer tokens that may use
- * them, the operators who approve and use the console, and the webhooks told of what happens: the part of the config
+ * The policy a service runs: the keys with their caps, destinations and programs, the prices their dollar caps are
+ * valued at, the bearer tokens that may use them, the operators who approve and use the console, and the webhooks
+ * told of what happens: the part of the config
  * `reload` may replace while the service runs (docs/policy.md, "Reload").
  *
  * The engine reads it through a holder: each sign takes the key's policy when it begins and is judged by that one
@@ -14,6 +15,7 @@ import type {
   KeyConfig,
   NotifyHook,
   OperatorConfig,
+  PricesConfig,
   SignerConfig,
   TokenConfig,
 } from '../config/types';
@@ -34,6 +36,8 @@ export interface Policy {
   readonly operators: readonly OperatorConfig[];
   /** The webhooks (`notify`), told of halts, approvals and refusals. */
   readonly hooks: readonly NotifyHook[];
+  /** Where `usd` caps get their prices, and how old or uncertain one may be (docs/pricing.md); null: none. */
+  readonly prices: PricesConfig | null;
   readonly access: KeyAccess;
   /** This policy's keys, opened from stores every policy of the service shares (one HSM connection, say). */
   readonly keySet: KeySet;
@@ -45,7 +49,18 @@ export interface PolicyHolder {
   replace(next: Policy): void;
 }
 
-type PolicyFields = Pick<SignerConfig, 'keys' | 'serve' | 'operators' | 'notify'>;
+type PolicyFields = Pick<SignerConfig, 'keys' | 'serve' | 'operators' | 'notify'> &
+  Partial<Pick<SignerConfig, 'prices'>>;
+
+/** `prices` as plain JSON: the bounds, and the feeds (a map) as a list in asset order. */
+export function pricesDocument(prices: PricesConfig): unknown {
+  return {
+    bounds: prices.bounds,
+    feeds: [...prices.feeds.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([asset, f]) => ({ asset, account: f.account, feed_id: f.feedId })),
+  };
+}
 
 /** The policy fields of a config as plain JSON (token amounts are bigint: written as decimal strings). */
 export function policyDocument(config: PolicyFields): unknown {
@@ -56,6 +71,8 @@ export function policyDocument(config: PolicyFields): unknown {
         tokens: config.serve.tokens,
         operators: config.operators ?? [],
         hooks: config.notify?.hooks ?? [],
+        // Only when set: a policy without prices keeps the hash it had before they were part of it.
+        ...(config.prices ? { prices: pricesDocument(config.prices) } : {}),
         // Only when on: a policy without credentials keeps the hash it had before they existed.
         ...(config.serve.credentials
           ? { credentials: { issued: config.serve.credentials.issued, revoked: config.serve.credentials.revoked } }
@@ -87,6 +104,7 @@ export function policyFor(
     credentials: config.serve.credentials ?? null,
     operators: config.operators ?? [],
     hooks: config.notify?.hooks ?? [],
+    prices: config.prices ?? null,
     access: createKeyAccess(config.keys),
     keySet: createKeySet(config, process.env, stores),
     keyStores: stores,

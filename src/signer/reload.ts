@@ -19,6 +19,7 @@ import {
   hookChanges,
   operatorChanges,
   policyChanges,
+  priceChanges,
   restartOnlyChanges,
 } from './policy-diff';
 
@@ -68,7 +69,7 @@ export async function reloadPolicy(deps: ReloadDeps): Promise<ReloadResult> {
   const restart = restartOnlyChanges(deps.started, next);
   if (restart.length > 0)
     return refused(
-      `${restart.join(', ')} ${restart.length === 1 ? 'needs' : 'need'} a restart (a reload changes keys, serve.tokens, serve.credentials' issued and revoked lists, operators and notify.hooks only); put ${restart.length === 1 ? 'it' : 'them'} back, or restart the service to apply ${restart.length === 1 ? 'it' : 'them'}`,
+      `${restart.join(', ')} ${restart.length === 1 ? 'needs' : 'need'} a restart (a reload changes keys, prices, serve.tokens, serve.credentials' issued and revoked lists, operators and notify.hooks only); put ${restart.length === 1 ? 'it' : 'them'} back, or restart the service to apply ${restart.length === 1 ? 'it' : 'them'}`,
     );
   const policy = policyFor(next, old.keyStores);
   const changes = [
@@ -77,6 +78,7 @@ export async function reloadPolicy(deps: ReloadDeps): Promise<ReloadResult> {
     ...credentialChanges(old.credentials, policy.credentials),
     ...operatorChanges(old.operators, policy.operators),
     ...hookChanges(old.hooks, policy.hooks),
+    ...priceChanges(old.prices, policy.prices),
   ];
   if (policy.hash === old.hash)
     return {

@@ -54,9 +54,9 @@ describe('policy replay', () => {
     expect(r.code).toBe(1);
     const rows = r.stdout.split('\n').filter((l) => / alpha /.test(l));
     expect(rows).toHaveLength(2);
-    expect(rows[0]).toMatch(/confirmed\s+allowed$/);
+    expect(rows[0]).toMatch(/confirmed\s+-\s+allowed$/);
     expect(rows[1]).toMatch(
-      /confirmed\s+REFUSED limits \(per_day_cap\): daily cap: \d+ lamports spent or reserved in 24 h, plus \d+ for this transaction, exceeds 15000000$/,
+      /confirmed\s+-\s+REFUSED limits \(per_day_cap\): daily cap: \d+ lamports spent or reserved in 24 h, plus \d+ for this transaction, exceeds 15000000$/,
     );
     expect(r.stdout).toMatch(/: 1 would be refused$/m);
   });

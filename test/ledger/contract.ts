@@ -683,6 +683,13 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
         expect((await s.ledger.getApproval(tx.id))?.message_description).toBeNull();
       });
 
+      it('keeps the dollar value an operator is asked to approve, and null for a key that is not priced', async () => {
+        const priced = await s.ledger.createApproval(request({ usd_value: '4.000001' }));
+        expect((await s.ledger.getApproval(priced.id))?.usd_value).toBe('4.000001');
+        const plain = await s.ledger.createApproval(request());
+        expect((await s.ledger.getApproval(plain.id))?.usd_value).toBeNull();
+      });
+
       it('an approval decided on one handle is seen by another; a second decision changes nothing', async () => {
         const other = await reopen();
         const rec = await s.ledger.createApproval(request());

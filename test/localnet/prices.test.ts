@@ -1,7 +1,8 @@
 /**
  * Prices on the embedded chain, read as the signer reads them: `localnet_setPrice` over the real JSON-RPC endpoint
  * writes a PriceUpdateV2 account owned by the Pyth receiver, and one getMultipleAccounts returns it with the Clock
- * sysvar, whose time follows the host's, so a price's age is real and the checks judge it as on a cluster.
+ * sysvar, whose time follows the host's, so a price's age is real and the checks judge it as on a cluster; a chain
+ * started with livePrices (npm start's) publishes a price given with age 0 again as its clock moves.
  */
 import { address, createSolanaRpc, getBase64Encoder, type Address } from '@solana/kit';
 import { getSysvarClockDecoder, SYSVAR_CLOCK_ADDRESS } from '@solana/sysvars';
@@ -127,4 +128,70 @@ test('a price with more than 8 decimals or a bad feed id is refused with the for
     { account: SOL.sponsoredAccount, feed_id: 'abc', price: '1', conf: '0' },
   ]);
   expect(badFeed.error?.message).toMatch(/feed_id must be 64 hex digits/);
+});
+
+describe('a chain that keeps its prices fresh (npm start)', () => {
+  let live: Localnet;
+  beforeAll(async () => {
+    live = await startLocalnet({
+      blockIntervalMs: 50,
+      livePrices: [{ account: SOL.sponsoredAccount, feedId: SOL.feedId, price: '150', conf: '0' }],
+    });
+  });
+  afterAll(() => live.close());
+
+  /** The SOL account's price and publish time as the chain holds it now. */
+  async function solNow(): Promise<{ price: bigint; publishTime: bigint }> {
+    const rpc = createSolanaRpc(live.url);
+    const { value } = await rpc.getAccountInfo(SOL.sponsoredAccount, { encoding: 'base64' }).send();
+    const decoded = decodePriceUpdateV2(getBase64Encoder().encode(value!.data[0]));
+    if (!decoded.ok) throw new Error('the SOL account is not a PriceUpdateV2');
+    const m = decoded.update.priceMessage;
+    return { price: m.price, publishTime: m.publishTime };
+  }
+
+  /** Waits until the chain's clock has moved past `t` and a block after it was made. */
+  async function clockPast(t: bigint): Promise<void> {
+    const until = Date.now() + 5000;
+    while (live.clockTime() <= t + 1n) {
+      if (Date.now() > until) throw new Error('the chain clock did not move');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+
+  test('a price given with age 0 is published again as the clock moves, at its figures, including a new one set over JSON-RPC', async () => {
+    const start = await solNow();
+    expect(start.price).toBe(15_000_000_000n);
+    await clockPast(start.publishTime);
+    const later = await solNow();
+    expect(later.publishTime).toBeGreaterThan(start.publishTime);
+    expect(later.price).toBe(start.price);
+    // `localnet price set SOL 100`: the new price is the one kept fresh.
+    const set = await fetch(live.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'localnet_setPrice',
+        params: [{ account: SOL.sponsoredAccount, feed_id: SOL.feedId, price: '100', conf: '0' }],
+      }),
+    });
+    const { result } = (await set.json()) as { result: { publish_time: number } };
+    await clockPast(BigInt(result.publish_time));
+    expect(await solNow()).toEqual({ price: 10_000_000_000n, publishTime: expect.any(BigInt) as bigint });
+    expect((await solNow()).publishTime).toBeGreaterThan(BigInt(result.publish_time));
+  });
+
+  test('a price given with an age stays as written: a feed that stopped, so it goes stale', async () => {
+    const written = live.setPrice({
+      account: SOL.sponsoredAccount,
+      feedId: SOL.feedId,
+      price: '150',
+      conf: '0',
+      ageS: 61,
+    });
+    await clockPast(BigInt(written.clock_time));
+    expect((await solNow()).publishTime).toBe(BigInt(written.publish_time));
+  });
 });

@@ -17,6 +17,7 @@ import {
   open,
   operatorBrowser,
   screenshot,
+  setSolPrice,
   type ConsoleWorld,
 } from './support';
 
@@ -195,6 +196,43 @@ run('operator console in chromium', () => {
     await alice.context.close();
     await bob.context.close();
   });
+  it('a priced key: the key table and the approval card show dollars beside base units; approving spends them', async () => {
+    const origin = cw.console.origin.origin;
+    const alice = await operatorBrowser(browser);
+    await enrollAndLogIn(alice.page, await cw.enrollmentLink('alice'), origin, '');
+    setSolPrice(cw.world, '100');
+    const keyRow = alice.page.locator('[data-usd-key="till"]');
+    expect((await keyRow.innerText()).split('\t').map((c) => c.trim())).toEqual([
+      '',
+      'dollars (approval above $1.00)',
+      '$10.00 per day',
+      '$0.00',
+      '$10.00',
+      '',
+    ]);
+    // 0.04 SOL with its fee at $100: $4.00, above the $1.00 approval threshold, so it waits.
+    const summary = 'Pay $0.01 only <img src=x onerror=alert(1)>';
+    const { id, report: signing } = await waitingSign(cw, 'till', 40_000_000 - 5000, summary);
+    const card = await cardShown(alice.page, id);
+    const text = await card.innerText();
+    expect(text).toMatch(/dollar value\s+\$4\.00 \(what leaves the key, at price \+ confidence\)/);
+    expect(text).toMatch(/dollars left today\s+\$10\.00 of \$10\.00 \(\$6\.00 after this one\)/);
+    expect(text).toContain('-40000000 lamports (-0.04 SOL)');
+    // The signer's dollars sit above the agent's own (false) figure, which stays escaped text.
+    expect(text.indexOf("The agent's own words")).toBeGreaterThan(text.indexOf('dollar value'));
+    expect(text).toContain('Pay $0.01 only <img src=x onerror=alert(1)>');
+    expect(await card.locator('img').count()).toBe(0);
+    expect(await cw.world.ledger.getApproval(id)).toMatchObject({ usd_value: '4.00' });
+    await screenshot(alice.page, 'pending-approval-dollars');
+
+    await card.getByRole('button', { name: 'Approve with passkey' }).click();
+    expect(await signing).toMatchObject({ outcome: 'confirmed', usd_value: '4.00', remaining_daily_usd: '6.00' });
+    await alice.page.getByText('No sign is waiting for an operator.').waitFor();
+    await open(alice.page, null);
+    expect(await alice.page.locator('[data-usd-key="till"]').innerText()).toMatch(/\$4\.00\s+\$6\.00/);
+    await alice.context.close();
+  });
+
   it('an open page shows a new approval, and one decided elsewhere, by itself; the tab title counts them; it never reloads under a typed halt reason', async () => {
     const origin = cw.console.origin.origin;
     const alice = await operatorBrowser(browser);

@@ -63,6 +63,7 @@ describe('decision challenge', () => {
     ['another token amount', { tokens: [{ mint: 'Mint1', decimals: 6, change: '-6', credits: [] }] }],
     ['another destination', { destinations: [{ address: 'Dest2', lamports: 1_000_000 }] }],
     ['another program', { programs: ['Prog2'] }],
+    ['another dollar value', { usd_value: '4.01' }],
     ['another expiry', { expires_at: 101 }],
   ])('changes with %s', (_what, change) => {
     expect(challengeText(decisionChallenge({ ...approval, ...change }, 'approved', 'n1'))).not.toBe(base);

@@ -7,7 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import type { OperatorConfig, SignerConfig } from '../../src/config/types';
+import type { OperatorConfig, PricesConfig, SignerConfig } from '../../src/config/types';
+import { KNOWN_FEEDS } from '../../src/pricing/feeds';
 import { createEnrollment } from '../../src/operator/enrollment';
 import { startOperatorListener, type OperatorListener } from '../../src/operator/listener';
 import { enrollmentUrl } from '../../src/operator/origin';
@@ -27,6 +28,24 @@ export const OPERATORS: OperatorConfig[] = [
   { name: 'carol', role: 'approver' },
 ];
 
+const SOL_FEED = KNOWN_FEEDS['SOL/USD'];
+/** SOL's Pyth account on the embedded chain: the priced key's only feed. */
+export const SOL_PRICES: PricesConfig = {
+  bounds: { maxAgeS: 60, maxConfidenceBps: 100, allowPartial: false },
+  feeds: new Map([['SOL', { label: 'SOL', account: SOL_FEED.sponsoredAccount, feedId: SOL_FEED.feedId }]]),
+};
+
+/** Prices SOL at `price` dollars, published now on the chain's clock. */
+export function setSolPrice(world: World, price: string): void {
+  world.localnet.setPrice({
+    account: SOL_FEED.sponsoredAccount,
+    feedId: SOL_FEED.feedId,
+    price,
+    conf: '0',
+    ageS: 0,
+  });
+}
+
 export interface ConsoleWorld {
   world: World;
   console: OperatorListener;
@@ -44,7 +63,14 @@ export async function makeConsoleWorld(): Promise<ConsoleWorld> {
       vault: { approval: 'confirm', class: 'wallet' },
       // A key that needs two of its three approvers.
       fleet: { approval: 'confirm', class: 'wallet', approvals: { required: 2, approvers: ['alice', 'bob', 'carol'] } },
+      // A key with dollar caps: $10 a day, an operator above $1 (SOL priced through the embedded chain's Pyth account).
+      till: {
+        approval: 'confirm',
+        class: 'wallet',
+        usd: { per_tx: null, per_day: 10_000_000n, approve_above: 1_000_000n },
+      },
     },
+    prices: SOL_PRICES,
     // Long enough for a person (and a loaded CI machine) to approve; the test decides well within it.
     timings: { approval_timeout_ms: 120_000, approval_poll_ms: 20 },
   });

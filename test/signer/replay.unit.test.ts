@@ -1,7 +1,8 @@
 /**
  * replaySigns judges recorded signs with the engine's own rules, so each row carries the reason a sign would get:
  * a mint the new policy does not list, per_tx, per_day counted over the replayed signs (a refused one adds nothing),
- * destinations and per_destination_per_day, the rate, the lamport caps and the program allow-list.
+ * destinations and per_destination_per_day, the rate, the lamport caps and the program allow-list; the dollar caps
+ * at the dollar value each sign's intent recorded, never re-priced.
  */
 import { localCluster } from '../../src/config/clusters';
 import type { KeyConfig, TokenPolicy } from '../../src/config/types';
@@ -122,6 +123,49 @@ test('a program outside the new allow-list, and a key the new policy dropped', (
     expect.objectContaining({ check: 'programs', reason: 'program_not_allowed', figures: { program: other } }),
     expect.objectContaining({ check: 'authorized', reason: 'key_not_authorized' }),
   ]);
+});
+
+/** A sign's intent, recording `usd` dollars (micro-dollars) as the engine records it at sign time; null: none. */
+function intentOf(sign: AuditEntry, usd: bigint | null): AuditEntry {
+  return {
+    ...sign,
+    ts: sign.ts - 1,
+    command: 'sign-intent',
+    outcome: 'pending',
+    usd_micros: usd === null ? null : usd.toString(),
+  };
+}
+
+test('dollar caps judge each sign at the value its intent recorded: two $4 signs under $5 a day refuse the second', () => {
+  const four = 4_000_000n;
+  const first = lamportSign(1_000, 100);
+  const second = lamportSign(2_000, 100);
+  const entries = [intentOf(first, four), first, intentOf(second, four), second];
+  const priced: KeyConfig = { ...key([]), usd: { per_tx: null, per_day: 5_000_000n, approve_above: null } };
+  const rows = replaySigns(entries, [priced], cluster, 0);
+  expect(rows.map((r) => r.usd_value)).toEqual(['4.00', '4.00']);
+  expect(reasons(rows)).toEqual(['allowed', 'usd_per_day_cap']);
+  expect(rows[1]!.refusal).toMatchObject({
+    check: 'limits',
+    figures: { usd_spent: '4.00', usd_requested: '4.00', usd_cap: '5.00' },
+  });
+  expect(rows[1]!.refusal?.message).toMatch(/\(as recorded when it was signed\), exceeds \$5\.00$/);
+  // The same day under a $8 cap passes both (equal to the cap is allowed); a $3 per_tx refuses both.
+  const roomy: KeyConfig = { ...priced, usd: { per_tx: null, per_day: 8_000_000n, approve_above: null } };
+  expect(reasons(replaySigns(entries, [roomy], cluster, 0))).toEqual(['allowed', 'allowed']);
+  const perTx: KeyConfig = { ...priced, usd: { per_tx: 3_000_000n, per_day: null, approve_above: null } };
+  expect(reasons(replaySigns(entries, [perTx], cluster, 0))).toEqual(['usd_per_tx_cap', 'usd_per_tx_cap']);
+  // A refused sign adds nothing to the day: under $5, a third $1 sign after the refused one passes.
+  const third = lamportSign(3_000, 100);
+  const more = [...entries, intentOf(third, 1_000_000n), third];
+  expect(reasons(replaySigns(more, [priced], cluster, 0))).toEqual(['allowed', 'usd_per_day_cap', 'allowed']);
+});
+
+test('a sign whose intent recorded no dollar value is not judged in dollars, and its row says none', () => {
+  const sign = lamportSign(1_000, 100);
+  const priced: KeyConfig = { ...key([]), usd: { per_tx: 1n, per_day: 1n, approve_above: null } };
+  const rows = replaySigns([intentOf(sign, null), sign], [priced], cluster, 0);
+  expect(rows).toMatchObject([{ usd_value: null, refusal: null }]);
 });
 
 test('--since reads 7d, 24h, 30m and dates', () => {

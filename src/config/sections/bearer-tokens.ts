@@ -7,6 +7,7 @@ import { readDocument } from '../document';
 import { fail, validateEntry } from '../fail';
 import { section, type Infer } from '../setting';
 import { isValidKeyName, type KeyConfig } from './keys';
+import { refuseRootKeyUse, type BiscuitRootKeyConfig } from './key-biscuit-root';
 
 /** Under `serve:`. */
 export const bearerTokensSchema = section({
@@ -43,7 +44,12 @@ export type TokenConfig = Infer<typeof tokenSchema>;
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
 
-function buildTokens(list: readonly unknown[], where: string, keys: readonly KeyConfig[]): TokenConfig[] {
+function buildTokens(
+  list: readonly unknown[],
+  where: string,
+  keys: readonly KeyConfig[],
+  roots: readonly BiscuitRootKeyConfig[],
+): TokenConfig[] {
   return list.map((item, i) => {
     const t = validateEntry(tokenSchema, item, `${where}[${i}]`);
     const at = `${where}[${i}] (${JSON.stringify(t.name)})`;
@@ -52,6 +58,7 @@ function buildTokens(list: readonly unknown[], where: string, keys: readonly Key
     if (!SHA256_HEX.test(t.sha256))
       fail(`${at}.sha256: must be exactly 64 lowercase hex characters (the sha256 of the token, never the token)`);
     for (const k of t.keys) {
+      refuseRootKeyUse(`${at}.keys`, k, roots);
       const key = keys.find((c) => c.name === k);
       if (!key) fail(`${at}.keys: no key ${JSON.stringify(k)} under keys`);
       if (key.class === 'wallet' && !key.allow_unattended) {
@@ -78,10 +85,11 @@ export function buildBearerTokens(
   keys: readonly KeyConfig[],
   resolve: (p: string) => string,
   forServe: boolean,
+  roots: readonly BiscuitRootKeyConfig[] = [],
 ): TokenConfig[] {
-  const tokens = buildTokens(raw.tokens, 'serve.tokens', keys);
+  const tokens = buildTokens(raw.tokens, 'serve.tokens', keys, roots);
   if (raw.tokens_file !== null) {
-    tokens.push(...buildTokens(readTokensFile(resolve(raw.tokens_file)), 'serve.tokens_file', keys));
+    tokens.push(...buildTokens(readTokensFile(resolve(raw.tokens_file)), 'serve.tokens_file', keys, roots));
   }
   const seen = new Set<string>();
   for (const t of tokens) {

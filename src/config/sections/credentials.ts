@@ -6,10 +6,18 @@
 import { fail, validateEntry } from '../fail';
 import { section, type Infer } from '../setting';
 import { secretRef, type SecretRef } from './key-stores';
+import { refuseRootKeyUse, type BiscuitRootKeyConfig } from './key-biscuit-root';
 import { isValidKeyName, type KeyConfig } from './keys';
 
 /** Under `serve:`. */
 export const credentialsSchema = section({
+  root_key: {
+    doc: 'Name of a `biscuit_root` key under keys (class biscuit_root, store encrypted: sealed at rest in the age keystore) holding the root private key; `key new NAME --class biscuit_root --store encrypted` makes one. Instead of root_key_file or root_key_env. Not an HSM key: the Biscuit library signs in this process with the private key itself.',
+    format: 'string-or-null',
+    default: null,
+    nullable: true,
+    env: 'SIGNER_CREDENTIALS_ROOT_KEY',
+  },
   root_key_file: {
     doc: "File holding the credentials' root private key (`ed25519-private/<hex>`, 0600; `token new --biscuit` creates it when missing). null (and no root_key_env): credentials are off and only bearer tokens are accepted.",
     format: 'string-or-null',
@@ -58,8 +66,14 @@ export const issuedCredentialSchema = section({
 
 export type IssuedCredentialConfig = Infer<typeof issuedCredentialSchema>;
 
+/**
+ * Where the root private key is: a file or a variable holding its printed form, or a `biscuit_root` key in a key
+ * store (whose public key the config states, so only issuing ever opens it).
+ */
+export type CredentialRootKey = SecretRef | { key: BiscuitRootKeyConfig };
+
 export interface CredentialsConfig {
-  root_key: SecretRef;
+  root_key: CredentialRootKey;
   issued: IssuedCredentialConfig[];
   revoked: string[];
 }
@@ -68,7 +82,28 @@ const REVOCATION_ID = /^[0-9a-f]{128}$/;
 
 /** Whether a root key is configured: then the service accepts credentials (and needs no bearer token). */
 export function credentialsConfigured(raw: Infer<typeof credentialsSchema>): boolean {
-  return raw.root_key_file !== null || raw.root_key_env !== null;
+  return raw.root_key !== null || raw.root_key_file !== null || raw.root_key_env !== null;
+}
+
+/** The root key the config names: a `biscuit_root` key by name, or the file or variable; null when none. */
+function rootKeyOf(
+  raw: Infer<typeof credentialsSchema>,
+  keys: readonly KeyConfig[],
+  roots: readonly BiscuitRootKeyConfig[],
+  resolve: (p: string) => string,
+): CredentialRootKey | null {
+  const where = 'serve.credentials';
+  const ref = secretRef(raw.root_key_file, raw.root_key_env, `${where}.root_key`, resolve);
+  if (raw.root_key === null) return ref;
+  if (ref !== null) fail(`${where}.root_key: name a key store key or set root_key_file/root_key_env, not both`);
+  const key = roots.find((r) => r.name === raw.root_key);
+  if (key) return { key };
+  const signing = keys.find((k) => k.name === raw.root_key);
+  if (signing)
+    fail(
+      `${where}.root_key: keys.${signing.name} is a ${signing.class} key; the root must be a key of its own with class biscuit_root`,
+    );
+  return fail(`${where}.root_key: no biscuit_root key ${JSON.stringify(raw.root_key)} under keys`);
 }
 
 /** Credentials resolved and checked against the keys, or null when no root key is configured. */
@@ -77,12 +112,15 @@ export function buildCredentials(
   keys: readonly KeyConfig[],
   tokenNames: readonly string[],
   resolve: (p: string) => string,
+  roots: readonly BiscuitRootKeyConfig[] = [],
 ): CredentialsConfig | null {
   const where = 'serve.credentials';
-  const rootKey = secretRef(raw.root_key_file, raw.root_key_env, `${where}.root_key`, resolve);
+  const rootKey = rootKeyOf(raw, keys, roots, resolve);
   if (rootKey === null) {
     if (raw.issued.length > 0)
-      fail(`${where}.issued: credentials are listed but no root key verifies them; set ${where}.root_key_file`);
+      fail(
+        `${where}.issued: credentials are listed but no root key verifies them; set ${where}.root_key (a biscuit_root key) or root_key_file`,
+      );
     return null;
   }
   const names = new Set(tokenNames);
@@ -96,6 +134,7 @@ export function buildCredentials(
     if (!REVOCATION_ID.test(c.revocation_id))
       fail(`${at}.revocation_id: must be the 128 hex characters \`token new --biscuit\` printed`);
     for (const k of c.keys) {
+      refuseRootKeyUse(`${at}.keys`, k, roots);
       const key = keys.find((x) => x.name === k);
       if (!key) fail(`${at}.keys: no key ${JSON.stringify(k)} under keys`);
       if (key.class === 'wallet' && !key.allow_unattended)

@@ -125,7 +125,7 @@ export function secretRef(
 export function buildKeyStores(
   raw: Infer<typeof keyStoresSchema>,
   resolve: (p: string) => string,
-  keys: readonly KeyConfig[],
+  keys: readonly Pick<KeyConfig, 'name' | 'store'>[],
 ): KeyStoresConfig {
   const e = raw.key_stores.encrypted;
   const p = raw.key_stores.pkcs11;

@@ -25,7 +25,7 @@ export const keysSchema = section({
 /** One entry of `keys:` (the entry's name is the key name). */
 export const keySchema = section({
   class: {
-    doc: '`session` (day-to-day play, approval auto by default) or `wallet` (the profile authority, confirm by default).',
+    doc: "`session` (day-to-day play, approval auto by default) or `wallet` (the profile authority, confirm by default). A `biscuit_root` entry is the credentials' root key instead (serve.credentials.root_key; it takes only class, store and pubkey, and never signs a transaction or message).",
     format: ['session', 'wallet'],
     default: null,
   },

@@ -67,6 +67,9 @@ const USD_MICROS_COLUMN = 'ALTER TABLE entries ADD COLUMN usd_micros TEXT';
 /** The prices that value was reached at (JSON text; NULL where `usd_micros` is): what the tripwire judges a landing by. */
 const USD_PRICES_COLUMN = 'ALTER TABLE entries ADD COLUMN usd_prices TEXT';
 
+/** The dollar value an operator is asked to approve (a dollar string; NULL for a key without `usd` caps). */
+const APPROVAL_USD_VALUE_COLUMN = 'ALTER TABLE approvals ADD COLUMN usd_value TEXT';
+
 /**
  * The credential blocks whose `per_day` budget an intent counts against (JSON list of revocation ids; NULL for a
  * sign no budgeted credential asked for): the usage a block's budget reads, across every key it signed with.
@@ -221,6 +224,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   USD_MICROS_COLUMN,
   USD_PRICES_COLUMN,
   BUDGET_BLOCKS_COLUMN,
+  APPROVAL_USD_VALUE_COLUMN,
 ];
 
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
@@ -274,6 +278,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   USD_MICROS_COLUMN,
   USD_PRICES_COLUMN,
   BUDGET_BLOCKS_COLUMN,
+  APPROVAL_USD_VALUE_COLUMN,
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */

@@ -208,6 +208,7 @@ export function rowToApproval(r: Row): ApprovalRecord {
     programs: jsonListOrNull(r.programs) as string[] | null,
     destinations: jsonListOrNull(r.destinations) as LamportCredit[] | null,
     fee_payer: strOrNull(r.fee_payer),
+    usd_value: strOrNull(r.usd_value),
   };
 }
 
@@ -244,6 +245,7 @@ export function approvalRowValues(id: string, req: ApprovalRequest): unknown[] {
     req.programs ? JSON.stringify(req.programs) : null,
     req.destinations ? JSON.stringify(req.destinations) : null,
     req.fee_payer ?? null,
+    req.usd_value ?? null,
   ];
 }
 

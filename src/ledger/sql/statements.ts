@@ -8,7 +8,7 @@ export const ENTRY_COLUMNS =
   'seq, ts, key, command, payload_hash, programs, summary, intent, outcome, detail, signature, slot, balance_change, prev, hash, tokens, send_mode, last_valid_block_height, fee_payer, from_slot, lamport_credits, usd_micros, usd_prices, budget_blocks';
 const ENTRY_PARAMS = Array.from({ length: ENTRY_COLUMNS.split(',').length }, (_, i) => `$${i + 1}`).join(', ');
 const APPROVAL_COLUMNS =
-  'id, key, summary, payload_hash, balance_change, fee, compute_units, requested_by, ts, expires_at, status, decided_by, decided_at, tokens, message, message_description, required, approvers, votes, waiter, programs, destinations, fee_payer';
+  'id, key, summary, payload_hash, balance_change, fee, compute_units, requested_by, ts, expires_at, status, decided_by, decided_at, tokens, message, message_description, required, approvers, votes, waiter, programs, destinations, fee_payer, usd_value';
 const HALT_COLUMNS = 'key, reason, by, ts';
 /** The entries a key's usage is counted from. */
 const SIGN_COMMANDS = "'sign', 'sign-intent', 'sign-message'";
@@ -96,7 +96,7 @@ export function statements(d: Dialect): Statements {
     insertHalt: `INSERT INTO halts (${HALT_COLUMNS}) VALUES ($1, $2, $3, $4)`,
     deleteHalt: `DELETE FROM halts WHERE key = $1 RETURNING ${HALT_COLUMNS}`,
     insertApproval: `INSERT INTO approvals (${APPROVAL_COLUMNS})
-      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', NULL, NULL, $11, $12, $13, $14, $15, '[]', $16, $17, $18, $19)
+      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'pending', NULL, NULL, $11, $12, $13, $14, $15, '[]', $16, $17, $18, $19, $20)
       ON CONFLICT (id) DO NOTHING RETURNING ${APPROVAL_COLUMNS}`,
     getApproval: `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = $1`,
     getApprovalForDecision: `SELECT ${APPROVAL_COLUMNS} FROM approvals WHERE id = $1 ${d.forUpdate}`,

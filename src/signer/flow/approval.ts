@@ -135,6 +135,7 @@ async function requestAndWait(
       input.destinations?.map(({ address, lamports, created, owner }) => ({ address, lamports, created, owner })) ??
       null,
     fee_payer: report.fee_payer,
+    usd_value: report.usd_value ?? null,
     requested_by: principalLabel(input.principal),
     ts: now,
     expires_at: now + Math.ceil(timings.approval_timeout_ms / 1000),

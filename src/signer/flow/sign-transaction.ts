@@ -34,7 +34,9 @@ import type { SignedWatcher } from './watch-signed';
 
 /** What a transaction's sign needs of the engine. */
 export interface SignFlowDeps {
-  config: Pick<SignerConfig, 'prices' | 'cluster'>;
+  config: Pick<SignerConfig, 'cluster'>;
+  /** The prices of the policy in force now (a reload may change them); null: none configured. */
+  prices: () => SignerConfig['prices'] | null | undefined;
   chain: RpcClient;
   ledger: Ledger;
   halts: HaltBook;
@@ -87,7 +89,7 @@ export async function signTransaction(
 
   let built = await source.signed(checked.prepared, signer);
   // A key with dollar caps has its price accounts read with each simulation: a price is as fresh as the balances.
-  const pricing = pricingFor(key, config.prices);
+  const pricing = pricingFor(key, deps.prices() ?? undefined);
   let figures = await simulate(chain, built, key, 'sign', priceReads(pricing));
   if (figures.sim.err === 'BlockhashNotFound' && source.refreshable) {
     // The blockhash expired between fetch and simulation: rebuild and re-sign once.

@@ -17,7 +17,8 @@ import { simulate } from './simulate';
 import { priceReads, pricingFor, spendValue } from './usd';
 
 export interface CheckDeps {
-  config: Pick<SignerConfig, 'prices'>;
+  /** The prices of the policy in force now (a reload may change them); null: none configured. */
+  prices: () => SignerConfig['prices'] | null | undefined;
   chain: RpcClient;
   ledger: Ledger;
   preflight: PreflightDeps;
@@ -25,13 +26,13 @@ export interface CheckDeps {
 
 /** check of a transaction whose key is settled: its report. */
 export async function checkTransaction(deps: CheckDeps, input: CheckInput, begun: Begun): Promise<Report> {
-  const { chain, config } = deps;
+  const { chain } = deps;
   const preflightDeps = deps.preflight;
   const { key, source, report } = begun;
   const checked = await preflight(preflightDeps, { mode: 'check', key, source, report, signal: input.signal });
   if (!checked.ok) return checked.report;
   if (checked.prepared.foreignFeePayer !== null) report.warnings.push(foreignFeePayerNote(checked.prepared));
-  const pricing = pricingFor(key, config.prices);
+  const pricing = pricingFor(key, deps.prices() ?? undefined);
   const figures = await simulate(chain, source.unsigned(checked.prepared), key, 'check', priceReads(pricing));
   // The same judgement sign makes on the same figures, so check's outcome is what sign would do.
   const judged = judgeSimulation(key, report, figures, {

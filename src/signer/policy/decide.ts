@@ -43,7 +43,7 @@ import { perTxRefusal } from './rules/per-tx';
 import { credentialBudgetRefusal } from './rules/credential-budget';
 import { allowedPrograms, recordedProgramRefusal } from './rules/programs';
 import { rateRefusal } from './rules/rate';
-import { remainingDailyUsd, usdCapRefusal, usdNeedsApproval } from './rules/usd-caps';
+import { recordedUsdRefusal, remainingDailyUsd, usdCapRefusal, usdNeedsApproval } from './rules/usd-caps';
 import type { UsdSpend } from '../../pricing/usd-spend';
 import {
   decimalsFrom,
@@ -206,7 +206,10 @@ function recorded(key: KeyConfig, facts: RecordedFacts, wholeCap: number): Verdi
   if (program) return refused(program);
   const tokens = recordedTokensRefusal(key, facts.moves);
   if (tokens) return refused(tokens);
-  return capVerdict(key, facts.usage, facts.moves, wholeCap);
+  const cap = capVerdict(key, facts.usage, facts.moves, wholeCap);
+  if (cap.outcome === 'refused') return cap;
+  const usd = recordedUsdRefusal(key, facts.usd ?? null, facts.usage.usdMicros);
+  return usd ? refused(usd, [], cap.figures) : cap;
 }
 
 /**

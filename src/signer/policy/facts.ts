@@ -10,6 +10,7 @@ import type { ApprovedFacts } from './rules/approved-figures';
 import type { ContentFacts } from './rules/message-content';
 import type { ApprovalRecord, HaltRecord, Usage } from '../../ledger/types';
 import type { UsdSpend } from '../../pricing/usd-spend';
+import type { UsdMicros } from '../../util/usd-amounts';
 import type { Figures } from '../flow/simulate';
 import type { FeeBound } from '../rules/fee-bound';
 import type { CredentialSpendCheck } from '../types';
@@ -96,6 +97,11 @@ export interface RecordedFacts {
   cluster: ClusterProfile;
   programs: readonly string[];
   moves: Moves;
+  /**
+   * The dollar value the sign's intent recorded at sign time (never re-priced); absent or null: it recorded none,
+   * and the dollar caps do not judge it.
+   */
+  usd?: UsdMicros | null;
   usage: Usage;
 }
 

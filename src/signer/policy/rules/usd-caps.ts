@@ -23,17 +23,33 @@ export function usdCapRefusal(key: KeyConfig, spend: UsdSpend | null, spentToday
       {},
     );
   if (!spend.ok) return spend.refusal;
-  const { usd, valued } = spend;
+  return capsRefusal(key, spend.usd, describeValued(spend.valued), spentToday);
+}
+
+/**
+ * A sign the ledger recorded, judged again (policy replay) at the dollar value its intent recorded when it was
+ * signed, never re-priced; null `usd`: the sign recorded none (its key had no dollar caps then), so the dollar caps
+ * cannot judge it and the replay says so.
+ */
+export function recordedUsdRefusal(key: KeyConfig, usd: UsdMicros | null, spentToday: UsdMicros): Refusal | null {
+  if ((key.usd ?? null) === null || usd === null) return null;
+  return capsRefusal(key, usd, 'as recorded when it was signed', spentToday);
+}
+
+/** The per-transaction cap, then (when the usage is known) the daily cap with this transaction's `usd`. */
+function capsRefusal(key: KeyConfig, usd: UsdMicros, valued: string, spentToday: UsdMicros | null): Refusal | null {
+  const caps = key.usd ?? null;
+  if (caps === null) return null;
   if (caps.per_tx !== null && usd > caps.per_tx)
     return refusal(
       'usd_per_tx_cap',
-      `per-transaction dollar cap: this transaction takes $${formatUsd(usd)} out of the key (${describeValued(valued)}), more than $${formatUsd(caps.per_tx)}`,
+      `per-transaction dollar cap: this transaction takes $${formatUsd(usd)} out of the key (${valued}), more than $${formatUsd(caps.per_tx)}`,
       { usd_requested: formatUsd(usd), usd_cap: formatUsd(caps.per_tx) },
     );
   if (caps.per_day !== null && spentToday !== null && spentToday + usd > caps.per_day)
     return refusal(
       'usd_per_day_cap',
-      `daily dollar cap: $${formatUsd(spentToday)} spent or reserved in 24 h, plus $${formatUsd(usd)} for this transaction (${describeValued(valued)}), exceeds $${formatUsd(caps.per_day)}`,
+      `daily dollar cap: $${formatUsd(spentToday)} spent or reserved in 24 h, plus $${formatUsd(usd)} for this transaction (${valued}), exceeds $${formatUsd(caps.per_day)}`,
       { usd_spent: formatUsd(spentToday), usd_requested: formatUsd(usd), usd_cap: formatUsd(caps.per_day) },
     );
   return null;
