@@ -1,7 +1,10 @@
 /**
  * A PostgreSQL primary and a streaming standby of our own on loopback, for the failover test and the failover
  * benchmark (here, so the benchmark's build does not pull in test code): `initdb`, the primary started,
- * `pg_basebackup -R` from it, the standby started and streaming. The caller plays the orchestrator (Patroni,
+ * `pg_basebackup -R` from it, the standby started and streaming (with `link`, through a link of ours,
+ * bench/replication-link.ts, which holdReplication stops carrying the primary's bytes: asynchronous replication's
+ * loss made to happen). The
+ * caller plays the orchestrator (Patroni,
  * CloudNativePG, a managed service): it kills the primary, promotes the standby, and can start the former primary
  * again as it was, unaware of the failover. `standby: false` gives the primary alone, for the benchmark's run in
  * which the one server is killed and started again in place.
@@ -20,6 +23,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client } from 'pg';
+import { startReplicationLink, type ReplicationLink } from './replication-link';
 
 const run = promisify(execFile);
 
@@ -83,6 +87,9 @@ export interface PgServerHandle {
 export const PAIR_DB = 'signer';
 
 export class PgPair {
+  /** The standby's way to the primary (its primary_conninfo names this); null without a standby. */
+  private link: ReplicationLink | null = null;
+
   private constructor(
     readonly dir: string,
     readonly primary: PgServerHandle,
@@ -98,7 +105,11 @@ export class PgPair {
     return `postgres://postgres@${hosts.join(',')}/${PAIR_DB}?target_session_attrs=read-write`;
   }
 
-  static async start(opts: { synchronous: boolean; standby?: boolean }): Promise<PgPair> {
+  /**
+   * `link`: the standby streams through a ReplicationLink, so holdReplication can hold it. Off by default: the link
+   * is forwarded by the calling process, whose own load then delays every synchronous commit.
+   */
+  static async start(opts: { synchronous: boolean; standby?: boolean; link?: boolean }): Promise<PgPair> {
     const hasStandby = opts.standby ?? true;
     if (!pgPairAvailable()) throw new Error('PostgreSQL server binaries (initdb, pg_basebackup) are not installed');
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'signer-pgpair-'));
@@ -122,9 +133,11 @@ export class PgPair {
       await pair.startServer(pair.primary, false);
       await admin(pair.primary.url.replace(`/${PAIR_DB}`, '/postgres'), (c) => c.query(`CREATE DATABASE ${PAIR_DB}`));
       if (!hasStandby) return pair;
+      // Through the link, so the primary_conninfo that -R writes names it too.
+      if (opts.link === true) pair.link = await startReplicationLink(p1);
       await pg('pg_basebackup', [
         '-d',
-        `host=127.0.0.1 port=${p1} user=postgres application_name=standby1`,
+        `host=127.0.0.1 port=${pair.link?.port ?? p1} user=postgres application_name=standby1`,
         '-D',
         pair.standby.dataDir,
         '-R',
@@ -216,6 +229,8 @@ export class PgPair {
       }
     }
     live.delete(pid);
+    // The primary's node is gone and its connections with it: the standby's too, and anything held on the way.
+    if (s === this.primary) this.link?.cut();
     const deadline = Date.now() + 30_000;
     while (pids.some(alive) || (await acceptsConnections(s.port))) {
       if (Date.now() > deadline) throw new Error(`${s.name} still runs 30 s after kill -9`);
@@ -225,6 +240,35 @@ export class PgPair {
     // server is gone, as after a node's reboot.
     fs.rmSync(path.join(s.dataDir, 'postmaster.pid'), { force: true });
     fs.rmSync(path.join(this.dir, `.s.PGSQL.${s.port}.lock`), { force: true });
+  }
+
+  /**
+   * Holds asynchronous replication open, as a partition or a stalled link would: waits until the standby has
+   * flushed all WAL the primary had written when this was called, then stops the link between them carrying the
+   * primary's bytes (bench/replication-link.ts). From then on the primary goes on acknowledging commits (it waits
+   * for no standby) whose WAL never reaches the standby: a kill of the primary loses exactly those.
+   * `caughtUpAt`: every commit acknowledged before it is on the standby; `heldAt`: none whose WAL was written
+   * after it is.
+   */
+  async holdReplication(): Promise<{ caughtUpAt: number; heldAt: number }> {
+    const link = this.link;
+    if (link === null) throw new Error('the pair was started without a replication link');
+    const caughtUpAt = Date.now();
+    await admin(this.primary.url, async (c) => {
+      const { lsn } = (await c.query<{ lsn: string }>('SELECT pg_current_wal_lsn()::text AS lsn')).rows[0]!;
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const res = await c.query<{ flushed: boolean }>(
+          "SELECT flush_lsn >= $1::pg_lsn AS flushed FROM pg_stat_replication WHERE application_name = 'standby1'",
+          [lsn],
+        );
+        if (res.rows[0]?.flushed === true) return;
+        if (Date.now() > deadline) throw new Error(`the standby has not flushed ${lsn} after 30 s`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    });
+    link.hold();
+    return { caughtUpAt, heldAt: Date.now() };
   }
 
   /** The orchestrator's promotion: the standby leaves recovery on a new timeline and takes writes. */
@@ -241,6 +285,7 @@ export class PgPair {
   }
 
   close(): void {
+    void this.link?.close();
     for (const s of [this.primary, this.standby]) {
       try {
         const pid = this.postmasterPid(s);

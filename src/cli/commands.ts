@@ -59,11 +59,13 @@ export const COMMANDS: readonly CommandSpec[] = [
       'per-tx-lamports',
       'destinations',
       'per-day-lamports',
+      'per-tx-usd',
+      'per-day-usd',
       'root-public-key',
     ],
     flags: [],
     usage:
-      'token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--per-day-lamports N] [--root-public-key ed25519/HEX]',
+      'token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--per-day-lamports N] [--per-tx-usd 5.00] [--per-day-usd 20.00] [--root-public-key ed25519/HEX]',
   },
   {
     name: 'token revoke',

@@ -20,7 +20,7 @@ import { config, configPath, err, keyOf, out } from './context';
 export const TOKEN_NEW_BISCUIT_USAGE =
   'sa-forge-signer token new NAME --biscuit --keys K1,K2 [--ttl 7d] [--per-day-lamports N] --out FILE';
 export const TOKEN_NARROW_USAGE =
-  'sa-forge-signer token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--per-day-lamports N] [--root-public-key ed25519/HEX]';
+  'sa-forge-signer token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--per-day-lamports N] [--per-tx-usd 5.00] [--per-day-usd 20.00] [--root-public-key ed25519/HEX]';
 
 export const TOKEN_REVOKE_USAGE =
   'sa-forge-signer token revoke REVOCATION_ID|NAME|FILE [--root-public-key ed25519/HEX]';
@@ -138,6 +138,9 @@ export function tokenNarrow(args: ParsedArgs): number {
   const perTx = lamportsOption(args, 'per-tx-lamports');
   const destinations = option(args, 'destinations');
   const perDay = lamportsOption(args, 'per-day-lamports');
+  // Dollars stay the text given: the narrowing parses them (usd-amounts.ts) and refuses other forms with the reason.
+  const perTxUsd = option(args, 'per-tx-usd');
+  const perDayUsd = option(args, 'per-day-usd');
   const made = narrowCredential(biscuitLib(), credential, publicKeyFor(args), {
     ...(keys === undefined ? {} : { keys: list(keys) }),
     ...(tools === undefined ? {} : { tools: list(tools) as ToolName[] }),
@@ -146,6 +149,8 @@ export function tokenNarrow(args: ParsedArgs): number {
     ...(perTx === undefined ? {} : { perTxLamports: perTx }),
     ...(destinations === undefined ? {} : { destinations: list(destinations) }),
     ...(perDay === undefined ? {} : { perDayLamports: perDay }),
+    ...(perTxUsd === undefined ? {} : { perTxUsd }),
+    ...(perDayUsd === undefined ? {} : { perDayUsd }),
   });
   writeSecretFile(file, made.credential);
   out(made.revocationId);

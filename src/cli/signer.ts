@@ -70,6 +70,7 @@ usage: sa-forge-signer [--config FILE] COMMAND ...
                                         serve.credentials' root key; prints its revocation id and config lines
   token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h]
                [--per-tx-lamports N] [--destinations A,B] [--per-day-lamports N]
+               [--per-tx-usd 5.00] [--per-day-usd 20.00]
                                         offline: a narrower credential in FILE (a block of checks added); prints
                                         the block's revocation id (--root-public-key without a config)
   token revoke REVOCATION_ID|NAME|FILE  the serve.credentials.revoked list with that block added (a name: its

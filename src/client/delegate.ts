@@ -39,6 +39,10 @@ export interface NarrowOptions {
    * reserve and spend at most this many lamports in 24 h (kept by the signer in its ledger).
    */
   perDayLamports?: number;
+  /** A transaction may take at most these dollars out of the key (`"5.00"`, a string: cents at most); unpriced: refused. */
+  perTxUsd?: string;
+  /** This block's daily dollar budget (`"20.00"`), kept like `perDayLamports` on the dollars each sign recorded. */
+  perDayUsd?: string;
 }
 
 /** The credential with one more block of checks, and that block's revocation id. */
@@ -53,5 +57,7 @@ export function narrow(credential: string, opts: NarrowOptions): MadeCredential 
     ...(opts.perTxLamports === undefined ? {} : { perTxLamports: opts.perTxLamports }),
     ...(opts.destinations === undefined ? {} : { destinations: opts.destinations }),
     ...(opts.perDayLamports === undefined ? {} : { perDayLamports: opts.perDayLamports }),
+    ...(opts.perTxUsd === undefined ? {} : { perTxUsd: opts.perTxUsd }),
+    ...(opts.perDayUsd === undefined ? {} : { perDayUsd: opts.perDayUsd }),
   });
 }

@@ -5,7 +5,15 @@
  * docs/credentials.md shows the same checks for agents that write their blocks with another Biscuit library.
  */
 import { SignerError } from '../util/errors';
-import { BUDGET_PREDICATE, ROOT_PREDICATE, TOOLS, type ToolName } from './vocabulary';
+import { parseUsd } from '../util/usd-amounts';
+import {
+  BUDGET_PREDICATE,
+  ROOT_PREDICATE,
+  TOOLS,
+  USD_BUDGET_PREDICATE,
+  USD_OUT_PREDICATE,
+  type ToolName,
+} from './vocabulary';
 
 /** What a narrowing block may limit; every field absent leaves that side as the parent has it. */
 export interface Narrowing {
@@ -26,6 +34,13 @@ export interface Narrowing {
    * may reserve and spend at most this many lamports in 24 h, kept by the signer in its ledger.
    */
   perDayLamports?: number;
+  /**
+   * A transaction may take at most this many dollars out of the key (`"5.00"`: dollars with at most two decimals, as
+   * a key's `usd` caps are written), valued as the key's dollar caps value it; an unpriced spend is refused.
+   */
+  perTxUsd?: string;
+  /** The block's own daily dollar budget (`"20.00"`), kept like `perDayLamports` on the dollars the ledger records. */
+  perDayUsd?: string;
 }
 
 export const NARROW_MODES = ['sign_only', 'check'] as const;
@@ -84,6 +99,26 @@ export function perDayLamportsCheck(lamports: number): string {
   return `check if ${BUDGET_PREDICATE}(${lamports})`;
 }
 
+/** Dollars with cents (`"5.00"`) as whole micro-dollars, the unit the checks state; other forms refused clearly. */
+function usdMicros(v: unknown, what: string): number {
+  const parsed = parseUsd(v);
+  if (!parsed.ok) throw new SignerError('request_invalid', `${what}: ${parsed.message}`);
+  const micros = Number(parsed.micros);
+  if (!Number.isSafeInteger(micros))
+    throw new SignerError('request_invalid', `${what}: at most 9000000000 dollars (a larger figure is not counted)`);
+  return micros;
+}
+
+/** A dollar limit per transaction, in micro-dollars; like the lamport limit, it refuses what the valuation shows. */
+export function perTxUsdCheck(dollars: string): string {
+  return `reject if ${USD_OUT_PREDICATE}($n), $n > ${usdMicros(dollars, 'per-tx USD')}`;
+}
+
+/** A daily dollar budget in micro-dollars: kept by the signer like the lamport budget (vocabulary.ts). */
+export function perDayUsdCheck(dollars: string): string {
+  return `check if ${USD_BUDGET_PREDICATE}(${usdMicros(dollars, 'per-day USD')})`;
+}
+
 /** A Solana address, base58 (what the simulation names an account by). */
 const ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 
@@ -116,10 +151,12 @@ export function narrowingChecks(n: Narrowing): string[] {
   if (n.perTxLamports !== undefined) checks.push(perTxLamportsCheck(n.perTxLamports));
   if (n.destinations !== undefined) checks.push(destinationsCheck(n.destinations));
   if (n.perDayLamports !== undefined) checks.push(perDayLamportsCheck(n.perDayLamports));
+  if (n.perTxUsd !== undefined) checks.push(perTxUsdCheck(n.perTxUsd));
+  if (n.perDayUsd !== undefined) checks.push(perDayUsdCheck(n.perDayUsd));
   if (checks.length === 0)
     throw new SignerError(
       'request_invalid',
-      'a narrowing block needs at least one limit (keys, tools, mode, expiry, per-tx lamports, destinations or per-day lamports)',
+      'a narrowing block needs at least one limit (keys, tools, mode, expiry, per-tx lamports, destinations, per-day lamports, per-tx USD or per-day USD)',
     );
   return checks;
 }

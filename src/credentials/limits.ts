@@ -4,6 +4,7 @@
  * (checks.ts): the earliest expiry and the smallest per-transaction lamport limit. A check written another way
  * still binds (the signer judges every check); it is listed, not summarised.
  */
+import { formatUsd } from '../util/usd-amounts';
 import type { BudgetView, CredentialBlock, PresentedCredential } from '../signer/types';
 
 export interface CredentialLimitsView {
@@ -15,6 +16,8 @@ export interface CredentialLimitsView {
   expires_at: string | null;
   /** The smallest per-transaction lamport limit any block states, or null. */
   per_tx_lamports: number | null;
+  /** The smallest per-transaction dollar limit any block states (`"5.00"`), or null. */
+  per_tx_usd: string | null;
   blocks: CredentialBlock[];
   /** Each block's daily budget with its usage now (the engine reads it from the ledger). */
   budgets: BudgetView[];
@@ -22,16 +25,20 @@ export interface CredentialLimitsView {
 
 const EXPIRY = /^check if time\(\$t\), \$t <= (\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)$/;
 const PER_TX = /^reject if lamports_out\(\$n\), \$n > (\d{1,16})$/;
+const PER_TX_USD = /^reject if usd_micros_out\(\$n\), \$n > (\d{1,16})$/;
 
 export function credentialLimits(c: PresentedCredential, budgets: readonly BudgetView[]): CredentialLimitsView {
   let expires: string | null = null;
   let perTx: number | null = null;
+  let perTxUsd: number | null = null;
   for (const b of c.blocks)
     for (const check of b.checks) {
       const at = EXPIRY.exec(check)?.[1];
       if (at !== undefined && (expires === null || at < expires)) expires = at;
       const n = PER_TX.exec(check)?.[1];
       if (n !== undefined && (perTx === null || Number(n) < perTx)) perTx = Number(n);
+      const u = PER_TX_USD.exec(check)?.[1];
+      if (u !== undefined && (perTxUsd === null || Number(u) < perTxUsd)) perTxUsd = Number(u);
     }
   const own = c.blocks[c.blocks.length - 1];
   return {
@@ -40,6 +47,7 @@ export function credentialLimits(c: PresentedCredential, budgets: readonly Budge
     revocation_id: own?.revocation_id ?? '',
     expires_at: expires,
     per_tx_lamports: perTx,
+    per_tx_usd: perTxUsd === null ? null : formatUsd(BigInt(perTxUsd)),
     blocks: c.blocks.map((b) => ({ ...b, checks: [...b.checks] })),
     budgets: budgets.map((b) => ({ ...b })),
   };

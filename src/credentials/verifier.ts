@@ -13,7 +13,16 @@ import type { BiscuitLib, BiscuitToken } from './biscuit-lib';
 import { publicKey } from './issue';
 import { credentialRefusal, failureKind, refusalFromAuthorizer, type CredentialRefusal } from './refusal';
 import type { CredentialBudget } from '../signer/types';
-import { BUDGET_PREDICATE, blockProblem, budgetOf, requestFacts, type CredentialRequest } from './vocabulary';
+import {
+  BUDGET_PREDICATE,
+  USD_BUDGET_PREDICATE,
+  blockProblem,
+  budgetOf,
+  limitsUsd,
+  requestFacts,
+  usdBudgetOf,
+  type CredentialRequest,
+} from './vocabulary';
 
 /** A root credential the config lists (`serve.credentials.issued`): its name, its root block's id, its keys. */
 export interface IssuedCredential {
@@ -35,6 +44,8 @@ export interface VerifiedCredential {
   readonly checks: readonly (readonly string[])[];
   /** The daily budgets its blocks state (the smallest per block), in block order: the signer keeps each. */
   readonly budgets: readonly CredentialBudget[];
+  /** The first block that limits dollars (`usd_micros_out`, `per_day_usd_micros`), or null. */
+  readonly usdLimitedBy: number | null;
   /** Every block's checks against the request at `now`: null when all pass, else the first that refused. */
   authorize(request: CredentialRequest, now: Date): CredentialRefusal | null;
   /** Releases the library's memory for it (the credential of one HTTP request). */
@@ -83,11 +94,23 @@ function blockChecks(source: string): string[] {
 function budgetsOf(ids: readonly string[], checks: readonly (readonly string[])[]): CredentialBudget[] {
   const out: CredentialBudget[] = [];
   checks.forEach((blockChecks, block) => {
-    const figures = blockChecks.map(budgetOf).filter((n): n is number => n !== null);
-    if (figures.length > 0)
-      out.push({ block, revocation_id: ids[block] ?? '', per_day_lamports: Math.min(...figures) });
+    const lamports = blockChecks.map(budgetOf).filter((n): n is number => n !== null);
+    const usd = blockChecks.map(usdBudgetOf).filter((n): n is number => n !== null);
+    if (lamports.length > 0 || usd.length > 0)
+      out.push({
+        block,
+        revocation_id: ids[block] ?? '',
+        per_day_lamports: lamports.length > 0 ? Math.min(...lamports) : null,
+        per_day_usd_micros: usd.length > 0 ? BigInt(Math.min(...usd)) : null,
+      });
   });
   return out;
+}
+
+/** The budget figures the credential's checks state, by kind: the signer states each as kept. */
+interface StatedBudgets {
+  lamports: ReadonlySet<number>;
+  usd: ReadonlySet<number>;
 }
 
 /** The refusal of a chain with a revoked block (the first one), or null. */
@@ -106,16 +129,20 @@ export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifi
   const issuedById = new Map(opts.issued.map((c) => [c.revocation_id, c]));
   const revoked = new Set(opts.revoked);
 
-  function authorizeWith(token: BiscuitToken, req: CredentialRequest, now: Date, budgets: ReadonlySet<number>) {
+  function authorizeWith(token: BiscuitToken, req: CredentialRequest, now: Date, budgets: StatedBudgets) {
     // The builder and each fact are consumed by the call they are passed to (the library takes them over).
     const builder = new lib.AuthorizerBuilder();
     // The budgets the signer keeps for this credential (the gate judges them on the ledger's usage): stated, so
     // each block's budget check holds.
-    for (const n of budgets) {
-      const fact = lib.Fact.fromString(`${BUDGET_PREDICATE}({v})`);
-      fact.set('v', n);
-      builder.addFact(fact);
-    }
+    for (const [predicate, figures] of [
+      [BUDGET_PREDICATE, budgets.lamports],
+      [USD_BUDGET_PREDICATE, budgets.usd],
+    ] as const)
+      for (const n of figures) {
+        const fact = lib.Fact.fromString(`${predicate}({v})`);
+        fact.set('v', n);
+        builder.addFact(fact);
+      }
     for (const { predicate, term } of requestFacts(req, now)) {
       const fact = lib.Fact.fromString(`${predicate}({v})`);
       fact.set(
@@ -185,18 +212,22 @@ export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifi
       let live = true;
       const budgets = budgetsOf(ids, checks);
       // Every figure a budget check states (a block stating two keeps the smaller; both checks must hold).
-      const stated = new Set(
-        checks
-          .flat()
-          .map(budgetOf)
-          .filter((n): n is number => n !== null),
-      );
+      const statedOf = (of: (check: string) => number | null) =>
+        new Set(
+          checks
+            .flat()
+            .map(of)
+            .filter((n): n is number => n !== null),
+        );
+      const stated: StatedBudgets = { lamports: statedOf(budgetOf), usd: statedOf(usdBudgetOf) };
+      const usdBlock = checks.findIndex(limitsUsd);
       const credential: VerifiedCredential = {
         root,
         revocationIds: ids,
         id: ids[ids.length - 1] ?? '',
         checks,
         budgets,
+        usdLimitedBy: usdBlock < 0 ? null : usdBlock,
         authorize: (req, now) => {
           if (!live) throw new Error('a credential is authorized after it was disposed');
           // Judged again later (after a simulation, after an approval's wait): a revocation since then refuses.

@@ -53,6 +53,12 @@ export const REQUEST_FACTS = [
       '`check` and `sign`, after the simulation only: the lamports the key loses (fee included); limit it with `reject if`',
   },
   {
+    predicate: 'usd_micros_out',
+    term: 'integer',
+    meaning:
+      '`check` and `sign`, after the simulation, when the spend was valued: what the transaction takes out of the key in micro-dollars (1 USD = 1000000), the figure the ledger records; limit it with `reject if`',
+  },
+  {
     predicate: 'destination',
     term: 'string',
     meaning:
@@ -72,13 +78,39 @@ export const ROOT_PREDICATE = 'root';
  */
 export const BUDGET_PREDICATE = 'per_day_lamports';
 
-/** The one form a budget check takes; the figure is a whole number of lamports. */
-const BUDGET_CHECK = new RegExp(`^check if ${BUDGET_PREDICATE}\\((\\d{1,16})\\)$`);
+/**
+ * A block's daily dollar budget, the same way: `check if per_day_usd_micros(N)`, N whole micro-dollars (the unit the
+ * ledger records each sign's value in, `usd_micros`), counted on what the block's intents recorded, never re-priced.
+ */
+export const USD_BUDGET_PREDICATE = 'per_day_usd_micros';
+
+/** The one form a budget check takes; the figure is a whole number (of lamports, or of micro-dollars). */
+const budgetCheck = (predicate: string): RegExp => new RegExp(`^check if ${predicate}\\((\\d{1,16})\\)$`);
+const BUDGET_CHECK = budgetCheck(BUDGET_PREDICATE);
+const USD_BUDGET_CHECK = budgetCheck(USD_BUDGET_PREDICATE);
 
 /** The lamport budget a check states, or null for any other check. */
 export function budgetOf(check: string): number | null {
   const n = BUDGET_CHECK.exec(check.trim())?.[1];
   return n === undefined ? null : Number(n);
+}
+
+/** The micro-dollar budget a check states, or null for any other check. */
+export function usdBudgetOf(check: string): number | null {
+  const n = USD_BUDGET_CHECK.exec(check.trim())?.[1];
+  return n === undefined ? null : Number(n);
+}
+
+/** The predicate of a check that limits dollars per transaction (`reject if usd_micros_out($n), $n > N`). */
+export const USD_OUT_PREDICATE = 'usd_micros_out';
+
+/**
+ * Whether a block's checks limit dollars (per transaction or per day): such a credential cannot let a sign through
+ * whose spend was not valued, since a `reject if` on a fact never stated would pass it.
+ */
+export function limitsUsd(checks: readonly string[]): boolean {
+  const named = new RegExp(`(?<![.\\w$:])(${USD_OUT_PREDICATE}|${USD_BUDGET_PREDICATE})\\(`);
+  return checks.some((c) => named.test(c.replace(/"(?:[^"\\]|\\.)*"/g, '""')));
 }
 
 export type RequestPredicate = (typeof REQUEST_FACTS)[number]['predicate'];
@@ -103,6 +135,8 @@ export interface CredentialRequest {
 export interface SpendFacts {
   lamports_out: number;
   destinations: readonly string[];
+  /** Micro-dollars out, when the spend was valued (absent: no `usd_micros_out` fact). */
+  usd_micros_out?: number;
 }
 
 export type FactTerm = { string: string } | { date: Date } | { integer: number };
@@ -122,6 +156,8 @@ export function requestFacts(req: CredentialRequest, now: Date): { predicate: Re
   if (req.spend !== undefined) {
     facts.push({ predicate: 'lamports_out', term: { integer: req.spend.lamports_out } });
     for (const d of new Set(req.spend.destinations)) facts.push({ predicate: 'destination', term: { string: d } });
+    if (req.spend.usd_micros_out !== undefined)
+      facts.push({ predicate: 'usd_micros_out', term: { integer: req.spend.usd_micros_out } });
   }
   return facts;
 }
@@ -135,12 +171,14 @@ export function blockProblem(source: string, authority: boolean): string | null 
   for (const raw of code.split(';')) {
     const statement = raw.trim();
     if (statement === '') continue;
-    if (budgetOf(statement) !== null) {
-      if (!Number.isSafeInteger(budgetOf(statement))) return 'a per_day_lamports budget too large to count';
+    const budget = budgetOf(statement) ?? usdBudgetOf(statement);
+    if (budget !== null) {
+      if (!Number.isSafeInteger(budget)) return 'a daily budget too large to count';
       continue;
     }
-    if (new RegExp(`(?<![.\\w$:])${BUDGET_PREDICATE}\\(`).test(statement))
-      return `a ${BUDGET_PREDICATE} check not written as check if ${BUDGET_PREDICATE}(N)`;
+    for (const predicate of [BUDGET_PREDICATE, USD_BUDGET_PREDICATE])
+      if (new RegExp(`(?<![.\\w$:])${predicate}\\(`).test(statement))
+        return `a ${predicate} check not written as check if ${predicate}(N)`;
     const isCheck = /^(check if|check all|reject if)\s/.test(statement);
     // The root block states who it is (`root("name")`); every other statement anywhere is a check.
     const isRootFact = authority && new RegExp(`^${ROOT_PREDICATE}\\(""\\)$`).test(statement);

@@ -77,6 +77,7 @@ export class PrimaryTracker {
   private fence = 0;
   private searching: Promise<PostgresServer> | null = null;
   private warning: string | null = null;
+  private readonly failoverListeners: ((timeline: number) => void)[] = [];
   private closed = false;
   private readonly first: PostgresServer;
 
@@ -119,9 +120,24 @@ export class PrimaryTracker {
    */
   admit(server: PostgresServer, state: ServerState): boolean {
     if (!state.writable || state.timeline === null || state.timeline < this.fence) return false;
-    this.fence = state.timeline;
+    this.moveFence(state.timeline);
     if (this.primary?.server === server) this.primary.timeline = state.timeline;
     return true;
+  }
+
+  /**
+   * Calls `listener` with the new timeline each time a writable server on a newer timeline than one already
+   * written to is found: a failover happened (the first timeline this process sees is no failover).
+   */
+  onFailover(listener: (timeline: number) => void): void {
+    this.failoverListeners.push(listener);
+  }
+
+  private moveFence(timeline: number): void {
+    const before = this.fence;
+    this.fence = timeline;
+    if (before === 0 || timeline <= before) return;
+    for (const listener of this.failoverListeners) listener(timeline);
   }
 
   /** A connection to `server` was lost, or it refused a write or a check: look for the primary again. */
@@ -151,7 +167,7 @@ export class PrimaryTracker {
           best = { server: a.server, state: a.state, timeline: t };
       }
       if (best) {
-        this.fence = best.timeline;
+        this.moveFence(best.timeline);
         this.primary = { server: best.server, timeline: best.timeline };
         this.warning = best.state.replicationWarning;
         this.opts.onChange?.(best.server, best.timeline, this.warning);

@@ -52,6 +52,8 @@ export async function openPostgresLedger(
   // Every read is a round trip to the server, where the head costs as much as the entries: the books read the
   // entries alone.
   const books = usageBooksOver(driver, { headFirst: false });
+  // After a failover the chain may be shorter than what the books read (docs/ledger.md, "Failover"): read anew.
+  driver.primary.onFailover(() => books.reset());
   const ledger = sqlLedger(driver, books, {
     store: 'postgres',
     ...locks.parts,
@@ -67,5 +69,6 @@ export async function openPostgresLedger(
     ...ledger,
     ping: () => driver.ping(),
     warning: () => driver.primary.replicationWarning(),
+    onFailover: (listener) => driver.primary.onFailover(listener),
   };
 }

@@ -490,5 +490,10 @@ export interface Ledger extends AuditLog, Reservations, KeyLocks, Halts, Approva
   ping(): Promise<void>;
   /** What the store cannot promise now (PostgreSQL: acknowledged writes that a failover could lose), or null. */
   warning?(): string | null;
+  /**
+   * PostgreSQL: calls `listener` when the ledger moves to a server on a newer timeline than the one it wrote to
+   * (a failover, after which the last commits of an asynchronous primary may be missing). Absent: no failover.
+   */
+  onFailover?(listener: (timeline: number) => void): void;
   close(): Promise<void>;
 }

@@ -60,6 +60,8 @@ export class UsageBooks {
    * key's cap is.
    */
   private readonly blocks = new Map<string, HeldBook>();
+  /** Counts resets: a read that began before one folds nothing. */
+  private epoch = 0;
 
   constructor(
     private readonly source: UsageSource,
@@ -92,8 +94,9 @@ export class UsageBooks {
 
   /** The key's book with every entry written before this call folded in. */
   private async current(name: string, now: number, kind: 'key' | 'block' = 'key'): Promise<UsageBook> {
+    const epoch = this.epoch;
     this.starting ??= this.source.headSeq().then((seq) => {
-      this.cursor ??= seq;
+      if (epoch === this.epoch) this.cursor ??= seq;
     });
     await this.starting;
     let held = (kind === 'key' ? this.books : this.blocks).get(name);
@@ -111,18 +114,34 @@ export class UsageBooks {
    * folded by another read, and are skipped.
    */
   private async catchUp(): Promise<void> {
+    const epoch = this.epoch;
     for (;;) {
       // Read before the entries, so the entries read next hold every sign entry up to it.
       const head = this.opts.headFirst ? await this.source.headSeq() : null;
       if (head !== null && this.cursor !== null && head <= this.cursor) return;
       const from = this.cursor ?? 0;
       const rows = await this.source.signEntriesAfter(from, PAGE);
+      if (epoch !== this.epoch) return;
       for (const { seq, entry } of rows) this.fold(seq, entry);
       if (rows.length < PAGE) {
         if (head !== null && this.cursor !== null && head > this.cursor) this.cursor = head;
         return;
       }
     }
+  }
+
+  /**
+   * Forgets every book and the cursor: the next read loads anew from the store. For a failover that lost the last
+   * commits (asynchronous replication): the new primary's chain is shorter than what was read, and gives the lost
+   * entries' sequence numbers to new ones, which a cursor past them would never read (a key's usage would then
+   * lack signs made after the failover). The lost entries leave the books with it.
+   */
+  reset(): void {
+    this.epoch++;
+    this.cursor = null;
+    this.starting = null;
+    this.books.clear();
+    this.blocks.clear();
   }
 
   /**

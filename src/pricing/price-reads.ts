@@ -18,9 +18,9 @@ export interface PricePlan {
   addresses: readonly string[];
 }
 
-/** The plan for `key`, or null when it has no dollar caps (nothing extra is read). */
-export function pricePlan(key: KeyConfig, prices: PricesConfig | undefined): PricePlan | null {
-  if (key.usd === undefined || key.usd === null || prices === undefined) return null;
+/** The plan for `key`, or null when it has no dollar caps and none are `wanted` (nothing extra is read). */
+export function pricePlan(key: KeyConfig, prices: PricesConfig | undefined, wanted = false): PricePlan | null {
+  if (prices === undefined || (!wanted && (key.usd === undefined || key.usd === null))) return null;
   const assets = ['SOL', ...(key.tokens ?? []).map((t) => t.mint)];
   const addresses: string[] = [];
   const sources = new Map<string, { source: PriceSource; index: number }>();

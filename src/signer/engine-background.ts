@@ -1,6 +1,7 @@
 /**
  * What the engine runs beside its requests: the watcher of sign-only and orphaned transactions (resumed from the
- * ledger at start, and looked for again on a cadence), and the treasury reconciliation passes.
+ * ledger at start, and looked for again on a cadence), the treasury reconciliation passes, and the look for spends
+ * a failover lost.
  */
 import type { SignatureNotices } from '../rpc/notice-types';
 import type { RpcClient } from '../rpc/types';
@@ -12,6 +13,7 @@ import { errorMessage } from '../util/errors';
 import { nowSeconds } from '../util/time';
 import type { EngineLogger } from './engine-deps';
 import type { TripwireDeps } from './flow/tripwire';
+import { watchFailovers } from './flow/failover-spends';
 import { createSignedWatcher, type SignedWatcher } from './flow/watch-signed';
 import type { HaltBook } from './halts';
 import type { Policy } from './policy';
@@ -93,6 +95,14 @@ export function startBackground(deps: BackgroundDeps): Background {
       .catch((e: unknown) => log.warn({ err: errorMessage(e) }, 'the look for orphaned transactions failed'));
   }, config.timings.orphan_sweep_ms);
   sweepTimer.unref();
+  // After a failover, landed spends the ledger lost with the former primary halt their keys (docs/ledger.md).
+  const failovers = watchFailovers({
+    chain,
+    ledger,
+    tripwire: deps.tripwire,
+    keys: () => policy().keys,
+    timings: config.timings,
+  });
 
   return {
     watcher,
@@ -100,6 +110,7 @@ export function startBackground(deps: BackgroundDeps): Background {
     async close() {
       if (reconcileTimer !== null) clearInterval(reconcileTimer);
       clearInterval(sweepTimer);
+      await failovers.close();
       await resumed;
       await sweeping;
       await watcher.close();

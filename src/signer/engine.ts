@@ -30,7 +30,8 @@ import { keyUsage } from './flow/preflight';
 import { approvalPolicyNow } from './flow/policy-now';
 import { signTransaction, type SignFlowDeps } from './flow/sign-transaction';
 import { checkTransaction } from './flow/transaction-check';
-import { budgetSpent } from './policy/rules/credential-budget';
+import { budgetSpent, budgetSpentUsd, remainingUsdBudget } from './policy/rules/credential-budget';
+import { formatUsd } from '../util/usd-amounts';
 import { createHaltBook } from './halts';
 import { treasuryStatus, type TreasuryStatus } from '../treasury/status';
 import { haltKeys } from './halt-keys';
@@ -188,11 +189,18 @@ export function createEngine(deps: EngineDeps): SignerEngine {
       const now = nowSeconds();
       return Promise.all(
         credentialBudgets(principal).map(async (b) => {
-          const spent = budgetSpent({ ...b, usage: await ledger.blockUsage(b.revocation_id, now) });
+          const fact = { ...b, usage: await ledger.blockUsage(b.revocation_id, now) };
+          const spent = budgetSpent(fact);
+          const usdLeft = remainingUsdBudget(fact);
           return {
-            ...b,
+            block: b.block,
+            revocation_id: b.revocation_id,
+            per_day_lamports: b.per_day_lamports,
             spent_or_reserved_24h: spent,
-            remaining_lamports: Math.max(0, b.per_day_lamports - spent),
+            remaining_lamports: b.per_day_lamports === null ? null : Math.max(0, b.per_day_lamports - spent),
+            per_day_usd: b.per_day_usd_micros === null ? null : formatUsd(b.per_day_usd_micros),
+            spent_or_reserved_usd_24h: b.per_day_usd_micros === null ? null : formatUsd(budgetSpentUsd(fact)),
+            remaining_usd: usdLeft === null ? null : formatUsd(usdLeft),
           };
         }),
       );

@@ -65,7 +65,11 @@ export const FIGURES = {
     meaning:
       'what this transaction takes out of the key in dollars (SOL and every mint it lowers, at price + confidence)',
   },
-  usd_cap: { type: 'string', meaning: 'the dollar limit it would pass (`usd.per_tx` or `usd.per_day`)' },
+  usd_cap: {
+    type: 'string',
+    meaning:
+      "the dollar limit it would pass (`usd.per_tx`, `usd.per_day`, or a credential block's daily dollar budget)",
+  },
   block: { type: 'integer', meaning: 'the block of the credential presented whose limit refused (0: its root)' },
   revocation_id: { type: 'string', meaning: "that block's revocation id (hex)" },
 } as const satisfies Record<string, { type: FigureType; meaning: string }>;
@@ -118,7 +122,14 @@ export const REASONS = {
     meaning:
       'a spend check of the credential presented refused what the simulation moves (`detail` names its block and check)',
     action: 'spend less, or pay a destination the credential allows; or ask its giver for one that allows it',
-    figures: ['requested', 'destination'],
+    figures: ['requested', 'destination', 'usd_requested'],
+  },
+  credential_unpriced: {
+    check: 'authorized',
+    meaning:
+      "the credential presented limits dollars (`block`: its first block that does) but this transaction's spend could not be valued (no price for what it spends); it is never let through unpriced",
+    action: "use a key the operator prices (`prices.feeds`, the key's `usd`), or a credential without dollar limits",
+    figures: ['block', 'requested'],
   },
   fee_payer_not_key: {
     check: 'fee_payer',
@@ -447,6 +458,13 @@ export const REASONS = {
       'this spend would pass the daily budget of a block of the credential presented (`per_day_lamports`: its signs on every key together)',
     action: "wait, or spend less: `key_show` shows each block's budget and what is left of it; or ask its giver",
     figures: ['block', 'revocation_id', 'spent', 'requested', 'cap'],
+  },
+  credential_usd_budget: {
+    check: 'limits',
+    meaning:
+      'this spend would pass the daily dollar budget of a block of the credential presented (`per_day_usd_micros`: its signs on every key together, at the value each recorded)',
+    action: "wait, or spend less: `key_show` shows each block's budget and what is left of it; or ask its giver",
+    figures: ['block', 'revocation_id', 'usd_spent', 'usd_requested', 'usd_cap'],
   },
   usd_per_tx_cap: {
     check: 'limits',

@@ -20,7 +20,15 @@ export type CredentialSpendCheck = (spend: {
   key: string;
   lamports_out: number;
   destinations: readonly string[];
+  /** Micro-dollars out, when the spend was valued. */
+  usd_micros_out?: number;
 }) => { message: string } | null;
+
+/** A presented credential's spend checks, and its first block that limits dollars (null: none does). */
+export interface CredentialSpend {
+  check: CredentialSpendCheck;
+  usdLimitedBy: number | null;
+}
 
 /** One block of a presented credential, as `key_show` shows it and the audit log names it. */
 export interface CredentialBlock {
@@ -32,21 +40,30 @@ export interface CredentialBlock {
   checks: string[];
 }
 
-/** A block's daily lamport budget (`check if per_day_lamports(N)`), kept in the ledger under its revocation id. */
+/**
+ * A block's daily budgets (`check if per_day_lamports(N)`, `check if per_day_usd_micros(N)`), kept in the ledger under
+ * its revocation id; a block states one or both.
+ */
 export interface CredentialBudget {
   block: number;
   revocation_id: string;
   /** Lamports its signs may reserve and spend in 24 h, all keys together (the smallest, if it states several). */
-  per_day_lamports: number;
+  per_day_lamports: number | null;
+  /** Micro-dollars its signs may reserve and spend in 24 h, on the value each intent recorded; null: none. */
+  per_day_usd_micros: bigint | null;
 }
 
 /** A block's budget as `key_show` shows it: the budget, what its signs spent or reserved in 24 h, what is left. */
 export interface BudgetView {
   block: number;
   revocation_id: string;
-  per_day_lamports: number;
+  per_day_lamports: number | null;
   spent_or_reserved_24h: number;
-  remaining_lamports: number;
+  remaining_lamports: number | null;
+  /** Dollars (`"20.00"`) of the dollar budget, what its signs recorded in 24 h, and what is left; null without one. */
+  per_day_usd: string | null;
+  spent_or_reserved_usd_24h: string | null;
+  remaining_usd: string | null;
 }
 
 /**
@@ -61,6 +78,8 @@ export interface PresentedCredential {
   spend: CredentialSpendCheck;
   /** The budgets of the blocks that state one, in block order: a sign must fit every one. */
   budgets: readonly CredentialBudget[];
+  /** The first block that limits dollars (per transaction or per day), or null: such a sign must be valued. */
+  usd_limited_by: number | null;
 }
 
 /** Who asks: an agent's token (may touch only its keys), or an operator (every key: the host's CLI unnamed, a named
@@ -70,8 +89,14 @@ export type Principal =
   | { kind: 'operator'; name?: string };
 
 /** The principal's credential spend checks, if it presented a credential. */
-export function credentialSpendCheck(p: Principal): CredentialSpendCheck | undefined {
-  return p.kind === 'token' ? p.credential?.spend : undefined;
+export function credentialSpendCheck(p: Principal): CredentialSpend | undefined {
+  if (p.kind !== 'token' || p.credential === undefined) return undefined;
+  return { check: p.credential.spend, usdLimitedBy: p.credential.usd_limited_by };
+}
+
+/** Whether the principal's credential limits dollars: its signs must then be valued, on any key. */
+export function credentialLimitsUsd(p: Principal): boolean {
+  return p.kind === 'token' && (p.credential?.usd_limited_by ?? null) !== null;
 }
 
 /** The budgets a sign by this principal must fit (none for a bearer token or an operator). */

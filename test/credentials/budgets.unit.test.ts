@@ -34,7 +34,7 @@ test('narrowing writes the budget; the verifier reads each block budget with its
   if (!v.ok) throw new Error(v.refusal.message);
   expect(v.credential.checks[1]).toEqual(['check if per_day_lamports(100000000)']);
   expect(v.credential.budgets).toEqual([
-    { block: 1, revocation_id: child.revocationId, per_day_lamports: 100_000_000 },
+    { block: 1, revocation_id: child.revocationId, per_day_lamports: 100_000_000, per_day_usd_micros: null },
   ]);
   expect(v.credential.authorize({ ...SIGN, mode: 'sign_only' }, NOW)).toBeNull();
   expect(v.credential.authorize({ ...SIGN, spend: { lamports_out: 5, destinations: [] } }, NOW)).toMatchObject({

@@ -34,6 +34,9 @@ const narrowing: fc.Arbitrary<Narrowing> = fc
       expiresAt: fc.integer({ min: -3600, max: 3600 }).map((s) => new Date(NOW + s * 1000)),
       perTxLamports: fc.integer({ min: 0, max: 3_000_000 }),
       destinations: fc.subarray(ADDRESSES, { minLength: 1 }),
+      // Dollars with cents, as narrowing takes them ($0.00 to $20.00).
+      perTxUsd: fc.integer({ min: 0, max: 2_000 }).map((cents) => (cents / 100).toFixed(2)),
+      perDayUsd: fc.integer({ min: 0, max: 2_000 }).map((cents) => (cents / 100).toFixed(2)),
     },
     { requiredKeys: [] },
   )
@@ -56,6 +59,7 @@ const request: fc.Arbitrary<{ req: CredentialRequest; at: Date }> = fc.record({
       spend: fc.record({
         lamports_out: fc.integer({ min: 0, max: 4_000_000 }),
         destinations: fc.subarray(ADDRESSES),
+        usd_micros_out: fc.integer({ min: 0, max: 25_000_000 }),
       }),
     }),
   ),

@@ -1,6 +1,7 @@
 /**
  * UsageBooks over a chain kept in this test (the real stores run the contract in contract.ts): what a read asks
- * of its source when the head is read first, and that reads finishing out of order fold every entry once.
+ * of its source when the head is read first, that reads finishing out of order fold every entry once, and that a
+ * reset after a failover reads the chain anew.
  */
 import { UsageBooks, type UsageSource } from '../../src/ledger/usage-books';
 import { usageOf } from '../../src/ledger/usage-book';
@@ -116,6 +117,20 @@ describe('UsageBooks', () => {
       expect(await books.usage('k', NOW)).toEqual(fresh(chain));
     });
   }
+
+  it('after a failover that lost the last entries, reset reads the shorter chain anew and sees what reuses their numbers', async () => {
+    const chain = new Chain();
+    const books = new UsageBooks(chain);
+    for (let i = 0; i < 3; i++) chain.add(i);
+    await books.usage('k', NOW); // cursor at 3
+    chain.entries = chain.entries.slice(0, 1); // the promoted standby had only the first
+    chain.add(10); // seq 2 again, on the new primary: behind the cursor
+    expect(await books.usage('k', NOW)).not.toEqual(fresh(chain)); // what reset is for
+    books.reset();
+    expect(await books.usage('k', NOW)).toEqual(fresh(chain));
+    chain.add(11);
+    expect(await books.usage('k', NOW)).toEqual(fresh(chain));
+  });
 
   it('without the head read first, every read reads the entries and commits are left to it', async () => {
     const chain = new Chain();

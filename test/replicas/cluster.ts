@@ -187,7 +187,7 @@ export class ReplicaCluster {
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`replica ${index} did not start: ${tail}`)), 30_000);
       child.stderr.on('data', (d: Buffer) => {
-        tail = (tail + d.toString()).slice(-8192);
+        tail = (tail + d.toString()).slice(-65_536); // room for a failover's log lines (failover.test.ts)
         const m = /serving on (\S+)/.exec(tail);
         if (m) {
           clearTimeout(timer);

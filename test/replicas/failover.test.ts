@@ -1,12 +1,23 @@
 /**
- * The ledger's PostgreSQL primary killed under load (docs/ledger.md, "Failover"): a primary and a synchronous
- * standby of the test's own (bench/pg-pair.ts), two signer replicas given both in one multi-host URL, signs in flight on
- * four keys near their caps on the embedded chain at 400 ms blocks. The test plays the orchestrator: kill -9 of the
- * primary, promotion of the standby. Then: every sign an agent saw confirmed is in the new primary's ledger, no key
- * spent past its cap, the hash chain verifies, and the former primary, started again as it was (writable, on the
- * timeline the promotion left behind), receives no write: the replicas' timeline fence keeps them off it even when
- * it is the only writable server left. Every intent ends with its final entry once a restarted replica's watcher
- * ran: when the kill left one open, the synchronous run waits for it to be an orphan (about 80 s more).
+ * The ledger's PostgreSQL primary killed under load (docs/ledger.md, "Failover"): a primary and a standby of the
+ * test's own (bench/pg-pair.ts), two signer replicas given both in one multi-host URL, signs in flight on four keys
+ * near their caps on the embedded chain at 400 ms blocks. The test stands in for the orchestrator
+ * (`orchestratorStandIn`: kill -9 of the primary, promotion of the standby).
+ *
+ * Synchronous standby: every sign an agent saw confirmed is in the new primary's ledger, no key spent past its cap,
+ * the hash chain verifies, and the former primary, started again as it was (writable, on the timeline the promotion
+ * left behind), receives no write: the replicas' timeline fence keeps them off it even when it is the only writable
+ * server left. Every intent ends with its final entry once a restarted replica's watcher ran: when the kill left
+ * one open, the run waits for it to be an orphan (about 80 s more).
+ *
+ * Asynchronous standby: the loss is made to happen, not hoped for. The load pauses, and once the standby has
+ * everything written so far the link it streams through stops carrying the primary's bytes (PgPair.holdReplication,
+ * standing in for a partition or a stalled standby); the load goes on without one key (IDLE_KEY) until 8 more signs
+ * are confirmed; then the same failover. What docs/ledger.md says follows: the signs confirmed while replication
+ * was held are gone from the ledger (intent and final entry), those confirmed before it are all there, the hash
+ * chain verifies over what survived, each key that lost a reservation is halted by the failover check, whose log
+ * names every lost sign and nothing the ledger kept, no key spends past its cap by more than the signs whose
+ * reservation may be gone, and the idle key signs on both replicas after the promotion.
  *
  * Needs the PostgreSQL server binaries (initdb, pg_basebackup: CI installs them with the server); skipped, and
  * says so, without them.
@@ -37,6 +48,19 @@ interface Run {
   code: string | null;
 }
 
+/** What the orchestrator (Patroni, CloudNativePG, a managed service) does on a failover, done by the test. */
+const orchestratorStandIn = {
+  async failover(pair: PgPair): Promise<void> {
+    await pair.kill(pair.primary);
+    await pair.promote(pair.standby);
+  },
+};
+
+/** Asynchronous: the key left idle while replication is held (it loses nothing, so it is never halted). */
+const IDLE_KEY = 'k3';
+/** Signs confirmed while asynchronous replication is held, before the kill. */
+const CONFIRMED_WHILE_HELD = 8;
+
 const maybe = pgPairAvailable() ? describe : describe.skip;
 if (!pgPairAvailable()) console.warn('failover.test.ts skipped: no PostgreSQL server binaries (initdb, pg_basebackup)');
 
@@ -49,7 +73,7 @@ maybe.each([
   let primaryNow: PgServerHandle;
 
   beforeAll(async () => {
-    pair = await PgPair.start({ synchronous });
+    pair = await PgPair.start({ synchronous, link: !synchronous });
     primaryNow = pair.primary;
     cluster = await ReplicaCluster.start({
       keys: Object.fromEntries(KEYS.map((k) => [k, { daily_lamport_cap: CAP }])),
@@ -70,7 +94,7 @@ maybe.each([
   };
   const codeOf = (reply: ToolReply) => (reply.structured as { error?: { code?: string } } | null)?.error?.code ?? null;
 
-  it('kill -9 of the primary mid-load, the standby promoted: signs continue; synchronous: nothing confirmed is lost, no cap is passed, every intent ends, the former primary gets no write; the chain verifies', async () => {
+  it('kill -9 of the primary mid-load, the standby promoted: signs continue; synchronous: nothing confirmed is lost, no cap is passed, every intent ends, the former primary gets no write; asynchronous: exactly the signs confirmed while replication was held are lost and their keys are halted by the failover check; the chain verifies', async () => {
     // Asynchronous: /ready warns from the start that a failover can lose acknowledged writes.
     for (const i of [0, 1]) {
       const warning = (await readyDetail(i)).body.detail?.ledger_warning;
@@ -84,10 +108,25 @@ maybe.each([
     const runs: Run[] = [];
     let stop = false;
     let unique = 0;
+    // Asynchronous: the load pauses while replication is held (no key nears its cap on a slow machine meanwhile,
+    // and no sign is in flight across the hold), then goes on without IDLE_KEY until the promotion, so none of
+    // its reservations can be lost and it keeps signing after the failover while the check halts the keys that
+    // lost some.
+    const inFlight = new Map(KEYS.map((k) => [k, 0]));
+    let paused: { keys: ReadonlySet<string>; until: Promise<void>; resume: () => void } | null = null;
+    const pause = (keys: readonly string[]) => {
+      let resume = () => {};
+      const until = new Promise<void>((r) => (resume = r));
+      const before = paused;
+      paused = { keys: new Set(keys), until, resume };
+      before?.resume();
+    };
     const workers = [0, 1].flatMap((replica) =>
       KEYS.flatMap((key) =>
         Array.from({ length: WORKERS_PER_KEY_AND_REPLICA }, async (_, w) => {
           for (let i = 0; !stop; i++) {
+            while (paused?.keys.has(key)) await paused.until;
+            inFlight.set(key, inFlight.get(key)! + 1);
             const run: Run = { replica, key, started: Date.now(), ended: 0, report: null, code: null };
             const reply = await c()
               .replicas[replica]!.mcp.sign(
@@ -96,6 +135,7 @@ maybe.each([
               )
               .catch(() => null);
             run.ended = Date.now();
+            inFlight.set(key, inFlight.get(key)! - 1);
             if (reply) {
               run.code = codeOf(reply);
               if (run.code === null) run.report = McpHttpClient.report(reply);
@@ -113,25 +153,48 @@ maybe.each([
 
     let killAt = 0;
     let promotedAt = 0;
+    let hold = { caughtUpAt: 0, heldAt: 0 };
     try {
       await waitFor(() => confirmed(0).length >= 8, 30_000, '8 confirmed signs before the kill');
+      if (!synchronous) {
+        pause(KEYS);
+        await waitFor(() => KEYS.every((k) => inFlight.get(k) === 0), 30_000, 'no sign in flight');
+        hold = await pair.holdReplication();
+        pause([IDLE_KEY]);
+        await waitFor(
+          () => confirmed(hold.heldAt).length >= CONFIRMED_WHILE_HELD,
+          60_000,
+          `${CONFIRMED_WHILE_HELD} signs confirmed while replication is held`,
+        );
+      }
       killAt = Date.now();
-      await pair.kill(pair.primary); // the orchestrator's part from here
-      await pair.promote(pair.standby);
+      await orchestratorStandIn.failover(pair);
       primaryNow = pair.standby;
       promotedAt = Date.now();
+      pause([]);
       await waitFor(
         () =>
           confirmed(promotedAt, 0).length >= 1 &&
           confirmed(promotedAt, 1).length >= 1 &&
           KEYS.every((k) =>
-            runs.some((r) => r.key === k && r.started >= promotedAt && r.report?.failed_check === 'limits'),
+            runs.some(
+              (r) =>
+                r.key === k &&
+                r.started >= promotedAt &&
+                (r.report?.failed_check === 'limits' || r.report?.failed_check === 'halted'),
+            ),
           ),
         60_000,
-        'signs confirmed on both replicas after the promotion, and every key at its cap',
+        'signs confirmed on both replicas after the promotion, and every key at its cap or halted',
       );
+    } catch (e) {
+      const since = (from: number) => outcomes(runs.filter((r) => r.started >= from));
+      console.log(`outcomes: all ${outcomes(runs)}; since the hold ${since(hold.heldAt || Date.now())}`);
+      for (const r of c().replicas) console.log(`replica ${r.index} stderr (tail):\n${r.stderr()}`);
+      throw e;
     } finally {
       stop = true;
+      pause([]);
       await Promise.all(workers);
     }
     const firstAfter = Math.min(...confirmed(killAt).map((r) => r.ended));
@@ -144,20 +207,92 @@ maybe.each([
     const all = confirmed(0);
     const lost = all.filter((r) => !intents.has(r.report!.signature));
     const lostFinal = all.filter((r) => r.ended < killAt && !signed.has(r.report!.signature));
-    // Asynchronous: the docs say these can be lost (the table shows how many were); synchronous: none.
+    const sig = (r: Run) => r.report!.signature!;
+    // Confirmed once the promoted standby took writes: there, whatever the mode.
+    expect(all.filter((r) => r.started >= promotedAt && !intents.has(sig(r)))).toEqual([]);
+    // Confirmed while replication was held (asynchronous only): their commits never left the primary.
+    const heldRuns = synchronous ? [] : all.filter((r) => r.started >= hold.heldAt && r.ended < killAt);
     if (synchronous) {
       expect(lost).toEqual([]);
       expect(lostFinal).toEqual([]);
+    } else {
+      // Everything acknowledged while the standby kept up survived; everything acknowledged after the hold is gone.
+      expect(all.filter((r) => r.ended < hold.caughtUpAt && !(intents.has(sig(r)) && signed.has(sig(r))))).toEqual([]);
+      expect(heldRuns.length).toBeGreaterThanOrEqual(CONFIRMED_WHILE_HELD);
+      expect(heldRuns.filter((r) => intents.has(sig(r)) || signed.has(sig(r)))).toEqual([]);
     }
 
-    // No key spent past its cap, on the chain or in the ledger (which charges at least what left the account).
+    // Synchronous: no key spent past its cap, on the chain or in the ledger (which charges at least what left the
+    // account), and the failover check halts none. Asynchronous: a key whose reservations were lost would go on
+    // signing against a usage that lacks them; the failover check finds its landed transactions that the ledger
+    // does not name and halts it (its reason names them, each one a sign of this run whose intent is gone). What
+    // it spent past its cap before that is at most what the signs whose reservation may be gone moved: any sign
+    // that ended after the standby last caught up and started before the promotion, sent (a signature) or unknown
+    // (an error and no report), whose intent is not there.
     const overCap: string[] = [];
+    const halted: string[] = [];
+    const signatureOf = new Map(runs.filter((r) => r.report?.signature).map((r) => [r.report!.signature!, r]));
     for (const k of KEYS) {
       const spent = payersBefore[k]! - (await c().balance(c().keys[k]!.pubkey));
       const [view] = (await c().replicas[0]!.mcp.tool('key_show', { key: k })).structured!.keys as {
         spent_or_reserved_24h: number;
+        halted: { reason: string; by: string } | null;
       }[];
-      if (spent > CAP || view!.spent_or_reserved_24h > CAP) overCap.push(`${k}: spent ${spent}, cap ${CAP}`);
+      if (spent > CAP || view!.spent_or_reserved_24h > CAP)
+        overCap.push(`${k}: spent ${spent} (${((spent - CAP) / SIGN_COST).toFixed(1)} signs past the cap)`);
+      if (view!.halted) halted.push(`${k}: ${view!.halted.by}`);
+      if (synchronous) {
+        expect(view!.halted).toBeNull();
+        continue;
+      }
+      const mayBeGone = runs.filter(
+        (r) =>
+          r.key === k &&
+          r.ended >= hold.caughtUpAt &&
+          r.started < promotedAt &&
+          (r.report === null || (r.report.signature !== null && !intents.has(r.report.signature))),
+      ).length;
+      if (spent > CAP + mayBeGone * SIGN_COST) {
+        const mine = runs.filter((r) => r.key === k);
+        const keyEntries = entries.filter((e) => e.key === k);
+        console.log(
+          `${k} over: spent ${spent}, usage ${view!.spent_or_reserved_24h}, mayBeGone ${mayBeGone}, halted ${view!.halted?.by}\n` +
+            `runs ${mine.length}: ${outcomes(mine)}; confirmed ${mine.filter((r) => r.report?.outcome === 'confirmed').length}\n` +
+            `intents ${keyEntries.filter((e) => e.command === 'sign-intent').length}, finals ${keyEntries.filter((e) => e.command === 'sign').length}: ${keyEntries.map((e) => `${e.command}/${e.outcome}/${e.balance_change}`).join(' ')}\n` +
+            `times: caughtUp ${hold.caughtUpAt} held ${hold.heldAt} kill ${killAt} promoted ${promotedAt}\n` +
+            mine
+              .map(
+                (r) =>
+                  `${r.started}-${r.ended} ${r.replica} ${r.report?.outcome ?? r.code}/${r.report?.failed_check} ${r.report?.signature?.slice(0, 8)} intent=${r.report?.signature ? intents.has(r.report.signature) : '-'}`,
+              )
+              .join('\n'),
+        );
+        for (const r of c().replicas)
+          console.log(
+            `replica ${r.index}:\n${r
+              .stderr()
+              .split('\n')
+              .filter((l) => !l.includes('/ready'))
+              .join('\n')}`,
+          );
+      }
+      expect(spent).toBeLessThanOrEqual(CAP + mayBeGone * SIGN_COST);
+      const lostOfKey = heldRuns.filter((r) => r.key === k).map(sig);
+      if (lostOfKey.length > 0) {
+        expect(view!.halted?.by).toBe('signer (failover check)');
+        expect(view!.halted?.reason).toMatch(/^failover check: \d+ landed transaction\(s\) of this key/);
+        // The reason counts them; each replica's log names them all.
+        const named = [...new Set(c().replicas.flatMap((r) => failoverCheckLog(r.stderr(), k)))];
+        // every confirmed sign lost before the kill is named (they had all landed when the check ran) ...
+        expect(lostOfKey.filter((s) => !named.includes(s))).toEqual([]);
+        // ... and no sign whose intent the ledger kept, nor any of another key. A named one may have a final entry:
+        // a sign whose intent was lost and that confirmed after the promotion writes its final there, later than
+        // the check. A signature the test never saw is a sign whose agent got an error and no report, sent all the
+        // same (each counted in mayBeGone).
+        const wrong = named.filter((s) => intents.has(s) || (signatureOf.get(s)?.key ?? k) !== k);
+        expect(wrong.map((s) => `${s}: intent ${intents.has(s)}, key ${signatureOf.get(s)?.key}`)).toEqual([]);
+        expect(named.length).toBeLessThanOrEqual(mayBeGone);
+      } else if (view!.halted) expect(view!.halted.by).toBe('signer (failover check)');
     }
     if (synchronous) expect(overCap).toEqual([]);
 
@@ -181,10 +316,16 @@ maybe.each([
         `confirmed after the kill  ${confirmed(killAt).length} (replica 1: ${confirmed(killAt, 0).length}, replica 2: ${confirmed(killAt, 1).length})`,
         `outcomes                  ${outcomes(runs)}`,
         `errors (no report)        ${runs.filter((r) => r.report === null).length} (${[...new Set(runs.map((r) => r.code).filter((x) => x !== null))].join(', ')})`,
+        ...(synchronous
+          ? []
+          : [
+              `replication held          ${killAt - hold.heldAt} ms before the kill, ${heldRuns.length} signs confirmed meanwhile`,
+            ]),
         `kill to promotion         ${promotedAt - killAt} ms`,
         `signing stopped           ${firstAfter - killAt} ms (kill to the first confirmed sign started after it)`,
         `confirmed lost            ${lost.length} intents, ${lostFinal.length} final entries`,
         `keys over their cap       ${overCap.length === 0 ? 'none' : overCap.join('; ')}`,
+        `keys halted               ${halted.length === 0 ? 'none' : halted.join('; ')}`,
       ].join('\n'),
     );
 
@@ -232,6 +373,17 @@ maybe.each([
     expect(await writesSinceStart(pair.primary)).toBe(0);
   }, 360_000);
 });
+
+/** The signatures a replica's failover check logged for `key` (its error line, JSON). */
+function failoverCheckLog(stderr: string, key: string): string[] {
+  return stderr
+    .split('\n')
+    .filter((l) => l.includes('"failover check: landed spends'))
+    .flatMap((l) => {
+      const line = JSON.parse(l) as { key?: string; signatures?: string[] };
+      return line.key === key ? (line.signatures ?? []) : [];
+    });
+}
 
 /** `outcome[/failed_check] count`, most frequent first. */
 function outcomes(runs: Run[]): string {

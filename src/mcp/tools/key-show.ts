@@ -137,13 +137,14 @@ const KEY_VIEW_SCHEMA: Json = {
 const CREDENTIAL_SCHEMA: Json = {
   type: 'object',
   description:
-    "Present when the request's bearer is a credential (docs/credentials.md): its own block, every block's checks (each binds: a sign must pass all of them and the key's policy), the earliest expiry and the smallest per-transaction lamport limit they state, and each block's daily budget with what is left of it.",
+    "Present when the request's bearer is a credential (docs/credentials.md): its own block, every block's checks (each binds: a sign must pass all of them and the key's policy), the earliest expiry and the smallest per-transaction lamport and dollar limits they state, and each block's daily budget with what is left of it.",
   properties: {
     root: { type: 'string' },
     block: { type: 'integer' },
     revocation_id: { type: 'string' },
     expires_at: nullable('string'),
     per_tx_lamports: nullable('integer'),
+    per_tx_usd: nullable('string'),
     blocks: {
       type: 'array',
       items: {
@@ -159,21 +160,33 @@ const CREDENTIAL_SCHEMA: Json = {
     budgets: {
       type: 'array',
       description:
-        "Each block's daily budget (`per_day_lamports`, all keys together): what its signs spent or reserved in 24 h and what is left; a sign must fit every one.",
+        "Each block's daily budgets (`per_day_lamports`, `per_day_usd_micros`; all keys together): what its signs spent or reserved in 24 h and what is left (dollars as strings with cents, the figures the ledger recorded); null where the block states no such budget. A sign must fit every one.",
       items: {
         type: 'object',
         properties: {
           block: { type: 'integer' },
           revocation_id: { type: 'string' },
-          per_day_lamports: { type: 'integer' },
+          per_day_lamports: nullable('integer'),
           spent_or_reserved_24h: { type: 'integer' },
-          remaining_lamports: { type: 'integer' },
+          remaining_lamports: nullable('integer'),
+          per_day_usd: nullable('string'),
+          spent_or_reserved_usd_24h: nullable('string'),
+          remaining_usd: nullable('string'),
         },
-        required: ['block', 'revocation_id', 'per_day_lamports', 'spent_or_reserved_24h', 'remaining_lamports'],
+        required: [
+          'block',
+          'revocation_id',
+          'per_day_lamports',
+          'spent_or_reserved_24h',
+          'remaining_lamports',
+          'per_day_usd',
+          'spent_or_reserved_usd_24h',
+          'remaining_usd',
+        ],
       },
     },
   },
-  required: ['root', 'block', 'revocation_id', 'expires_at', 'per_tx_lamports', 'blocks', 'budgets'],
+  required: ['root', 'block', 'revocation_id', 'expires_at', 'per_tx_lamports', 'per_tx_usd', 'blocks', 'budgets'],
 };
 
 export const keyShowTool: Tool = {

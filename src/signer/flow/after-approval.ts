@@ -22,7 +22,7 @@ import { judgeSimulation } from './judge';
 import type { Figures } from './simulate';
 import type { UsdSpend } from '../../pricing/usd-spend';
 import { stop, type StepWith } from './step';
-import type { CredentialSpendCheck } from '../types';
+import type { CredentialSpend } from '../types';
 
 export interface AfterApprovalInput {
   approval: ApprovalRecord;
@@ -39,7 +39,7 @@ export interface AfterApprovalInput {
   usd: UsdSpend | null;
   report: Report;
   /** The spend checks of the credential the request came with, judged again now. */
-  credential?: CredentialSpendCheck;
+  credential?: CredentialSpend;
 }
 
 /** The key policies whose caps the gate applies: the one the sign began with, and the current one if it differs. */

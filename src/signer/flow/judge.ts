@@ -9,7 +9,7 @@ import type { KeyConfig } from '../../config/types';
 import type { Usage } from '../../ledger/types';
 import type { UsdSpend } from '../../pricing/usd-spend';
 import type { Report } from '../report';
-import type { CredentialSpendCheck } from '../types';
+import type { CredentialSpend } from '../types';
 import { decide } from '../policy/decide';
 import type { BudgetFact } from '../policy/rules/credential-budget';
 import { recordSimulation, type Figures } from './simulate';
@@ -27,7 +27,7 @@ export function judgeSimulation(
     /** Where this simulation stands in the flow, for a failed simulation's detail (`after approval`). */
     after?: string;
     /** The spend checks of the credential the request came with. */
-    credential?: CredentialSpendCheck;
+    credential?: CredentialSpend;
     /** What it takes out of the key in dollars (flow/usd.ts); null: the key is not priced. */
     usd: UsdSpend | null;
     /** The credential's daily budgets with their usage, to preview like the cap (absent: no preview). */

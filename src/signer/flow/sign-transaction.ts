@@ -15,7 +15,14 @@ import { accountsChangedRefusal } from '../policy/rules/lookup-tables';
 import { foreignFeePayerModeRefusal, signOnlyRefusal } from '../policy/rules/sign-mode';
 import type { Report } from '../report';
 import type { PreparedTransaction } from '../sources/transaction';
-import { credentialBudgets, credentialSpendCheck, type SignInput, type SignMode, type SignProgress } from '../types';
+import {
+  credentialBudgets,
+  credentialLimitsUsd,
+  credentialSpendCheck,
+  type SignInput,
+  type SignMode,
+  type SignProgress,
+} from '../types';
 import { budgetPreview } from './budget-preview';
 import { judgeAfterApproval, type CapKeys } from './after-approval';
 import { approvalNote, awaitApproval, type ApprovalDeps } from './approval';
@@ -89,7 +96,7 @@ export async function signTransaction(
 
   let built = await source.signed(checked.prepared, signer);
   // A key with dollar caps has its price accounts read with each simulation: a price is as fresh as the balances.
-  const pricing = pricingFor(key, deps.prices() ?? undefined);
+  const pricing = pricingFor(key, deps.prices() ?? undefined, credentialLimitsUsd(input.principal));
   let figures = await simulate(chain, built, key, 'sign', priceReads(pricing));
   if (figures.sim.err === 'BlockhashNotFound' && source.refreshable) {
     // The blockhash expired between fetch and simulation: rebuild and re-sign once.

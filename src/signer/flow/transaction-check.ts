@@ -7,7 +7,7 @@ import type { RpcClient } from '../../rpc/types';
 import type { Ledger } from '../../ledger/types';
 import type { Report } from '../report';
 import type { PreparedTransaction } from '../sources/transaction';
-import { credentialBudgets, credentialSpendCheck, type CheckInput } from '../types';
+import { credentialBudgets, credentialLimitsUsd, credentialSpendCheck, type CheckInput } from '../types';
 import { budgetPreview } from './budget-preview';
 import { approvalNeeded } from './approval';
 import type { Begun } from './begin';
@@ -32,7 +32,7 @@ export async function checkTransaction(deps: CheckDeps, input: CheckInput, begun
   const checked = await preflight(preflightDeps, { mode: 'check', key, source, report, signal: input.signal });
   if (!checked.ok) return checked.report;
   if (checked.prepared.foreignFeePayer !== null) report.warnings.push(foreignFeePayerNote(checked.prepared));
-  const pricing = pricingFor(key, deps.prices() ?? undefined);
+  const pricing = pricingFor(key, deps.prices() ?? undefined, credentialLimitsUsd(input.principal));
   const figures = await simulate(chain, source.unsigned(checked.prepared), key, 'check', priceReads(pricing));
   // The same judgement sign makes on the same figures, so check's outcome is what sign would do.
   const judged = judgeSimulation(key, report, figures, {

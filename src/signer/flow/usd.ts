@@ -14,9 +14,12 @@ export interface Pricing {
   bounds: PricesConfig['bounds'];
 }
 
-/** The key's pricing, or null when it has no `usd` caps (nothing extra is read, nothing valued). */
-export function pricingFor(key: KeyConfig, prices: PricesConfig | undefined): Pricing | null {
-  const plan = pricePlan(key, prices);
+/**
+ * The key's pricing, or null when it has no `usd` caps (nothing extra is read, nothing valued) and `wanted` is false.
+ * A credential that limits dollars wants every sign valued, on any key the configured feeds price.
+ */
+export function pricingFor(key: KeyConfig, prices: PricesConfig | undefined, wanted = false): Pricing | null {
+  const plan = pricePlan(key, prices, wanted);
   return plan === null || prices === undefined ? null : { plan, bounds: prices.bounds };
 }
 

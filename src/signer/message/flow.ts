@@ -146,7 +146,7 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
       if (now) return refuse(report, now);
       // The credential the request came with is judged again now (a message moves nothing): one that expired while
       // the operators decided signs nothing.
-      const credential = credentialMessageRefusal(credentialSpendCheck(input.principal), key);
+      const credential = credentialMessageRefusal(credentialSpendCheck(input.principal)?.check, key);
       if (credential) return refuse(report, credential);
       approval = approvalNote(approved.approval);
     }

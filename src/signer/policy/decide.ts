@@ -150,9 +150,9 @@ function simulated(key: KeyConfig, facts: SimulatedFacts, wholeCap: number): Ver
   const m = facts.moves;
   const destination = destinationRefusal(key, m.gains) ?? tokenPolicyRefusal(key, m.tokens, m.mints);
   if (destination) return refused(destination);
-  const narrowed = credentialSpendRefusal(facts.credential, key, m.balanceChange, m.gains);
-  if (narrowed) return refused(narrowed, ['destinations']);
   const spend = facts.usd ?? null;
+  const narrowed = credentialSpendRefusal(facts.credential, key, m.balanceChange, m.gains, spend);
+  if (narrowed) return refused(narrowed, ['destinations']);
   const usdFigures = dollarFigures(key, spend, facts.usage);
   const usd = usdCapRefusal(key, spend, facts.usage?.usdMicros ?? null);
   if (usd) return refused(usd, ['destinations'], usdFigures);
@@ -163,7 +163,9 @@ function simulated(key: KeyConfig, facts: SimulatedFacts, wholeCap: number): Ver
   // The credential's daily budgets, previewed on their usage read before the simulation (bound at the gate).
   const budgets = facts.budgets ?? [];
   const overBudget =
-    budgets.length > 0 && m.balanceChange !== null ? credentialBudgetRefusal(budgets, spendOf(m.balanceChange)) : null;
+    budgets.length > 0 && m.balanceChange !== null
+      ? credentialBudgetRefusal(budgets, spendOf(m.balanceChange), usdMicrosOf(spend))
+      : null;
   if (facts.usage === null)
     return overBudget ? refused(overBudget, ['destinations'], figures) : allowed(['destinations'], figures);
   const cap = capVerdict(key, facts.usage, movesOf(m), wholeCap);
@@ -190,7 +192,7 @@ function gate(keys: readonly KeyConfig[], facts: GateFacts, wholeCap: number): V
   // The key's caps and every budget of the credential that asked: the reservation must fit them all.
   const budgets = facts.budgets ?? [];
   if (budgets.length > 0 && figures.reservation !== undefined) {
-    const over = credentialBudgetRefusal(budgets, figures.reservation);
+    const over = credentialBudgetRefusal(budgets, figures.reservation, usdMicrosOf(spend));
     if (over) return refused(over, [], figures);
   }
   if (facts.halt) return refused(haltRefusal(facts.halt), ['cap'], figures);
@@ -311,6 +313,11 @@ function dollarFigures(key: KeyConfig, spend: UsdSpend | null, usage: Usage | nu
   const left = usage === null ? null : remainingDailyUsd(key, usage.usdMicros, spend);
   if (left !== null) figures.remainingDailyUsd = left;
   return figures;
+}
+
+/** The micro-dollars a valued spend takes out of the key; null when it was not valued. */
+function usdMicrosOf(spend: UsdSpend | null): bigint | null {
+  return spend?.ok === true ? spend.usd : null;
 }
 
 /** A simulation's figures as the caps read them. */

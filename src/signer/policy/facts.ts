@@ -13,7 +13,7 @@ import type { UsdSpend } from '../../pricing/usd-spend';
 import type { UsdMicros } from '../../util/usd-amounts';
 import type { Figures } from '../flow/simulate';
 import type { FeeBound } from '../rules/fee-bound';
-import type { CredentialSpendCheck } from '../types';
+import type { CredentialSpend } from '../types';
 import type { DecimalsOf, MintFlow } from './rules/tokens';
 import type { BudgetFact } from './rules/credential-budget';
 
@@ -58,7 +58,7 @@ export interface SimulatedFacts {
   usd?: UsdSpend | null;
   usage: Usage | null;
   /** The spend checks of the credential the request came with (none for a bearer token). */
-  credential?: CredentialSpendCheck;
+  credential?: CredentialSpend;
   /** Its daily budgets with their usage read before the simulation, to preview (absent: no preview). */
   budgets?: readonly BudgetFact[];
 }

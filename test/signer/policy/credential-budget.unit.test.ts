@@ -7,6 +7,8 @@ import { decide } from '../../../src/signer/policy/decide';
 import type { GateFacts, SimulatedMoves } from '../../../src/signer/policy/facts';
 import type { BudgetFact } from '../../../src/signer/policy/rules/credential-budget';
 import { SYSTEM_PROGRAM } from '../../../src/solana/programs';
+import type { UsdSpend } from '../../../src/pricing/usd-spend';
+import { refusal } from '../../../src/signer/refusals';
 import { listed, policyKey, usage } from './fixtures';
 
 const paying = (lamports: number): SimulatedMoves => ({
@@ -20,13 +22,15 @@ const child = (used: number, unbounded = 0): BudgetFact => ({
   block: 1,
   revocation_id: 'c1'.repeat(64),
   per_day_lamports: 1_000,
-  usage: { lamports: used, unbounded },
+  per_day_usd_micros: null,
+  usage: { lamports: used, unbounded, usdMicros: 0n },
 });
 const grand = (used: number): BudgetFact => ({
   block: 2,
   revocation_id: 'c2'.repeat(64),
   per_day_lamports: 5_000,
-  usage: { lamports: used, unbounded: 0 },
+  per_day_usd_micros: null,
+  usage: { lamports: used, unbounded: 0, usdMicros: 0n },
 });
 
 const key = policyKey({ daily_lamport_cap: 1_000_000 });
@@ -86,5 +90,69 @@ test('after the simulation the budgets are previewed on the usage read then, aft
   // The key's own cap refuses first when both would.
   expect(simulated(401, [child(600)], usage({ lamports: 999_700 }))).toMatchObject({
     refusal: { reason: 'per_day_cap' },
+  });
+});
+
+describe('a daily dollar budget (per_day_usd_micros), on the micro-dollars the intents recorded', () => {
+  const dollars = (usedMicros: bigint, unbounded = 0): BudgetFact => ({
+    block: 1,
+    revocation_id: 'c1'.repeat(64),
+    per_day_lamports: null,
+    per_day_usd_micros: 20_000_000n,
+    usage: { lamports: 0, unbounded, usdMicros: usedMicros },
+  });
+  const valued = (micros: bigint): UsdSpend => ({ ok: true, usd: micros, valued: [] });
+
+  test('a spend reaching the budget exactly passes; one micro-dollar (or one cent) over is refused with figures', () => {
+    expect(gate(400, [dollars(15_000_000n)], { usd: valued(5_000_000n) })).toMatchObject({ outcome: 'allowed' });
+    expect(gate(400, [dollars(15_000_000n)], { usd: valued(5_000_001n) })).toMatchObject({
+      outcome: 'refused',
+      refusal: {
+        reason: 'credential_usd_budget',
+        check: 'limits',
+        figures: {
+          block: 1,
+          revocation_id: 'c1'.repeat(64),
+          usd_spent: '15.00',
+          usd_requested: '5.000001',
+          usd_cap: '20.00',
+        },
+      },
+    });
+    expect(gate(400, [dollars(15_000_000n)], { usd: valued(5_010_000n) })).toMatchObject({
+      refusal: { reason: 'credential_usd_budget', figures: { usd_requested: '5.01' } },
+    });
+  });
+
+  test('a spend that was not valued is refused, never let through a dollar budget', () => {
+    expect(gate(400, [dollars(0n)])).toMatchObject({
+      refusal: { reason: 'credential_unpriced', figures: { block: 1, requested: 400 } },
+    });
+    const stale: UsdSpend = { ok: false, refusal: refusal('price_unavailable', 'no price', {}) };
+    expect(gate(400, [dollars(0n)], { usd: stale })).toMatchObject({ refusal: { reason: 'credential_unpriced' } });
+  });
+
+  test('an intent no figure bounds counts as the whole dollar budget', () => {
+    expect(gate(1, [dollars(0n, 1)], { usd: valued(1n) })).toMatchObject({
+      refusal: { reason: 'credential_usd_budget', figures: { usd_spent: '20.00' } },
+    });
+  });
+
+  test('a block with both budgets must fit both; lamport budgets ignore the dollars', () => {
+    const both: BudgetFact = { ...dollars(0n), per_day_lamports: 1_000 };
+    expect(gate(1_001, [both], { usd: valued(1n) })).toMatchObject({ refusal: { reason: 'credential_budget' } });
+    expect(gate(1_000, [both], { usd: valued(20_000_001n) })).toMatchObject({
+      refusal: { reason: 'credential_usd_budget' },
+    });
+    expect(gate(1_000, [both], { usd: valued(20_000_000n) })).toMatchObject({ outcome: 'allowed' });
+    expect(gate(400, [child(0)])).toMatchObject({ outcome: 'allowed' });
+  });
+
+  test('after the simulation the dollar budget is previewed the same way', () => {
+    const simulated = (usd: UsdSpend | null) =>
+      decide(key, { at: 'simulated', moves: paying(400), usage: usage(), budgets: [dollars(15_000_000n)], usd });
+    expect(simulated(valued(5_000_000n))).toMatchObject({ outcome: 'allowed' });
+    expect(simulated(valued(5_000_001n))).toMatchObject({ refusal: { reason: 'credential_usd_budget' } });
+    expect(simulated(null)).toMatchObject({ refusal: { reason: 'credential_unpriced' } });
   });
 });

@@ -9,15 +9,25 @@ import { spendOf } from '../../../ledger/usage-book';
 import type { LamportGain } from '../../flow/simulate';
 import { SYSTEM_PROGRAM } from '../../../solana/programs';
 import { refusal, type Refusal } from '../../refusals';
-import type { CredentialSpendCheck } from '../../types';
+import type { UsdSpend } from '../../../pricing/usd-spend';
+import { formatUsd } from '../../../util/usd-amounts';
+import type { CredentialSpend, CredentialSpendCheck } from '../../types';
+import { unpricedRefusal } from './credential-budget';
 
+/**
+ * With `usd` (the key's spend valued as its dollar caps value it, or null when the key is not priced) the checks see
+ * `usd_micros_out`. A credential that limits dollars refuses a spend that was not valued, or whose valuation
+ * refused (a price stale or missing): a `reject if` on a fact never stated would otherwise let it through.
+ */
 export function credentialSpendRefusal(
-  check: CredentialSpendCheck | undefined,
+  credential: CredentialSpend | undefined,
   key: KeyConfig,
   balanceChange: number | null,
   gains: readonly LamportGain[],
+  usd: UsdSpend | null,
 ): Refusal | null {
-  if (check === undefined) return null;
+  if (credential === undefined) return null;
+  const { check, usdLimitedBy } = credential;
   if (balanceChange === null)
     return refusal(
       'spend_unknown',
@@ -25,12 +35,23 @@ export function credentialSpendRefusal(
     );
   const lamportsOut = spendOf(balanceChange);
   const destinations = gains.filter((g) => !(g.created && g.owner !== SYSTEM_PROGRAM)).map((g) => g.address);
-  const refused = check({ key: key.name, lamports_out: lamportsOut, destinations });
+  if (usdLimitedBy !== null && usd?.ok !== true)
+    return unpricedRefusal(usdLimitedBy, lamportsOut, usd === null ? null : usd.refusal.message);
+  // Above what an integer fact holds exactly, any dollar limit a credential can state refuses all the same.
+  const usdOut =
+    usd?.ok === true ? Number(usd.usd > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : usd.usd) : null;
+  const refused = check({
+    key: key.name,
+    lamports_out: lamportsOut,
+    destinations,
+    ...(usdOut === null ? {} : { usd_micros_out: usdOut }),
+  });
   if (refused === null) return null;
   const [only] = destinations;
   return refusal('credential_limit', refused.message, {
     requested: lamportsOut,
     ...(destinations.length === 1 && only !== undefined ? { destination: only } : {}),
+    ...(usd?.ok === true ? { usd_requested: formatUsd(usd.usd) } : {}),
   });
 }
 
