@@ -11,6 +11,7 @@ import type { AuditEntry } from '../ledger/types';
 import { SPEND_WINDOW_S } from '../ledger/usage-book';
 import { REASON_NAMES, type Reason } from '../signer/refusals';
 import { parseSince, replaySigns, type ReplayRow } from '../signer/replay';
+import { checkNameFromInput } from '../signer/vocabulary';
 import { SignerError, errorMessage } from '../util/errors';
 import { isRecord } from '../util/is-record';
 import { nowSeconds } from '../util/time';
@@ -73,7 +74,8 @@ export function readCases(file: string): PolicyCase[] {
       key: typeof raw.key === 'string' ? raw.key : null,
       payload,
       expect: raw.expect as PolicyCase['expect'],
-      failed_check: failedCheck ?? null,
+      // A renamed check's old spelling (`chain`) still pins it.
+      failed_check: typeof failedCheck === 'string' ? checkNameFromInput(failedCheck) : null,
       reason: reason as Reason | null,
     };
   });

@@ -1,6 +1,6 @@
 /**
  * The four static resources, written for an agent. They describe what the code does (src/signer: payload.ts,
- * rules/structural.ts, engine.ts, sources/v2-source.ts; src/signer/report.ts); change them together. The kit snippets in
+ * policy/rules/, engine.ts, sources/v2-source.ts; src/signer/report.ts); change them together. The kit snippets in
  * PAYLOAD are run by test/signer/agent-docs.test.ts. The tables of reasons and errors in CHECKS are made from
  * src/signer/refusals.ts and src/util/errors/codes.ts, their one definitions.
  */

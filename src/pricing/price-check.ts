@@ -4,6 +4,11 @@
  * allows partial), fresh on the cluster's own clock read in the same request, and narrow enough. Anything else
  * is a refusal with its figures, so an agent (or an attacker who controls an account) cannot make a spend look
  * cheaper than it is.
+ *
+ * This judges evidence, not a key's policy: whether an oracle read is a fact the dollar caps may use. It stays in
+ * pricing/ (below signer/), beside the reads it checks; a price that fails is a dollar value the flow could not
+ * establish (the `usd` fact is then a refusal), and the policy core refuses a key with dollar caps on it
+ * (policy/rules/usd-caps.ts), never judging the spend as free. usd-spend.ts and price-reads.ts do the same.
  */
 import type { Address } from '@solana/addresses';
 import type { ReadonlyUint8Array } from '@solana/codecs';

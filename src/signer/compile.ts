@@ -7,7 +7,7 @@
 import { getShortU16Encoder } from '@solana/codecs-numbers';
 import { SignerError } from '../util/errors';
 import { decodeAddress, encodeBase58 } from '../util/base58';
-import type { Instruction } from './payload';
+import type { Instruction } from './payload-v1-shape';
 import { MAX_TRANSACTION_BYTES, SIGNATURE_BYTES } from './wire/sizes';
 
 export interface CompiledInstruction {

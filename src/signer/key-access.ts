@@ -4,9 +4,9 @@
  * nor map a pubkey to a name. The operator (the CLI) may use every key and is told when a name does not exist.
  */
 import type { KeyConfig } from '../config/types';
-import { formatMessage } from '../util/errors/messages';
 import { SignerError } from '../util/errors';
-import { refusal, type Refusal } from './refusals';
+import { keyNotGrantedRefusal, NAME_THE_KEY, noKeyForFeePayerRefusal } from './policy/rules/key-grant';
+import type { Refusal } from './refusals';
 import type { Principal } from './types';
 
 export type KeyChoice = { ok: true; key: KeyConfig } | { ok: false; name: string | null; refusal: Refusal };
@@ -23,19 +23,6 @@ export interface KeyAccess {
   select(principal: Principal, named: string | null | undefined): KeyConfig[];
   /** The operator's commands (resume): the key by name. */
   byName(name: string): KeyConfig;
-}
-
-/** The `authorized` refusal says what the `key_not_authorized` error says. */
-export function notAuthorizedMessage(keyName: string): string {
-  return formatMessage('key_not_authorized', { key: keyName });
-}
-
-/** Without a `key` argument the key is the fee payer's; another fee payer (x402) needs the signing key named. */
-const NAME_THE_KEY =
-  "; if one of your keys signs a transaction someone else pays the fee for (x402), name it with the 'key' argument";
-
-function noKeyForFeePayer(feePayer: string): string {
-  return `this token may not use a key with pubkey ${feePayer} (the payload's fee payer)${NAME_THE_KEY}`;
 }
 
 function unknownKey(name: string): SignerError {
@@ -59,7 +46,7 @@ export function createKeyAccess(keys: readonly KeyConfig[]): KeyAccess {
         const key = candidates.find((k) => k.name === named);
         if (key) return { ok: true, key };
         if (principal.kind === 'operator') throw unknownKey(named);
-        return { ok: false, name: named, refusal: refusal('key_not_authorized', notAuthorizedMessage(named)) };
+        return { ok: false, name: named, refusal: keyNotGrantedRefusal(named) };
       }
       const key = candidates.find((k) => k.pubkey === feePayer);
       if (key) return { ok: true, key };
@@ -68,11 +55,7 @@ export function createKeyAccess(keys: readonly KeyConfig[]): KeyAccess {
           'key_unknown',
           `no configured key has pubkey ${feePayer} (the payload's fee payer)${NAME_THE_KEY}`,
         );
-      return {
-        ok: false,
-        name: null,
-        refusal: refusal('no_key_for_fee_payer', noKeyForFeePayer(feePayer), { fee_payer: feePayer }),
-      };
+      return { ok: false, name: null, refusal: noKeyForFeePayerRefusal(feePayer) };
     },
 
     select(principal, named) {

@@ -10,7 +10,7 @@ import type { Ledger } from '../ledger/types';
 import { remainingDaily, spentLamports } from './policy/rules/daily-cap';
 import { keyUsage } from './flow/preflight';
 import type { Usage } from '../ledger/types';
-import { allowedPrograms } from './rules/structural';
+import { allowedPrograms } from './policy/rules/programs';
 import { dailyLeft } from './policy/rules/tokens';
 import { remainingDailyUsd } from './policy/rules/usd-caps';
 import { formatUsd, type UsdMicros } from '../util/usd-amounts';

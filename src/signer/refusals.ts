@@ -199,19 +199,19 @@ export const REASONS = {
     figures: ['by'],
   },
   wrong_cluster: {
-    check: 'chain',
+    check: 'cluster',
     meaning: "the RPC node is not on this signer's cluster (its genesis hash differs)",
     action: `${ASK}: the RPC URL is wrong`,
     figures: ['genesis_hash'],
   },
   blockhash_expired: {
-    check: 'chain',
+    check: 'cluster',
     meaning: "the transaction's blockhash has expired or is from another cluster (payload v2)",
     action: "fetch a fresh blockhash from the signer's cluster and build again, or set `replace_blockhash: true`",
     figures: ['blockhash'],
   },
   signature_in_flight: {
-    check: 'chain',
+    check: 'cluster',
     meaning: 'this exact transaction is already signed for another request and has no outcome yet',
     action: 'for one payment, the other request carries it; for a second, sign again after the next block',
     figures: ['signature'],

@@ -11,11 +11,12 @@
  * (docs/policy.md, "Replay").
  */
 import type { ClusterProfile, KeyConfig } from '../config/types';
-import { RATE_WINDOW_S, SPEND_WINDOW_S, spendOf } from '../ledger/usage-book';
-import type { AuditEntry, TokenUsage, Usage } from '../ledger/types';
-import { refusal, type Refusal } from './refusals';
+import { spendOf, UsageBook } from '../ledger/usage-book';
+import type { AuditEntry } from '../ledger/types';
+import type { Refusal } from './refusals';
 import { decide } from './policy/decide';
 import type { Moves } from './policy/facts';
+import { keyGoneRefusal } from './policy/rules/key';
 import type { MintFlow } from './policy/rules/tokens';
 import { formatUsd, type UsdMicros } from '../util/usd-amounts';
 
@@ -39,9 +40,8 @@ export interface ReplayRow {
   refusal: Refusal | null;
 }
 
-/** One recorded sign as the rules see it: when, what it moved, the lamports it cost and its recorded dollars. */
+/** One recorded sign as the rules see it: what it moved, the lamports it cost and its recorded dollars. */
 interface Spend {
-  ts: number;
   lamports: number;
   moves: Moves;
   usd: UsdMicros | null;
@@ -57,7 +57,6 @@ function spendOfEntry(e: AuditEntry, usd: UsdMicros | null): Spend {
   });
   const lamports = e.balance_change === null ? 0 : spendOf(e.balance_change);
   return {
-    ts: e.ts,
     lamports,
     // A sign recorded with no balance change is judged as costing nothing: what the ledger does not hold is not judged.
     moves: { balanceChange: -lamports, gains: [], mints, decimals: (mint) => decimals.get(mint) ?? null },
@@ -71,43 +70,31 @@ function recordedUsd(intent: AuditEntry | undefined): UsdMicros | null {
   return v !== null && /^\d{1,30}$/.test(v) ? BigInt(v) : null;
 }
 
-/** The usage the engine would have read before `e`: the signs the new policy allowed in the windows before it. */
-function usageBefore(e: AuditEntry, before: readonly Spend[]): Usage {
-  const tokens: TokenUsage = new Map();
-  for (const b of before)
-    for (const m of b.moves.mints) {
-      const used = tokens.get(m.mint) ?? { spent: 0n, received: new Map<string, bigint>() };
-      if (m.keyChange < 0n) used.spent += -m.keyChange;
-      for (const [owner, amount] of m.credits) used.received.set(owner, (used.received.get(owner) ?? 0n) + amount);
-      tokens.set(m.mint, used);
-    }
+/**
+ * A sign the new policy allows, as the ledger's usage book counts it: an intent reserving what the sign moved from
+ * its own time, for the whole window (replay has no finals to match it with), with the dollars it recorded at sign
+ * time. It carries no lamport credits (the final entries replayed record none, so the SOL per-destination cap is not
+ * replayed); a sign recorded with no balance change counts as costing nothing.
+ */
+function asIntent(e: AuditEntry, s: Spend): AuditEntry {
   return {
-    signsLastMinute: before.filter((b) => b.ts >= e.ts - RATE_WINDOW_S).length,
-    lamports: before.reduce((n, b) => n + b.lamports, 0),
-    unbounded: 0,
-    // The final entries replayed record no lamport credits (their intents do): the SOL per-destination cap is not
-    // replayed.
-    received: new Map(),
-    tokens,
-    // The dollars each allowed sign recorded at its own sign time, as the ledger's usage counts them.
-    usdMicros: before.reduce((n, b) => n + (b.usd ?? 0n), 0n),
+    ...e,
+    command: 'sign-intent',
+    signature: null,
+    balance_change: -s.lamports,
+    lamport_credits: [],
+    usd_micros: s.usd === null ? null : s.usd.toString(),
   };
 }
 
-function judge(
-  key: KeyConfig,
-  cluster: ClusterProfile,
-  e: AuditEntry,
-  s: Spend,
-  before: readonly Spend[],
-): Refusal | null {
+function judge(key: KeyConfig, cluster: ClusterProfile, e: AuditEntry, s: Spend, book: UsageBook): Refusal | null {
   const verdict = decide(key, {
     at: 'recorded',
     cluster,
     programs: e.programs,
     moves: s.moves,
     usd: s.usd,
-    usage: usageBefore(e, before),
+    usage: book.usage(e.ts),
   });
   return verdict.outcome === 'refused' ? verdict.refusal : null;
 }
@@ -123,7 +110,8 @@ export function replaySigns(
   cluster: ClusterProfile,
   since: number,
 ): ReplayRow[] {
-  const allowed = new Map<string, Spend[]>();
+  // Per key, the signs the new policy allowed: the next one is judged on their usage, as the engine would read it.
+  const books = new Map<string, UsageBook>();
   const intents = new Map<string, AuditEntry>();
   const rows: ReplayRow[] = [];
   for (const e of entries) {
@@ -132,12 +120,10 @@ export function replaySigns(
     const key = keys.find((k) => k.name === e.key);
     const usd = e.signature === null ? null : recordedUsd(intents.get(`${e.key} ${e.signature}`));
     const s = spendOfEntry(e, usd);
-    const history = allowed.get(e.key) ?? [];
-    const before = history.filter((b) => b.ts >= e.ts - SPEND_WINDOW_S);
-    const refused = key
-      ? judge(key, cluster, e, s, before)
-      : refusal('key_not_authorized', `key ${e.key} is not in the new policy`);
-    if (refused === null) allowed.set(e.key, [...before, s]);
+    const book = books.get(e.key) ?? new UsageBook();
+    books.set(e.key, book);
+    const refused = key ? judge(key, cluster, e, s, book) : keyGoneRefusal(e.key, 'is not in the new policy');
+    if (refused === null) book.add(asIntent(e, s));
     if (e.ts >= since)
       rows.push({
         ts: e.ts,

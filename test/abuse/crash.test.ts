@@ -11,7 +11,7 @@ import path from 'node:path';
 import { usageOf } from '../../src/ledger/usage-book';
 import type { AuditEntry } from '../../src/ledger/types';
 import { JsonRpcClient } from '../../src/rpc/rpc-client';
-import { orphanAfterMs } from '../../src/signer/flow/watch-signed';
+import { orphanAfterMs } from '../../src/signer/flow/intent-watch';
 import { nowSeconds } from '../../src/util/time';
 import { until } from '../support/async';
 import { assertBuilt, BIN, run, writeYaml } from '../support/cli';

@@ -1,7 +1,7 @@
 /**
  * RPC faults: signs through a fault-injecting JSON-RPC proxy in front of the embedded chain, plus
  * the chain's own fault controls. Each fault ends in the outcome docs/reports.md describes — an error before
- * anything is sent; `chain` for another genesis; `confirmed` when the fee cannot be quoted (the simulated balance
+ * anything is sent; `cluster` for another genesis; `confirmed` when the fee cannot be quoted (the simulated balance
  * change, which includes the fee, bounds the spend) or when the
  * transaction gets through despite the fault; `unknown` after a send that cannot be proven landed — with its
  * intent recorded whenever something may have reached the chain, and nothing sent twice except rebroadcasts of
@@ -122,7 +122,7 @@ const SCENARIOS: Scenario[] = [
     name: 'the RPC is on another chain',
     kinds: ['wrongGenesis'],
     rules: [{ kind: 'wrongGenesis', method: 'getGenesisHash' }],
-    expect: { outcome: 'refused', failed_check: 'chain' },
+    expect: { outcome: 'refused', failed_check: 'cluster' },
     also: (r) => expect(r.detail).toMatch(/genesis hash \S+ is not local/),
   },
   // Faults the sign rides out: confirmed, intent first.

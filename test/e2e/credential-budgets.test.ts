@@ -12,10 +12,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { narrow } from '../../src/client/delegate';
 import { stopChild, killOnExit } from '../support/children';
-import { assertBuilt, BIN, listeningAddress, run, spawnBin, writeYaml } from '../support/cli';
+import { assertBuilt, BIN, listeningAddress, spawnBin, writeYaml } from '../support/cli';
 import { payload, randomAddress, transferInstruction } from '../support/payloads';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
-import { headersFor, rpc } from '../http/support';
+import { callWithBearer, cliOn, reportOf } from '../support/bearer-calls';
 
 const SOL = 1_000_000_000;
 const SHARED = randomAddress();
@@ -39,11 +39,7 @@ function writeConfig(): void {
   );
 }
 
-async function cli(args: string[]): Promise<{ stdout: string; stderr: string }> {
-  const r = await run(BIN.signer, ['--config', configFile, ...args]);
-  if (r.code !== 0) throw new Error(`sa-forge-signer ${args.join(' ')}: ${r.stderr}`);
-  return { stdout: r.stdout.trim(), stderr: r.stderr };
-}
+const cli = cliOn(() => configFile);
 
 /** A payload moving `lamports` from a key to `to` (SHARED: the one destination both keys and the child allow). */
 function transfer(keyName: string, lamports: number, to = SHARED): Record<string, unknown> {
@@ -52,24 +48,14 @@ function transfer(keyName: string, lamports: number, to = SHARED): Record<string
 }
 
 /** The report of a tools/call made with this credential (it must reach the engine: HTTP 200). */
-async function report(credential: string, name: string, args: Record<string, unknown>) {
-  const body = rpc('tools/call', { name, arguments: args });
-  const res = await fetch(`http://${address}/mcp`, {
-    method: 'POST',
-    headers: { ...headersFor(body), Authorization: `Bearer ${credential}` },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  expect({ status: res.status, text: res.status === 200 ? '' : text }).toEqual({ status: 200, text: '' });
-  const json = JSON.parse(text) as { result: { structuredContent: Record<string, unknown> } };
-  return json.result.structuredContent as {
+const report = async (credential: string, name: string, args: Record<string, unknown>) =>
+  reportOf(await callWithBearer(address, credential, name, args)) as {
     outcome: string;
     reason?: string;
     detail: string;
     signature: string | null;
     figures?: Record<string, unknown>;
   };
-}
 
 beforeAll(async () => {
   assertBuilt(BIN.serve, BIN.signer);

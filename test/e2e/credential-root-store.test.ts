@@ -14,7 +14,7 @@ import { stopChild, killOnExit } from '../support/children';
 import { assertBuilt, BIN, listeningAddress, run, spawnBin, writeYaml } from '../support/cli';
 import { payload, transferInstruction } from '../support/payloads';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
-import { headersFor, rpc } from '../http/support';
+import { callWithBearer } from '../support/bearer-calls';
 
 const PASSPHRASE = 'correct horse battery staple'; // what makeWorld writes for an encrypted world
 
@@ -44,16 +44,8 @@ async function cli(args: string[], file = configFile) {
   return run(BIN.signer, ['--config', file, ...args]);
 }
 
-async function call(bearer: string, name: string, args: Record<string, unknown>) {
-  const body = rpc('tools/call', { name, arguments: args });
-  const res = await fetch(`http://${address}/mcp`, {
-    method: 'POST',
-    headers: { ...headersFor(body), Authorization: `Bearer ${bearer}` },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, text, json: JSON.parse(text) as Record<string, unknown> };
-}
+const call = (bearer: string, name: string, args: Record<string, unknown>) =>
+  callWithBearer(address, bearer, name, args);
 
 const structured = (r: { json: Record<string, unknown> }) =>
   (r.json.result as { structuredContent: Record<string, unknown> }).structuredContent;

@@ -15,7 +15,7 @@ import { stopChild, killOnExit } from '../support/children';
 import { assertBuilt, BIN, listeningAddress, run, spawnBin, writeYaml } from '../support/cli';
 import { payload, randomAddress, transferInstruction } from '../support/payloads';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
-import { headersFor, rpc } from '../http/support';
+import { callWithBearer, cliOn, reportOf } from '../support/bearer-calls';
 
 const FEE = 5000;
 const SOL_FEED = KNOWN_FEEDS['SOL/USD'];
@@ -29,11 +29,7 @@ let address: string;
 const cred: Record<string, string> = {};
 const ids: Record<string, string> = {};
 
-async function cli(args: string[]): Promise<{ stdout: string; stderr: string }> {
-  const r = await run(BIN.signer, ['--config', configFile, ...args]);
-  if (r.code !== 0) throw new Error(`sa-forge-signer ${args.join(' ')}: ${r.stderr}`);
-  return { stdout: r.stdout.trim(), stderr: r.stderr };
-}
+const cli = cliOn(() => configFile);
 
 const transfer = (lamports: number) => {
   const k = w.keys.demo!;
@@ -41,17 +37,8 @@ const transfer = (lamports: number) => {
 };
 
 /** The report of a tools/call made with this credential (it must reach the engine: HTTP 200). */
-async function report(credential: string, name: string, args: Record<string, unknown>) {
-  const body = rpc('tools/call', { name, arguments: args });
-  const res = await fetch(`http://${address}/mcp`, {
-    method: 'POST',
-    headers: { ...headersFor(body), Authorization: `Bearer ${credential}` },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  expect({ status: res.status, text: res.status === 200 ? '' : text }).toEqual({ status: 200, text: '' });
-  const json = JSON.parse(text) as { result: { structuredContent: Record<string, unknown> } };
-  return json.result.structuredContent as {
+const report = async (credential: string, name: string, args: Record<string, unknown>) =>
+  reportOf(await callWithBearer(address, credential, name, args)) as {
     outcome: string;
     reason?: string;
     detail: string;
@@ -59,7 +46,6 @@ async function report(credential: string, name: string, args: Record<string, unk
     usd_value?: string;
     figures?: Record<string, unknown>;
   };
-}
 
 const setSol = (price: string, ageS = 0) =>
   w.localnet.setPrice({ account: SOL_FEED.sponsoredAccount, feedId: SOL_FEED.feedId, price, conf: '0', ageS });

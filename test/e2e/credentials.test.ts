@@ -16,7 +16,7 @@ import { until } from '../support/async';
 import { stopChild, killOnExit } from '../support/children';
 import { assertBuilt, BIN, listeningAddress, run, spawnBin, writeYaml } from '../support/cli';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
-import { headersFor, rpc } from '../http/support';
+import { callWithBearer, reportOf } from '../support/bearer-calls';
 
 let w: World;
 let configFile: string;
@@ -54,16 +54,8 @@ async function cli(args: string[]): Promise<string> {
 }
 
 /** A tools/call with this credential as bearer, over plain fetch: the status and the JSON body. */
-async function call(credential: string, name: string, args: Record<string, unknown>) {
-  const body = rpc('tools/call', { name, arguments: args });
-  const res = await fetch(`http://${address}/mcp`, {
-    method: 'POST',
-    headers: { ...headersFor(body), Authorization: `Bearer ${credential}` },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, text, json: JSON.parse(text) as Record<string, unknown> };
-}
+const call = (credential: string, name: string, args: Record<string, unknown>) =>
+  callWithBearer(address, credential, name, args);
 
 async function connect(credential: string): Promise<Client> {
   const client = new Client(
@@ -232,12 +224,6 @@ test("a grandchild keeps its parents' limits and its own, and expires on the sig
   expect(late.json).toMatchObject({ reason: 'check', block: 3 });
   expect(late.json.check).toMatch(/^check if time\(\$t\), \$t <= /);
 });
-
-/** The report of a tools/call that reached the engine. */
-function reportOf(r: { status: number; json: Record<string, unknown> }): Record<string, unknown> {
-  expect(r.status).toBe(200);
-  return (r.json.result as { structuredContent: Record<string, unknown> }).structuredContent;
-}
 
 test("spend limits are judged on the simulation's figures, naming the block that refused", async () => {
   const alpha = w.keys.alpha!;

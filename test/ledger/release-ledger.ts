@@ -11,7 +11,7 @@ import type { KeyConfig, LedgerConfig } from '../../src/config/types';
 import { exportJsonl, verifyJsonlFile } from '../../src/ledger/hash-chain';
 import { openLedger, type OpenLedgerOptions } from '../../src/ledger/open';
 import type { AuditEntry, IntentWatch } from '../../src/ledger/types';
-import { intentWatch, pendingIntents, sentIntentDetail } from '../../src/signer/flow/watch-signed';
+import { intentWatch, pendingIntents, sentIntentDetail } from '../../src/signer/flow/intent-watch';
 import { intentInput } from './helpers';
 
 /** The fee payer the fixture's foreign intents name. */

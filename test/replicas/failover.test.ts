@@ -23,7 +23,7 @@
  * says so, without them.
  */
 import { LAMPORTS_PER_SIGNATURE } from '../../src/localnet/fees';
-import { orphanAfterMs } from '../../src/signer/flow/watch-signed';
+import { orphanAfterMs } from '../../src/signer/flow/intent-watch';
 import { McpHttpClient, type ReportView, type ToolReply } from './mcp-http';
 import { ReplicaCluster, closeCluster, waitFor } from './cluster';
 import { PgPair, admin, pgPairAvailable, type PgServerHandle } from '../../bench/pg-pair';

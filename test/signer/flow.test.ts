@@ -22,7 +22,7 @@ describe('check', () => {
     const r = await w.engine.check({ payload: w.transfer('alpha', 1_000_000), principal: w.operator });
     expect(r.outcome).toBe('ok');
     expect(r.checks).toEqual([
-      'chain',
+      'cluster',
       'fee_payer',
       'programs',
       'tokens',
@@ -132,7 +132,7 @@ describe('check', () => {
     });
   });
 
-  it("refuses a chain whose genesis is not the cluster's as chain", async () => {
+  it("refuses a chain whose genesis is not the cluster's as cluster", async () => {
     const other = await makeWorld();
     try {
       const wrong = {
@@ -151,10 +151,10 @@ describe('check', () => {
       const r = await engine.check({ payload: other.transfer('alpha', 1), principal: other.operator });
       expect(r).toMatchObject({
         outcome: 'refused',
-        failed_check: 'chain',
+        failed_check: 'cluster',
         reason: 'wrong_cluster',
         figures: { genesis_hash: other.localnet.genesisHash },
-        detail: `chain: RPC genesis hash ${other.localnet.genesisHash} is not zink-testnet`,
+        detail: `cluster: RPC genesis hash ${other.localnet.genesisHash} is not zink-testnet`,
       });
     } finally {
       await other.close();
@@ -210,7 +210,7 @@ describe('sign', () => {
     });
     expect(r.outcome).toBe('confirmed');
     expect(r.checks).toEqual([
-      'chain',
+      'cluster',
       'fee_payer',
       'programs',
       'tokens',

@@ -117,7 +117,7 @@ describe('the same transfer asked twice at once (mainnet pace, SQLite)', () => {
     const refused = twice.filter((r) => r.outcome === 'refused');
     expect(confirmed).toHaveLength(1);
     expect(refused[0]).toMatchObject({
-      failed_check: 'chain',
+      failed_check: 'cluster',
       reason: 'signature_in_flight',
       figures: { signature: confirmed[0]!.signature },
       signature: null,

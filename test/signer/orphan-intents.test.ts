@@ -18,7 +18,7 @@ import { openEngine, type SignerEngine } from '../../src/signer';
 import { openLedger } from '../../src/ledger/open';
 import type { AuditEntry, Ledger } from '../../src/ledger/types';
 import { signEntry } from '../../src/signer/flow/audit';
-import { intentWatch, orphanAfterMs, pendingIntents, sentIntentDetail } from '../../src/signer/flow/watch-signed';
+import { intentWatch, orphanAfterMs, pendingIntents, sentIntentDetail } from '../../src/signer/flow/intent-watch';
 import { encodeBase58 } from '../../src/util/base58';
 import { nowSeconds } from '../../src/util/time';
 import { finalEntry } from '../support/async';

@@ -143,7 +143,7 @@ describe('blockhash', () => {
     const refused = await w.engine.sign({ payload: v2(tx), principal: w.operator });
     expect(refused).toMatchObject({
       outcome: 'refused',
-      failed_check: 'chain',
+      failed_check: 'cluster',
       reason: 'blockhash_expired',
       figures: { blockhash: lifetime.blockhash },
     });

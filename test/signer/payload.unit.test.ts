@@ -1,4 +1,5 @@
-import { parsePayloadV1 as parsePayload, payloadHash } from '../../src/signer/payload';
+import { parsePayloadV1 as parsePayload } from '../../src/signer/payload';
+import { payloadHash } from '../../src/signer/payload-json';
 import { SignerError } from '../../src/util/errors';
 import { keypair, payload, randomAddress, transferInstruction, type PayloadInstruction } from '../support/payloads';
 
@@ -129,7 +130,7 @@ describe('funding payloads', () => {
 
 import { getTransactionDecoder } from '@solana/kit';
 import { compileLegacyMessage, serializeTransaction } from '../../src/signer/compile';
-import { PAYLOAD_LIMITS } from '../../src/signer/payload';
+import { PAYLOAD_LIMITS } from '../../src/signer/payload-limits';
 
 describe('payload bounds: what a 1232-byte transaction can carry, checked before any key is decoded', () => {
   const blockhash = randomAddress();

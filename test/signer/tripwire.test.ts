@@ -11,6 +11,7 @@ import type { EngineAlert } from '../../src/signer/engine-deps';
 import type { SignerEngine } from '../../src/signer/types';
 import type { AuditEntry } from '../../src/ledger/types';
 import { FaultProxy } from '../abuse/support/fault-proxy';
+import { understateNextSimulation } from '../support/understated-simulation';
 import { finalEntry, until } from '../support/async';
 import { rpcResult } from '../support/rpc';
 import { makeWorld, type World } from '../support/world';
@@ -41,26 +42,6 @@ afterEach(async () => {
   await engine.resume('alpha');
 });
 
-interface SimulationAnswer {
-  value: { accounts: ({ lamports: number } | null)[] | null; preBalances?: number[] };
-}
-
-/** The next simulation says the key (the fee payer, the first account asked for) loses only the fee. */
-function understateNextSimulation(): void {
-  let done = false;
-  proxy.rewrite = (method, result) => {
-    if (method !== 'simulateTransaction' || done) return result;
-    const answer = result as SimulationAnswer;
-    const key = answer.value.accounts?.[0];
-    const pre = answer.value.preBalances?.[0];
-    if (key && pre !== undefined) {
-      key.lamports = pre - FEE;
-      done = true;
-    }
-    return result;
-  };
-}
-
 const finalOf = (signature: string, timeoutMs = 10_000) => finalEntry(w.ledger, signature, timeoutMs);
 
 async function intentOf(signature: string): Promise<AuditEntry | undefined> {
@@ -70,7 +51,7 @@ async function intentOf(signature: string): Promise<AuditEntry | undefined> {
 
 describe('a landed transaction that spent more than its reservation', () => {
   it('send path: recorded at its real size, the key halted with the reason, an alert raised', async () => {
-    understateNextSimulation();
+    understateNextSimulation(proxy, FEE);
     const amount = SOL / 2;
     const report = await engine.sign({ payload: w.transfer('alpha', amount, 'understated'), principal: w.operator });
     expect(report.outcome).toBe('confirmed');
@@ -92,7 +73,7 @@ describe('a landed transaction that spent more than its reservation', () => {
   });
 
   it('sign-only: the watcher records the real size when the caller sends it, and halts the key', async () => {
-    understateNextSimulation();
+    understateNextSimulation(proxy, FEE);
     const amount = SOL / 4;
     const report = await engine.sign({
       payload: w.transfer('alpha', amount, 'understated, sign-only'),

@@ -15,6 +15,7 @@ import type { EngineAlert } from '../../src/signer/engine-deps';
 import type { SignerEngine } from '../../src/signer/types';
 import { parseUsd } from '../../src/util/usd-amounts';
 import { FaultProxy } from '../abuse/support/fault-proxy';
+import { understateNextSimulation } from '../support/understated-simulation';
 import { finalEntry, until } from '../support/async';
 import { rpcResult } from '../support/rpc';
 import { makeWorld, type World } from '../support/world';
@@ -77,26 +78,6 @@ afterEach(async () => {
 const setSol = (price: string) =>
   w.localnet.setPrice({ account: FEED.sponsoredAccount, feedId: FEED.feedId, price, conf: '0', ageS: 0 });
 
-interface SimulationAnswer {
-  value: { accounts: ({ lamports: number } | null)[] | null; preBalances?: number[] };
-}
-
-/** The next simulation says the key (the fee payer, the first account asked for) loses only the fee. */
-function understateNextSimulation(): void {
-  let done = false;
-  proxy.rewrite = (method, result) => {
-    if (method !== 'simulateTransaction' || done) return result;
-    const answer = result as SimulationAnswer;
-    const key = answer.value.accounts?.[0];
-    const pre = answer.value.preBalances?.[0];
-    if (key && pre !== undefined) {
-      key.lamports = pre - FEE;
-      done = true;
-    }
-    return result;
-  };
-}
-
 async function entriesOf(signature: string): Promise<AuditEntry[]> {
   const out: AuditEntry[] = [];
   for await (const e of w.ledger.entries()) if (e.signature === signature) out.push(e);
@@ -114,7 +95,7 @@ const usdUsage = async () => (await w.ledger.keyUsage('alpha', Math.floor(Date.n
 describe('a landed spend worth more than the dollars its intent reserved', () => {
   it('send path: the halt gives the landed value at the recorded price and the reserved value; the final records it', async () => {
     setSol('150');
-    understateNextSimulation();
+    understateNextSimulation(proxy, FEE);
     const before = await usdUsage();
     const amount = SOL / 10;
     const report = await engine.sign({ payload: w.transfer('alpha', amount, 'understated'), principal: w.operator });
@@ -158,7 +139,7 @@ describe('a landed spend worth more than the dollars its intent reserved', () =>
 
   it('sign-only: landing after the price moved is still valued at the price recorded at the sign', async () => {
     setSol('150');
-    understateNextSimulation();
+    understateNextSimulation(proxy, FEE);
     const before = await usdUsage();
     const amount = SOL / 20;
     const report = await engine.sign({

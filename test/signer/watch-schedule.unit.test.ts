@@ -1,4 +1,4 @@
-import { nextPollIn } from '../../src/signer/flow/watch-signed';
+import { nextPollIn } from '../../src/signer/flow/watch-schedule';
 
 describe('when the signed-transaction watcher polls next', () => {
   const now = 1_000_000;

@@ -23,7 +23,7 @@ export const clusterChoiceSchema = section({
     env: 'SIGNER_CLUSTER',
   },
   rpc_url: {
-    doc: "Solana JSON-RPC endpoint; null uses the cluster's own. Its genesis hash must be the cluster's, or every check refuses (`chain`).",
+    doc: "Solana JSON-RPC endpoint; null uses the cluster's own. Its genesis hash must be the cluster's, or every check refuses (`cluster`).",
     format: 'http-url-or-null',
     default: null,
     nullable: true,

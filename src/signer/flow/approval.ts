@@ -22,12 +22,17 @@ import type { Notifier } from '../../notify/outbox';
 import { errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';
 import type { EngineLogger } from '../engine-deps';
-import { refusal } from '../refusals';
+import {
+  approvalAbandonedRefusal,
+  approvalStanding,
+  GONE,
+  standingAtDeadline,
+} from '../policy/rules/approval-standing';
 import type { Report } from '../report';
 import type { Principal, SignProgress } from '../types';
 import { principalLabel } from '../types';
 import type { LamportGain } from './simulate';
-import { seconds, stop, type StepWith } from './step';
+import { stop, type StepWith } from './step';
 
 export interface ApprovalDeps {
   ledger: Ledger;
@@ -59,8 +64,6 @@ export interface ApprovalInput {
   messageDescription?: string | null;
 }
 
-const GONE = 'the request that asked for it is gone (its caller disconnected or gave up); nothing was sent';
-
 /** What the CLI says when an operator's decision comes too late for the request. */
 export function approvalClosedMessage(record: ApprovalRecord, wanted: 'approved' | 'rejected'): string {
   if (record.status === 'abandoned') return `approval ${record.id} cannot be ${wanted}: ${GONE}`;
@@ -77,11 +80,6 @@ export function approvalNeeded(key: KeyConfig): string {
 export function votesSoFar(record: ApprovalRecord): string {
   const names = approvedBy(record.votes);
   return `${names.length} of ${record.required}${names.length > 0 ? `: ${names.join(', ')}` : ''}`;
-}
-
-/** `1 of 2 approvals`, for a sign's refusal: a count, since an agent reads it and never learns operators' names. */
-function approvalsSoFar(record: ApprovalRecord): string {
-  return `${approvedBy(record.votes).length} of ${record.required} approvals`;
 }
 
 /**
@@ -166,58 +164,20 @@ async function requestAndWait(
   // A joined request keeps the deadline it was opened with.
   const deadline = joined ? record.expires_at * 1000 : Date.now() + timings.approval_timeout_ms;
   const voters = () => deps.voters?.() ?? null;
-  const notInTime = (last: ApprovalRecord) => {
-    const counted = approvedBy(last.votes).length;
-    const within = `within ${seconds(timings.approval_timeout_ms)} s`;
-    const message =
-      counted === 0
-        ? `not approved: no operator approved request ${last.id} ${within}`
-        : `not approved: request ${last.id} got ${approvalsSoFar(last)} ${within}, not enough`;
-    return stop(report, refusal('approval_timeout', message, { approval_id: last.id }));
-  };
   for (;;) {
     if (signal?.aborted) return abandon(deps, record.id, waiter, report);
     const current = (await approvalNow(ledger, record.id, voters())) ?? record;
-    const mine = current.waiter === null || current.waiter === waiter;
-    if (current.status === 'rejected') {
-      // Who rejected is in the ledger and the audit log for the operators; the agent learns only that one did.
-      return stop(
-        report,
-        refusal('approval_rejected', `not approved: an operator rejected request ${current.id}`, {
-          approval_id: current.id,
-        }),
-      );
-    }
-    if (current.status === 'abandoned') {
-      return stop(
-        report,
-        refusal('approval_abandoned', `not approved: request ${current.id}: ${GONE}`, { approval_id: current.id }),
-      );
-    }
-    if (!mine) return superseded(report, current);
-    if (current.status === 'approved') return { ok: true, approval: current };
-    if (current.status === 'expired') return notInTime(current);
+    const now = approvalStanding(current, waiter, timings.approval_timeout_ms);
+    if (now.outcome === 'refused') return stop(report, now.refusal);
+    if (now.outcome === 'approved') return { ok: true, approval: current };
     if (Date.now() >= deadline) {
+      // Approved in the last instant, and still this sign's to send; else it was not in time.
       const last = (await approvalAtDeadline(ledger, record.id, voters())) ?? current;
-      // Approved in the last instant, and still this sign's to send.
-      if (last.status === 'approved' && (last.waiter === null || last.waiter === waiter))
-        return { ok: true, approval: last };
-      return notInTime(last);
+      const end = standingAtDeadline(last, waiter, timings.approval_timeout_ms);
+      return end.outcome === 'approved' ? { ok: true, approval: last } : stop(report, end.refusal);
     }
     await pause(Math.min(timings.approval_poll_ms, Math.max(1, deadline - Date.now())), signal);
   }
-}
-
-/** A later sign of the same payload waits on the request now: this one sends nothing, so it never sends twice. */
-function superseded(report: Report, current: ApprovalRecord) {
-  return stop(
-    report,
-    refusal(
-      'approval_superseded',
-      `not sent: the same payload was signed again and that later sign now waits on approval ${current.id} (${approvalsSoFar(current)} so far); its answer is the one that counts`,
-      { approval_id: current.id },
-    ),
-  );
 }
 
 /**
@@ -231,10 +191,7 @@ async function abandon(deps: ApprovalDeps, id: string, waiter: string, report: R
   });
   const status = marked?.status ?? 'pending';
   const note = status === 'abandoned' ? '' : ` (it stands as ${status} in the ledger)`;
-  return stop(
-    report,
-    refusal('approval_abandoned', `not approved: request ${id}: ${GONE}${note}`, { approval_id: id }),
-  );
+  return stop(report, approvalAbandonedRefusal(id, note));
 }
 
 /** Sleeps, waking early when the request is aborted. */

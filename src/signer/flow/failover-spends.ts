@@ -22,7 +22,7 @@ import { errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';
 import type { TripwireDeps } from './tripwire';
 import { landedSpend } from './tripwire';
-import { orphanAfterMs } from './watch-signed';
+import { orphanAfterMs } from './intent-watch';
 
 /** At most this many of a key's newest transactions are read per check: its RPC cost is bounded. */
 export const CHECK_DEPTH = 300;

@@ -15,7 +15,7 @@ import type { BudgetFact } from '../policy/rules/credential-budget';
 import { recordSimulation, type Figures } from './simulate';
 import type { Step } from './step';
 import { reportTokens } from './tokens';
-import { reportVerdict } from './verdict-report';
+import { verdictStep } from './verdict-report';
 
 export function judgeSimulation(
   key: KeyConfig,
@@ -47,5 +47,5 @@ export function judgeSimulation(
     credential: opts.credential,
     ...(opts.budgets ? { budgets: opts.budgets } : {}),
   });
-  return reportVerdict(report, verdict) ? { ok: false, report } : { ok: true };
+  return verdictStep(report, verdict);
 }

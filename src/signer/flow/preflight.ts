@@ -11,22 +11,17 @@ import type { ClusterProfile, KeyConfig } from '../../config/types';
 import type { HaltRecord, Ledger, Usage } from '../../ledger/types';
 import { SignerError, errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';
-import {
-  ataOwnerRefusal,
-  ataOwnersToVerify,
-  structuralRefusal,
-  STRUCTURAL_CHECKS,
-  type CheckSubject,
-} from '../rules/structural';
 import type { HaltBook } from '../halts';
-import { refusal } from '../refusals';
 import type { Report } from '../report';
 import { decide } from '../policy/decide';
+import type { StructureFacts } from '../policy/facts';
+import { ataOwnersToVerify } from '../policy/rules/ata-owners';
+import { payloadFeePayerRefusal } from '../policy/rules/fee-payer';
 import { denyRefusal } from '../policy/rules/key';
 import { feeBound } from '../rules/fee-bound';
-import { treasuryDelegateRefusal } from '../rules/treasury-delegate';
+import { readTreasuryAccounts } from '../../treasury/read';
 import { stop, type Step, type StepWith } from './step';
-import { reportVerdict } from './verdict-report';
+import { verdictStep } from './verdict-report';
 import type { PreparedTransaction, TransactionSource } from '../sources/transaction';
 
 export interface PreflightDeps {
@@ -62,14 +57,8 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
   const { key, source, report } = input;
   // Payload v2 may name another fee payer (an x402 facilitator) when the key is one of its signers: the
   // source checks that once it has decoded the signer slots. A v1 payload's fee payer is the key it compiles for.
-  if (source.feePayer !== key.pubkey && !source.foreignFeePayerAllowed) {
-    return stop(
-      report,
-      refusal('fee_payer_not_key', `payload fee payer ${source.feePayer} is not key "${key.name}" (${key.pubkey})`, {
-        fee_payer: source.feePayer,
-      }),
-    );
-  }
+  const notKey = payloadFeePayerRefusal(key, source.feePayer, source.foreignFeePayerAllowed);
+  if (notKey) return stop(report, notKey);
   const deny = denyRefusal(key);
   if (deny) return stop(report, deny);
 
@@ -82,9 +71,15 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
     halt = deps.halts.held(key.name);
     report.warnings.push(`the ledger could not be read (${errorMessage(e)}): halts and limits were not previewed`);
   }
-  if (reportVerdict(report, decide(key, { at: 'opened', halt }))) return { ok: false, report };
-  const revoked = await treasuryDelegateRefusal(deps.chain, key);
-  if (revoked) return stop(report, revoked);
+  const opened = verdictStep(report, decide(key, { at: 'opened', halt }));
+  if (!opened.ok) return opened;
+  // A treasury key's accounts are read from the chain at each sign, so every replica sees the owner's change at once.
+  const treasury = key.treasury?.accounts ?? [];
+  if (treasury.length > 0) {
+    const states = await readTreasuryAccounts(deps.chain, treasury);
+    const delegated = verdictStep(report, decide(key, { at: 'treasury', states }));
+    if (!delegated.ok) return delegated;
+  }
 
   // Both are kept between signs (cluster-genesis.ts, recent-blockhash.ts): in the common case no round trip here.
   // When either must be asked for, both go in one request. The blockhash is only used once the genesis is checked.
@@ -94,13 +89,8 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
   const expected = deps.cluster.genesis_hash;
   // The genesis last answered is not the cluster's: ask again before refusing, since it may have been a passing one.
   const genesis = expected === null || last === expected ? last : await known.reread();
-  if (expected !== null && genesis !== expected) {
-    return stop(
-      report,
-      refusal('wrong_cluster', `RPC genesis hash ${genesis} is not ${deps.cluster.name}`, { genesis_hash: genesis }),
-    );
-  }
-  report.checks.push('chain');
+  const cluster = verdictStep(report, decide(key, { at: 'cluster', cluster: deps.cluster, genesis }));
+  if (!cluster.ok) return cluster;
   if (input.signal?.aborted) throw new SignerError('cancelled', 'the request was cancelled');
 
   let ready = await source.prepare(lifetime);
@@ -116,28 +106,26 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
   report.checks.push(...ready.passed);
   const { prepared } = ready;
   report.fee_payer = prepared.msg.accountKeys[0] ?? null;
-  const subject: CheckSubject = {
-    key,
+  const structure: StructureFacts = {
+    at: 'structure',
     cluster: deps.cluster,
     msg: prepared.msg,
     partialSigners: prepared.partialSigners,
     foreignFeePayer: prepared.foreignFeePayer,
   };
-  const structural = structuralRefusal(subject);
-  if (structural) return stop(report, structural);
-  report.checks.push(...STRUCTURAL_CHECKS);
+  const structural = verdictStep(report, decide(key, structure));
+  if (!structural.ok) return structural;
 
-  const newAccounts = await partialSignersAreNew(deps.chain, prepared.mustBeNew, report);
+  const newAccounts = await partialSignersAreNew(deps.chain, key, prepared.mustBeNew, report);
   if (!newAccounts.ok) return newAccounts;
-  report.checks.push('new_accounts');
 
-  const owners = await ataOwnersAreTrusted(deps, subject, report);
+  const owners = await ataOwnersAreTrusted(deps, key, structure, report);
   if (!owners.ok) return owners;
-  report.checks.push('ata_owners');
 
   // The fee cap bounds what the key pays in fees: nothing when another account pays them.
   const fee = prepared.foreignFeePayer === null ? feeBound(prepared.msg) : null;
-  if (reportVerdict(report, decide(key, { at: 'prepared', fee, usage }))) return { ok: false, report };
+  const limits = verdictStep(report, decide(key, { at: 'prepared', fee, usage }));
+  if (!limits.ok) return limits;
   const none: Usage = {
     signsLastMinute: 0,
     lamports: 0,
@@ -149,30 +137,29 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
   return { ok: true, usage: usage ?? none, usageKnown: usage !== null, prepared };
 }
 
-/** A partial signer stands for an account the transaction creates: it must not exist yet. */
-async function partialSignersAreNew(chain: RpcClient, signers: readonly string[], report: Report): Promise<Step> {
-  if (signers.length === 0) return { ok: true };
-  const existing = await chain.getMultipleAccounts([...signers]);
-  const taken = signers.find((_, i) => existing[i] !== null);
-  if (taken)
-    return stop(
-      report,
-      refusal('partial_signer_exists', `partial signer ${taken} already exists on-chain`, { account: taken }),
-    );
-  return { ok: true };
+/** A partial signer stands for an account the transaction creates: the policy judges which exist already. */
+async function partialSignersAreNew(
+  chain: RpcClient,
+  key: KeyConfig,
+  signers: readonly string[],
+  report: Report,
+): Promise<Step> {
+  const existing = signers.length === 0 ? [] : await chain.getMultipleAccounts([...signers]);
+  const exist = existing.map((a) => a !== null);
+  return verdictStep(report, decide(key, { at: 'new_accounts', signers, exist }));
 }
 
-/** A token account created for someone other than the key or its destinations must belong to a game program. */
-async function ataOwnersAreTrusted(deps: PreflightDeps, subject: CheckSubject, report: Report): Promise<Step> {
-  const owners = ataOwnersToVerify(subject);
+/** Token accounts created for someone other than the key or its destinations: their owners' programs, judged. */
+async function ataOwnersAreTrusted(
+  deps: PreflightDeps,
+  key: KeyConfig,
+  structure: StructureFacts,
+  report: Report,
+): Promise<Step> {
+  const owners = ataOwnersToVerify(key, structure.msg);
   if (!Array.isArray(owners)) return stop(report, owners);
-  if (owners.length === 0) return { ok: true };
-  const accounts = await deps.chain.getMultipleAccounts(owners);
-  const games = new Set(deps.cluster.game_programs);
-  const foreign = owners.find((_, i) => {
-    const account = accounts[i];
-    return !account || !games.has(account.owner);
-  });
-  if (foreign) return stop(report, ataOwnerRefusal(foreign));
-  return { ok: true };
+  const accounts = owners.length === 0 ? [] : await deps.chain.getMultipleAccounts(owners);
+  const programOwners = accounts.map((a) => a?.owner ?? null);
+  const facts = { at: 'ata_owners', cluster: deps.cluster, owners, programOwners } as const;
+  return verdictStep(report, decide(key, facts));
 }

@@ -16,7 +16,7 @@ import type { RpcClient, TransactionMeta } from '../../rpc/types';
 import type { Timings } from '../../config/types';
 import { errorMessage } from '../../util/errors';
 import { sleep } from '../../util/time';
-import { programError } from '../rules/structural';
+import { programError } from './program-error';
 import type { Report } from '../report';
 import type { SignProgress } from '../types';
 import { seconds } from './step';

@@ -25,8 +25,8 @@ import { clusterGenesisOf } from '../../rpc/cluster-genesis';
 import { recentBlockhashOf, type BlockhashLifetime } from '../../rpc/recent-blockhash';
 import type { AccountData, AccountsAtSlot, RpcClient, SimulationResult } from '../../rpc/types';
 import type { KeyConfig } from '../../config/types';
-import { programError } from '../rules/structural';
-import { refusal, type Refusal } from '../refusals';
+import { programError } from './program-error';
+import type { Refusal } from '../refusals';
 import type { Report } from '../report';
 import { tokenMovements, type TokenMovements } from '../spl-tokens/movements';
 import { readMint, readTokenAccount, type MintState } from '../../solana/token-state';
@@ -36,7 +36,8 @@ import { feeBound } from '../rules/fee-bound';
 import { simulationBankBefore } from './same-bank';
 import { stop, type Step } from './step';
 import type { BuiltTransaction } from '../sources/transaction';
-import { blockhashExpiredRefusal } from '../sources/v2-source';
+import { blockhashExpiredRefusal, clusterChangedRefusal } from '../policy/rules/cluster';
+import { spendUnknownRefusal } from '../policy/rules/spend-unknown';
 import type { CompiledMessage } from '../compile';
 
 /** A writable account other than the key that ends the simulation with more lamports than it had. */
@@ -152,14 +153,8 @@ export async function simulate(
     [sim, fee, answeredGenesis, blockhashValid, latest, batchRead] = await run();
     validUntil = latest?.lastValidBlockHeight ?? built.prepared.lifetime.lastValidBlockHeight;
     slotFloor.set(chain, Math.max(slotFloor.get(chain) ?? 0, sim.slot));
-    if (answeredGenesis !== checkedGenesis) {
-      const chainRefusal = refusal(
-        'wrong_cluster',
-        `RPC genesis hash ${answeredGenesis} is not the ${checkedGenesis} it answered before the simulation`,
-        { genesis_hash: answeredGenesis },
-      );
-      return unjudged(sim, fee, { chainRefusal });
-    }
+    const chainRefusal = clusterChangedRefusal(checkedGenesis, answeredGenesis);
+    if (chainRefusal) return unjudged(sim, fee, { chainRefusal });
     if (!blockhashValid && payloadBlockhash !== null) {
       return unjudged(sim, fee, { chainRefusal: blockhashExpiredRefusal(payloadBlockhash) });
     }
@@ -251,7 +246,7 @@ export function recordSimulation(report: Report, f: Figures, prefix: string | nu
   report.fee = f.fee;
   report.balance_change = f.balanceChange;
   if (f.chainRefusal !== null) return stop(report, f.chainRefusal);
-  if (f.unjudgeable !== null) return stop(report, refusal('spend_unknown', f.unjudgeable));
+  if (f.unjudgeable !== null) return stop(report, spendUnknownRefusal(f.unjudgeable));
   if (f.sim.err === null) return { ok: true };
   report.outcome = 'simulation_failed';
   report.reason = 'simulation_failed';

@@ -2,7 +2,7 @@
 import type { Refusal } from '../refusals';
 import type { Report } from '../report';
 import type { Verdict } from '../policy/verdict';
-import { refuse } from './step';
+import { refuse, type Step } from './step';
 import { formatUsd } from '../../util/usd-amounts';
 
 /**
@@ -20,4 +20,9 @@ export function reportVerdict(report: Report, verdict: Verdict): Refusal | null 
   if (verdict.outcome === 'allowed') return null;
   refuse(report, verdict.refusal);
   return verdict.refusal;
+}
+
+/** A verdict as a step of a flow: it goes on when allowed, and stops with the report written when refused. */
+export function verdictStep(report: Report, verdict: Verdict): Step {
+  return reportVerdict(report, verdict) ? { ok: false, report } : { ok: true };
 }

@@ -1,11 +1,9 @@
 /**
- * The `message` check: what the bytes of a message payload are, judged before anyone is asked to approve them.
- * Bytes a transaction decoder reads are refused whatever format the payload claims; an off-chain message must
- * keep its format's rules and name the key among its required signatories. What passes comes with the text an
- * operator is shown and the audit log keeps.
+ * What the bytes of a message payload are, read before anyone is asked to approve them: what a transaction decoder
+ * makes of them, and an off-chain message's fields. The policy core judges the reading (the `message` check,
+ * policy/rules/message-content.ts); what passes comes with the text an operator is shown and the audit log keeps.
  */
-import type { KeyConfig } from '../../config/types';
-import { refusal, type Refusal } from '../refusals';
+import type { ContentFacts } from '../policy/rules/message-content';
 import { readOffchain } from './offchain';
 import type { MessagePayload } from './payload';
 import { transactionLookalike } from './transaction-lookalike';
@@ -19,36 +17,28 @@ export interface MessageView {
   signatories: string[] | null;
 }
 
-export type Judged = { ok: true; view: MessageView } | { ok: false; refusal: Refusal };
+/** The facts for the policy, and the view of what would be signed (null: the bytes are refused as they are). */
+export interface MessageRead {
+  facts: ContentFacts;
+  view: MessageView | null;
+}
 
-const refused = (
-  reason: 'message_is_transaction' | 'offchain_message_invalid' | 'not_a_signatory',
-  message: string,
-): Judged => ({
-  ok: false,
-  refusal: refusal(reason, message),
-});
-
-export function judgeMessage(payload: MessagePayload, key: KeyConfig): Judged {
+export function readMessage(payload: MessagePayload): MessageRead {
   const lookalike = transactionLookalike(payload.bytes);
-  if (lookalike) {
-    return refused(
-      'message_is_transaction',
-      `these bytes decode as ${lookalike}: signing them would sign a transaction, so they are never signed as a message`,
-    );
-  }
+  // Bytes a transaction decoder reads are never decoded as text: they are refused whatever format is claimed.
+  if (lookalike) return { facts: { lookalike, offchain: null }, view: null };
   if (payload.format === 'text') {
     const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(payload.bytes);
-    return { ok: true, view: { text, describe: 'sign-in text (UTF-8)', signatories: null } };
+    return {
+      facts: { lookalike: null, offchain: null },
+      view: { text, describe: 'sign-in text (UTF-8)', signatories: null },
+    };
   }
   const read = readOffchain(payload.bytes);
-  if (!read.ok) return refused('offchain_message_invalid', read.reason);
+  if (!read.ok) return { facts: { lookalike: null, offchain: read }, view: null };
   const { view } = read;
-  if (!view.signatories.includes(key.pubkey)) {
-    return refused(
-      'not_a_signatory',
-      `key "${key.name}" (${key.pubkey}) is not among the off-chain message's required signatories (${view.signatories.join(', ')})`,
-    );
-  }
-  return { ok: true, view: { text: view.text, describe: view.describe, signatories: view.signatories } };
+  return {
+    facts: { lookalike: null, offchain: { ok: true, signatories: view.signatories } },
+    view: { text: view.text, describe: view.describe, signatories: view.signatories },
+  };
 }

@@ -15,22 +15,24 @@ import type { KeyConfig } from '../../config/types';
 import type { HaltRecord, Ledger, Usage } from '../../ledger/types';
 import { encodeBase58 } from '../../util/base58';
 import { SignerError, errorMessage } from '../../util/errors';
-import { refusal, type Refusal } from '../refusals';
+import type { Refusal } from '../refusals';
 import type { EngineLogger } from '../engine-deps';
-import { keyNowRefusal } from '../flow/after-approval';
 import { approvalNeeded, approvalNote, awaitApproval, type ApprovalDeps } from '../flow/approval';
 import { keyUsage } from '../flow/preflight';
 import { refuse, type Step } from '../flow/step';
-import { reportVerdict } from '../flow/verdict-report';
+import { reportVerdict, verdictStep } from '../flow/verdict-report';
 import { decide } from '../policy/decide';
+import { credentialMessageRefusal } from '../policy/rules/credential';
 import { denyRefusal } from '../policy/rules/key';
+import { messageKeyNowRefusal } from '../policy/rules/key-now';
+import { messagesOffRefusal, messageSignerRefusal } from '../policy/rules/message-key';
 import type { HaltBook } from '../halts';
 import type { KeyAccess } from '../key-access';
 import type { KeySet } from '../../keys/key-set';
 import { emptyReport, type Report } from '../report';
 import { credentialNote, credentialSpendCheck, type CheckInput, type SignInput } from '../types';
 import { messageEntry } from './audit-entry';
-import { judgeMessage, type MessageView } from './content';
+import { readMessage, type MessageView } from './content';
 import { signedEnvelope } from './offchain';
 import type { MessagePayload } from './payload';
 
@@ -73,27 +75,16 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
     if (!choice.ok) return { ok: false, key: null, report: refuse(report, choice.refusal) };
     const { key } = choice;
     const refused = (r: Refusal): Begun => ({ ok: false, key, report: refuse(report, r) });
-    if (payload.signer !== null && payload.signer !== key.pubkey) {
-      return refused(
-        refusal('message_signer_not_key', `payload signer ${payload.signer} is not key "${key.name}" (${key.pubkey})`, {
-          account: payload.signer,
-        }),
-      );
-    }
-    if (key.sign_messages !== true) {
-      return refused(
-        refusal(
-          'messages_not_allowed',
-          `key "${key.name}" does not sign messages (sign_messages is off in its config; an operator can turn it on)`,
-        ),
-      );
-    }
-    const deny = denyRefusal(key);
-    if (deny) return refused(deny);
-    const judged = judgeMessage(payload, key);
-    if (!judged.ok) return refused(judged.refusal);
-    report.checks.push('message');
-    return { ok: true, key, report, view: judged.view };
+    const keyRefusal =
+      messageSignerRefusal(key, payload.signer) ?? messagesOffRefusal(key, 'before') ?? denyRefusal(key);
+    if (keyRefusal) return refused(keyRefusal);
+    const read = readMessage(payload);
+    const content = decide(key, { at: 'content', ...read.facts });
+    if (content.outcome === 'refused') return refused(content.refusal);
+    // The rule refuses every reading without a view (a transaction look-alike, a malformed off-chain message).
+    if (read.view === null) throw new SignerError('internal', 'a message the policy allowed has no view');
+    reportVerdict(report, content);
+    return { ok: true, key, report, view: read.view };
   };
 
   /** Halt and rate. `check` previews with a warning when the ledger cannot be read; `sign` fails closed. */
@@ -107,7 +98,7 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
       halt = halts.held(key.name);
       report.warnings.push(`the ledger could not be read (${errorMessage(e)}): halts and limits were not previewed`);
     }
-    return reportVerdict(report, decide(key, { at: 'message', halt, usage })) ? { ok: false, report } : { ok: true };
+    return verdictStep(report, decide(key, { at: 'message', halt, usage }));
   };
 
   const needsOperator = (key: KeyConfig): boolean => key.approval === 'confirm';
@@ -151,21 +142,12 @@ export function createMessageFlow(deps: MessageFlowDeps): MessageFlow {
       if (!approved.ok) return approved.report;
       // A reload while the operators decided applies to what they decided: the key must still sign messages.
       const current = deps.access.all.find((k) => k.name === key.name) ?? null;
-      const now =
-        keyNowRefusal(key, current) ??
-        (current?.sign_messages === true
-          ? null
-          : refusal('messages_not_allowed', `key "${key.name}" no longer signs messages (a reload turned it off)`));
+      const now = messageKeyNowRefusal(key, current);
       if (now) return refuse(report, now);
       // The credential the request came with is judged again now (a message moves nothing): one that expired while
       // the operators decided signs nothing.
-      const credential = credentialSpendCheck(input.principal)?.check({
-        key: key.name,
-        lamports_out: 0,
-        destinations: [],
-      });
-      if (credential)
-        return refuse(report, refusal('credential_limit', `after approval: ${credential.message}`, { requested: 0 }));
+      const credential = credentialMessageRefusal(credentialSpendCheck(input.principal)?.check, key);
+      if (credential) return refuse(report, credential);
       approval = approvalNote(approved.approval);
     }
     report.checks.push('approval');

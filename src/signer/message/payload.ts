@@ -12,7 +12,8 @@ import crypto from 'node:crypto';
 import { base64Chars, decodeCanonicalBase64 } from '../../util/base64';
 import { SignerError } from '../../util/errors';
 import { decodeAddress } from '../../util/base58';
-import { parseSummary, parseWarnings, payloadHash } from '../payload';
+import { payloadHash } from '../payload-json';
+import { parseSummary, parseWarnings } from '../payload-text';
 import { MAX_MESSAGE_BYTES } from '../wire/sizes';
 
 export const MESSAGE_VERSION = 'message';

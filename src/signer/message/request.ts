@@ -3,7 +3,8 @@
  * `version` before either parser runs. An object (the MCP path) is bounded and walked once, by its own parser.
  */
 import { isRecord } from '../../util/is-record';
-import { parsePayload, payloadValue, type Payload } from '../payload';
+import { parsePayload, type Payload } from '../payload';
+import { payloadValue } from '../payload-json';
 import { isMessagePayloadValue, parseMessagePayload, type MessagePayload } from './payload';
 
 export function parseRequestPayload(input: unknown): Payload | MessagePayload {

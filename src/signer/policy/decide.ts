@@ -10,8 +10,7 @@
 import type { KeyConfig } from '../../config/types';
 import type { Usage } from '../../ledger/types';
 import { spendOf } from '../../ledger/usage-book';
-import { refusal, type Refusal } from '../refusals';
-import { allowedPrograms } from '../rules/structural';
+import type { Refusal } from '../refusals';
 import { SYSTEM_PROGRAM } from '../../solana/programs';
 import type {
   Facts,
@@ -24,6 +23,14 @@ import type {
   SimulatedFacts,
 } from './facts';
 import { needsApproval } from './rules/approval';
+import { approvedFiguresRefusal } from './rules/approved-figures';
+import { ataOwnerRefusal } from './rules/ata-owners';
+import { clusterRefusal } from './rules/cluster';
+import { messageContentRefusal } from './rules/message-content';
+import { partialSignerExistsRefusal } from './rules/signers';
+import { spendUnknownRefusal } from './rules/spend-unknown';
+import { structuralRefusal, STRUCTURAL_CHECKS } from './rules/structural';
+import { treasuryDelegateRefusal } from './rules/treasury-delegate';
 import { dailyCapRefusal, remainingDaily, spentLamports } from './rules/daily-cap';
 import { destinationCapRefusal } from './rules/destination-cap';
 import { credentialSpendRefusal } from './rules/credential';
@@ -34,7 +41,7 @@ import { inFlightRefusal } from './rules/in-flight';
 import { denyRefusal } from './rules/key';
 import { perTxRefusal } from './rules/per-tx';
 import { credentialBudgetRefusal } from './rules/credential-budget';
-import { recordedProgramRefusal } from './rules/programs';
+import { allowedPrograms, recordedProgramRefusal } from './rules/programs';
 import { rateRefusal } from './rules/rate';
 import { recordedUsdRefusal, remainingDailyUsd, usdCapRefusal, usdNeedsApproval } from './rules/usd-caps';
 import type { UsdSpend } from '../../pricing/usd-spend';
@@ -47,6 +54,7 @@ import {
   unlistedMintRefusal,
 } from './rules/tokens';
 import { allowed, refused, type Verdict, type VerdictFigures } from './verdict';
+import type { PassName } from '../vocabulary';
 
 /** One key's policy, or several that must all allow (the cap gate after an approval). */
 export type Policy = KeyConfig | readonly KeyConfig[];
@@ -84,6 +92,20 @@ function decideOne(key: KeyConfig, facts: Exclude<Facts, GateFacts>, wholeCap: n
   switch (facts.at) {
     case 'opened':
       return facts.halt ? refused(haltRefusal(facts.halt)) : allowed([]);
+    case 'cluster':
+      return only(clusterRefusal(facts.cluster.name, facts.cluster.genesis_hash, facts.genesis), ['cluster']);
+    case 'treasury':
+      return only(treasuryDelegateRefusal(key, facts.states), []);
+    case 'structure':
+      return only(structuralRefusal(key, facts), [...STRUCTURAL_CHECKS]);
+    case 'new_accounts':
+      return only(partialSignerExistsRefusal(facts.signers, facts.exist), ['new_accounts']);
+    case 'ata_owners':
+      return only(ataOwnerRefusal(facts.cluster, facts.owners, facts.programOwners), ['ata_owners']);
+    case 'approved':
+      return only(approvedFiguresRefusal(facts.approval, facts.toSend), []);
+    case 'content':
+      return only(messageContentRefusal(key, facts), ['message']);
     case 'prepared':
       return prepared(key, facts, wholeCap);
     case 'message':
@@ -95,6 +117,11 @@ function decideOne(key: KeyConfig, facts: Exclude<Facts, GateFacts>, wholeCap: n
     case 'pending':
       return pending(key, facts, wholeCap);
   }
+}
+
+/** One rule's judgement: its refusal, else the checks it passes. */
+function only(refusal: Refusal | null, passed: PassName[]): Verdict {
+  return refusal ? refused(refusal) : allowed(passed);
 }
 
 /** The fee cap (the key's own fees only), then the limits already used up: the rate and the daily cap. */
@@ -267,9 +294,7 @@ function capLamportsRefusal(
  */
 function capVerdict(key: KeyConfig, usage: Usage, moves: Moves, wholeCap: number): Verdict {
   if (moves.balanceChange === null) {
-    return refused(
-      refusal('spend_unknown', "the simulation did not report this key's balance, so the spend cannot be bounded"),
-    );
+    return refused(spendUnknownRefusal());
   }
   const reservation = spendOf(moves.balanceChange);
   const spent = spentLamports(usage, wholeCap);

@@ -4,6 +4,10 @@
  * says moves); they carry no cap and no policy value: those are the key's, given to `decide` beside them.
  */
 import type { ClusterProfile } from '../../config/types';
+import type { TreasuryAccountState } from '../../treasury/read';
+import type { CompiledMessage } from '../compile';
+import type { ApprovedFacts } from './rules/approved-figures';
+import type { ContentFacts } from './rules/message-content';
 import type { ApprovalRecord, HaltRecord, Usage } from '../../ledger/types';
 import type { UsdSpend } from '../../pricing/usd-spend';
 import type { UsdMicros } from '../../util/usd-amounts';
@@ -112,5 +116,66 @@ export interface PendingFacts {
   halt: HaltRecord | null;
 }
 
+/** The cluster the RPC answers for: its genesis hash, against the configured cluster's (null: any is taken). */
+export interface ClusterFacts {
+  at: 'cluster';
+  cluster: Pick<ClusterProfile, 'name' | 'genesis_hash'>;
+  genesis: string;
+}
+
+/** A treasury key's accounts as the chain holds them now: those that are token accounts, with their delegate. */
+export interface TreasuryFacts {
+  at: 'treasury';
+  states: readonly Pick<TreasuryAccountState, 'account' | 'delegate'>[];
+}
+
+/** The prepared message with its resolved accounts, for the structural checks (rules/structural.ts). */
+export interface StructureFacts {
+  at: 'structure';
+  cluster: ClusterProfile;
+  msg: CompiledMessage;
+  partialSigners: readonly string[];
+  /** The fee payer when it is not the key (payload v2, sign_only): it signs last, so its slot may be empty. */
+  foreignFeePayer?: string | null;
+}
+
+/** The partial signers the transaction creates, and for each whether an account of that address exists already. */
+export interface NewAccountsFacts {
+  at: 'new_accounts';
+  signers: readonly string[];
+  exist: readonly boolean[];
+}
+
+/** Owners of token accounts the transaction creates that need a look-up, and the program owning each on chain. */
+export interface AtaOwnersFacts {
+  at: 'ata_owners';
+  cluster: ClusterProfile;
+  owners: readonly string[];
+  programOwners: readonly (string | null)[];
+}
+
+/** What the transaction about to be sent after an approval does, beside what the operators approved. */
+export interface AfterApprovalFacts extends ApprovedFacts {
+  at: 'approved';
+}
+
+/** What a message payload's bytes are (message/content.ts decodes them). */
+export interface MessageContentFacts extends ContentFacts {
+  at: 'content';
+}
+
 export type Facts =
-  OpenedFacts | PreparedFacts | SimulatedFacts | GateFacts | MessageFacts | RecordedFacts | PendingFacts;
+  | OpenedFacts
+  | ClusterFacts
+  | TreasuryFacts
+  | StructureFacts
+  | NewAccountsFacts
+  | AtaOwnersFacts
+  | PreparedFacts
+  | SimulatedFacts
+  | AfterApprovalFacts
+  | GateFacts
+  | MessageFacts
+  | MessageContentFacts
+  | RecordedFacts
+  | PendingFacts;

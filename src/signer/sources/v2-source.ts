@@ -5,6 +5,11 @@
  * is refused, the blockhash must still be valid (or is replaced on request: the simulation's batch reads its
  * validity, see flow/simulate.ts), and every lookup table is resolved (kept ones from lookup-table-cache.ts) so
  * the checks see the full account list. docs/payloads.md describes each refusal and what to do about it.
+ *
+ * These refusals stay here, outside the policy core (policy/decide.ts), on purpose: they say whether the payload
+ * is a transaction the signer can prepare at all (a signature that does not verify, a slot left empty, a lifetime
+ * with no end, a lookup table that does not resolve), whatever the key's policy is. No setting of a key changes
+ * them; they are the source's input errors, coded as refusals so the agent gets the same report as for a policy one.
  */
 import { getU32Decoder } from '@solana/codecs-numbers';
 import type { Blockhash } from '@solana/rpc-types';
@@ -157,15 +162,6 @@ async function prepareV2(
       payloadBlockhash,
     },
   };
-}
-
-/** The payload's own blockhash is no longer valid on this cluster (read in the simulation's batch). */
-export function blockhashExpiredRefusal(blockhash: string): Refusal {
-  return refusal(
-    'blockhash_expired',
-    `the transaction's blockhash ${blockhash} has expired or is unknown to this cluster: fetch a fresh blockhash and rebuild it, or set replace_blockhash: true when no one else has signed`,
-    { blockhash },
-  );
 }
 
 function durableNonceRefusal(tx: DecodedTransaction): Refusal | null {

@@ -2,11 +2,12 @@
  * The policy core's order and figures at each point a flow asks it: the first refusal wins, and the figures the
  * report shows are worked out whatever refuses.
  */
+import { localCluster } from '../../../src/config/clusters';
 import { decide } from '../../../src/signer/policy/decide';
 import type { SimulatedMoves } from '../../../src/signer/policy/facts';
 import { SYSTEM_PROGRAM } from '../../../src/solana/programs';
 import { randomAddress } from '../../support/payloads';
-import { listed, policyKey, usage } from './fixtures';
+import { compiled, listed, policyKey, usage } from './fixtures';
 
 const halt = { key: 'k', reason: 'stop', by: 'operator:alice', ts: 1 };
 const paying = (lamports: number, to = listed): SimulatedMoves => ({
@@ -129,4 +130,44 @@ test('the SOL per-destination cap is judged with the caps, after the daily cap',
   expect(
     decide(key, { at: 'simulated', moves: paying(401), usage: usage({ received, lamports: 10_000 }) }),
   ).toMatchObject({ refusal: { reason: 'per_day_cap' } });
+});
+
+describe('the judgements before the simulation pass the checks the report lists', () => {
+  const cluster = localCluster({ rpc_url: 'http://127.0.0.1:1', game_programs: [], player_profile: null });
+
+  test("the cluster's identity passes `cluster`, and refuses as it", () => {
+    const genesis = randomAddress();
+    const named = { name: 'mainnet', genesis_hash: genesis };
+    expect(decide(policyKey(), { at: 'cluster', cluster: named, genesis })).toEqual({
+      outcome: 'allowed',
+      passed: ['cluster'],
+      figures: {},
+    });
+    expect(decide(policyKey(), { at: 'cluster', cluster: named, genesis: randomAddress() })).toMatchObject({
+      outcome: 'refused',
+      refusal: { check: 'cluster', reason: 'wrong_cluster' },
+    });
+  });
+
+  test('the structural checks pass together; the first failing one refuses', () => {
+    const key = policyKey();
+    const structure = { at: 'structure' as const, cluster, partialSigners: [] };
+    expect(decide(key, { ...structure, msg: compiled([key.pubkey], []) })).toMatchObject({
+      outcome: 'allowed',
+      passed: ['fee_payer', 'programs', 'tokens', 'system', 'vault', 'signers'],
+    });
+    expect(decide(key, { ...structure, msg: compiled([randomAddress()], []) })).toMatchObject({
+      refusal: { reason: 'fee_payer_not_key' },
+    });
+  });
+
+  test('new accounts, token account owners and message content pass their own checks', () => {
+    const key = policyKey();
+    expect(decide(key, { at: 'new_accounts', signers: [], exist: [] })).toMatchObject({ passed: ['new_accounts'] });
+    expect(decide(key, { at: 'ata_owners', cluster, owners: [], programOwners: [] })).toMatchObject({
+      passed: ['ata_owners'],
+    });
+    expect(decide(key, { at: 'content', lookalike: null, offchain: null })).toMatchObject({ passed: ['message'] });
+    expect(decide(key, { at: 'treasury', states: [] })).toEqual({ outcome: 'allowed', passed: [], figures: {} });
+  });
 });

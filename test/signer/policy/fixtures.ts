@@ -1,6 +1,7 @@
 /** A key policy and usage for the policy core's unit tests: every limit set to a round figure. */
 import type { KeyConfig, TokenPolicy } from '../../../src/config/types';
 import type { Usage } from '../../../src/ledger/types';
+import type { CompiledMessage } from '../../../src/signer/compile';
 import { randomAddress } from '../../support/payloads';
 
 export const listed = randomAddress();
@@ -43,5 +44,26 @@ export function usage(over: Partial<Usage> = {}): Usage {
     tokens: new Map(),
     usdMicros: 0n,
     ...over,
+  };
+}
+
+/** A compiled message as the structural rules read it: its accounts, header counts and instructions (no bytes). */
+export function compiled(
+  accountKeys: string[],
+  instructions: { program: number; accounts?: number[]; data?: number[] }[],
+  header: { signers?: number; readonlySigned?: number; readonlyUnsigned?: number } = {},
+): CompiledMessage {
+  return {
+    numRequiredSignatures: header.signers ?? 1,
+    numReadonlySigned: header.readonlySigned ?? 0,
+    numReadonlyUnsigned: header.readonlyUnsigned ?? 0,
+    accountKeys,
+    recentBlockhash: randomAddress(),
+    instructions: instructions.map((ix) => ({
+      programIdIndex: ix.program,
+      accountIndices: ix.accounts ?? [],
+      data: Uint8Array.from(ix.data ?? []),
+    })),
+    bytes: new Uint8Array(0),
   };
 }

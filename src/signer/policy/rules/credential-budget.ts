@@ -78,17 +78,6 @@ export function unpricedRefusal(block: number, requested: number, why: string | 
   );
 }
 
-/** The smallest of what is left of each lamport budget once `spend` more counts (never below 0), or null with none. */
-export function remainingBudget(budgets: readonly BudgetFact[], spend: number): number | null {
-  let left: number | null = null;
-  for (const b of budgets) {
-    if (b.per_day_lamports === null) continue;
-    const l = Math.max(0, b.per_day_lamports - budgetSpent(b) - spend);
-    left = left === null ? l : Math.min(left, l);
-  }
-  return left;
-}
-
 /** What is left of a block's dollar budget (never below 0), or null without one. */
 export function remainingUsdBudget(b: BudgetFact): UsdMicros | null {
   if (b.per_day_usd_micros === null) return null;

@@ -11,7 +11,7 @@ import { SYSTEM_PROGRAM } from '../../../solana/programs';
 import { refusal, type Refusal } from '../../refusals';
 import type { UsdSpend } from '../../../pricing/usd-spend';
 import { formatUsd } from '../../../util/usd-amounts';
-import type { CredentialSpend } from '../../types';
+import type { CredentialSpend, CredentialSpendCheck } from '../../types';
 import { unpricedRefusal } from './credential-budget';
 
 /**
@@ -53,4 +53,14 @@ export function credentialSpendRefusal(
     ...(destinations.length === 1 && only !== undefined ? { destination: only } : {}),
     ...(usd?.ok === true ? { usd_requested: formatUsd(usd.usd) } : {}),
   });
+}
+
+/**
+ * A message moves nothing: after its approval the credential is judged again on a spend of nothing, so one that
+ * expired while the operators decided signs nothing.
+ */
+export function credentialMessageRefusal(check: CredentialSpendCheck | undefined, key: KeyConfig): Refusal | null {
+  const refused = check?.({ key: key.name, lamports_out: 0, destinations: [] }) ?? null;
+  if (refused === null) return null;
+  return refusal('credential_limit', `after approval: ${refused.message}`, { requested: 0 });
 }

@@ -1,6 +1,6 @@
 /** What an approval binds: the transaction sent after it may move no more than the figures the operators approved. */
 import type { ApprovalRecord } from '../../../src/ledger/types';
-import { approvedFiguresRefusal, type FiguresToSend } from '../../../src/signer/rules/approved-figures';
+import { approvedFiguresRefusal, type FiguresToSend } from '../../../src/signer/policy/rules/approved-figures';
 import { randomAddress } from '../../support/payloads';
 
 const dest = randomAddress();

@@ -6,10 +6,10 @@
  * cost), so a second simulation that spends more, credits someone new or more, calls another program or has
  * another fee payer is refused, whatever the caps would allow: nothing approved ever moves more than was shown.
  */
-import type { ApprovalRecord, TokenFigure } from '../../ledger/types';
-import { spendOf } from '../../ledger/usage-book';
-import { refusal, type Refusal } from '../refusals';
-import type { LamportGain } from '../flow/simulate';
+import type { ApprovalRecord, TokenFigure } from '../../../ledger/types';
+import { spendOf } from '../../../ledger/usage-book';
+import { refusal, type Refusal } from '../../refusals';
+import type { LamportGain } from '../../flow/simulate';
 
 /** What the transaction about to be sent does, from its simulation after the approval. */
 export interface FiguresToSend {
@@ -21,6 +21,12 @@ export interface FiguresToSend {
 }
 
 type Approved = Pick<ApprovalRecord, 'id' | 'balance_change' | 'tokens' | 'destinations' | 'programs' | 'fee_payer'>;
+
+/** The approved request, and what the transaction about to be sent does. */
+export interface ApprovedFacts {
+  approval: Approved;
+  toSend: FiguresToSend;
+}
 
 const changed = (approval: Approved, what: string, figures: Parameters<typeof refusal>[2]): Refusal =>
   refusal(

@@ -1,11 +1,8 @@
 import type { ClusterProfile, KeyConfig } from '../../../src/config/types';
-import {
-  ataOwnersToVerify,
-  programError,
-  structuralRefusal,
-  STRUCTURAL_CHECKS,
-  type CheckSubject,
-} from '../../../src/signer/rules/structural';
+import { ataOwnersToVerify } from '../../../src/signer/policy/rules/ata-owners';
+import { structuralRefusal, STRUCTURAL_CHECKS } from '../../../src/signer/policy/rules/structural';
+import type { StructureFacts } from '../../../src/signer/policy/facts';
+import { programError } from '../../../src/signer/flow/program-error';
 import { compileLegacyMessage } from '../../../src/signer/compile';
 import { parsePayloadV1 as parsePayload } from '../../../src/signer/payload';
 import {
@@ -53,6 +50,9 @@ function key(over: Partial<KeyConfig> = {}): KeyConfig {
   };
 }
 
+/** The key and the facts the structural rules judge. */
+type CheckSubject = Omit<StructureFacts, 'at'> & { key: KeyConfig };
+
 function subject(
   ixs: PayloadInstruction[],
   opts: { key?: KeyConfig; feePayer?: string; partials?: string[] } = {},
@@ -97,7 +97,7 @@ const ataIx = (
   data,
 });
 
-const refusal = (s: CheckSubject) => structuralRefusal(s);
+const refusal = (s: CheckSubject) => structuralRefusal(s.key, { at: 'structure', ...s });
 
 describe('structural checks', () => {
   it('passes a game instruction whose only signer is the key', () => {
@@ -302,7 +302,7 @@ describe('structural checks', () => {
       const s = subject([ataIx(signing), ataIx(dest), ataIx(foreign), ataIx(foreign), gameIx()], {
         key: key({ transfer_to: [dest] }),
       });
-      expect(ataOwnersToVerify(s)).toEqual([foreign]);
+      expect(ataOwnersToVerify(s.key, s.msg)).toEqual([foreign]);
     });
   });
 });

@@ -1,18 +1,20 @@
 /**
  * Before a treasury key signs: every treasury account must still name the key as its delegate. The owner may
  * revoke or hand the allowance to someone else at any time; until the planned allowance is approved again, the
- * key's caps and the chain's no longer describe the same money, so signs are refused with a coded reason. Read
- * from the chain at each sign, so every replica sees the owner's change at once.
+ * key's caps and the chain's no longer describe the same money, so signs are refused with a coded reason. The
+ * flow reads the accounts from the chain at each sign (so every replica sees the owner's change at once); this
+ * judges what it read.
  */
-import type { KeyConfig } from '../../config/types';
-import { refusal, type Refusal } from '../refusals';
-import { readTreasuryAccounts, type AccountsReader } from '../../treasury/read';
+import type { KeyConfig } from '../../../config/types';
+import type { TreasuryAccountState } from '../../../treasury/read';
+import { refusal, type Refusal } from '../../refusals';
 
-export async function treasuryDelegateRefusal(chain: AccountsReader, key: KeyConfig): Promise<Refusal | null> {
-  const accounts = key.treasury?.accounts ?? [];
-  if (accounts.length === 0) return null;
-  const states = await readTreasuryAccounts(chain, accounts);
-  for (const account of accounts) {
+/** `states`: the key's treasury accounts that are token accounts on chain (one missing is closed or not one). */
+export function treasuryDelegateRefusal(
+  key: KeyConfig,
+  states: readonly Pick<TreasuryAccountState, 'account' | 'delegate'>[],
+): Refusal | null {
+  for (const account of key.treasury?.accounts ?? []) {
     const s = states.find((x) => x.account === account);
     if (s === undefined) {
       return refusal(
