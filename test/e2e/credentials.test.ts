@@ -75,7 +75,8 @@ beforeAll(async () => {
   // gamma asks its operator for every sign: a credential is judged again after the wait.
   w = await makeWorld({
     keys: { alpha: {}, beta: {}, gamma: { approval: 'confirm' } },
-    timings: { approval_timeout_ms: 60_000 },
+    // Console revocations read from the ledger every 100 ms (2 s by default).
+    timings: { approval_timeout_ms: 60_000, credential_revocation_poll_ms: 100 },
   });
   configFile = path.join(w.dir, 'credentials.yaml');
   rootKeyFile = path.join(w.dir, 'credentials-root.key');
@@ -341,6 +342,25 @@ test('revoking the child by `token revoke` and a reload refuses it and the grand
   expect(again.code).toBe(0);
   expect(again.stderr).toContain('already under serve.credentials.revoked');
   const root = await call(cred.root!, 'check', { payload: w.transfer('alpha', 1_000_000), key: 'alpha' });
+  expect(root.status).toBe(200);
+});
+
+test('a block revoked in the ledger by another process (a replica, its console) is refused within the poll, without a reload', async () => {
+  const courier = narrow(cred.root!, { rootPublicKey, keys: ['beta'] });
+  const check = () => call(courier.credential, 'check', { payload: w.transfer('beta', 1_000_000), key: 'beta' });
+  expect((await check()).status).toBe(200);
+  // Written by this test process's own ledger handle, as another replica's console would.
+  await w.ledger.revokeCredential({
+    revocation_id: courier.revocationId,
+    name: null,
+    reason: 'courier retired',
+    by: 'operator:alice',
+    ts: Math.floor(Date.now() / 1000),
+  });
+  let last: Awaited<ReturnType<typeof check>> | null = null;
+  await until(async () => (last = await check()).status === 401, 'the service refuses the revoked block', 10_000, 50);
+  expect(last!.json).toMatchObject({ code: 'credential_refused', reason: 'revoked', block: 1 });
+  const root = await call(cred.root!, 'check', { payload: w.transfer('beta', 1_000_000), key: 'beta' });
   expect(root.status).toBe(200);
 });
 
