@@ -57,21 +57,25 @@ export function mintRoot(
   return { credential: token.toBase64(), revocationId: ids[0] ?? '' };
 }
 
+/** `credential` parsed once its signature chain verifies against `rootPublic`; `what` names it in the error. */
+function verifiedCredential(lib: BiscuitLib, credential: string, rootPublic: string, what: string) {
+  try {
+    return lib.Biscuit.fromBase64(credential.trim(), publicKey(lib, rootPublic));
+  } catch (e) {
+    if (e instanceof SignerError) throw e;
+    throw new SignerError(
+      'request_invalid',
+      `${what} does not verify against that root public key (${failureKind(e)})`,
+    );
+  }
+}
+
 /**
  * The revocation ids of a credential's blocks, root first, once its chain verifies against the root public key:
  * what revoking it (its last block) lists, without trusting ids a forged chain would claim.
  */
 export function credentialRevocationIds(lib: BiscuitLib, credential: string, rootPublic: string): string[] {
-  let token;
-  try {
-    token = lib.Biscuit.fromBase64(credential.trim(), publicKey(lib, rootPublic));
-  } catch (e) {
-    if (e instanceof SignerError) throw e;
-    throw new SignerError(
-      'request_invalid',
-      `the credential does not verify against that root public key (${failureKind(e)})`,
-    );
-  }
+  const token = verifiedCredential(lib, credential, rootPublic, 'the credential');
   try {
     return (token.getRevocationIdentifiers() as unknown[]).map(String);
   } finally {
@@ -87,16 +91,7 @@ export function narrowCredential(
   narrowing: Narrowing,
 ): MadeCredential {
   const checks = narrowingChecks(narrowing);
-  let token;
-  try {
-    token = lib.Biscuit.fromBase64(credential.trim(), publicKey(lib, rootPublic));
-  } catch (e) {
-    if (e instanceof SignerError) throw e;
-    throw new SignerError(
-      'request_invalid',
-      `the credential to narrow does not verify against that root public key (${failureKind(e)})`,
-    );
-  }
+  const token = verifiedCredential(lib, credential, rootPublic, 'the credential to narrow');
   const block = new lib.BlockBuilder();
   block.addCode(checks.map((c) => `${c};\n`).join(''));
   const narrowed = token.appendBlock(block);

@@ -144,6 +144,11 @@ export interface Usage extends KeyUsage {
   usdMicros: bigint;
 }
 
+/** The usage of a key nothing has been counted for: what the policy judges when the ledger has no usage to give. */
+export function noUsage(): Usage {
+  return { signsLastMinute: 0, lamports: 0, unbounded: 0, received: new Map(), tokens: new Map(), usdMicros: 0n };
+}
+
 export interface AuditEntry extends AuditEntryInput {
   prev: string; // 64 hex; 64 '0' for the first entry
   hash: string; // sha256 hex of the entry serialised with hash ""

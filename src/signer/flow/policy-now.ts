@@ -4,7 +4,7 @@
  * ledger.
  */
 import type { KeyConfig } from '../../config/types';
-import type { ApprovalRecord, HaltRecord, Usage } from '../../ledger/types';
+import { noUsage, type ApprovalRecord, type HaltRecord, type Usage } from '../../ledger/types';
 import type { Refusal } from '../refusals';
 import { policyNowRefusal } from '../rules/policy-now';
 
@@ -13,22 +13,13 @@ export interface KeyStateReader {
   halt(keyName: string): Promise<HaltRecord | null>;
 }
 
-const NO_USAGE: Usage = {
-  signsLastMinute: 0,
-  lamports: 0,
-  unbounded: 0,
-  received: new Map(),
-  tokens: new Map(),
-  usdMicros: 0n,
-};
-
 export async function approvalPolicyNow(
   keys: readonly KeyConfig[],
   read: KeyStateReader,
   approval: ApprovalRecord,
 ): Promise<Refusal | null> {
   const key = keys.find((k) => k.name === approval.key) ?? null;
-  if (key === null) return policyNowRefusal(null, approval, NO_USAGE, null);
+  if (key === null) return policyNowRefusal(null, approval, noUsage(), null);
   const [usage, halt] = await Promise.all([read.usage(key), read.halt(key.name)]);
   return policyNowRefusal(key, approval, usage, halt);
 }

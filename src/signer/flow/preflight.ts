@@ -8,7 +8,7 @@ import { clusterGenesisOf } from '../../rpc/cluster-genesis';
 import { recentBlockhashOf } from '../../rpc/recent-blockhash';
 import type { RpcClient } from '../../rpc/types';
 import type { ClusterProfile, KeyConfig } from '../../config/types';
-import type { HaltRecord, Ledger, Usage } from '../../ledger/types';
+import { noUsage, type HaltRecord, type Ledger, type Usage } from '../../ledger/types';
 import { SignerError, errorMessage } from '../../util/errors';
 import { nowSeconds } from '../../util/time';
 import type { HaltBook } from '../halts';
@@ -126,15 +126,7 @@ export async function preflight(deps: PreflightDeps, input: PreflightInput): Pro
   const fee = prepared.foreignFeePayer === null ? feeBound(prepared.msg) : null;
   const limits = verdictStep(report, decide(key, { at: 'prepared', fee, usage }));
   if (!limits.ok) return limits;
-  const none: Usage = {
-    signsLastMinute: 0,
-    lamports: 0,
-    unbounded: 0,
-    received: new Map(),
-    tokens: new Map(),
-    usdMicros: 0n,
-  };
-  return { ok: true, usage: usage ?? none, usageKnown: usage !== null, prepared };
+  return { ok: true, usage: usage ?? noUsage(), usageKnown: usage !== null, prepared };
 }
 
 /** A partial signer stands for an account the transaction creates: the policy judges which exist already. */
