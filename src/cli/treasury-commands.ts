@@ -6,7 +6,8 @@
 import fs from 'node:fs';
 import type { Blockhash } from '@solana/kit';
 import type { KeyConfig, SignerConfig } from '../config/types';
-import { approveTransaction, checkApproveTransaction, type AllowancePlan } from '../treasury/allowance';
+import { approveTransaction, checkApproveTransaction } from '../treasury/approve-transaction';
+import type { AllowancePlan } from '../treasury/plan';
 import { planTreasury } from '../treasury/status';
 import { SignerError } from '../util/errors';
 import { flag, type ParsedArgs } from './args';

@@ -4,7 +4,7 @@
  */
 import type { AccountsAtSlot } from '../rpc/types';
 import { readMint, readTokenAccount } from '../solana/token-state';
-import type { TreasuryAccountFacts } from './allowance';
+import type { TreasuryAccountFacts } from './plan';
 
 /** The reads this needs of a chain client (the CLI's and the watcher's both have it). */
 export interface AccountsReader {

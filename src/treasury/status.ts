@@ -8,7 +8,7 @@
  */
 import type { KeyConfig, PricesConfig } from '../config/types';
 import { errorMessage } from '../util/errors';
-import { planAllowances, type AllowancePlan } from './allowance';
+import { planAllowances, type AllowancePlan } from './plan';
 import { readPlanPrices } from './plan-prices';
 import { readTreasuryAccounts, type AccountsReader, type TreasuryAccountState } from './read';
 

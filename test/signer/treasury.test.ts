@@ -34,12 +34,8 @@ import {
 import { hookId } from '../../src/config/load';
 import { NOTIFY_EVENTS, type TokenPolicy } from '../../src/config/types';
 import { keyFilePath } from '../../src/keys/keyfile';
-import {
-  approveTransaction,
-  checkApproveTransaction,
-  planAllowances,
-  type AllowancePlan,
-} from '../../src/treasury/allowance';
+import { approveTransaction, checkApproveTransaction } from '../../src/treasury/approve-transaction';
+import { planAllowances, type AllowancePlan } from '../../src/treasury/plan';
 import { treasuryTransferPayload } from '../../src/treasury/transfer-payload';
 import { randomAddress } from '../support/payloads';
 import { setMint, setTokenAccount, tokenBalance } from '../support/tokens';

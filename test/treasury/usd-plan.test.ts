@@ -7,7 +7,7 @@ import type { Blockhash } from '@solana/kit';
 import type { PricesConfig, TokenPolicy } from '../../src/config/types';
 import { KNOWN_FEEDS } from '../../src/pricing/feeds';
 import { spendUsd } from '../../src/pricing/valuation';
-import { approveTransaction, checkApproveTransaction } from '../../src/treasury/allowance';
+import { approveTransaction, checkApproveTransaction } from '../../src/treasury/approve-transaction';
 import { planTreasury, treasuryStatus } from '../../src/treasury/status';
 import { unitsForUsd } from '../../src/treasury/usd-allowance';
 import { chainClientFor } from '../../src/rpc/for-cluster';
