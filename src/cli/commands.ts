@@ -61,11 +61,12 @@ export const COMMANDS: readonly CommandSpec[] = [
       'per-day-lamports',
       'per-tx-usd',
       'per-day-usd',
+      'per-tx-token',
       'root-public-key',
     ],
     flags: [],
     usage:
-      'token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--per-day-lamports N] [--per-tx-usd 5.00] [--per-day-usd 20.00] [--root-public-key ed25519/HEX]',
+      'token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--per-day-lamports N] [--per-tx-usd 5.00] [--per-day-usd 20.00] [--per-tx-token MINT=UNITS,...] [--root-public-key ed25519/HEX]',
   },
   {
     name: 'token revoke',

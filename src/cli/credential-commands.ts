@@ -20,7 +20,7 @@ import { config, configPath, err, keyOf, out } from './context';
 export const TOKEN_NEW_BISCUIT_USAGE =
   'sa-forge-signer token new NAME --biscuit --keys K1,K2 [--ttl 7d] [--per-day-lamports N] --out FILE';
 export const TOKEN_NARROW_USAGE =
-  'sa-forge-signer token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--per-day-lamports N] [--per-tx-usd 5.00] [--per-day-usd 20.00] [--root-public-key ed25519/HEX]';
+  'sa-forge-signer token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--per-day-lamports N] [--per-tx-usd 5.00] [--per-day-usd 20.00] [--per-tx-token MINT=UNITS,...] [--root-public-key ed25519/HEX]';
 
 export const TOKEN_REVOKE_USAGE =
   'sa-forge-signer token revoke REVOCATION_ID|NAME|FILE [--root-public-key ed25519/HEX]';
@@ -141,6 +141,7 @@ export function tokenNarrow(args: ParsedArgs): number {
   // Dollars stay the text given: the narrowing parses them (usd-amounts.ts) and refuses other forms with the reason.
   const perTxUsd = option(args, 'per-tx-usd');
   const perDayUsd = option(args, 'per-day-usd');
+  const perTxTokens = option(args, 'per-tx-token');
   const made = narrowCredential(biscuitLib(), credential, publicKeyFor(args), {
     ...(keys === undefined ? {} : { keys: list(keys) }),
     ...(tools === undefined ? {} : { tools: list(tools) as ToolName[] }),
@@ -151,6 +152,7 @@ export function tokenNarrow(args: ParsedArgs): number {
     ...(perDay === undefined ? {} : { perDayLamports: perDay }),
     ...(perTxUsd === undefined ? {} : { perTxUsd }),
     ...(perDayUsd === undefined ? {} : { perDayUsd }),
+    ...(perTxTokens === undefined ? {} : { perTxTokens: list(perTxTokens).map(mintAmount) }),
   });
   writeSecretFile(file, made.credential);
   out(made.revocationId);
@@ -214,4 +216,16 @@ export function tokenRevoke(args: ParsedArgs): number {
     ].join('\n'),
   );
   return 0;
+}
+
+/** `MINT=UNITS` as `--per-tx-token` takes it; the narrowing checks the mint and the figure. */
+function mintAmount(given: string): { mint: string; amount: number } {
+  const m = /^([^=\s]+)=(\d{1,16})$/.exec(given);
+  const [, mint, units] = m ?? [];
+  if (mint === undefined || units === undefined)
+    throw new SignerError(
+      'request_invalid',
+      `--per-tx-token: ${JSON.stringify(given.slice(0, 80))} is not MINT=UNITS (a mint address, =, whole base units)`,
+    );
+  return { mint, amount: Number(units) };
 }

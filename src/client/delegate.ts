@@ -43,6 +43,8 @@ export interface NarrowOptions {
   perTxUsd?: string;
   /** This block's daily dollar budget (`"20.00"`), kept like `perDayLamports` on the dollars each sign recorded. */
   perDayUsd?: string;
+  /** A transaction may make the key lose at most `amount` base units of `mint`, for each mint listed. */
+  perTxTokens?: readonly { mint: string; amount: number }[];
 }
 
 /** The credential with one more block of checks, and that block's revocation id. */
@@ -59,5 +61,6 @@ export function narrow(credential: string, opts: NarrowOptions): MadeCredential 
     ...(opts.perDayLamports === undefined ? {} : { perDayLamports: opts.perDayLamports }),
     ...(opts.perTxUsd === undefined ? {} : { perTxUsd: opts.perTxUsd }),
     ...(opts.perDayUsd === undefined ? {} : { perDayUsd: opts.perDayUsd }),
+    ...(opts.perTxTokens === undefined ? {} : { perTxTokens: opts.perTxTokens }),
   });
 }

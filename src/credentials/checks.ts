@@ -41,6 +41,8 @@ export interface Narrowing {
   perTxUsd?: string;
   /** The block's own daily dollar budget (`"20.00"`), kept like `perDayLamports` on the dollars the ledger records. */
   perDayUsd?: string;
+  /** A transaction may make the key lose at most this many base units of each mint named (judged on the simulation). */
+  perTxTokens?: readonly { mint: string; amount: number }[];
 }
 
 export const NARROW_MODES = ['sign_only', 'check'] as const;
@@ -130,6 +132,21 @@ export function destinationsCheck(destinations: readonly string[]): string {
   return `reject if destination($d), ![${[...new Set(destinations)].map((d) => `"${d}"`).join(', ')}].contains($d)`;
 }
 
+/** A per-transaction limit on one mint, in its base units: refuses what the simulation shows the key losing of it. */
+export function perTxTokenCheck(mint: string, amount: number): string {
+  if (!ADDRESS.test(mint))
+    throw new SignerError(
+      'request_invalid',
+      `per-tx token: ${JSON.stringify(mint.slice(0, 60))} is not a mint address`,
+    );
+  if (!Number.isSafeInteger(amount) || amount < 0)
+    throw new SignerError(
+      'request_invalid',
+      `per-tx token: ${String(amount)} is not a whole number of base units (at most 9007199254740991)`,
+    );
+  return `reject if token_out("${mint}", $n), $n > ${amount}`;
+}
+
 export function expiryCheck(at: Date): string {
   return `check if time($t), $t <= ${datalogDate(at)}`;
 }
@@ -153,10 +170,11 @@ export function narrowingChecks(n: Narrowing): string[] {
   if (n.perDayLamports !== undefined) checks.push(perDayLamportsCheck(n.perDayLamports));
   if (n.perTxUsd !== undefined) checks.push(perTxUsdCheck(n.perTxUsd));
   if (n.perDayUsd !== undefined) checks.push(perDayUsdCheck(n.perDayUsd));
+  for (const t of n.perTxTokens ?? []) checks.push(perTxTokenCheck(t.mint, t.amount));
   if (checks.length === 0)
     throw new SignerError(
       'request_invalid',
-      'a narrowing block needs at least one limit (keys, tools, mode, expiry, per-tx lamports, destinations, per-day lamports, per-tx USD or per-day USD)',
+      'a narrowing block needs at least one limit (keys, tools, mode, expiry, per-tx lamports, destinations, per-day lamports, per-tx USD, per-day USD or per-tx token)',
     );
   return checks;
 }

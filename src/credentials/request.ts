@@ -52,11 +52,16 @@ export function presentedCredential(
     })),
     budgets: credential.budgets.map((b) => ({ ...b })),
     usd_limited_by: credential.usdLimitedBy,
-    spend: ({ key, lamports_out, destinations, usd_micros_out }) => {
+    spend: ({ key, lamports_out, destinations, usd_micros_out, tokens_out }) => {
       // A sign outlives its request only when the agent went away (an approval's wait): nothing to judge it by.
       if (credential.disposed)
         return { message: 'the request that presented the credential has ended, so its checks cannot be judged' };
-      const spend = { lamports_out, destinations, ...(usd_micros_out === undefined ? {} : { usd_micros_out }) };
+      const spend = {
+        lamports_out,
+        destinations,
+        ...(usd_micros_out === undefined ? {} : { usd_micros_out }),
+        ...(tokens_out === undefined ? {} : { tokens_out }),
+      };
       const refusal = credential.authorize({ ...request, key, spend }, now());
       return refusal === null ? null : { message: refusal.message };
     },

@@ -145,6 +145,13 @@ export function createCredentialVerifier(lib: BiscuitLib, opts: CredentialVerifi
         builder.addFact(fact);
       }
     for (const { predicate, term } of requestFacts(req, now)) {
+      if ('pair' in term) {
+        const fact = lib.Fact.fromString(`${predicate}({s}, {n})`);
+        fact.set('s', term.pair[0]);
+        fact.set('n', term.pair[1]);
+        builder.addFact(fact);
+        continue;
+      }
       const fact = lib.Fact.fromString(`${predicate}({v})`);
       fact.set(
         'v',

@@ -12,8 +12,8 @@
 
 export interface RequestFactSpec {
   predicate: string;
-  /** The term's Datalog type. */
-  term: 'string' | 'date' | 'integer';
+  /** The terms' Datalog types. */
+  term: 'string' | 'date' | 'integer' | 'string, integer';
   /** When the signer states it and what it holds. */
   meaning: string;
 }
@@ -57,6 +57,12 @@ export const REQUEST_FACTS = [
     term: 'integer',
     meaning:
       '`check` and `sign`, after the simulation, when the spend was valued: what the transaction takes out of the key in micro-dollars (1 USD = 1000000), the figure the ledger records; limit it with `reject if`',
+  },
+  {
+    predicate: 'token_out',
+    term: 'string, integer',
+    meaning:
+      '`check` and `sign`, after the simulation only, one fact per mint the key loses: the mint and its base units out (above 9007199254740991, that figure); limit it with `reject if token_out("MINT", $n), $n > N`',
   },
   {
     predicate: 'destination',
@@ -137,9 +143,18 @@ export interface SpendFacts {
   destinations: readonly string[];
   /** Micro-dollars out, when the spend was valued (absent: no `usd_micros_out` fact). */
   usd_micros_out?: number;
+  /** Base units out of each mint the key loses (absent or empty: no `token_out` fact). */
+  tokens_out?: readonly TokenOut[];
 }
 
-export type FactTerm = { string: string } | { date: Date } | { integer: number };
+/** One mint the key loses in a transaction, as a `token_out` fact states it. */
+export interface TokenOut {
+  mint: string;
+  /** Base units, capped at Number.MAX_SAFE_INTEGER (any limit a check can state refuses a larger figure alike). */
+  amount: number;
+}
+
+export type FactTerm = { string: string } | { date: Date } | { integer: number } | { pair: readonly [string, number] };
 
 /**
  * The authorizer's facts for a request at `now`: only those the request has (a missing one satisfies no check, and
@@ -158,6 +173,8 @@ export function requestFacts(req: CredentialRequest, now: Date): { predicate: Re
     for (const d of new Set(req.spend.destinations)) facts.push({ predicate: 'destination', term: { string: d } });
     if (req.spend.usd_micros_out !== undefined)
       facts.push({ predicate: 'usd_micros_out', term: { integer: req.spend.usd_micros_out } });
+    for (const t of req.spend.tokens_out ?? [])
+      facts.push({ predicate: 'token_out', term: { pair: [t.mint, t.amount] } });
   }
   return facts;
 }

@@ -22,6 +22,8 @@ export type CredentialSpendCheck = (spend: {
   destinations: readonly string[];
   /** Micro-dollars out, when the spend was valued. */
   usd_micros_out?: number;
+  /** Base units out of each mint the key loses. */
+  tokens_out?: readonly { mint: string; amount: number }[];
 }) => { message: string } | null;
 
 /** A presented credential's spend checks, and its first block that limits dollars (null: none does). */

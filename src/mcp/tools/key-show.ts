@@ -137,7 +137,7 @@ const KEY_VIEW_SCHEMA: Json = {
 const CREDENTIAL_SCHEMA: Json = {
   type: 'object',
   description:
-    "Present when the request's bearer is a credential (docs/credentials.md): its own block, every block's checks (each binds: a sign must pass all of them and the key's policy), the earliest expiry and the smallest per-transaction lamport and dollar limits they state, and each block's daily budget with what is left of it.",
+    "Present when the request's bearer is a credential (docs/credentials.md): its own block, every block's checks (each binds: a sign must pass all of them and the key's policy), the earliest expiry and the smallest per-transaction lamport, dollar and per-mint limits they state, and each block's daily budget with what is left of it.",
   properties: {
     root: { type: 'string' },
     block: { type: 'integer' },
@@ -145,6 +145,11 @@ const CREDENTIAL_SCHEMA: Json = {
     expires_at: nullable('string'),
     per_tx_lamports: nullable('integer'),
     per_tx_usd: nullable('string'),
+    per_tx_tokens: {
+      type: 'object',
+      description: 'The smallest per-transaction limit the blocks state for each mint they name, in base units.',
+      additionalProperties: { type: 'integer' },
+    },
     blocks: {
       type: 'array',
       items: {
@@ -186,7 +191,17 @@ const CREDENTIAL_SCHEMA: Json = {
       },
     },
   },
-  required: ['root', 'block', 'revocation_id', 'expires_at', 'per_tx_lamports', 'per_tx_usd', 'blocks', 'budgets'],
+  required: [
+    'root',
+    'block',
+    'revocation_id',
+    'expires_at',
+    'per_tx_lamports',
+    'per_tx_usd',
+    'per_tx_tokens',
+    'blocks',
+    'budgets',
+  ],
 };
 
 export const keyShowTool: Tool = {

@@ -151,7 +151,7 @@ function simulated(key: KeyConfig, facts: SimulatedFacts, wholeCap: number): Ver
   const destination = destinationRefusal(key, m.gains) ?? tokenPolicyRefusal(key, m.tokens, m.mints);
   if (destination) return refused(destination);
   const spend = facts.usd ?? null;
-  const narrowed = credentialSpendRefusal(facts.credential, key, m.balanceChange, m.gains, spend);
+  const narrowed = credentialSpendRefusal(facts.credential, key, m.balanceChange, m.gains, spend, m.tokens.mints);
   if (narrowed) return refused(narrowed, ['destinations']);
   const usdFigures = dollarFigures(key, spend, facts.usage);
   const usd = usdCapRefusal(key, spend, facts.usage?.usdMicros ?? null);

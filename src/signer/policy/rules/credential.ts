@@ -1,7 +1,7 @@
 /**
  * A credential's spend checks (docs/credentials.md) on what the simulation says a transaction moves: the lamports
- * the key loses (fee included) and the accounts that gain lamports, with the destination rule's one exception (the
- * rent of an account a program owns once created, such as a token account). The checks themselves are the
+ * the key loses (fee included), the base units of each mint it loses, and the accounts that gain lamports, with the
+ * destination rule's one exception (the rent of an account a program owns once created, such as a token account). The checks themselves are the
  * credential's; this only states the figures and turns the credential's refusal into a coded one.
  */
 import type { KeyConfig } from '../../../config/types';
@@ -13,6 +13,7 @@ import type { UsdSpend } from '../../../pricing/usd-spend';
 import { formatUsd } from '../../../util/usd-amounts';
 import type { CredentialSpend, CredentialSpendCheck } from '../../types';
 import { unpricedRefusal } from './credential-budget';
+import type { MintFlow } from './tokens';
 
 /**
  * With `usd` (the key's spend valued as its dollar caps value it, or null when the key is not priced) the checks see
@@ -25,6 +26,7 @@ export function credentialSpendRefusal(
   balanceChange: number | null,
   gains: readonly LamportGain[],
   usd: UsdSpend | null,
+  tokens: readonly MintFlow[] = [],
 ): Refusal | null {
   if (credential === undefined) return null;
   const { check, usdLimitedBy } = credential;
@@ -37,14 +39,16 @@ export function credentialSpendRefusal(
   const destinations = gains.filter((g) => !(g.created && g.owner !== SYSTEM_PROGRAM)).map((g) => g.address);
   if (usdLimitedBy !== null && usd?.ok !== true)
     return unpricedRefusal(usdLimitedBy, lamportsOut, usd === null ? null : usd.refusal.message);
-  // Above what an integer fact holds exactly, any dollar limit a credential can state refuses all the same.
-  const usdOut =
-    usd?.ok === true ? Number(usd.usd > BigInt(Number.MAX_SAFE_INTEGER) ? Number.MAX_SAFE_INTEGER : usd.usd) : null;
+  const usdOut = usd?.ok === true ? safeFigure(usd.usd) : null;
+  const tokensOut = tokens
+    .filter((t) => t.keyChange < 0n)
+    .map((t) => ({ mint: t.mint, amount: safeFigure(-t.keyChange) }));
   const refused = check({
     key: key.name,
     lamports_out: lamportsOut,
     destinations,
     ...(usdOut === null ? {} : { usd_micros_out: usdOut }),
+    ...(tokensOut.length === 0 ? {} : { tokens_out: tokensOut }),
   });
   if (refused === null) return null;
   const [only] = destinations;
@@ -63,4 +67,9 @@ export function credentialMessageRefusal(check: CredentialSpendCheck | undefined
   const refused = check?.({ key: key.name, lamports_out: 0, destinations: [] }) ?? null;
   if (refused === null) return null;
   return refusal('credential_limit', `after approval: ${refused.message}`, { requested: 0 });
+}
+
+/** A figure as an integer fact holds it exactly: above that, any limit a credential can state refuses all the same. */
+function safeFigure(n: bigint): number {
+  return Number(n > BigInt(Number.MAX_SAFE_INTEGER) ? BigInt(Number.MAX_SAFE_INTEGER) : n);
 }
