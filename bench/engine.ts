@@ -551,7 +551,7 @@ export async function oneAtATime(
       onProgress: stages && ((p) => stages.enter(p.stage === 'lock' ? 'gate' : 'send')),
     });
     stages?.enter(null);
-    if (report.outcome !== 'confirmed') throw new Error(`a sign ended ${report.outcome}`);
+    if (report.outcome !== 'confirmed') throw new Error(`a sign ended ${report.outcome}: ${report.detail ?? ''}`);
     if (idleMs) await new Promise((resolve) => setTimeout(resolve, idleMs));
   }
   const cpu = process.cpuUsage(cpu0);

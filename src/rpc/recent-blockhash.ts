@@ -30,28 +30,42 @@ export interface RecentBlockhashSettings {
   now?: () => number;
 }
 
-/** 2 s (five blocks) before a background refresh; reused for at most 10 s, a sixth of the blockhash's life. */
+/**
+ * 2 s (five blocks) before a background refresh; reused for at most 10 s, a sixth of the blockhash's life at 400 ms
+ * a block. A chain found to make blocks faster (the embedded chain can make one every few milliseconds) gets both
+ * windows shortened to the same share of its blockhash's life: see `paceFrom`.
+ */
 export const RECENT_BLOCKHASH_DEFAULTS: RecentBlockhashSettings = Object.freeze({
   refreshAfterMs: 2_000,
   reuseForMs: 10_000,
 });
 
+/** Blocks a blockhash stays valid for after the block it names. */
+const BLOCKHASH_LIFE_BLOCKS = 150;
+
 export class RecentBlockhash {
   private held: { lifetime: BlockhashLifetime; at: number; built: Set<string> } | null = null;
   private fetching: Promise<BlockhashLifetime> | null = null;
   private readonly now: () => number;
+  /** The reuse and refresh windows in force: the settings', or shorter on a chain seen making blocks faster. */
+  private reuseForMs: number;
+  private refreshAfterMs: number;
+  /** The last fetch's time and last valid height, to measure how fast the chain makes blocks. */
+  private lastSeen: { at: number; lastValidBlockHeight: number } | null = null;
 
   constructor(
     private readonly chain: Pick<RpcClient, 'getLatestBlockhash'>,
     private readonly settings: RecentBlockhashSettings = RECENT_BLOCKHASH_DEFAULTS,
   ) {
     this.now = settings.now ?? Date.now;
+    this.reuseForMs = settings.reuseForMs;
+    this.refreshAfterMs = settings.refreshAfterMs;
   }
 
   /** The held blockhash while it is young enough to reuse, else a fresh one (one fetch shared by every caller). */
   get(limits?: CallLimits): Promise<BlockhashLifetime> {
     const held = this.held;
-    if (held !== null && this.now() - held.at < this.settings.reuseForMs) return Promise.resolve(held.lifetime);
+    if (held !== null && this.now() - held.at < this.reuseForMs) return Promise.resolve(held.lifetime);
     return this.fetch(limits);
   }
 
@@ -68,7 +82,7 @@ export class RecentBlockhash {
   refreshIfStale(): Promise<void> | null {
     const held = this.held;
     if (held === null || this.fetching !== null) return null;
-    if (this.now() - held.at < this.settings.refreshAfterMs) return null;
+    if (this.now() - held.at < this.refreshAfterMs) return null;
     return this.fetch().then(
       () => undefined,
       () => undefined,
@@ -97,6 +111,7 @@ export class RecentBlockhash {
     if (this.fetching !== null && !own) return this.fetching;
     const asked = this.now();
     const fetching = this.chain.getLatestBlockhash(limits).then((lifetime) => {
+      this.paceFrom(asked, lifetime.lastValidBlockHeight);
       // A slower fetch started earlier must not replace a newer blockhash.
       if (this.held === null || this.held.at <= asked) {
         const same = this.held?.lifetime.blockhash === lifetime.blockhash;
@@ -112,6 +127,25 @@ export class RecentBlockhash {
       fetching.then(clear, clear);
     }
     return fetching;
+  }
+
+  /**
+   * Two fetches far enough apart tell how many milliseconds a block takes: the windows keep the same share of the
+   * blockhash's life as the settings give it at 400 ms a block, so a blockhash is never reused near its end on a
+   * fast chain (there a reused one could pass the simulation and expire before it lands). Never longer than set.
+   */
+  private paceFrom(at: number, lastValidBlockHeight: number): void {
+    const seen = this.lastSeen;
+    if (seen === null || at - seen.at >= 200 || lastValidBlockHeight < seen.lastValidBlockHeight)
+      this.lastSeen = { at, lastValidBlockHeight };
+    if (seen === null) return;
+    const blocks = lastValidBlockHeight - seen.lastValidBlockHeight;
+    const ms = at - seen.at;
+    if (blocks <= 0 || ms < 200) return;
+    const lifeMs = (ms / blocks) * BLOCKHASH_LIFE_BLOCKS;
+    const share = (window: number) => Math.min(window, Math.floor((lifeMs * window) / (400 * BLOCKHASH_LIFE_BLOCKS)));
+    this.reuseForMs = share(this.settings.reuseForMs);
+    this.refreshAfterMs = share(this.settings.refreshAfterMs);
   }
 }
 

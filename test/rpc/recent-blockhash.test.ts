@@ -65,6 +65,18 @@ describe('the recent blockhash', () => {
     expect(fetches() - before).toBe(1);
   });
 
+  it('on a chain seen making a block every 2 ms, is reused only for a sixth of its 300 ms life', async () => {
+    await recent.get();
+    localnet.advanceBlocks(1_000);
+    now += 2_000;
+    await recent.fresh();
+    // 1,000 blocks in 2 s: a blockhash lives 150 blocks, 300 ms; the 10 s window becomes 50 ms.
+    now += 49;
+    expect((await countRequests(() => recent.get())).tally.requests).toBe(0);
+    now += 2;
+    expect((await countRequests(() => recent.get())).tally.requests).toBe(1);
+  });
+
   it('a blockhash the chain no longer knows is never reused', async () => {
     const first = await recent.get();
     localnet.advanceBlocks(1);
