@@ -3,29 +3,13 @@
  * the verifier per block with its revocation id, stated back so the check holds, and any other use of the predicate
  * refused (it would hold without binding anything). The budget itself is judged at the gate (policy core).
  */
-import { biscuitLib } from '../../src/credentials/biscuit-lib';
-import { mintRoot, narrowCredential, newRootKey, publicKey } from '../../src/credentials/issue';
+import { mintRoot, narrowCredential } from '../../src/credentials/issue';
 import { createCredentialVerifier } from '../../src/credentials/verifier';
 import { budgetOf } from '../../src/credentials/vocabulary';
+import { appendRaw, lib, made, NOW, root, verifier } from './planner-root';
 
-const lib = biscuitLib();
-const root = newRootKey(lib);
-const made = mintRoot(lib, root.privateKey, { name: 'planner', keys: ['demo'] });
-const verifier = createCredentialVerifier(lib, {
-  rootPublicKey: root.publicKey,
-  issued: [{ name: 'planner', revocation_id: made.revocationId, keys: ['demo'] }],
-  revoked: [],
-});
-const NOW = new Date('2026-12-06T00:00:00Z');
 const SOL_DAY = 1_000_000_000;
 const SIGN = { method: 'tools/call', tool: 'sign', key: 'demo', mode: 'send' };
-
-function appendRaw(credential: string, code: string): string {
-  const token = lib.Biscuit.fromBase64(credential, publicKey(lib, root.publicKey));
-  const block = new lib.BlockBuilder();
-  block.addCode(code);
-  return token.appendBlock(block).toBase64();
-}
 
 test('narrowing writes the budget; the verifier reads each block budget with its revocation id and allows the request', () => {
   const child = narrowCredential(lib, made.credential, root.publicKey, { perDayLamports: 100_000_000 });

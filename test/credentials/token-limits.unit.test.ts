@@ -3,34 +3,19 @@
  * mint. Written by narrowing (the mint and the figure checked), shown back by key_show's view, and judged with the
  * real Biscuit library on the simulation's token movements at the boundary; other mints and a spend of none pass.
  */
-import { biscuitLib } from '../../src/credentials/biscuit-lib';
 import { credentialLimits } from '../../src/credentials/limits';
-import { mintRoot, narrowCredential, newRootKey } from '../../src/credentials/issue';
+import { narrowCredential } from '../../src/credentials/issue';
 import { presentedCredential } from '../../src/credentials/request';
-import { createCredentialVerifier, type VerifiedCredential } from '../../src/credentials/verifier';
+import type { VerifiedCredential } from '../../src/credentials/verifier';
 import { credentialSpendRefusal } from '../../src/signer/policy/rules/credential';
 import { SYSTEM_PROGRAM } from '../../src/solana/programs';
 import { policyKey } from '../signer/policy/fixtures';
+import { lib, made, NOW, root, verified } from './planner-root';
 
-const lib = biscuitLib();
-const root = newRootKey(lib);
-const made = mintRoot(lib, root.privateKey, { name: 'planner', keys: ['demo'] });
-const verifier = createCredentialVerifier(lib, {
-  rootPublicKey: root.publicKey,
-  issued: [{ name: 'planner', revocation_id: made.revocationId, keys: ['demo'] }],
-  revoked: [],
-});
-const NOW = new Date('2026-12-06T00:00:00Z');
 const SIGN = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'sign', arguments: { key: 'demo' } } };
 const DEST = '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin';
 const USDC = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
 const OTHER = 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB';
-
-function verified(credential: string): VerifiedCredential {
-  const v = verifier.verify(credential);
-  if (!v.ok) throw new Error(v.refusal.message);
-  return v.credential;
-}
 
 /** The spend rule on a transaction that moves `out` base units of each mint out of the key (and 5000 lamports of fee). */
 function judge(c: VerifiedCredential, out: Record<string, bigint>) {

@@ -4,38 +4,16 @@
  * forms refused with the reason), read back by the verifier with the block's revocation id, judged on the valued
  * spend at its boundary, and a credential that limits dollars never lets an unvalued spend through.
  */
-import { biscuitLib } from '../../src/credentials/biscuit-lib';
-import { mintRoot, narrowCredential, newRootKey, publicKey } from '../../src/credentials/issue';
+import { narrowCredential } from '../../src/credentials/issue';
 import { presentedCredential } from '../../src/credentials/request';
-import { createCredentialVerifier, type VerifiedCredential } from '../../src/credentials/verifier';
+import type { VerifiedCredential } from '../../src/credentials/verifier';
 import { credentialSpendRefusal } from '../../src/signer/policy/rules/credential';
 import { SYSTEM_PROGRAM } from '../../src/solana/programs';
 import { policyKey } from '../signer/policy/fixtures';
+import { appendRaw, lib, made, NOW, root, verified, verifier } from './planner-root';
 
-const lib = biscuitLib();
-const root = newRootKey(lib);
-const made = mintRoot(lib, root.privateKey, { name: 'planner', keys: ['demo'] });
-const verifier = createCredentialVerifier(lib, {
-  rootPublicKey: root.publicKey,
-  issued: [{ name: 'planner', revocation_id: made.revocationId, keys: ['demo'] }],
-  revoked: [],
-});
-const NOW = new Date('2026-12-06T00:00:00Z');
 const SIGN = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'sign', arguments: { key: 'demo' } } };
 const DEST = '9xQeWvG816bUx9EPjHmaT23yvVM2ZWbrrpZb9PusVFin';
-
-function verified(credential: string): VerifiedCredential {
-  const v = verifier.verify(credential);
-  if (!v.ok) throw new Error(v.refusal.message);
-  return v.credential;
-}
-
-function appendRaw(credential: string, code: string): string {
-  const token = lib.Biscuit.fromBase64(credential, publicKey(lib, root.publicKey));
-  const block = new lib.BlockBuilder();
-  block.addCode(code);
-  return token.appendBlock(block).toBase64();
-}
 
 /** The spend rule on a 1000-lamport transfer valued at `usd` micro-dollars (null: the key is not priced). */
 function judge(c: VerifiedCredential, usd: bigint | null) {
