@@ -5,7 +5,6 @@
  * plan for the next period, read from the chain for the page.
  */
 import { chromium, type Browser } from 'playwright-core';
-import type { TokenPolicy } from '../../src/config/types';
 import { randomAddress } from '../support/payloads';
 import { setMint, setTokenAccount } from '../support/tokens';
 import {
@@ -17,6 +16,7 @@ import {
   screenshot,
   type ConsoleWorld,
 } from './support';
+import { tokenPolicy } from '../signer/policy/fixtures';
 
 const run = chromiumInstalled() ? describe : describe.skip;
 if (!chromiumInstalled())
@@ -45,15 +45,7 @@ run('the console shows each treasury account’s allowance on chain and its plan
       delegatedAmount: 2n * M,
     });
     revoked = setTokenAccount(cw.world.localnet, { mint, owner, amount: 7n * M });
-    const policy: TokenPolicy = {
-      mint,
-      program: 'spl-token',
-      per_tx: null,
-      per_day: 5n * M,
-      destinations: null,
-      per_destination_per_day: null,
-      approve_above: null,
-    };
+    const policy = tokenPolicy(mint, { per_day: 5n * M });
     // The engine reads the world's key objects: the treasury is set on them in place, as a reload would.
     vault.tokens = [policy];
     vault.treasury = { owner, accounts: [delegated, revoked], refill_below_percent: 50 };

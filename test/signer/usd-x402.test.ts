@@ -25,6 +25,7 @@ import { randomAddress } from '../support/payloads';
 import { setMint, setTokenAccount, tokenBalance, transferChecked } from '../support/tokens';
 import { makeWorld, type World } from '../support/world';
 import { fundedSigner, latestLifetime, waitConfirmed, wireTransaction, type Rpc } from './kit-transactions';
+import { tokenPolicy } from './policy/fixtures';
 
 const SOL_FEED = KNOWN_FEEDS['SOL/USD'];
 const MINT = randomAddress();
@@ -57,17 +58,7 @@ beforeAll(async () => {
     keys: {
       payer: {
         // Ten whole tokens a day in base units: far more than the payments below move.
-        tokens: [
-          {
-            mint: MINT,
-            program: 'spl-token',
-            per_tx: null,
-            per_day: 10_000_000n,
-            destinations: null,
-            per_destination_per_day: null,
-            approve_above: null,
-          },
-        ],
+        tokens: [tokenPolicy(MINT, { per_day: 10_000_000n })],
         usd: { per_tx: null, per_day: dollars('0.10'), approve_above: null },
       },
     },

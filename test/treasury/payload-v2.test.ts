@@ -6,25 +6,18 @@
  */
 import { address, createSolanaRpc } from '@solana/kit';
 import { getTransferCheckedInstruction } from '@solana-program/token';
-import type { TokenPolicy } from '../../src/config/types';
 import { randomAddress } from '../support/payloads';
 import { setMint, setTokenAccount, tokenBalance } from '../support/tokens';
 import { makeWorld, type World } from '../support/world';
 import { latestLifetime, wireTransaction, type Rpc } from '../signer/kit-transactions';
+import { tokenPolicy } from '../signer/policy/fixtures';
 
 const M = 1_000_000n;
 const MINT = randomAddress();
 const OWNER = randomAddress(); // the operator's wallet, off this host: the account is written as its approval left it
 const merchant = randomAddress();
-const policy: TokenPolicy = {
-  mint: MINT,
-  program: 'spl-token',
-  per_tx: 3n * M,
-  per_day: 10n * M, // above the allowance: here the chain's bound is the tighter one
-  destinations: null,
-  per_destination_per_day: null,
-  approve_above: null,
-};
+// per_day above the allowance: here the chain's bound is the tighter one.
+const policy = tokenPolicy(MINT, { per_tx: 3n * M, per_day: 10n * M });
 
 let w: World;
 let rpc: Rpc;

@@ -5,24 +5,16 @@
  * expects the second account unchanged and calls its fall a mismatch, where a comparison per mint would have let
  * the signer's 2 tokens from the first explain it.
  */
-import type { TokenPolicy } from '../../src/config/types';
 import { treasuryTransferPayload } from '../../src/treasury/transfer-payload';
 import { randomAddress } from '../support/payloads';
 import { setMint, setTokenAccount } from '../support/tokens';
 import { makeWorld, type World } from '../support/world';
+import { tokenPolicy } from '../signer/policy/fixtures';
 
 const M = 1_000_000n;
 const MINT = randomAddress();
 const OWNER = randomAddress();
-const policy: TokenPolicy = {
-  mint: MINT,
-  program: 'spl-token',
-  per_tx: 3n * M,
-  per_day: 10n * M,
-  destinations: null,
-  per_destination_per_day: null,
-  approve_above: null,
-};
+const policy = tokenPolicy(MINT, { per_tx: 3n * M, per_day: 10n * M });
 
 let w: World;
 let first: string;

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { hookId } from '../../src/config/load';
-import { NOTIFY_EVENTS, type NotifyHook, type TokenPolicy } from '../../src/config/types';
+import { NOTIFY_EVENTS, type NotifyHook } from '../../src/config/types';
 import { startDeliverer, type Deliverer } from '../../src/notify/deliverer';
 import { createOutbox } from '../../src/notify/outbox';
 import { readHookSecrets } from '../../src/notify/secrets';
@@ -23,19 +23,12 @@ import { randomAddress } from '../support/payloads';
 import { setMint, setTokenAccount } from '../support/tokens';
 import { newWebhookSecret, startReceiver, type Receiver } from '../support/webhook-receiver';
 import { makeWorld, type World } from '../support/world';
+import { tokenPolicy } from '../signer/policy/fixtures';
 
 const M = 1_000_000n;
 const MINT = randomAddress();
 const OWNER = randomAddress();
-const policy: TokenPolicy = {
-  mint: MINT,
-  program: 'spl-token',
-  per_tx: null,
-  per_day: 5n * M,
-  destinations: null,
-  per_destination_per_day: null,
-  approve_above: null,
-};
+const policy = tokenPolicy(MINT, { per_day: 5n * M });
 
 let w: World;
 let receiver: Receiver;

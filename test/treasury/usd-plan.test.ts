@@ -4,7 +4,7 @@
  * fewer base units), read and checked from the embedded chain's Pyth account as a sign reads it; and says which.
  */
 import type { Blockhash } from '@solana/kit';
-import type { PricesConfig, TokenPolicy } from '../../src/config/types';
+import type { PricesConfig } from '../../src/config/types';
 import { KNOWN_FEEDS } from '../../src/pricing/feeds';
 import { spendUsd } from '../../src/pricing/valuation';
 import { approveTransaction, checkApproveTransaction } from '../../src/treasury/approve-transaction';
@@ -16,6 +16,7 @@ import { parseUsd } from '../../src/util/usd-amounts';
 import { randomAddress } from '../support/payloads';
 import { setMint, setTokenAccount } from '../support/tokens';
 import { makeWorld, type World } from '../support/world';
+import { tokenPolicy } from '../signer/policy/fixtures';
 
 const M = 1_000_000n;
 const MINT = randomAddress();
@@ -30,15 +31,7 @@ const dollars = (text: string): bigint => {
   if (!parsed.ok) throw new Error(parsed.message);
   return parsed.micros;
 };
-const policy: TokenPolicy = {
-  mint: MINT,
-  program: 'spl-token',
-  per_tx: null,
-  per_day: 5n * M,
-  destinations: null,
-  per_destination_per_day: null,
-  approve_above: null,
-};
+const policy = tokenPolicy(MINT, { per_day: 5n * M });
 
 let w: World;
 let chain: RpcClient;
