@@ -10,15 +10,14 @@
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { KNOWN_FEEDS } from '../../src/pricing/feeds';
 import { stopChild, killOnExit } from '../support/children';
 import { assertBuilt, BIN, listeningAddress, run, spawnBin, writeYaml } from '../support/cli';
 import { payload, randomAddress, transferInstruction } from '../support/payloads';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
 import { callWithBearer, cliOn, reportOf } from '../support/bearer-calls';
+import { SOL_FEED, setSolPrice } from '../support/prices';
 
 const FEE = 5000;
-const SOL_FEED = KNOWN_FEEDS['SOL/USD'];
 /** Lamports out of the key (fee included) worth `dollars` at $150 a SOL. */
 const worth = (dollars: number): number => Math.round((dollars / 150) * 1_000_000_000) - FEE;
 const SHARED = randomAddress();
@@ -46,9 +45,6 @@ const report = async (credential: string, name: string, args: Record<string, unk
     usd_value?: string;
     figures?: Record<string, unknown>;
   };
-
-const setSol = (price: string, ageS = 0) =>
-  w.localnet.setPrice({ account: SOL_FEED.sponsoredAccount, feedId: SOL_FEED.feedId, price, conf: '0', ageS });
 
 beforeAll(async () => {
   assertBuilt(BIN.serve, BIN.signer);
@@ -110,7 +106,7 @@ beforeAll(async () => {
     ])
   ).stdout;
   cred.child = fs.readFileSync(childFile, 'utf8').trim();
-  setSol('150');
+  setSolPrice(w.localnet, '150');
   service = spawnBin(BIN.serve, ['--config', configFile]);
   killOnExit(service);
   address = await listeningAddress(service, 60_000);
@@ -166,7 +162,7 @@ test('a child narrowed to $20 a day refuses the sign that would pass it, naming 
 });
 
 test('with no usable price the child is refused, never let through unpriced; the root still signs', async () => {
-  setSol('150', 3600);
+  setSolPrice(w.localnet, '150', 3600);
   const stale = await report(cred.child!, 'check', { payload: transfer(1_000) });
   expect(stale).toMatchObject({ outcome: 'refused', reason: 'credential_unpriced', figures: { block: 1 } });
   expect(stale.detail).toMatch(/could not be valued/);

@@ -5,17 +5,11 @@
  * `usd.per_day` at the dollars each sign recorded (not at today's price); `policy test` counts the recorded day too.
  */
 import path from 'node:path';
-import type { PricesConfig } from '../../src/config/types';
-import { KNOWN_FEEDS } from '../../src/pricing/feeds';
 import { BIN, assertBuilt, run, writeYaml } from '../support/cli';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
+import { SOL_FEED, SOL_PRICES, setSolPrice } from '../support/prices';
 
 const FEE = 5000;
-const SOL = KNOWN_FEEDS['SOL/USD'];
-const prices: PricesConfig = {
-  bounds: { maxAgeS: 60, maxConfidenceBps: 100, allowPartial: false },
-  feeds: new Map([['SOL', { label: 'SOL', account: SOL.sponsoredAccount, feedId: SOL.feedId }]]),
-};
 /** 0.04 SOL out of the key, fee included: $4.00 at $100. */
 const FOUR_DOLLARS = 40_000_000 - FEE;
 /** 0.01 SOL: $1.00 at $100. */
@@ -23,13 +17,10 @@ const ONE_DOLLAR = 10_000_000 - FEE;
 
 let w: World;
 
-const setSol = (price: string) =>
-  w.localnet.setPrice({ account: SOL.sponsoredAccount, feedId: SOL.feedId, price, conf: '0', ageS: 0 });
-
 /** A config file for the CLI: the world's, with SOL's price feed and alpha's dollar caps `usd`. */
 function configWith(name: string, usd: Record<string, string | null>): string {
   const doc = worldConfigDocument(w, {
-    prices: { feeds: [{ asset: 'SOL', account: SOL.sponsoredAccount, feed_id: SOL.feedId }] },
+    prices: { feeds: [{ asset: 'SOL', account: SOL_FEED.sponsoredAccount, feed_id: SOL_FEED.feedId }] },
   });
   const keys = doc.keys as Record<string, Record<string, unknown>>;
   keys.alpha = { ...keys.alpha, usd: { per_tx: null, per_day: null, approve_above: null, ...usd } };
@@ -42,9 +33,9 @@ beforeAll(async () => {
   assertBuilt(BIN.signer);
   w = await makeWorld({
     keys: { alpha: { usd: { per_tx: null, per_day: 10_000_000n, approve_above: null } } },
-    prices,
+    prices: SOL_PRICES,
   });
-  setSol('100');
+  setSolPrice(w.localnet, '100');
   for (const n of [1, 2]) {
     const r = await w.engine.sign({
       payload: w.transfer('alpha', FOUR_DOLLARS, `four dollars ${String(n)}`),
@@ -53,7 +44,7 @@ beforeAll(async () => {
     expect(r).toMatchObject({ outcome: 'confirmed', usd_value: '4.00' });
   }
   // Today's price is twice the one the signs recorded: nothing below may count them at it.
-  setSol('200');
+  setSolPrice(w.localnet, '200');
 }, 60_000);
 
 afterAll(async () => {
@@ -130,7 +121,7 @@ describe('policy replay', () => {
 });
 
 test('policy test counts the day at its recorded dollars: $1 more passes under $10, is refused under $5', async () => {
-  setSol('100');
+  setSolPrice(w.localnet, '100');
   const cases = path.join(w.dir, 'cases.yaml');
   writeYaml(cases, {
     cases: [{ name: 'one dollar', key: 'alpha', payload: w.transfer('alpha', ONE_DOLLAR, 'one dollar'), expect: 'ok' }],

@@ -17,9 +17,9 @@ import {
   open,
   operatorBrowser,
   screenshot,
-  setSolPrice,
   type ConsoleWorld,
 } from './support';
+import { setSolPrice } from '../support/prices';
 
 const run = chromiumInstalled() ? describe : describe.skip;
 if (!chromiumInstalled())
@@ -200,7 +200,7 @@ run('operator console in chromium', () => {
     const origin = cw.console.origin.origin;
     const alice = await operatorBrowser(browser);
     await enrollAndLogIn(alice.page, await cw.enrollmentLink('alice'), origin, '');
-    setSolPrice(cw.world, '100');
+    setSolPrice(cw.world.localnet, '100');
     const keyRow = alice.page.locator('[data-usd-key="till"]');
     expect((await keyRow.innerText()).split('\t').map((c) => c.trim())).toEqual([
       '',

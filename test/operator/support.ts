@@ -7,8 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import type { OperatorConfig, PricesConfig, SignerConfig } from '../../src/config/types';
-import { KNOWN_FEEDS } from '../../src/pricing/feeds';
+import type { OperatorConfig, SignerConfig } from '../../src/config/types';
 import { biscuitLib } from '../../src/credentials/biscuit-lib';
 import { credentialGate, type CredentialGate } from '../../src/credentials/gate';
 import { mintRoot, newRootKey } from '../../src/credentials/issue';
@@ -19,6 +18,7 @@ import { startOperatorListener, type OperatorListener } from '../../src/operator
 import { enrollmentUrl } from '../../src/operator/origin';
 import { nowSeconds } from '../../src/util/time';
 import { makeWorld, type World } from '../support/world';
+import { SOL_PRICES } from '../support/prices';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const chromiumInstalled = (): boolean => fs.existsSync(CHROMIUM);
@@ -32,24 +32,6 @@ export const OPERATORS: OperatorConfig[] = [
   // Configured but never enrolled: the quorum key's third approver, so it needs two of three.
   { name: 'carol', role: 'approver' },
 ];
-
-const SOL_FEED = KNOWN_FEEDS['SOL/USD'];
-/** SOL's Pyth account on the embedded chain: the priced key's only feed. */
-export const SOL_PRICES: PricesConfig = {
-  bounds: { maxAgeS: 60, maxConfidenceBps: 100, allowPartial: false },
-  feeds: new Map([['SOL', { label: 'SOL', account: SOL_FEED.sponsoredAccount, feedId: SOL_FEED.feedId }]]),
-};
-
-/** Prices SOL at `price` dollars, published now on the chain's clock. */
-export function setSolPrice(world: World, price: string): void {
-  world.localnet.setPrice({
-    account: SOL_FEED.sponsoredAccount,
-    feedId: SOL_FEED.feedId,
-    price,
-    conf: '0',
-    ageS: 0,
-  });
-}
 
 export interface ConsoleWorld {
   world: World;

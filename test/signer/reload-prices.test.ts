@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import YAML from 'yaml';
 import { loadConfig } from '../../src/config/load';
-import type { PricesConfig, SignerConfig } from '../../src/config/types';
+import type { SignerConfig } from '../../src/config/types';
 import { KNOWN_FEEDS } from '../../src/pricing/feeds';
 import { chainClientFor } from '../../src/rpc/for-cluster';
 import { openEngine } from '../../src/signer';
@@ -18,6 +18,7 @@ import { reloadPolicy, type ReloadResult } from '../../src/signer/reload';
 import type { SignerEngine } from '../../src/signer/types';
 import { randomAddress } from '../support/payloads';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
+import { SOL_PRICES } from '../support/prices';
 
 const SOL = KNOWN_FEEDS['SOL/USD'];
 /** Another account carrying SOL's feed, at another price: where the reload moves the feed. */
@@ -55,11 +56,7 @@ const reload = (): Promise<ReloadResult> =>
 const check = () => engine!.check({ payload: world.transfer('alpha', TENTH), principal: world.operator });
 
 beforeAll(async () => {
-  const prices: PricesConfig = {
-    bounds: { maxAgeS: 60, maxConfidenceBps: 100, allowPartial: false },
-    feeds: new Map([['SOL', { label: 'SOL', account: SOL.sponsoredAccount, feedId: SOL.feedId }]]),
-  };
-  world = await makeWorld({ keys: { alpha: {} }, prices });
+  world = await makeWorld({ keys: { alpha: {} }, prices: SOL_PRICES });
   file = path.join(world.dir, 'config.yaml');
   write(configDoc({ feeds: feeds(SOL.sponsoredAccount) }));
   started = load();

@@ -9,10 +9,10 @@ import { address } from '@solana/addresses';
 import type { PricesConfig } from '../../src/config/types';
 import type { AuditEntry } from '../../src/ledger/types';
 import { KNOWN_FEEDS } from '../../src/pricing/feeds';
-import { parseUsd } from '../../src/util/usd-amounts';
 import { payload, randomAddress } from '../support/payloads';
 import { setMint, setTokenAccount, tokenBalance, transferChecked } from '../support/tokens';
 import { balanceOf, makeWorld, type World } from '../support/world';
+import { dollars, PRICE_BOUNDS, setSolPrice } from '../support/prices';
 
 const FEE = 5000;
 const SOL = KNOWN_FEEDS['SOL/USD'];
@@ -20,16 +20,11 @@ const SOL = KNOWN_FEEDS['SOL/USD'];
 const MINT = randomAddress();
 const MINT_PRICE = { account: randomAddress(), feedId: 'cd'.repeat(32) };
 const prices: PricesConfig = {
-  bounds: { maxAgeS: 60, maxConfidenceBps: 100, allowPartial: false },
+  bounds: PRICE_BOUNDS,
   feeds: new Map([
     ['SOL', { label: 'SOL', account: SOL.sponsoredAccount, feedId: SOL.feedId }],
     [MINT, { label: MINT, account: address(MINT_PRICE.account), feedId: MINT_PRICE.feedId }],
   ]),
-};
-const dollars = (text: string): bigint => {
-  const parsed = parseUsd(text);
-  if (!parsed.ok) throw new Error(parsed.message);
-  return parsed.micros;
 };
 const usd = (perDay: string) => ({ per_tx: null, per_day: dollars(perDay), approve_above: null });
 
@@ -65,9 +60,6 @@ beforeAll(async () => {
 });
 afterAll(() => w.close());
 
-const setSol = (price: string, ageS = 0) =>
-  w.localnet.setPrice({ account: SOL.sponsoredAccount, feedId: SOL.feedId, price, conf: '0', ageS });
-
 /** 0.1 SOL out of the key, fee included: $15.00 at $150. */
 const FIFTEEN_DOLLARS = 100_000_000 - FEE;
 
@@ -75,7 +67,7 @@ const sign = (key: string, lamports: number) =>
   w.engine.sign({ key, payload: w.transfer(key, lamports), principal: w.operator, mode: 'send' });
 
 test('signs up to exactly $30 a day pass; one more is refused usd_per_day_cap and nothing is sent', async () => {
-  setSol('150');
+  setSolPrice(w.localnet, '150');
   const checked = await w.engine.check({
     key: 'daily',
     payload: w.transfer('daily', FIFTEEN_DOLLARS),
@@ -112,9 +104,9 @@ test('signs up to exactly $30 a day pass; one more is refused usd_per_day_cap an
 });
 
 test('a price that moves after a sign does not change what that sign counts', async () => {
-  setSol('150');
+  setSolPrice(w.localnet, '150');
   expect(await sign('moved', FIFTEEN_DOLLARS)).toMatchObject({ outcome: 'confirmed', usd_value: '15.00' });
-  setSol('300');
+  setSolPrice(w.localnet, '300');
   const now = Math.floor(Date.now() / 1000);
   expect((await w.ledger.keyUsage('moved', now)).usdMicros).toBe(15_000_000n);
   // At $300 the same 0.1 SOL is worth $30: with the $15 recorded at $150, it would pass the $30 cap.
@@ -131,7 +123,7 @@ test('a price that moves after a sign does not change what that sign counts', as
 });
 
 test("a price older than max_age_s on the chain's clock refuses price_stale, nothing sent", async () => {
-  setSol('150', 61);
+  setSolPrice(w.localnet, '150', 61);
   const balance = await balanceOf(w, w.keys.stale!.pubkey);
   const report = await sign('stale', 1_000_000);
   expect(report).toMatchObject({ outcome: 'refused', failed_check: 'price', reason: 'price_stale', signature: null });
@@ -141,7 +133,7 @@ test("a price older than max_age_s on the chain's clock refuses price_stale, not
 });
 
 test('a key without usd caps is not priced: a stale price refuses nothing and reports no dollars', async () => {
-  setSol('150', 61);
+  setSolPrice(w.localnet, '150', 61);
   expect(await sign('plain', 1_000_000)).toMatchObject({
     outcome: 'confirmed',
     usd_value: null,
@@ -150,7 +142,7 @@ test('a key without usd caps is not priced: a stale price refuses nothing and re
 });
 
 test('usd.per_tx refuses a transaction worth more in one go; usd.approve_above decides approval for a confirm key', async () => {
-  setSol('150');
+  setSolPrice(w.localnet, '150');
   const check = (key: string, lamports: number) =>
     w.engine.check({ key, payload: w.transfer(key, lamports), principal: w.operator });
   expect(await check('pertx', FIFTEEN_DOLLARS)).toMatchObject({
@@ -181,13 +173,13 @@ test("across SOL and a token in one day: the cap exactly passes, a cent more ref
       mode: 'send',
     });
   const usage = async () => (await w.ledger.keyUsage('mixed', Math.floor(Date.now() / 1000))).usdMicros;
-  setSol('150');
+  setSolPrice(w.localnet, '150');
   w.localnet.setPrice({ ...MINT_PRICE, price: '1.00', conf: '0', ageS: 0 });
 
   const first = await sign('mixed', FIFTEEN_DOLLARS);
   expect(first).toMatchObject({ outcome: 'confirmed', usd_value: '15.00', remaining_daily_usd: '5.00' });
   // SOL doubles before the next sign: what the first counts stays the $15.00 its intent recorded at $150.
-  setSol('300');
+  setSolPrice(w.localnet, '300');
   expect(await usage()).toBe(15_000_000n);
   let intent: AuditEntry | undefined;
   for await (const e of w.ledger.entries())

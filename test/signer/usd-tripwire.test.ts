@@ -7,31 +7,19 @@
  * As in tripwire.test.ts, a JSON-RPC proxy in front of the embedded chain rewrites the simulation's answer so the
  * key appears to lose only the fee; the transaction is real and moves its full amount when it lands.
  */
-import type { PricesConfig } from '../../src/config/types';
 import type { AuditEntry } from '../../src/ledger/types';
-import { KNOWN_FEEDS } from '../../src/pricing/feeds';
 import { openEngine } from '../../src/signer';
 import type { EngineAlert } from '../../src/signer/engine-deps';
 import type { SignerEngine } from '../../src/signer/types';
-import { parseUsd } from '../../src/util/usd-amounts';
 import { FaultProxy } from '../abuse/support/fault-proxy';
 import { understateNextSimulation } from '../support/understated-simulation';
 import { finalEntry, until } from '../support/async';
 import { rpcResult } from '../support/rpc';
 import { makeWorld, type World } from '../support/world';
+import { dollars, SOL_FEED, SOL_PRICES, setSolPrice } from '../support/prices';
 
 const SOL = 1_000_000_000;
 const FEE = 5_000;
-const FEED = KNOWN_FEEDS['SOL/USD'];
-const prices: PricesConfig = {
-  bounds: { maxAgeS: 60, maxConfidenceBps: 100, allowPartial: false },
-  feeds: new Map([['SOL', { label: 'SOL', account: FEED.sponsoredAccount, feedId: FEED.feedId }]]),
-};
-const dollars = (text: string): bigint => {
-  const parsed = parseUsd(text);
-  if (!parsed.ok) throw new Error(parsed.message);
-  return parsed.micros;
-};
 
 let w: World;
 let proxy: FaultProxy;
@@ -44,7 +32,7 @@ beforeAll(async () => {
     // A daily dollar cap far above what is moved: only the tripwire is under test.
     keys: { alpha: { usd: { per_tx: null, per_day: dollars('1000.00'), approve_above: null } } },
     rpcUrl: (url) => (proxy.setTarget(url), proxy.url()),
-    prices,
+    prices: SOL_PRICES,
     // A hook nobody listens on: the halt's event is written to the outbox, which is what is looked at.
     notify: {
       hooks: [
@@ -75,9 +63,6 @@ afterEach(async () => {
   await engine.resume('alpha');
 });
 
-const setSol = (price: string) =>
-  w.localnet.setPrice({ account: FEED.sponsoredAccount, feedId: FEED.feedId, price, conf: '0', ageS: 0 });
-
 async function entriesOf(signature: string): Promise<AuditEntry[]> {
   const out: AuditEntry[] = [];
   for await (const e of w.ledger.entries()) if (e.signature === signature) out.push(e);
@@ -94,7 +79,7 @@ const usdUsage = async () => (await w.ledger.keyUsage('alpha', Math.floor(Date.n
 
 describe('a landed spend worth more than the dollars its intent reserved', () => {
   it('send path: the halt gives the landed value at the recorded price and the reserved value; the final records it', async () => {
-    setSol('150');
+    setSolPrice(w.localnet, '150');
     understateNextSimulation(proxy, FEE);
     const before = await usdUsage();
     const amount = SOL / 10;
@@ -112,7 +97,7 @@ describe('a landed spend worth more than the dollars its intent reserved', () =>
         price: '15000000000',
         conf: '0',
         exponent: -8,
-        account: FEED.sponsoredAccount,
+        account: SOL_FEED.sponsoredAccount,
       }),
     ]);
     // It landed moving 0.1 SOL and the fee: $15.00075 at the same $150.
@@ -138,7 +123,7 @@ describe('a landed spend worth more than the dollars its intent reserved', () =>
   });
 
   it('sign-only: landing after the price moved is still valued at the price recorded at the sign', async () => {
-    setSol('150');
+    setSolPrice(w.localnet, '150');
     understateNextSimulation(proxy, FEE);
     const before = await usdUsage();
     const amount = SOL / 20;
@@ -149,7 +134,7 @@ describe('a landed spend worth more than the dollars its intent reserved', () =>
     });
     expect(report.outcome).toBe('signed');
     // SOL is at $3 000 by the time the caller sends it: at that price the landing would be worth $150.015.
-    setSol('3000');
+    setSolPrice(w.localnet, '3000');
     await rpcResult(w.localnet.url, 'sendTransaction', [report.signed_transaction, { encoding: 'base64' }]);
     const final = await finalEntry(w.ledger, report.signature!, 10_000);
     // 0.05 SOL and the fee at the recorded $150: $7.50075.
@@ -162,7 +147,7 @@ describe('a landed spend worth more than the dollars its intent reserved', () =>
   });
 
   it('a transaction that spent what it reserved trips nothing and its final records no value of its own', async () => {
-    setSol('150');
+    setSolPrice(w.localnet, '150');
     const before = alerts.length;
     const report = await engine.sign({ payload: w.transfer('alpha', 1_000_000, 'honest'), principal: w.operator });
     expect(report).toMatchObject({ outcome: 'confirmed', detail: null, usd_value: '0.15075' });

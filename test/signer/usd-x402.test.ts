@@ -17,31 +17,24 @@ import {
 } from '@solana/kit';
 import type { PricesConfig } from '../../src/config/types';
 import type { AuditEntry } from '../../src/ledger/types';
-import { KNOWN_FEEDS } from '../../src/pricing/feeds';
 import type { Report } from '../../src/signer/report';
-import { parseUsd } from '../../src/util/usd-amounts';
 import { finalEntry } from '../support/async';
 import { randomAddress } from '../support/payloads';
 import { setMint, setTokenAccount, tokenBalance, transferChecked } from '../support/tokens';
 import { makeWorld, type World } from '../support/world';
 import { fundedSigner, latestLifetime, waitConfirmed, wireTransaction, type Rpc } from './kit-transactions';
 import { tokenPolicy } from './policy/fixtures';
+import { dollars, PRICE_BOUNDS, SOL_FEED } from '../support/prices';
 
-const SOL_FEED = KNOWN_FEEDS['SOL/USD'];
 const MINT = randomAddress();
 const MINT_PRICE_ACCOUNT = randomAddress();
 const MINT_FEED_ID = 'ab'.repeat(32);
 const prices: PricesConfig = {
-  bounds: { maxAgeS: 60, maxConfidenceBps: 100, allowPartial: false },
+  bounds: PRICE_BOUNDS,
   feeds: new Map([
     ['SOL', { label: 'SOL', account: SOL_FEED.sponsoredAccount, feedId: SOL_FEED.feedId }],
     [MINT, { label: MINT, account: address(MINT_PRICE_ACCOUNT), feedId: MINT_FEED_ID }],
   ]),
-};
-const dollars = (text: string): bigint => {
-  const parsed = parseUsd(text);
-  if (!parsed.ok) throw new Error(parsed.message);
-  return parsed.micros;
 };
 /** $0.03 of the 6-decimals token at $1.00. */
 const THREE_CENTS = 30_000n;

@@ -12,11 +12,11 @@ import { planTreasury, treasuryStatus } from '../../src/treasury/status';
 import { unitsForUsd } from '../../src/treasury/usd-allowance';
 import { chainClientFor } from '../../src/rpc/for-cluster';
 import type { RpcClient } from '../../src/rpc/types';
-import { parseUsd } from '../../src/util/usd-amounts';
 import { randomAddress } from '../support/payloads';
 import { setMint, setTokenAccount } from '../support/tokens';
 import { makeWorld, type World } from '../support/world';
 import { tokenPolicy } from '../signer/policy/fixtures';
+import { dollars } from '../support/prices';
 
 const M = 1_000_000n;
 const MINT = randomAddress();
@@ -25,11 +25,6 @@ const FEED = KNOWN_FEEDS['USDC/USD'];
 const prices: PricesConfig = {
   bounds: { maxAgeS: 60, maxConfidenceBps: 200, allowPartial: false },
   feeds: new Map([[MINT, { label: 'USDC', account: FEED.sponsoredAccount, feedId: FEED.feedId }]]),
-};
-const dollars = (text: string): bigint => {
-  const parsed = parseUsd(text);
-  if (!parsed.ok) throw new Error(parsed.message);
-  return parsed.micros;
 };
 const policy = tokenPolicy(MINT, { per_day: 5n * M });
 
