@@ -15,7 +15,7 @@ import { stopChild, killOnExit } from '../support/children';
 import { assertBuilt, BIN, listeningAddress, spawnBin, writeYaml } from '../support/cli';
 import { payload, randomAddress, transferInstruction } from '../support/payloads';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
-import { callWithBearer, cliOn, reportOf } from '../support/bearer-calls';
+import { cliOn, toolReport } from '../support/bearer-calls';
 
 const SOL = 1_000_000_000;
 const SHARED = randomAddress();
@@ -48,14 +48,8 @@ function transfer(keyName: string, lamports: number, to = SHARED): Record<string
 }
 
 /** The report of a tools/call made with this credential (it must reach the engine: HTTP 200). */
-const report = async (credential: string, name: string, args: Record<string, unknown>) =>
-  reportOf(await callWithBearer(address, credential, name, args)) as {
-    outcome: string;
-    reason?: string;
-    detail: string;
-    signature: string | null;
-    figures?: Record<string, unknown>;
-  };
+const report = (credential: string, name: string, args: Record<string, unknown>) =>
+  toolReport(address, credential, name, args);
 
 beforeAll(async () => {
   assertBuilt(BIN.serve, BIN.signer);

@@ -14,7 +14,7 @@ import { stopChild, killOnExit } from '../support/children';
 import { assertBuilt, BIN, listeningAddress, run, spawnBin, writeYaml } from '../support/cli';
 import { payload, randomAddress, transferInstruction } from '../support/payloads';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
-import { callWithBearer, cliOn, reportOf } from '../support/bearer-calls';
+import { cliOn, toolReport } from '../support/bearer-calls';
 import { SOL_FEED, setSolPrice } from '../support/prices';
 
 const FEE = 5000;
@@ -36,15 +36,8 @@ const transfer = (lamports: number) => {
 };
 
 /** The report of a tools/call made with this credential (it must reach the engine: HTTP 200). */
-const report = async (credential: string, name: string, args: Record<string, unknown>) =>
-  reportOf(await callWithBearer(address, credential, name, args)) as {
-    outcome: string;
-    reason?: string;
-    detail: string;
-    signature: string | null;
-    usd_value?: string;
-    figures?: Record<string, unknown>;
-  };
+const report = (credential: string, name: string, args: Record<string, unknown>) =>
+  toolReport(address, credential, name, args);
 
 beforeAll(async () => {
   assertBuilt(BIN.serve, BIN.signer);

@@ -34,6 +34,26 @@ export function reportOf(reply: BearerReply): Record<string, unknown> {
   return (reply.json.result as { structuredContent: Record<string, unknown> }).structuredContent;
 }
 
+/** The report fields the credential tests read. */
+export interface ToolReport {
+  outcome: string;
+  reason?: string;
+  detail: string;
+  signature: string | null;
+  usd_value?: string;
+  figures?: Record<string, unknown>;
+}
+
+/** The report of a tools/call with `bearer` that must reach the engine (HTTP 200). */
+export async function toolReport(
+  address: string,
+  bearer: string,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<ToolReport> {
+  return reportOf(await callWithBearer(address, bearer, name, args)) as unknown as ToolReport;
+}
+
 /** The operator CLI on one config file; a command that exits non-zero throws with its stderr. */
 export function cliOn(configFile: () => string) {
   return async (args: string[]): Promise<{ stdout: string; stderr: string }> => {
