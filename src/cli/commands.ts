@@ -128,6 +128,13 @@ function subWords(top: string): string[] {
   return COMMANDS.filter((c) => c.name.startsWith(`${top} `)).map((c) => c.name.slice(top.length + 1));
 }
 
+/** A command's usage line as errors print it, from the table: `sa-forge-signer token narrow --from FILE …`. */
+export function usageOf(name: string): string {
+  const spec = COMMANDS.find((c) => c.name === name);
+  if (spec === undefined) throw new Error(`usageOf: no command ${JSON.stringify(name)}`);
+  return `sa-forge-signer ${spec.usage}`;
+}
+
 /**
  * The command named by the first positional words, with its arguments' offset. An unknown or misspelled word is
  * an error naming the nearest command; an option the command does not take is an error listing those it does.

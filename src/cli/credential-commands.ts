@@ -15,15 +15,14 @@ import { expiryAfter } from '../credentials/ttl';
 import type { ToolName } from '../credentials/vocabulary';
 import { SignerError, errorMessage } from '../util/errors';
 import { option, requireOption, requirePositional, type ParsedArgs } from './args';
+import { usageOf } from './commands';
 import { config, configPath, err, keyOf, out } from './context';
 
 export const TOKEN_NEW_BISCUIT_USAGE =
   'sa-forge-signer token new NAME --biscuit --keys K1,K2 [--ttl 7d] [--per-day-lamports N] --out FILE';
-export const TOKEN_NARROW_USAGE =
-  'sa-forge-signer token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h] [--per-tx-lamports N] [--destinations A,B] [--per-day-lamports N] [--per-tx-usd 5.00] [--per-day-usd 20.00] [--per-tx-token MINT=UNITS,...] [--root-public-key ed25519/HEX]';
-
-export const TOKEN_REVOKE_USAGE =
-  'sa-forge-signer token revoke REVOCATION_ID|NAME|FILE [--root-public-key ed25519/HEX]';
+/** Usage lines from the command table (commands.ts), which parsing reads too. */
+const TOKEN_NARROW_USAGE = usageOf('token narrow');
+const TOKEN_REVOKE_USAGE = usageOf('token revoke');
 
 const list = (text: string): string[] =>
   text
