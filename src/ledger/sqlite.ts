@@ -95,8 +95,12 @@ function sqliteLedger(
   /** Lock rows this handle holds (key → row), removed on close so no other process waits on them. */
   const heldRows = new Map<string, HeldRow>();
   const walSync = new WalSync(`${db.name}-wal`);
-  const driver: SqliteDriver = new SqliteDriver(db, busyTimeoutMs, walSync, (seq, entry) =>
-    books.committed(seq, entry),
+  const driver: SqliteDriver = new SqliteDriver(
+    db,
+    busyTimeoutMs,
+    walSync,
+    (seq, entry) => books.committed(seq, entry),
+    () => books.reset(),
   );
   // The head record is a page of a local file: reading it first skips the entries read when nothing is new.
   const books = usageBooksOver(driver, { headFirst: true });
@@ -212,6 +216,7 @@ function sqliteLedger(
 
     close() {
       if (driver.closed) return Promise.resolve();
+      driver.commitQueued();
       driver.closed = true;
       try {
         for (const [key, held] of heldRows) {
