@@ -4,7 +4,9 @@
  * on a real cluster. sign_only and sign (send and confirm) one at a time, their p50 and p99; sign again less the
  * chain's own confirmation time (from the send reaching the chain to the chain reporting it confirmed, watched
  * on the chain directly, not through the proxy); and the HTTP requests each sign sends before its send, from the
- * client's count (src/rpc/request-count.ts) and from the proxy's.
+ * client's count (src/rpc/request-count.ts) and from the proxy's. Beside them, the baseline a reader can check the
+ * signs against: a bare client at the same distance (bare-client.ts, @solana/kit through the same proxy, the notice
+ * alone), its send-to-confirmed p50 and p99, and sign's p50 less the bare client's, in round trips.
  *
  * `BENCH_ONLY=latency npm run bench`. The timings are the shipped defaults (confirmation polled every
  * `poll_interval_ms`), so the figures are the ones an operator gets.
@@ -20,6 +22,7 @@ import { openEngine } from '../src/signer';
 import { transferPayload } from '../src/signer/transfer';
 import type { Report } from '../src/signer/report';
 import { benchConfig, makeBenchKeys } from './engine';
+import { openBareClient, type BareSend } from './bare-client';
 import { startLatencyProxy } from './latency-proxy';
 import { startChainProcess } from './service-fixture';
 import { percentile, type BenchLine } from './stats';
@@ -30,6 +33,8 @@ export const CONFIRM_AFTER_BLOCKS = 2;
 const SIGN_ONLY_SIGNS = 60;
 const SIGNS = 20;
 const WARM_UP_SIGNS = 5;
+/** The bare client's sends before its measured ones: they open its connections and find a block boundary. */
+const BARE_WARM_UP_SENDS = 2;
 /** How often the chain is asked directly whether a sent transaction is confirmed yet. */
 const WATCH_MS = 5;
 
@@ -96,6 +101,7 @@ export async function runLatencyBench(): Promise<BenchLine[]> {
     const proxiedPerSignOnly = (proxy.requests() - proxied) / SIGN_ONLY_SIGNS;
 
     const sign: number[] = [];
+    const signChain: number[] = [];
     const lessChain: number[] = [];
     const signRequests: number[] = [];
     proxied = proxy.requests();
@@ -124,15 +130,42 @@ export async function runLatencyBench(): Promise<BenchLine[]> {
       // The chain's own time: from the send's arrival (one way after it left) to the chain saying confirmed.
       const chainMs = (await watching) - (sentAt + ONE_WAY_MS);
       sign.push(total);
+      signChain.push(chainMs);
       lessChain.push(total - chainMs);
       if (beforeSend !== null) signRequests.push(beforeSend);
     }
     const proxiedPerSign = (proxy.requests() - proxied) / SIGNS;
 
+    // The baseline at the same distance: each measured send paced to wait as long for the chain as one of the signs.
+    const bare = await openBareClient({
+      url: proxy.url,
+      keyFile: path.join(keyDir, `${key.name}.json`),
+      to: key.transfer_to[0]!,
+      oneWayMs: ONE_WAY_MS,
+      blockMs: BLOCK_MS,
+      confirmedOnChain: (signature) => confirmedOnChain(direct, signature),
+    });
+    const bareSends: BareSend[] = [];
+    try {
+      let last: BareSend | null = null;
+      for (let i = 0; i < BARE_WARM_UP_SENDS; i++) last = await bare.send(BigInt(2_000_000 + i));
+      for (const [i, chainMs] of signChain.entries()) {
+        last = await bare.send(BigInt(3_000_000 + i), { boundaryAt: last!.confirmedAt, chainMs });
+        bareSends.push(last);
+      }
+    } finally {
+      bare.close();
+    }
+    const bareTotal = bareSends.map((s) => s.totalMs);
+    const bareChain = bareSends.map((s) => s.chainMs);
+
     const rtt = 2 * ONE_WAY_MS;
     const setting = `${ONE_WAY_MS} ms each way, ${BLOCK_MS} ms blocks, confirmed after ${CONFIRM_AFTER_BLOCKS}`;
     const signOnlyP50 = percentile(signOnly, 50);
     const lessChainP50 = percentile(lessChain, 50);
+    const signP50 = percentile(sign, 50);
+    const bareP50 = percentile(bareTotal, 50);
+    const overBare = signP50 - bareP50;
     const mean = (v: number[]) => v.reduce((a, b) => a + b, 0) / v.length;
     return [
       {
@@ -144,7 +177,7 @@ export async function runLatencyBench(): Promise<BenchLine[]> {
         note: setting,
       },
       { name: 'latency: sign_only p99', value: percentile(signOnly, 99), unit: 'ms', note: `${SIGN_ONLY_SIGNS} signs` },
-      { name: 'latency: sign p50', value: percentile(sign, 50), unit: 'ms', note: setting },
+      { name: 'latency: sign p50', value: signP50, unit: 'ms', note: setting },
       { name: 'latency: sign p99', value: percentile(sign, 99), unit: 'ms', note: `${SIGNS} signs` },
       {
         name: "latency: sign p50 less the chain's confirmation time",
@@ -158,6 +191,33 @@ export async function runLatencyBench(): Promise<BenchLine[]> {
         name: "latency: sign p99 less the chain's confirmation time",
         value: percentile(lessChain, 99),
         unit: 'ms',
+      },
+      {
+        name: "latency: bare client's send-to-confirmed p50",
+        value: bareP50,
+        unit: 'ms',
+        note: `@solana/kit through the same proxy, the notice alone; chain's confirmation p50 ${percentile(bareChain, 50).toFixed(0)} ms, the signs' ${percentile(signChain, 50).toFixed(0)} ms`,
+      },
+      {
+        name: "latency: bare client's send-to-confirmed p99",
+        value: percentile(bareTotal, 99),
+        unit: 'ms',
+        note: `${bareSends.length} sends, each paced to one sign's chain time`,
+      },
+      {
+        name: "latency: bare client's send-to-confirmed p50 less the chain's",
+        value: percentile(
+          bareSends.map((s) => s.totalMs - s.chainMs),
+          50,
+        ),
+        unit: 'ms',
+        note: `the send's way there and the notice's way back: ${rtt} ms at this distance`,
+      },
+      {
+        name: "latency: sign p50 less the bare client's send-to-confirmed p50",
+        value: overBare,
+        unit: 'ms',
+        note: `${(overBare / rtt).toFixed(2)} round trips of ${rtt} ms; proposed target ≤ 2 round trips + 30 ms (${2 * rtt + 30} ms)`,
       },
       ...(signOnlyRequests.length > 0
         ? [
