@@ -23,6 +23,12 @@ import {
 import { RACE_AMOUNT, RACE_CAP, RACE_KEY, SIGN_STEPS, raceWithLostLock } from './lock-race';
 import { processContract } from './process-contract';
 import { releaseLedgerContract } from './release-ledger';
+import { budgetIndexContract } from './budget-index';
+import type { Client } from 'pg';
+import { postgresDialect } from '../../src/ledger/sql/dialect';
+import { all, run, stepAsync, type Work } from '../../src/ledger/sql/driver';
+import { POSTGRES_MIGRATIONS } from '../../src/ledger/sql/migrations';
+import type { Row } from '../../src/ledger/sql/rows';
 import { TcpProxy } from './tcp-proxy';
 import { spentLamports } from '../../src/signer/policy/rules/daily-cap';
 
@@ -268,6 +274,57 @@ releaseLedgerContract(
   },
   FAST,
 );
+
+/** Runs shared work on one client. */
+const runOn = <T>(c: Client, work: Work<T>) =>
+  stepAsync(work, async (st) => {
+    const res = await c.query<Row>(st.sql, postgresDialect.bind(st.values));
+    return { rows: res.rows, changes: res.rowCount ?? 0 };
+  });
+
+budgetIndexContract({
+  name: 'PostgreSQL',
+  dialect: postgresDialect,
+  migrations: POSTGRES_MIGRATIONS,
+  opts: FAST,
+  create: async (version) => {
+    const name = await createDatabase();
+    await admin(async (c) => {
+      await c.query('CREATE TABLE schema_version (version integer NOT NULL)');
+      for (const m of POSTGRES_MIGRATIONS.slice(0, version)) {
+        if (typeof m === 'string') await c.query(m);
+        else await runOn(c, m());
+      }
+      await c.query('INSERT INTO schema_version (version) VALUES ($1)', [version]);
+    }, dbUrl(name));
+    return {
+      cfg: cfgFor(name),
+      run: (work) => admin((c) => runOn(c, work()), dbUrl(name)),
+      remove: () => dropDatabase(name),
+    };
+  },
+  unkeyedReads: function* (sql, values) {
+    const leading = new Map(
+      (yield* all(
+        `SELECT i.indexrelid::regclass::text AS index, a.attname AS col FROM pg_index i
+           JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]`,
+      )).map((r) => [String(r.index), String(r.col)]),
+    );
+    // A test's tables are small, and reading one whole is the cheaper plan: told it never is, the planner reads one
+    // whole only where no index can serve.
+    yield* run('SET enable_seqscan = off');
+    const lines = (yield* all(`EXPLAIN ${sql}`, values)).map((r) => String(r['QUERY PLAN']).trim());
+    // Each read of a table or an index, keyed when the condition on the line after it binds the index's first column
+    // to one value (the planner lists an index's conditions in the order of its columns).
+    return lines.filter((line, i) => {
+      if (/Seq Scan on /.test(line)) return true;
+      const index = /Index (?:Only )?Scan (?:using (\S+) on|on (\S+))/.exec(line);
+      if (!index) return false;
+      const col = leading.get(index[1] ?? index[2] ?? '');
+      return col === undefined || !new RegExp(`^Index Cond: \\(+${col} = `).test(lines[i + 1] ?? '');
+    });
+  },
+});
 
 describe('PostgreSQL: a ledger written by schema version 2', () => {
   let name: string;

@@ -11,6 +11,12 @@ import { signInput, matching } from './helpers';
 import { stillPending, until } from '../support/async';
 import { processContract } from './process-contract';
 import { releaseLedgerContract } from './release-ledger';
+import { budgetIndexContract } from './budget-index';
+import { sqliteDialect } from '../../src/ledger/sql/dialect';
+import { all, stepSync, type Work } from '../../src/ledger/sql/driver';
+import { SQLITE_MIGRATIONS } from '../../src/ledger/sql/migrations';
+import type { Row } from '../../src/ledger/sql/rows';
+import { execPrepared } from '../../src/ledger/sqlite-driver';
 import { RACE_AMOUNT, RACE_CAP, RACE_KEY, SIGN_STEPS, raceWithLostLock } from './lock-race';
 import { spentLamports } from '../../src/signer/policy/rules/daily-cap';
 
@@ -134,6 +140,51 @@ releaseLedgerContract(
   },
   FAST,
 );
+
+budgetIndexContract({
+  name: 'SQLite',
+  dialect: sqliteDialect,
+  migrations: SQLITE_MIGRATIONS,
+  opts: FAST,
+  create: (version) => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'ledger-sqlite-index-'));
+    const file = path.join(dir, 'ledger.db');
+    const runOn = <T>(db: Database.Database, work: Work<T>) =>
+      stepSync(work, (st) => execPrepared(db.prepare<[Record<string, unknown>], Row>(st.sql), st));
+    const db = new Database(file);
+    db.exec('CREATE TABLE schema_version (version INTEGER NOT NULL)');
+    for (const m of SQLITE_MIGRATIONS.slice(0, version)) {
+      if (typeof m === 'string') db.exec(m);
+      else runOn(db, m());
+    }
+    db.prepare('INSERT INTO schema_version (version) VALUES (?)').run(version);
+    db.close();
+    return Promise.resolve({
+      cfg: { store: 'sqlite', path: file },
+      run: (work) => {
+        const conn = new Database(file);
+        try {
+          return Promise.resolve(runOn(conn, work()));
+        } finally {
+          conn.close();
+        }
+      },
+      remove: () => {
+        rmSync(dir, { recursive: true, force: true });
+        return Promise.resolve();
+      },
+    });
+  },
+  unkeyedReads: function* (sql, values) {
+    const steps = (yield* all(`EXPLAIN QUERY PLAN ${sql}`, values)).map((r) => String(r.detail));
+    // SEARCH t USING … (col=? …) reads by a key; a SCAN, or a SEARCH on a range alone, reads all or part of a table
+    // in order. The materialized intents (a CTE) are read whole, as they should be.
+    return steps.filter(
+      (step) =>
+        /^(SCAN|SEARCH) /.test(step) && !/^SCAN intents\b/.test(step) && !/^SEARCH \S+ USING .*\(\w+=\?/.test(step),
+    );
+  },
+});
 
 describe('SQLite: a ledger written by schema version 2 (before the head record and lock leases)', () => {
   let dir: string;
