@@ -303,7 +303,7 @@ budgetIndexContract({
       remove: () => dropDatabase(name),
     };
   },
-  unkeyedReads: function* (sql, values) {
+  unboundedReads: function* (sql, values) {
     const leading = new Map(
       (yield* all(
         `SELECT i.indexrelid::regclass::text AS index, a.attname AS col FROM pg_index i
@@ -314,14 +314,15 @@ budgetIndexContract({
     // whole only where no index can serve.
     yield* run('SET enable_seqscan = off');
     const lines = (yield* all(`EXPLAIN ${sql}`, values)).map((r) => String(r['QUERY PLAN']).trim());
-    // Each read of a table or an index, keyed when the condition on the line after it binds the index's first column
-    // to one value (the planner lists an index's conditions in the order of its columns).
+    // Each read of a table or an index, bounded when the condition on the line after it holds the index's first
+    // column to a value or above one.
     return lines.filter((line, i) => {
       if (/Seq Scan on /.test(line)) return true;
       const index = /Index (?:Only )?Scan (?:using (\S+) on|on (\S+))/.exec(line);
       if (!index) return false;
       const col = leading.get(index[1] ?? index[2] ?? '');
-      return col === undefined || !new RegExp(`^Index Cond: \\(+${col} = `).test(lines[i + 1] ?? '');
+      const cond = lines[i + 1] ?? '';
+      return col === undefined || !cond.startsWith('Index Cond: ') || !new RegExp(`\\(${col} (=|>|>=) `).test(cond);
     });
   },
 });

@@ -82,8 +82,9 @@ export function statements(d: Dialect): Statements {
       WHERE seq > $1 AND command IN (${SIGN_COMMANDS}) ORDER BY seq LIMIT $2`,
     keySignEntries: `SELECT ${ENTRY_COLUMNS} FROM entries
       WHERE key = $1 AND command IN (${SIGN_COMMANDS}) AND ts >= $2 AND seq <= $3 ORDER BY seq`,
-    // A final is written by its intent's key: it is looked for among those keys' signs (entries_key_command_ts), by
-    // signature. The intents are read once (MATERIALIZED), each lookup a set built once, not a query per final.
+    // A final is written by its intent's key, after it: it is looked for among those keys' signs from the first
+    // intent on, by signature, over whichever index a store's planner finds cheaper (entries_key_command_ts, or the
+    // sequence range). The intents are read once (MATERIALIZED), each lookup a set built once.
     blockSignEntries: `WITH intents AS MATERIALIZED (
         SELECT e.seq, e.key, e.signature FROM entry_budget_blocks b JOIN entries e ON e.seq = b.seq
         WHERE b.revocation_id = $1 AND b.ts >= $2 AND e.ts >= $2)
@@ -91,7 +92,8 @@ export function statements(d: Dialect): Statements {
         WHERE seq IN (SELECT seq FROM intents) AND seq <= $3
       UNION ALL
       SELECT ${ENTRY_COLUMNS} FROM entries
-        WHERE key IN (SELECT key FROM intents) AND command = 'sign' AND ts >= $2 AND seq <= $3
+        WHERE key IN (SELECT key FROM intents) AND command = 'sign' AND ts >= $2
+          AND seq > (SELECT min(seq) FROM intents) AND seq <= $3
           AND signature IN (SELECT signature FROM intents)
       ORDER BY seq`,
     page: `SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
