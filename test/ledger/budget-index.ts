@@ -208,7 +208,15 @@ export function budgetIndexContract(store: IndexedStore): void {
       const random = prng(41);
       const pick = <T>(xs: readonly T[]): T => xs[Math.floor(random() * xs.length)]!;
       const outcomes = ['confirmed', 'failed', 'refused', 'unknown', 'expired', 'error'];
-      // A key's signatures are its own; a few repeat (the same transaction signed again after a refusal).
+      // The same transaction signed again after a refusal, the second time under a block: the first final answers
+      // an intent the block never counted.
+      await ledger.append(intentInput({ ts: now - 60, key: 'e', signature: 'e-1', balance_change: -50 }));
+      await ledger.append(signInput({ ts: now - 59, key: 'e', signature: 'e-1', outcome: 'refused' }));
+      await ledger.append(
+        intentInput({ ts: now - 58, key: 'e', signature: 'e-1', balance_change: -50, budget_blocks: [blocks[0]!] }),
+      );
+      await ledger.append(signInput({ ts: now - 57, key: 'e', signature: 'e-1', balance_change: -45 }));
+      // A key's signatures are its own; a few repeat.
       const pending: AuditEntryInput[] = [];
       for (let i = 0; i < 240; i++) {
         const key = pick(['a', 'b', 'c', 'd']);
@@ -266,7 +274,7 @@ export function budgetIndexContract(store: IndexedStore): void {
         expect(usage).toEqual(await scannedUsage(db, id, now));
         expect(usage.lamports + usage.unbounded).toBeGreaterThan(0);
       }
-      expect(await ledger.verify()).toEqual({ ok: true, entries: 240 });
+      expect(await ledger.verify()).toEqual({ ok: true, entries: 244 });
     });
   });
 }
