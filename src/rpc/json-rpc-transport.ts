@@ -15,6 +15,11 @@ import { currentRequestCounter, type RequestCounter } from './request-count';
 
 const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 const MAX_NODE_MESSAGE_CHARS = 500;
+/**
+ * The largest JSON-RPC batch body sent. Agave's RPC refuses a request body over 50 KiB unless its operator raised
+ * `--rpc-max-request-body-size`; providers in front of it keep that default or less.
+ */
+const MAX_BATCH_BODY_BYTES = 40 * 1024;
 
 export class RpcError extends SignerError {
   readonly kind: RpcErrorKind;
@@ -103,9 +108,12 @@ export class JsonRpcTransport {
   }
 
   /**
-   * Sends one call and returns its `result` (not yet shape-checked). Calls made in the same tick (the engine
-   * issues them with Promise.all) leave as one JSON-RPC batch in one HTTP request: a sign then costs a few round
-   * trips instead of a dozen. A node that refuses batches is detected once and then called one by one.
+   * Sends one call and returns its `result` (not yet shape-checked). Calls made before the event loop next
+   * polls for I/O leave as one JSON-RPC batch in one HTTP request: those of one sign (the engine issues them with
+   * Promise.all), so a sign costs a few round trips instead of a dozen, and under load those of every sign whose
+   * reply or notice arrived in the same turn, so a busy signer sends a fraction of the requests (each costs the
+   * process far more than the JSON it carries). A batch's body stays under MAX_BATCH_BODY_BYTES, so a node's limit
+   * on request size never refuses it. A node that refuses batches is detected once and then called one by one.
    *
    * `once` is for a call that must not reach the node twice (requestAirdrop): it goes alone, on a connection of
    * its own, and is never re-sent here, not even after a reset that looks like a stale pooled socket (such a
@@ -117,20 +125,44 @@ export class JsonRpcTransport {
     if (!this.batching) return this.single(method, params, counter);
     return new Promise((resolve, reject) => {
       this.queue.push({ method, params, counter, resolve, reject });
-      if (this.queue.length === 1) queueMicrotask(() => this.flush());
+      if (this.queue.length === 1) setImmediate(() => this.flush());
     });
   }
 
   private flush(): void {
-    const calls = this.queue.splice(0);
-    const [only] = calls;
-    if (only !== undefined && calls.length === 1) {
-      this.single(only.method, only.params, only.counter).then(only.resolve, only.reject);
-      return;
+    for (const calls of this.batchesOf(this.queue.splice(0))) {
+      const [only] = calls;
+      if (only !== undefined && calls.length === 1) {
+        this.sendOne(only).then(only.call.resolve, only.call.reject);
+        continue;
+      }
+      this.batch(calls).catch((e: unknown) => {
+        for (const { call } of calls) call.reject(e);
+      });
     }
-    this.batch(calls).catch((e: unknown) => {
-      for (const c of calls) c.reject(e);
-    });
+  }
+
+  /** Each queued call serialized once, in runs whose bodies stay under MAX_BATCH_BODY_BYTES (a larger call goes alone). */
+  private *batchesOf(queued: QueuedCall[]): Generator<SerializedCall[]> {
+    let run: SerializedCall[] = [];
+    let bytes = 0;
+    for (const call of queued) {
+      const c = this.serialize(call);
+      const size = Buffer.byteLength(c.json) + 1;
+      if (run.length > 0 && bytes + size > MAX_BATCH_BODY_BYTES) {
+        yield run;
+        run = [];
+        bytes = 0;
+      }
+      run.push(c);
+      bytes += size;
+    }
+    if (run.length > 0) yield run;
+  }
+
+  private serialize(call: QueuedCall): SerializedCall {
+    const id = this.nextId++;
+    return { call, id, json: JSON.stringify({ jsonrpc: '2.0', id, method: call.method, params: call.params }) };
   }
 
   private async single(
@@ -139,8 +171,13 @@ export class JsonRpcTransport {
     counter: RequestCounter | undefined,
     once = false,
   ): Promise<unknown> {
-    const id = this.nextId++;
-    const body = Buffer.from(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+    const c = this.serialize({ method, params, counter, resolve: () => {}, reject: () => {} });
+    return this.sendOne(c, once);
+  }
+
+  private async sendOne({ call, id, json }: SerializedCall, once = false): Promise<unknown> {
+    const { method, counter } = call;
+    const body = Buffer.from(json);
     const sent = { methods: [method], counters: counter === undefined ? [] : [counter] };
     const reply = once
       ? await this.post(method, body, sent, Date.now() + this.timeoutMs, this.freshAgent)
@@ -148,12 +185,11 @@ export class JsonRpcTransport {
     return this.resultOf(method, id, reply);
   }
 
-  private async batch(calls: QueuedCall[]): Promise<void> {
-    const ids = calls.map(() => this.nextId++);
-    const label = calls.map((c) => c.method).join('+');
-    const body = Buffer.from(
-      JSON.stringify(calls.map((c, i) => ({ jsonrpc: '2.0', id: ids[i], method: c.method, params: c.params }))),
-    );
+  private async batch(serialized: SerializedCall[]): Promise<void> {
+    const calls = serialized.map((c) => c.call);
+    // Each method named once: a batch may carry the same calls of many signs.
+    const label = [...new Set(calls.map((c) => c.method))].join('+');
+    const body = Buffer.from(`[${serialized.map((c) => c.json).join(',')}]`);
     const counters = new Set<RequestCounter>();
     for (const c of calls) if (c.counter !== undefined) counters.add(c.counter);
     const response = await this.postOnce(label, body, { methods: calls.map((c) => c.method), counters: [...counters] });
@@ -184,8 +220,7 @@ export class JsonRpcTransport {
     }
     const byId = new Map<unknown, unknown>();
     for (const r of replies) if (typeof r === 'object' && r !== null) byId.set((r as { id?: unknown }).id, r);
-    calls.forEach((c, i) => {
-      const id = ids[i] ?? -1;
+    for (const { call: c, id } of serialized) {
       const reply = byId.get(id);
       try {
         if (reply === undefined)
@@ -194,7 +229,7 @@ export class JsonRpcTransport {
       } catch (e) {
         c.reject(e);
       }
-    });
+    }
   }
 
   /** One POST, retried once when a pooled socket turned out closed before the request reached the server. */
@@ -356,6 +391,13 @@ interface QueuedCall {
 }
 
 /** What one HTTP request carries, for the request counts of the operations waiting on it. */
+/** A queued call with its id and its JSON, serialized once whether it leaves alone or in a batch. */
+interface SerializedCall {
+  call: QueuedCall;
+  id: number;
+  json: string;
+}
+
 interface SentRequest {
   methods: readonly string[];
   counters: readonly RequestCounter[];

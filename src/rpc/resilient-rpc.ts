@@ -6,7 +6,8 @@
  * retry budget, the caller's deadline or its AbortSignal, whichever comes first; the last failure is returned.
  *
  * Calls made together still leave together: the first attempt of every call is queued on its endpoint's
- * transport in the same tick, so they share one JSON-RPC batch. docs/chain.md describes it for operators.
+ * transport before the process next waits for I/O, so they share one JSON-RPC batch. docs/chain.md describes it
+ * for operators.
  */
 import { fullJitterDelay, type BackoffSettings } from './backoff';
 import { createEndpointPool, type EndpointPool } from './endpoint-pool';

@@ -510,11 +510,14 @@ describe('batching of calls made together', () => {
   /** Fake: a node whose answer to a batch is scripted per request; single calls get a height. */
   async function batchNode(onBatch: (n: number, calls: { id: unknown }[]) => { status: number; body: string }) {
     const seen: ('batch' | 'single')[] = [];
+    /** The size in bytes of each request's body and how many calls it carried. */
+    const bodies: { bytes: number; calls: number }[] = [];
     const server = http.createServer((req, res) => {
       let text = '';
       req.on('data', (c: Buffer) => (text += c.toString()));
       req.on('end', () => {
         const parsed = JSON.parse(text) as { id: unknown } | { id: unknown }[];
+        bodies.push({ bytes: Buffer.byteLength(text), calls: Array.isArray(parsed) ? parsed.length : 1 });
         if (Array.isArray(parsed)) {
           seen.push('batch');
           const { status, body } = onBatch(seen.filter((s) => s === 'batch').length, parsed);
@@ -531,6 +534,7 @@ describe('batching of calls made together', () => {
     return {
       url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
       seen,
+      bodies,
       close: () =>
         new Promise<void>((r) => {
           server.close(() => r());
@@ -554,6 +558,42 @@ describe('batching of calls made together', () => {
       expect(node.seen).toEqual(['batch']);
     } finally {
       client.close();
+      await node.close();
+    }
+  });
+
+  it('sends calls made before the event loop polls again in one request, however many awaits apart', async () => {
+    const node = await batchNode((_n, calls) => ({ status: 200, body: heights(calls) }));
+    const client = new JsonRpcClient(node.url, { timeoutMs: 2000 });
+    try {
+      // Two signs' calls: the second is made after a chain of awaits (as a sign's next step is), still before the
+      // process goes back to waiting for I/O; a flush at the end of the first call's microtask would send two.
+      const later = async () => {
+        for (let i = 0; i < 50; i++) await Promise.resolve();
+        return client.getBlockHeight('confirmed');
+      };
+      expect(await Promise.all([client.getBlockHeight('finalized'), later()])).toEqual([9, 9]);
+      expect(node.seen).toEqual(['batch']);
+    } finally {
+      client.close();
+      await node.close();
+    }
+  });
+
+  it('splits the calls made together into batches whose bodies stay under 40 KiB, each answered', async () => {
+    const node = await batchNode((_n, calls) => ({ status: 200, body: heights(calls) }));
+    const transport = new JsonRpcTransport(node.url, 2000);
+    try {
+      // 60 calls of about 2 KB each (the size of a base64 transaction a sign simulates): 120 KB in all.
+      const answers = await Promise.all(
+        Array.from({ length: 60 }, (_, i) => transport.call('simulateTransaction', [`${i}`.padEnd(2000, 'A')])),
+      );
+      expect(answers).toEqual(Array.from({ length: 60 }, () => 9));
+      expect(node.bodies.length).toBeGreaterThanOrEqual(3);
+      for (const b of node.bodies) expect(b.bytes).toBeLessThanOrEqual(40 * 1024);
+      expect(node.bodies.reduce((n, b) => n + b.calls, 0)).toBe(60);
+    } finally {
+      transport.close();
       await node.close();
     }
   });
