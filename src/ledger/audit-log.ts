@@ -4,6 +4,7 @@
  */
 import { verifyAgainstHead } from './audit-check';
 import { sealEntry, validateEntryInput } from './hash-chain';
+import { indexBudgetBlocks } from './sql/budget-blocks';
 import { all, get, type SqlDriver, type Work } from './sql/driver';
 import { entryRowValues, rowToEntry, rowToHalt, rowToHead } from './sql/rows';
 import { statements, type Statements } from './sql/statements';
@@ -22,12 +23,16 @@ export function* headIn(sql: string, store: string): Work<ChainHead> {
   return rowToHead(row);
 }
 
-/** Inside a write transaction: seals the input onto the head record, inserts it, moves the head. */
+/**
+ * Inside a write transaction: seals the input onto the head record, inserts it with its rows in the budget block
+ * index, moves the head.
+ */
 export function* appendIn(SQL: Statements, store: string, input: AuditEntryInput): Work<AuditEntry> {
   const head = yield* headIn(SQL.head, store);
   const seq = head.seq + 1;
   const entry = sealEntry(input, head.hash);
   yield { sql: SQL.insertEntry, values: entryRowValues(seq, entry), appends: { seq, entry } };
+  yield* indexBudgetBlocks(seq, entry);
   yield { sql: SQL.moveHead, values: [seq, entry.hash] };
   return entry;
 }

@@ -26,11 +26,9 @@ export function usageBooksOver(db: SqlDriver, opts: UsageBooksOptions): UsageBoo
           rowToEntry,
         ),
       blockSignEntries: async (id, since, through) =>
-        (
-          await db.read('cannot read audit entries', () =>
-            all(SQL.blockSignEntries, [`%${JSON.stringify(id)}%`, since, through]),
-          )
-        ).map(rowToEntry),
+        (await db.read('cannot read audit entries', () => all(SQL.blockSignEntries, [id, since, through]))).map(
+          rowToEntry,
+        ),
     },
     opts,
   );

@@ -23,6 +23,12 @@ import {
 import { RACE_AMOUNT, RACE_CAP, RACE_KEY, SIGN_STEPS, raceWithLostLock } from './lock-race';
 import { processContract } from './process-contract';
 import { releaseLedgerContract } from './release-ledger';
+import { budgetIndexContract } from './budget-index';
+import type { Client } from 'pg';
+import { postgresDialect } from '../../src/ledger/sql/dialect';
+import { all, run, stepAsync, type Work } from '../../src/ledger/sql/driver';
+import { POSTGRES_MIGRATIONS } from '../../src/ledger/sql/migrations';
+import type { Row } from '../../src/ledger/sql/rows';
 import { TcpProxy } from './tcp-proxy';
 import { spentLamports } from '../../src/signer/policy/rules/daily-cap';
 
@@ -75,7 +81,7 @@ describe('PostgreSQL store specifics', () => {
   it('replicas starting at once on a new database apply the migrations once', async () => {
     const all = await Promise.all(Array.from({ length: 5 }, () => open()));
     const rows = await admin((c) => c.query('SELECT version FROM schema_version'), dbUrl(name));
-    expect(rows.rows).toEqual([{ version: 16 }]); // 1: tables, 2: usage indexes, 3: token figures and approval messages, 4: approval message descriptions, 5: approvals by quorum, 6: the webhook outbox, 7: the operator console, 8: no unread entry indexes, 9: console sessions and revocations, 10: intents' watch columns, 11: intents' lamport credits, 12: intents' dollar values, 13: the prices they were valued at, 14: intents' budgeted credential blocks, 15: approvals' dollar values, 16: credential revocations
+    expect(rows.rows).toEqual([{ version: 17 }]); // 1: tables, 2: usage indexes, 3: token figures and approval messages, 4: approval message descriptions, 5: approvals by quorum, 6: the webhook outbox, 7: the operator console, 8: no unread entry indexes, 9: console sessions and revocations, 10: intents' watch columns, 11: intents' lamport credits, 12: intents' dollar values, 13: the prices they were valued at, 14: intents' budgeted credential blocks, 15: approvals' dollar values, 16: credential revocations, 17: intents by budgeted credential block
     await Promise.all(all.map((l, i) => l.append(signInput({ ts: i }))));
     expect(await all[0]!.verify()).toEqual({ ok: true, entries: 5 });
   });
@@ -269,6 +275,58 @@ releaseLedgerContract(
   FAST,
 );
 
+/** Runs shared work on one client. */
+const runOn = <T>(c: Client, work: Work<T>) =>
+  stepAsync(work, async (st) => {
+    const res = await c.query<Row>(st.sql, postgresDialect.bind(st.values));
+    return { rows: res.rows, changes: res.rowCount ?? 0 };
+  });
+
+budgetIndexContract({
+  name: 'PostgreSQL',
+  dialect: postgresDialect,
+  migrations: POSTGRES_MIGRATIONS,
+  opts: FAST,
+  create: async (version) => {
+    const name = await createDatabase();
+    await admin(async (c) => {
+      await c.query('CREATE TABLE schema_version (version integer NOT NULL)');
+      for (const m of POSTGRES_MIGRATIONS.slice(0, version)) {
+        if (typeof m === 'string') await c.query(m);
+        else await runOn(c, m());
+      }
+      await c.query('INSERT INTO schema_version (version) VALUES ($1)', [version]);
+    }, dbUrl(name));
+    return {
+      cfg: cfgFor(name),
+      run: (work) => admin((c) => runOn(c, work()), dbUrl(name)),
+      remove: () => dropDatabase(name),
+    };
+  },
+  unboundedReads: function* (sql, values) {
+    const leading = new Map(
+      (yield* all(
+        `SELECT i.indexrelid::regclass::text AS index, a.attname AS col FROM pg_index i
+           JOIN pg_attribute a ON a.attrelid = i.indrelid AND a.attnum = i.indkey[0]`,
+      )).map((r) => [String(r.index), String(r.col)]),
+    );
+    // A test's tables are small, and reading one whole is the cheaper plan: told it never is, the planner reads one
+    // whole only where no index can serve.
+    yield* run('SET enable_seqscan = off');
+    const lines = (yield* all(`EXPLAIN ${sql}`, values)).map((r) => String(r['QUERY PLAN']).trim());
+    // Each read of a table or an index, bounded when the condition on the line after it holds the index's first
+    // column to a value or above one.
+    return lines.filter((line, i) => {
+      if (/Seq Scan on /.test(line)) return true;
+      const index = /Index (?:Only )?Scan (?:using (\S+) on|on (\S+))/.exec(line);
+      if (!index) return false;
+      const col = leading.get(index[1] ?? index[2] ?? '');
+      const cond = lines[i + 1] ?? '';
+      return col === undefined || !cond.startsWith('Index Cond: ') || !new RegExp(`\\(${col} (=|>|>=) `).test(cond);
+    });
+  },
+});
+
 describe('PostgreSQL: a ledger written by schema version 2', () => {
   let name: string;
   beforeEach(async () => {
@@ -296,7 +354,7 @@ describe('PostgreSQL: a ledger written by schema version 2', () => {
       expect((await ledger.append(signInput({ ts: 1_700_000_011, tokens }))).tokens).toEqual(tokens);
       expect(await ledger.verify()).toEqual({ ok: true, entries: 7 });
       const rows = await admin((c) => c.query('SELECT version FROM schema_version'), dbUrl(name));
-      expect(rows.rows).toEqual([{ version: 16 }]);
+      expect(rows.rows).toEqual([{ version: 17 }]);
       // Migrated: an approval request can carry a message's text, and a quorum (one vote of anyone by default).
       const asked = await ledger.createApproval({
         key: 'game',

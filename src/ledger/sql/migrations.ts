@@ -6,6 +6,7 @@
  */
 import { SignerError } from '../../util/errors';
 import { GENESIS_PREV } from '../hash-chain';
+import { POSTGRES_BUDGET_BLOCK_INDEX, SQLITE_BUDGET_BLOCK_INDEX } from './budget-blocks';
 import type { Work } from './driver';
 import { intentWatchMigration } from './intent-watch';
 
@@ -240,6 +241,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   BUDGET_BLOCKS_COLUMN,
   APPROVAL_USD_VALUE_COLUMN,
   credentialRevocations('INTEGER'),
+  SQLITE_BUDGET_BLOCK_INDEX,
 ];
 
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
@@ -295,6 +297,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   BUDGET_BLOCKS_COLUMN,
   APPROVAL_USD_VALUE_COLUMN,
   credentialRevocations('bigint'),
+  POSTGRES_BUDGET_BLOCK_INDEX,
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */

@@ -32,8 +32,8 @@ export interface Statements {
   /** $1 key, $2 since, $3 through seq: one key's sign entries, to load its usage book. */
   keySignEntries: string;
   /**
-   * $1 pattern (`%"<revocation id>"%`), $2 since, $3 through seq: the intents naming a credential block in their
-   * budget_blocks and the finals of those intents, to load the block's usage book.
+   * $1 revocation id, $2 since, $3 through seq: the intents naming a credential block in their budget_blocks (by the
+   * index, budget-blocks.ts) and the finals of those intents, to load the block's usage book.
    */
   blockSignEntries: string;
   /** $1 after seq, $2 last seq, $3 limit. */
@@ -82,12 +82,19 @@ export function statements(d: Dialect): Statements {
       WHERE seq > $1 AND command IN (${SIGN_COMMANDS}) ORDER BY seq LIMIT $2`,
     keySignEntries: `SELECT ${ENTRY_COLUMNS} FROM entries
       WHERE key = $1 AND command IN (${SIGN_COMMANDS}) AND ts >= $2 AND seq <= $3 ORDER BY seq`,
-    blockSignEntries: `SELECT ${ENTRY_COLUMNS} FROM entries
-      WHERE ts >= $2 AND seq <= $3 AND (
-        (command = 'sign-intent' AND budget_blocks LIKE $1)
-        OR (command = 'sign' AND signature IN (
-          SELECT signature FROM entries
-          WHERE command = 'sign-intent' AND budget_blocks LIKE $1 AND ts >= $2 AND signature IS NOT NULL)))
+    // A final is written by its intent's key, after it: it is looked for among those keys' signs from the first
+    // intent on, by signature, over whichever index a store's planner finds cheaper (entries_key_command_ts, or the
+    // sequence range). The intents are read once (MATERIALIZED), each lookup a set built once.
+    blockSignEntries: `WITH intents AS MATERIALIZED (
+        SELECT e.seq, e.key, e.signature FROM entry_budget_blocks b JOIN entries e ON e.seq = b.seq
+        WHERE b.revocation_id = $1 AND b.ts >= $2 AND e.ts >= $2)
+      SELECT ${ENTRY_COLUMNS} FROM entries
+        WHERE seq IN (SELECT seq FROM intents) AND seq <= $3
+      UNION ALL
+      SELECT ${ENTRY_COLUMNS} FROM entries
+        WHERE key IN (SELECT key FROM intents) AND command = 'sign' AND ts >= $2
+          AND seq > (SELECT min(seq) FROM intents) AND seq <= $3
+          AND signature IN (SELECT signature FROM intents)
       ORDER BY seq`,
     page: `SELECT ${ENTRY_COLUMNS} FROM entries WHERE seq > $1 AND seq <= $2 ORDER BY seq LIMIT $3`,
     tail: `SELECT ${ENTRY_COLUMNS} FROM entries ORDER BY seq DESC LIMIT $1`,
