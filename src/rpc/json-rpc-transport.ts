@@ -133,21 +133,35 @@ export class JsonRpcTransport {
     for (const calls of this.batchesOf(this.queue.splice(0))) {
       const [only] = calls;
       if (only !== undefined && calls.length === 1) {
-        this.sendOne(only).then(only.call.resolve, only.call.reject);
+        this.sendOne(only).then(
+          (v) => settleAll(only, (c) => c.resolve(v)),
+          (e: unknown) => settleAll(only, (c) => c.reject(e)),
+        );
         continue;
       }
       this.batch(calls).catch((e: unknown) => {
-        for (const { call } of calls) call.reject(e);
+        for (const c of calls) settleAll(c, (q) => q.reject(e));
       });
     }
   }
 
-  /** Each queued call serialized once, in runs whose bodies stay under MAX_BATCH_BODY_BYTES (a larger call goes alone). */
+  /**
+   * The queued calls serialized, each question once: the same method with the same parameters asked by several
+   * signs in one turn (the finalized height, the genesis) is sent once and its answer given to each. In runs whose
+   * bodies stay under MAX_BATCH_BODY_BYTES (a larger call goes alone).
+   */
   private *batchesOf(queued: QueuedCall[]): Generator<SerializedCall[]> {
+    const asked = new Map<string, SerializedCall>();
+    for (const call of queued) {
+      const params = JSON.stringify(call.params);
+      const key = `${call.method}\n${params}`;
+      const same = asked.get(key);
+      if (same) same.waiting.push(call);
+      else asked.set(key, this.serialize(call, params));
+    }
     let run: SerializedCall[] = [];
     let bytes = 0;
-    for (const call of queued) {
-      const c = this.serialize(call);
+    for (const c of asked.values()) {
       const size = Buffer.byteLength(c.json) + 1;
       if (run.length > 0 && bytes + size > MAX_BATCH_BODY_BYTES) {
         yield run;
@@ -160,9 +174,10 @@ export class JsonRpcTransport {
     if (run.length > 0) yield run;
   }
 
-  private serialize(call: QueuedCall): SerializedCall {
+  private serialize(call: QueuedCall, params = JSON.stringify(call.params)): SerializedCall {
     const id = this.nextId++;
-    return { call, id, json: JSON.stringify({ jsonrpc: '2.0', id, method: call.method, params: call.params }) };
+    const json = `{"jsonrpc":"2.0","id":${id},"method":${JSON.stringify(call.method)},"params":${params}}`;
+    return { method: call.method, waiting: [call], id, json };
   }
 
   private async single(
@@ -175,10 +190,10 @@ export class JsonRpcTransport {
     return this.sendOne(c, once);
   }
 
-  private async sendOne({ call, id, json }: SerializedCall, once = false): Promise<unknown> {
-    const { method, counter } = call;
+  private async sendOne(c: SerializedCall, once = false): Promise<unknown> {
+    const { method, id, json } = c;
     const body = Buffer.from(json);
-    const sent = { methods: [method], counters: counter === undefined ? [] : [counter] };
+    const sent = { methods: [method], counters: countersOf([c]) };
     const reply = once
       ? await this.post(method, body, sent, Date.now() + this.timeoutMs, this.freshAgent)
       : await this.postOnce(method, body, sent);
@@ -186,48 +201,52 @@ export class JsonRpcTransport {
   }
 
   private async batch(serialized: SerializedCall[]): Promise<void> {
-    const calls = serialized.map((c) => c.call);
     // Each method named once: a batch may carry the same calls of many signs.
-    const label = [...new Set(calls.map((c) => c.method))].join('+');
+    const label = [...new Set(serialized.map((c) => c.method))].join('+');
     const body = Buffer.from(`[${serialized.map((c) => c.json).join(',')}]`);
-    const counters = new Set<RequestCounter>();
-    for (const c of calls) if (c.counter !== undefined) counters.add(c.counter);
-    const response = await this.postOnce(label, body, { methods: calls.map((c) => c.method), counters: [...counters] });
+    const rejectAll = (e: unknown) => {
+      for (const c of serialized) settleAll(c, (q) => q.reject(e));
+    };
+    const response = await this.postOnce(label, body, {
+      methods: serialized.map((c) => c.method),
+      counters: countersOf(serialized),
+    });
     let replies: unknown;
     try {
       replies = JSON.parse(response.text);
     } catch {
       // An HTML error page, a cut-off body: a failure of this request, not a verdict on batching.
-      const e =
+      rejectAll(
         response.status === 200
           ? new RpcError('shape', label, `${label}: the response is not JSON`)
-          : this.httpError(label, response);
-      for (const c of calls) c.reject(e);
+          : this.httpError(label, response),
+      );
       return;
     }
     if (!Array.isArray(replies) && response.status !== 200) {
       // Rate limited or failing (a 429 or 5xx with a JSON body): this request failed; batching may still work.
-      const e = this.httpError(label, response);
-      for (const c of calls) c.reject(e);
+      rejectAll(this.httpError(label, response));
       return;
     }
     if (!Array.isArray(replies)) {
       // A JSON-RPC error object in answer to a batch: this node does not take batches (they are optional and
       // some providers turn them off). Call it one by one from now on.
       this.batching = false;
-      for (const c of calls) this.single(c.method, c.params, c.counter).then(c.resolve, c.reject);
+      for (const c of serialized)
+        for (const q of c.waiting) this.single(q.method, q.params, q.counter).then(q.resolve, q.reject);
       return;
     }
     const byId = new Map<unknown, unknown>();
     for (const r of replies) if (typeof r === 'object' && r !== null) byId.set((r as { id?: unknown }).id, r);
-    for (const { call: c, id } of serialized) {
-      const reply = byId.get(id);
+    for (const c of serialized) {
+      const reply = byId.get(c.id);
       try {
         if (reply === undefined)
           throw new RpcError('shape', c.method, `${c.method}: the batch response has no answer for this call`);
-        c.resolve(this.resultOf(c.method, id, { ...response, text: '' }, reply));
+        const result = this.resultOf(c.method, c.id, { ...response, text: '' }, reply);
+        settleAll(c, (q) => q.resolve(result));
       } catch (e) {
-        c.reject(e);
+        settleAll(c, (q) => q.reject(e));
       }
     }
   }
@@ -391,11 +410,27 @@ interface QueuedCall {
 }
 
 /** What one HTTP request carries, for the request counts of the operations waiting on it. */
-/** A queued call with its id and its JSON, serialized once whether it leaves alone or in a batch. */
+/**
+ * One question on the wire: its id and its JSON, serialized once whether it leaves alone or in a batch, and every
+ * queued call that asked it.
+ */
 interface SerializedCall {
-  call: QueuedCall;
+  method: string;
+  waiting: QueuedCall[];
   id: number;
   json: string;
+}
+
+/** Gives every call that asked the question its answer. */
+function settleAll(c: SerializedCall, settle: (q: QueuedCall) => void): void {
+  for (const q of c.waiting) settle(q);
+}
+
+/** The operations the calls are counted for, each once. */
+function countersOf(calls: SerializedCall[]): RequestCounter[] {
+  const counters = new Set<RequestCounter>();
+  for (const c of calls) for (const q of c.waiting) if (q.counter !== undefined) counters.add(q.counter);
+  return [...counters];
 }
 
 interface SentRequest {

@@ -598,6 +598,24 @@ describe('batching of calls made together', () => {
     }
   });
 
+  it('asks a question several signs ask in the same turn once, and gives each the answer', async () => {
+    const node = await batchNode((_n, calls) => ({ status: 200, body: heights(calls) }));
+    const transport = new JsonRpcTransport(node.url, 2000);
+    try {
+      const answers = await Promise.all([
+        transport.call('getBlockHeight', [{ commitment: 'finalized' }]),
+        transport.call('getBlockHeight', [{ commitment: 'confirmed' }]),
+        transport.call('getBlockHeight', [{ commitment: 'finalized' }]),
+        transport.call('getBlockHeight', [{ commitment: 'finalized' }]),
+      ]);
+      expect(answers).toEqual([9, 9, 9, 9]);
+      expect(node.bodies).toEqual([{ bytes: expect.any(Number) as number, calls: 2 }]);
+    } finally {
+      transport.close();
+      await node.close();
+    }
+  });
+
   it('treats an HTML 500 to a batch as a transport failure of that request, and keeps batching', async () => {
     const node = await batchNode((n, calls) =>
       n === 1 ? { status: 500, body: '<html>oops</html>' } : { status: 200, body: heights(calls) },
