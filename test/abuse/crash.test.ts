@@ -24,6 +24,7 @@ import { send, toolCall, toolResult, type HttpAnswer } from './support/mcp-clien
 import { recordArtefact, recordFigures, recordSecrets } from './support/record';
 import { issueTokens, scrapeMetrics, startServe } from './support/service';
 import { spentLamports } from '../../src/signer/policy/rules/daily-cap';
+import { prng } from '../support/prng';
 
 const SUITE = 'crash';
 const CRASHES = Number(process.env.ABUSE_CRASHES ?? 100);
@@ -51,18 +52,6 @@ function orphansIn(entries: readonly AuditEntry[]): string[] {
 
 /** How a restarted service's final entry for an orphan begins (src/signer/flow/watch-signed.ts). */
 const ORPHAN_ENDED = /^the signer stopped before writing the final entry; a restarted signer looked it up/;
-
-/** A small seeded PRNG, so a failing run can be replayed with ABUSE_SEED. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 describe('kill -9 of the MCP service at random points across signs', () => {
   let w: World;

@@ -20,6 +20,7 @@ import { USAGE_HORIZON_S } from '../../src/ledger/usage-book';
 import { UsageBooks } from '../../src/ledger/usage-books';
 import { nowSeconds } from '../../src/util/time';
 import { intentInput, signInput } from './helpers';
+import { prng } from '../support/prng';
 
 /** A database a test reaches behind any ledger's back. */
 export interface RawDatabase {
@@ -277,16 +278,4 @@ export function budgetIndexContract(store: IndexedStore): void {
       expect(await ledger.verify()).toEqual({ ok: true, entries: 244 });
     });
   });
-}
-
-/** A seeded generator of numbers in [0, 1) (mulberry32): the same ledger every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
 }
