@@ -1,7 +1,8 @@
 /**
  * The reconciliation's baseline outlives the process (docs/treasury.md): a spend made with the stolen agent key while
  * no signer runs (the service stopped, its ledger closed) is found by the first pass after the restart, and the
- * signer's own spends on either side of a restart are counted as its own. Run on both stores: the baseline is a row
+ * signer's own spends on either side of a restart are counted as its own, one still in flight at the baseline's
+ * chain position (signed, sent only while the service is down) included. Run on both stores: the baseline is a row
  * of the ledger, and the spends since it are found by chain position.
  */
 import fs from 'node:fs';
@@ -27,6 +28,7 @@ import { latestLifetime, waitConfirmed } from '../signer/kit-transactions';
 import { tokenPolicy } from '../signer/policy/fixtures';
 import { randomAddress } from '../support/payloads';
 import { setMint, setTokenAccount } from '../support/tokens';
+import { rpcResult } from '../support/rpc';
 import { makeWorld, type World } from '../support/world';
 
 const M = 1_000_000n;
@@ -83,9 +85,8 @@ describe.each([
     await waitConfirmed(rpc, sig);
   }
 
-  /** The signer's own spend from the treasury, as the key's delegate. */
-  async function ownSpend(amount: bigint): Promise<void> {
-    const payload = treasuryTransferPayload({
+  const payFromTreasury = (amount: bigint) =>
+    treasuryTransferPayload({
       key: agent(),
       account: treasury,
       mint: MINT,
@@ -94,7 +95,11 @@ describe.each([
       decimals: 6,
       summary: `pay ${amount} from the treasury`,
     });
-    expect(await w.engine.sign({ payload, principal: w.operator })).toMatchObject({ outcome: 'confirmed' });
+
+  /** The signer's own spend from the treasury, as the key's delegate. */
+  async function ownSpend(amount: bigint): Promise<void> {
+    const r = await w.engine.sign({ payload: payFromTreasury(amount), principal: w.operator });
+    expect(r).toMatchObject({ outcome: 'confirmed' });
   }
 
   beforeAll(async () => {
@@ -146,5 +151,29 @@ describe.each([
     expect(await verdicts()).toEqual([
       { kind: 'mismatch', account: treasury, mint: MINT, expected: 2n * M, actual: 1n * M },
     ]);
+  });
+
+  it('an intent still in flight at the baseline’s chain position, landing while the service is stopped, is the signer’s', async () => {
+    await w.engine.resume('agent', 'operator:test');
+    // The owner approves a new allowance (a refill: higher, so not a spend).
+    setTokenAccount(w.localnet, {
+      mint: MINT,
+      owner: OWNER,
+      amount: 90n * M,
+      delegate: agent().pubkey,
+      delegatedAmount: 5n * M,
+      address: treasury,
+    });
+    // Signed, not sent: its intent is in the ledger with no final entry when the next pass stores its baseline.
+    const r = await w.engine.sign({ payload: payFromTreasury(1n * M), mode: 'sign_only', principal: w.operator });
+    expect(r.outcome).toBe('signed');
+    expect(await verdicts()).toEqual([{ kind: 'ok', account: treasury, delegatedAmount: 5n * M }]);
+    await w.restart(async () => {
+      const rpc = createSolanaRpc(w.localnet.url);
+      await rpcResult(w.localnet.url, 'sendTransaction', [r.signed_transaction, { encoding: 'base64' }]);
+      await waitConfirmed(rpc, r.signature as Parameters<typeof waitConfirmed>[1]);
+    });
+    expect(await verdicts()).toEqual([{ kind: 'ok', account: treasury, delegatedAmount: 4n * M }]);
+    expect(await w.ledger.getHalt('agent')).toBeNull();
   });
 });
