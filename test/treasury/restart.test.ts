@@ -33,15 +33,22 @@ import { makeWorld, type World } from '../support/world';
 
 const M = 1_000_000n;
 
+/** The ledger a world is given (none: the world's own SQLite file) and how to remove it after. */
+interface StoreSetup {
+  ledger?: LedgerConfig;
+  drop: () => Promise<void>;
+}
+
+const sqlite = (): Promise<StoreSetup> => Promise.resolve({ drop: () => Promise.resolve() });
+
+async function postgres(): Promise<StoreSetup> {
+  const name = await createDatabase();
+  return { ledger: { store: 'postgres', url: dbUrl(name), pool_size: 4 }, drop: () => dropDatabase(name) };
+}
+
 describe.each([
-  ['SQLite', async (): Promise<{ ledger?: LedgerConfig; drop: () => Promise<void> }> => ({ drop: async () => {} })],
-  [
-    'PostgreSQL',
-    async (): Promise<{ ledger?: LedgerConfig; drop: () => Promise<void> }> => {
-      const name = await createDatabase();
-      return { ledger: { store: 'postgres', url: dbUrl(name), pool_size: 4 }, drop: () => dropDatabase(name) };
-    },
-  ],
+  ['SQLite', sqlite],
+  ['PostgreSQL', postgres],
 ])('treasury reconciliation across a restart (%s ledger)', (_store, store) => {
   const MINT = randomAddress();
   const OWNER = randomAddress();
