@@ -186,6 +186,7 @@ export class JsonRpcTransport {
     counter: RequestCounter | undefined,
     once = false,
   ): Promise<unknown> {
+    // The caller awaits the answer itself, so nothing waits on the serialized call.
     const c = this.serialize({ method, params, counter, resolve: () => {}, reject: () => {} });
     return this.sendOne(c, once);
   }
@@ -409,7 +410,6 @@ interface QueuedCall {
   reject: (e: unknown) => void;
 }
 
-/** What one HTTP request carries, for the request counts of the operations waiting on it. */
 /**
  * One question on the wire: its id and its JSON, serialized once whether it leaves alone or in a batch, and every
  * queued call that asked it.
@@ -433,6 +433,7 @@ function countersOf(calls: SerializedCall[]): RequestCounter[] {
   return [...counters];
 }
 
+/** What one HTTP request carries, for the request counts of the operations waiting on it. */
 interface SentRequest {
   methods: readonly string[];
   counters: readonly RequestCounter[];
