@@ -1,6 +1,6 @@
 /**
- * A treasury of Token-2022 accounts on the embedded chain (docs/treasury.md), as a PYUSD treasury is: the accounts
- * and the mint are owned by LiteSVM's Token-2022 program. `treasury plan` addresses the ApproveChecked to that
+ * A treasury of Token-2022 accounts on the embedded chain (docs/treasury.md): a dollar stablecoin without
+ * extensions, its mint and accounts owned by LiteSVM's Token-2022 program. `treasury plan` addresses the ApproveChecked to that
  * program, `treasury submit` sends it once the owner's wallet (a key the test holds) signed it, the agent key spends
  * as delegate through the signer under its caps, and the reconciliation reads the allowance back: the signer's own
  * spends explain it, one made with the key off the signer does not. A mint whose extensions the signer cannot
