@@ -36,7 +36,9 @@ export async function treasuryPlan(cfg: SignerConfig, args: ParsedArgs): Promise
       return 0;
     }
     for (const p of plans) {
-      err(`${p.account}: ${p.owner} lets ${p.delegate} spend ${p.amount} of ${p.mint} (decimals ${p.decimals})`);
+      err(
+        `${p.account}: ${p.owner} lets ${p.delegate} spend ${p.amount} of ${p.mint} (${p.program}, decimals ${p.decimals})`,
+      );
       err(`  sized by ${p.basis}: ${p.why}`);
     }
     err(`sign this with ${plans[0]?.owner ?? 'the owner'}'s wallet, then: sa-forge-signer treasury submit FILE`);
@@ -55,7 +57,14 @@ export async function treasurySubmit(cfg: SignerConfig, args: ParsedArgs): Promi
     // The transaction must be some treasury key's whole plan, as the config and the chain give it now.
     const reasons: string[] = [];
     for (const key of cfg.keys.filter((k) => k.treasury !== undefined)) {
-      const verdict = checkApproveTransaction(wire, await plansFor(cfg, key));
+      // A key whose plan cannot be made (a refused mint, a price that fails) is not the one this approves; it must
+      // not stop another key's approval from being sent.
+      const planned = await planTreasury(rpcFor(cfg), key, cfg.prices);
+      if (!planned.ok) {
+        reasons.push(`keys.${key.name}: no plan (${planned.code}: ${planned.message})`);
+        continue;
+      }
+      const verdict = checkApproveTransaction(wire, planned.plans);
       if (!verdict.ok) {
         reasons.push(`keys.${key.name}: ${verdict.message}`);
         continue;

@@ -2,6 +2,10 @@
  * A treasury's approval transaction (docs/treasury.md): the unsigned ApproveChecked the treasury owner signs
  * elsewhere, one instruction per planned account, and the check a signed one passes before `treasury submit` sends
  * it: it approves exactly what was planned, and does nothing else.
+ *
+ * ApproveChecked has the same tag, data and accounts in SPL Token and Token-2022; only the program an instruction
+ * is addressed to differs, and it must be the one that owns the account. The SPL Token program client encodes and
+ * parses it for both, given that program's address.
  */
 import {
   address,
@@ -17,14 +21,16 @@ import {
   setTransactionMessageFeePayer,
   setTransactionMessageLifetimeUsingBlockhash,
   type Blockhash,
+  type ReadonlyUint8Array,
 } from '@solana/kit';
 import {
-  TOKEN_PROGRAM_ADDRESS,
   TokenInstruction,
   getApproveCheckedInstruction,
   identifyTokenInstruction,
   parseApproveCheckedInstruction,
 } from '@solana-program/token';
+import { TOKEN_PROGRAMS } from '../solana/programs';
+import { programId, programName } from '../solana/token-state';
 import type { AllowancePlan } from './plan';
 
 /**
@@ -38,14 +44,17 @@ export function approveTransaction(
   const owner = plans[0]?.owner;
   if (owner === undefined) throw new Error('approveTransaction: no plans');
   const instructions = plans.map((p) =>
-    getApproveCheckedInstruction({
-      source: address(p.account),
-      mint: address(p.mint),
-      delegate: address(p.delegate),
-      owner: address(p.owner),
-      amount: p.amount,
-      decimals: p.decimals,
-    }),
+    getApproveCheckedInstruction(
+      {
+        source: address(p.account),
+        mint: address(p.mint),
+        delegate: address(p.delegate),
+        owner: address(p.owner),
+        amount: p.amount,
+        decimals: p.decimals,
+      },
+      { programAddress: address(programId(p.program)) },
+    ),
   );
   const message = pipe(
     createTransactionMessage({ version: 0 }),
@@ -56,13 +65,22 @@ export function approveTransaction(
   return getBase64EncodedWireTransaction(compileTransaction(message));
 }
 
+/** The instruction's kind, or null for one the SPL Token client does not know (a Token-2022 extension's). */
+function identify(ix: { data: Uint8Array | ReadonlyUint8Array }): TokenInstruction | null {
+  try {
+    return identifyTokenInstruction(ix);
+  } catch {
+    return null;
+  }
+}
+
 export type SubmitCheck = { ok: true } | { ok: false; code: 'treasury_submit_mismatch'; message: string };
 
 const mismatch = (message: string): SubmitCheck => ({ ok: false, code: 'treasury_submit_mismatch', message });
 
 /**
  * Whether a signed transaction approves exactly the plans (each account once: delegate, amount, decimals, mint,
- * owner) and carries no other instruction. Anything else the owner signed is not what the operator reviewed.
+ * owner, through the program that owns the account) and carries no other instruction. Anything else the owner signed is not what the operator reviewed.
  */
 export function checkApproveTransaction(wireBase64: string, plans: readonly AllowancePlan[]): SubmitCheck {
   let instructions;
@@ -81,11 +99,11 @@ export function checkApproveTransaction(wireBase64: string, plans: readonly Allo
   }
   const seen = new Set<string>();
   for (const [i, ix] of instructions.entries()) {
-    if (ix.programAddress !== TOKEN_PROGRAM_ADDRESS || ix.data === undefined || ix.accounts === undefined) {
-      return mismatch(`instruction ${i} is not an SPL Token instruction`);
+    if (!TOKEN_PROGRAMS.has(ix.programAddress) || ix.data === undefined || ix.accounts === undefined) {
+      return mismatch(`instruction ${i} is not a token program instruction`);
     }
     const withData = { ...ix, data: ix.data, accounts: ix.accounts };
-    if (identifyTokenInstruction(withData) !== TokenInstruction.ApproveChecked) {
+    if (identify(withData) !== TokenInstruction.ApproveChecked) {
       return mismatch(`instruction ${i} is not ApproveChecked`);
     }
     const parsed = parseApproveCheckedInstruction(withData);
@@ -97,6 +115,11 @@ export function checkApproveTransaction(wireBase64: string, plans: readonly Allo
       );
     }
     seen.add(account);
+    if (ix.programAddress !== programId(plan.program)) {
+      return mismatch(
+        `instruction ${i} is addressed to ${programName(ix.programAddress) ?? ix.programAddress}; token account ${account} is a ${plan.program} account`,
+      );
+    }
     const got = {
       mint: parsed.accounts.mint.address,
       owner: parsed.accounts.owner.address,

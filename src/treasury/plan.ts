@@ -5,6 +5,7 @@
  */
 import type { KeyConfig } from '../config/types';
 import type { UsdPrice } from '../pricing/valuation';
+import type { TokenProgramName } from '../solana/token-state';
 import { formatUsd } from '../util/usd-amounts';
 import { unitsForUsd } from './usd-allowance';
 
@@ -16,6 +17,8 @@ export interface AllowancePlan {
   delegate: string;
   amount: bigint;
   decimals: number;
+  /** The token program that owns the account: the one the approval is addressed to. */
+  program: TokenProgramName;
   /**
    * Which cap sized `amount`: the mint's `per_day`, or the key's `usd.per_day` converted at the mint's price
    * (when that gives fewer base units). A dollar-sized amount moves with the price, so `submit` accepts an
@@ -32,6 +35,12 @@ export interface TreasuryAccountFacts {
   mint: string;
   owner: string;
   decimals: number;
+  program: TokenProgramName;
+  /**
+   * Why the signer cannot account for the mint (a Token-2022 extension it refuses, named: extensions.ts), or null.
+   * The signer refuses to spend such a mint, and an allowance of it would not bound what the caps count.
+   */
+  mintRefusal: string | null;
 }
 
 export type PlanOutcome = { ok: true; plans: AllowancePlan[] } | { ok: false; code: string; message: string };
@@ -67,6 +76,13 @@ export function planAllowances(
         message: `token account ${account} is owned by ${f.owner}, not by keys.${key.name}.treasury.owner ${treasury.owner}`,
       };
     }
+    if (f.mintRefusal !== null) {
+      return {
+        ok: false,
+        code: 'treasury_mint_extension_refused',
+        message: `token account ${account} holds Token-2022 mint ${f.mint}: ${f.mintRefusal}; the signer does not spend it, so it cannot back a treasury`,
+      };
+    }
     const policy = (key.tokens ?? []).find((p) => p.mint === f.mint);
     // Without a cap for the mint the key may not spend it at all: no allowance is the one that matches.
     if (policy === undefined) {
@@ -74,6 +90,14 @@ export function planAllowances(
         ok: false,
         code: 'treasury_mint_unlisted',
         message: `token account ${account} holds mint ${f.mint}, which keys.${key.name}.tokens does not list; add it with its per_day`,
+      };
+    }
+    // The signer refuses a spend of a mint under another program than its policy names: an allowance would be unusable.
+    if (policy.program !== f.program) {
+      return {
+        ok: false,
+        code: 'treasury_program_differs',
+        message: `token account ${account} is a ${f.program} account; keys.${key.name}.tokens lists mint ${f.mint} with program ${policy.program}`,
       };
     }
     const sized = sizeAllowance(key, policy.per_day, f, prices.get(f.mint));
@@ -85,6 +109,7 @@ export function planAllowances(
       delegate: key.pubkey,
       amount: sized.amount,
       decimals: f.decimals,
+      program: f.program,
       basis: sized.basis,
       why: sized.why,
     });

@@ -1,8 +1,11 @@
 /**
- * A treasury's accounts as the chain holds them: owner, mint and its decimals (what a plan needs), and delegate
- * and delegated amount (what reconciliation compares with the ledger).
+ * A treasury's accounts as the chain holds them: owner, mint, its decimals, the token program that owns both and
+ * whether the signer can account for the mint's extensions (what a plan needs), and delegate and delegated amount
+ * (what reconciliation compares with the ledger). SPL Token and Token-2022 accounts are read alike: each is decoded
+ * by the rules of the program that owns it (src/solana/token-state.ts).
  */
 import type { AccountsAtSlot } from '../rpc/types';
+import { unaccountedExtension } from '../signer/spl-tokens/extensions';
 import { readMint, readTokenAccount } from '../solana/token-state';
 import type { TreasuryAccountFacts } from './plan';
 
@@ -37,6 +40,8 @@ export async function readTreasuryAccounts(
         mint: t.mint,
         owner: t.owner,
         decimals: mint.decimals,
+        program: t.program,
+        mintRefusal: unaccountedExtension(mint),
         delegate: t.delegate,
         delegatedAmount: t.delegatedAmount,
       },

@@ -165,6 +165,7 @@ function payFromTreasury(amount: bigint): Record<string, unknown> {
     destination: merchantAccount,
     amount,
     decimals: 6,
+    program: 'spl-token',
     summary: `pay ${amount} from the treasury`,
   });
 }
@@ -183,12 +184,20 @@ describe('a treasury-backed key', () => {
         delegate: agent.pubkey,
         amount: '5000000',
         decimals: 6,
+        program: 'spl-token',
         basis: 'tokens.per_day',
         why: "the mint's per_day, 5000000 base units",
       },
     ]);
     const planned = planAllowances(agent, [
-      { account: treasuryAccount, mint: USDC, owner: operatorWallet.address, decimals: 6 },
+      {
+        account: treasuryAccount,
+        mint: USDC,
+        owner: operatorWallet.address,
+        decimals: 6,
+        program: 'spl-token',
+        mintRefusal: null,
+      },
     ]);
     if (!planned.ok) throw new Error(planned.message);
     plans = planned.plans;
@@ -200,6 +209,7 @@ describe('a treasury-backed key', () => {
         delegate: agent.pubkey,
         amount: 5n * M,
         decimals: 6,
+        program: 'spl-token',
         basis: 'tokens.per_day',
         why: "the mint's per_day, 5000000 base units",
       },

@@ -51,6 +51,7 @@ test('a foreign spend from one account is not explained by the signer’s spend 
     destination: merchantAccount,
     amount: 2n * M,
     decimals: 6,
+    program: 'spl-token',
     summary: 'pay 2 from the first treasury account',
   });
   const r = await w.engine.sign({ payload, principal: w.operator });

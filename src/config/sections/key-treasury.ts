@@ -1,7 +1,7 @@
 /**
- * A key's `treasury:` (docs/treasury.md): the token accounts, owned by a key that is not on this host, that the
- * key spends from as their SPL Token delegate. The chain then bounds what a stolen agent key can move to the
- * allowance the owner approved, whatever happens to the signer.
+ * A key's `treasury:` (docs/treasury.md): the token accounts (SPL Token or Token-2022), owned by a key that is not
+ * on this host, that the key spends from as their delegate. The chain then bounds what a stolen agent key can move
+ * to the allowance the owner approved, whatever happens to the signer.
  */
 import { fail } from '../fail';
 import { section, type Infer } from '../setting';
