@@ -100,6 +100,7 @@ describe.each([
       destination: merchant,
       amount,
       decimals: 6,
+      program: 'spl-token',
       summary: `pay ${amount} from the treasury`,
     });
 
