@@ -67,6 +67,13 @@ export function auditLog(db: SqlDriver): AuditLog {
       const rows = await db.read('cannot read audit entries', () => all(SQL.signEntriesForKey, [key, since]));
       return rows.map(rowToEntry);
     },
+    async sequencedSignEntries(key, since) {
+      return await db.snapshot('cannot read audit entries', function* () {
+        const head = yield* headIn(SQL.readHead, store);
+        const rows = yield* all(SQL.signEntriesForKey, [key, since]);
+        return { head: head.seq, entries: rows.map((r) => ({ seq: Number(r.seq), entry: rowToEntry(r) })) };
+      });
+    },
     async verify() {
       // The head and the halts from one snapshot; the entries up to that head do not change (append-only).
       const { head, halts } = await db.snapshot('cannot read the head record', function* () {

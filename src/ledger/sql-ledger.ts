@@ -9,6 +9,7 @@ import { halts } from './halts';
 import { operatorStore } from './operator-store';
 import { outbox } from './outbox';
 import { usage } from './reservations';
+import { treasuryBaselines } from './treasury-baselines';
 import { get, type SqlDriver } from './sql/driver';
 import type { UsageBooks } from './usage-books';
 import type { KeyLocks, Ledger, Reservations } from './types';
@@ -28,6 +29,7 @@ export function sqlLedger(db: SqlDriver, books: UsageBooks, own: StoreParts): Le
     ...approvals(db),
     ...outbox(db),
     ...operatorStore(db),
+    ...treasuryBaselines(db),
     async ping() {
       await db.read('not reachable', () => get('SELECT 1'));
     },

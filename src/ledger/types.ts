@@ -154,6 +154,12 @@ export interface AuditEntry extends AuditEntryInput {
   hash: string; // sha256 hex of the entry serialised with hash ""
 }
 
+/** An entry with its position in the chain (`seq`, the head record's count when it was appended). */
+export interface SequencedEntry {
+  seq: number;
+  entry: AuditEntry;
+}
+
 export interface HaltRecord {
   key: string;
   reason: string;
@@ -356,6 +362,11 @@ export interface AuditLog {
   /** This key's sign, sign-intent and sign-message entries with ts >= since, in chain order (for limits). */
   signEntriesForKey(key: string, since: number): Promise<AuditEntry[]>;
   /**
+   * The same entries with their chain positions, and the head's position, read from one snapshot: every entry of
+   * the key at or below `head` is among them (from `since` on), none written later is.
+   */
+  sequencedSignEntries(key: string, since: number): Promise<{ head: number; entries: SequencedEntry[] }>;
+  /**
    * Walks the chain and checks it against the head record (a truncated tail or a deleted last entry fails) and
    * the halts table against the chain's halt and resume entries (a deleted or forged halt row fails).
    */
@@ -492,6 +503,39 @@ export interface Approvals {
   leaveApproval(id: string, waiter: string, ts: number): Promise<ApprovalRecord>;
 }
 
+/**
+ * A treasury account's allowance as one reconciliation pass read it (src/treasury/reconcile.ts), with the ledger
+ * position that pass read the key's entries up to before it read the chain.
+ */
+export interface TreasuryBaseline {
+  /** The key's configured name. */
+  key: string;
+  /** The treasury token account. */
+  account: string;
+  mint: string;
+  /** The delegate the allowance was read for (the key's pubkey then). */
+  delegate: string;
+  /** The delegated amount, base units. */
+  amount: bigint;
+  /** Unix seconds of the pass. */
+  ts: number;
+  /** The head record's seq when the pass read the ledger. */
+  seq: number;
+}
+
+/** The reconciliation's baselines, shared by restarts and replicas: data only, judged by the reconciler. */
+export interface TreasuryBaselines {
+  /** The key's baselines, one per treasury account that has one. */
+  treasuryBaselines(key: string): Promise<TreasuryBaseline[]>;
+  /**
+   * Compare-and-set: writes `next` for `prev`'s key and account only while the stored row is still `prev` (null:
+   * while there is none); false, and nothing written, when another pass moved it first.
+   */
+  moveTreasuryBaseline(prev: TreasuryBaseline | null, next: TreasuryBaseline): Promise<boolean>;
+  /** Deletes the row only while it is still `prev`; false when another pass moved or dropped it first. */
+  dropTreasuryBaseline(prev: TreasuryBaseline): Promise<boolean>;
+}
+
 /** The webhook outbox (src/notify/ writes and delivers it). */
 export interface Outbox {
   /** Writes notifications to the outbox (one transaction): durable before it resolves. */
@@ -513,7 +557,16 @@ export interface Outbox {
 
 /** The operator console's records (passkeys, enrollment links, nonces, settings) are in ./operators.ts. */
 export interface Ledger
-  extends AuditLog, Reservations, KeyLocks, Halts, CredentialRevocations, Approvals, Outbox, OperatorStore {
+  extends
+    AuditLog,
+    Reservations,
+    KeyLocks,
+    Halts,
+    CredentialRevocations,
+    Approvals,
+    Outbox,
+    OperatorStore,
+    TreasuryBaselines {
   readonly store: 'sqlite' | 'postgres';
   /** Cheap round trip for readiness. */
   ping(): Promise<void>;

@@ -44,6 +44,7 @@ export function startBackground(deps: BackgroundDeps): Background {
     keys: () => policy().keys,
     chain,
     audit: ledger,
+    baselines: ledger,
     halts,
     notify: notifier,
     now: nowSeconds,

@@ -10,6 +10,7 @@
 import type { LedgerConfig } from '../../src/config/types';
 import { sealEntry } from '../../src/ledger/hash-chain';
 import { openLedger, type OpenLedgerOptions } from '../../src/ledger/open';
+import { POSTGRES_BUDGET_BLOCK_INDEX, SQLITE_BUDGET_BLOCK_INDEX } from '../../src/ledger/sql/budget-blocks';
 import type { Dialect } from '../../src/ledger/sql/dialect';
 import { all, get, run, type Work } from '../../src/ledger/sql/driver';
 import type { Migration } from '../../src/ledger/sql/migrations';
@@ -58,6 +59,10 @@ const block = (n: number): string => n.toString(16).padStart(2, '0').repeat(64);
 export function budgetIndexContract(store: IndexedStore): void {
   const SQL = statements(store.dialect);
   const current = store.migrations.length;
+  /** The schema version just before the index's migration (later migrations follow it). */
+  const beforeIndex = store.migrations.findIndex(
+    (m) => m === SQLITE_BUDGET_BLOCK_INDEX || m === POSTGRES_BUDGET_BLOCK_INDEX,
+  );
 
   /** The chain's head now, read directly. */
   const headOf = (db: RawDatabase) =>
@@ -122,7 +127,7 @@ export function budgetIndexContract(store: IndexedStore): void {
     });
 
     it('the migration indexes the intents a ledger holds from before it: each block loads the same figures, and the chain verifies', async () => {
-      db = await store.create(current - 1);
+      db = await store.create(beforeIndex);
       const now = nowSeconds();
       const [child, grand, other] = [block(0xc1), block(0xc2), block(0xc3)];
       const intents = [
@@ -173,7 +178,7 @@ export function budgetIndexContract(store: IndexedStore): void {
     });
 
     it('an intent whose budget_blocks is not a JSON list is left out of the index: the ledger opens, and verify names the entry', async () => {
-      db = await store.create(current - 1);
+      db = await store.create(beforeIndex);
       const now = nowSeconds();
       const child = block(0xc1);
       await appendRaw(

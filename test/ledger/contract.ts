@@ -12,6 +12,7 @@ import { SignerError } from '../../src/util/errors';
 import { intentInput, signInput, matching } from './helpers';
 import { USAGE_HORIZON_S, usageOf } from '../../src/ledger/usage-book';
 import { outboxContract } from './outbox-contract';
+import { treasuryBaselinesContract } from './treasury-baselines-contract';
 import { gateKey, gateOnce } from './gate-race';
 import { nowSeconds } from '../../src/util/time';
 import { spentLamports } from '../../src/signer/policy/rules/daily-cap';
@@ -1302,6 +1303,7 @@ export function ledgerContract(name: string, factory: () => Promise<StoreUnderTe
     });
 
     outboxContract({ ledger: () => s.ledger, reopen });
+    treasuryBaselinesContract({ ledger: () => s.ledger, reopen });
 
     describe('lifecycle', () => {
       it('answers ping, and after close every operation fails with a ledger error', async () => {

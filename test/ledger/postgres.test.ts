@@ -81,7 +81,7 @@ describe('PostgreSQL store specifics', () => {
   it('replicas starting at once on a new database apply the migrations once', async () => {
     const all = await Promise.all(Array.from({ length: 5 }, () => open()));
     const rows = await admin((c) => c.query('SELECT version FROM schema_version'), dbUrl(name));
-    expect(rows.rows).toEqual([{ version: 17 }]); // 1: tables, 2: usage indexes, 3: token figures and approval messages, 4: approval message descriptions, 5: approvals by quorum, 6: the webhook outbox, 7: the operator console, 8: no unread entry indexes, 9: console sessions and revocations, 10: intents' watch columns, 11: intents' lamport credits, 12: intents' dollar values, 13: the prices they were valued at, 14: intents' budgeted credential blocks, 15: approvals' dollar values, 16: credential revocations, 17: intents by budgeted credential block
+    expect(rows.rows).toEqual([{ version: 18 }]); // 1: tables, 2: usage indexes, 3: token figures and approval messages, 4: approval message descriptions, 5: approvals by quorum, 6: the webhook outbox, 7: the operator console, 8: no unread entry indexes, 9: console sessions and revocations, 10: intents' watch columns, 11: intents' lamport credits, 12: intents' dollar values, 13: the prices they were valued at, 14: intents' budgeted credential blocks, 15: approvals' dollar values, 16: credential revocations, 17: intents by budgeted credential block, 18: treasury baselines
     await Promise.all(all.map((l, i) => l.append(signInput({ ts: i }))));
     expect(await all[0]!.verify()).toEqual({ ok: true, entries: 5 });
   });
@@ -354,7 +354,7 @@ describe('PostgreSQL: a ledger written by schema version 2', () => {
       expect((await ledger.append(signInput({ ts: 1_700_000_011, tokens }))).tokens).toEqual(tokens);
       expect(await ledger.verify()).toEqual({ ok: true, entries: 7 });
       const rows = await admin((c) => c.query('SELECT version FROM schema_version'), dbUrl(name));
-      expect(rows.rows).toEqual([{ version: 17 }]);
+      expect(rows.rows).toEqual([{ version: 18 }]);
       // Migrated: an approval request can carry a message's text, and a quorum (one vote of anyone by default).
       const asked = await ledger.createApproval({
         key: 'game',

@@ -67,7 +67,7 @@ describe('SQLite store specifics', () => {
     expect(statSync(s.file).mode & 0o777).toBe(0o600);
     const db = new Database(s.file, { readonly: true });
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-    expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 18 }); // 1: tables, 2: usage indexes, 3: head record and lock leases, 4: token figures and approval messages, 5: approval message descriptions, 6: approvals by quorum, 7: the webhook outbox, 8: the operator console, 9: no unread entry indexes, 10: console sessions and revocations, 11: intents' watch columns, 12: intents' lamport credits, 13: intents' dollar values, 14: the prices they were valued at, 15: intents' budgeted credential blocks, 16: approvals' dollar values, 17: credential revocations, 18: intents by budgeted credential block
+    expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 19 }); // 1: tables, 2: usage indexes, 3: head record and lock leases, 4: token figures and approval messages, 5: approval message descriptions, 6: approvals by quorum, 7: the webhook outbox, 8: the operator console, 9: no unread entry indexes, 10: console sessions and revocations, 11: intents' watch columns, 12: intents' lamport credits, 13: intents' dollar values, 14: the prices they were valued at, 15: intents' budgeted credential blocks, 16: approvals' dollar values, 17: credential revocations, 18: intents by budgeted credential block, 19: treasury baselines
     db.close();
   });
 
@@ -218,7 +218,7 @@ describe('SQLite: a ledger written by schema version 2 (before the head record a
       expect(await ledger.head()).toEqual({ seq: 6, hash: next.hash });
       expect(await ledger.verify()).toEqual({ ok: true, entries: 6 });
       const db = new Database(file, { readonly: true });
-      expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 18 });
+      expect(db.prepare('SELECT version FROM schema_version').get()).toEqual({ version: 19 });
       db.close();
     } finally {
       await ledger.close();

@@ -76,6 +76,11 @@ export interface World {
   token: SoftHsmToken | null;
   /** A payload moving `lamports` from a key to its allowed destination. */
   transfer(keyName: string, lamports: number, summary?: string): Record<string, unknown>;
+  /**
+   * A restart of the process: closes the engine (and its ledger), runs `whileStopped` (the chain keeps running), then
+   * opens a new ledger and engine on the same config and state; `ledger` and `engine` are the new ones after.
+   */
+  restart(whileStopped?: () => Promise<void>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -202,18 +207,22 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
     ...(opts.operators === undefined ? {} : { operators: opts.operators }),
     ...(opts.prices === undefined ? {} : { prices: opts.prices }),
   };
-  const ledger = await openLedger(config.ledger);
   const reports: Report[] = [];
-  const engine = await openEngine(config, {
-    ledger,
-    onReport: (_t, r) => {
-      reports.push(r);
-      // A report that breaks the rule fails the test that asked for it, at the call.
-      const broken = reasonAgrees(r);
-      if (broken !== null) throw new Error(`report breaks the reason rule: ${broken}`);
-    },
-  });
-  return {
+  const open = async (): Promise<{ ledger: Ledger; engine: SignerEngine }> => {
+    const ledger = await openLedger(config.ledger);
+    const engine = await openEngine(config, {
+      ledger,
+      onReport: (_t, r) => {
+        reports.push(r);
+        // A report that breaks the rule fails the test that asked for it, at the call.
+        const broken = reasonAgrees(r);
+        if (broken !== null) throw new Error(`report breaks the reason rule: ${broken}`);
+      },
+    });
+    return { ledger, engine };
+  };
+  const { ledger, engine } = await open();
+  const world: World = {
     dir,
     config,
     localnet,
@@ -227,12 +236,18 @@ export async function makeWorld(opts: WorldOptions = {}): Promise<World> {
       const k = keys[keyName]!;
       return payload(k.pubkey, [transferInstruction(k.pubkey, k.destination, lamports)], { summary });
     },
+    async restart(whileStopped) {
+      await world.engine.close();
+      await whileStopped?.();
+      Object.assign(world, await open());
+    },
     async close() {
-      await engine.close();
+      await world.engine.close();
       await localnet.close();
       fs.rmSync(dir, { recursive: true, force: true });
     },
   };
+  return world;
 }
 
 export async function balanceOf(world: World, address: string): Promise<number> {

@@ -7,7 +7,7 @@ import { randomAddress } from '../support/payloads';
 const KEY = randomAddress();
 const ACCOUNT = randomAddress();
 const MINT = randomAddress();
-const last = { ts: 1_000, delegatedAmount: 5_000n, settled: new Set<string>() };
+const last = { delegatedAmount: 5_000n };
 const chain = (delegatedAmount: bigint, delegate: string | null = KEY) => ({
   account: ACCOUNT,
   mint: MINT,

@@ -9,6 +9,7 @@ import { GENESIS_PREV } from '../hash-chain';
 import { POSTGRES_BUDGET_BLOCK_INDEX, SQLITE_BUDGET_BLOCK_INDEX } from './budget-blocks';
 import type { Work } from './driver';
 import { intentWatchMigration } from './intent-watch';
+import { treasuryBaselinesTable } from './treasury-baselines';
 
 /** SQL text, or work (driver.ts) for a conversion that is written once for both stores. */
 export type Migration = string | (() => Work<void>);
@@ -242,6 +243,7 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = [
   APPROVAL_USD_VALUE_COLUMN,
   credentialRevocations('INTEGER'),
   SQLITE_BUDGET_BLOCK_INDEX,
+  treasuryBaselinesTable('INTEGER'),
 ];
 
 export const POSTGRES_MIGRATIONS: readonly Migration[] = [
@@ -298,6 +300,7 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = [
   APPROVAL_USD_VALUE_COLUMN,
   credentialRevocations('bigint'),
   POSTGRES_BUDGET_BLOCK_INDEX,
+  treasuryBaselinesTable('bigint'),
 ];
 
 /** The error for a database written by a newer signer: refusing is safer than guessing at its schema. */
