@@ -10,7 +10,7 @@ import { escapeUntrusted } from '../util/untrusted';
 import { usageOf } from './commands';
 import { table } from './render';
 
-export const LOCKS_USAGE = usageOf('locks list', 'locks clear');
+const LOCKS_USAGE = usageOf('locks list', 'locks clear');
 
 export interface LocksRequest {
   /** The words after `locks`: ['list'] or ['clear', KEY]. */
