@@ -18,9 +18,8 @@ import { option, requireOption, requirePositional, type ParsedArgs } from './arg
 import { usageOf } from './commands';
 import { config, configPath, err, keyOf, out } from './context';
 
-export const TOKEN_NEW_BISCUIT_USAGE =
-  'sa-forge-signer token new NAME --biscuit --keys K1,K2 [--ttl 7d] [--per-day-lamports N] --out FILE';
 /** Usage lines from the command table (commands.ts), which parsing reads too. */
+const TOKEN_NEW_BISCUIT_USAGE = usageOf('token new --biscuit');
 const TOKEN_NARROW_USAGE = usageOf('token narrow');
 const TOKEN_REVOKE_USAGE = usageOf('token revoke');
 

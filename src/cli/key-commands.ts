@@ -12,7 +12,7 @@ import { decodeAddress } from '../util/base58';
 import { SignerError, errorMessage } from '../util/errors';
 import { showUntrusted } from '../util/untrusted';
 import { flag, option, requireOption, requirePositional, type ParsedArgs } from './args';
-import { COMMANDS } from './commands';
+import { usageOf } from './commands';
 import { chainHint, config, configPath, err, keyOf, out, outJson, readLine, rpcFor, withLedger } from './context';
 import { policyHash } from '../signer/policy';
 import { serviceHolder } from './service-lock';
@@ -31,7 +31,7 @@ import type { Usage } from '../ledger/types';
 
 export async function keyCommand(sub: string, args: ParsedArgs): Promise<number> {
   if (sub === 'list') return keyList(args);
-  const name = requirePositional(args, 2, 'a key name', `sa-forge-signer key ${sub} NAME`);
+  const name = requirePositional(args, 2, 'a key name', usageOf(`key ${sub}`));
   if (sub === 'new' || sub === 'import') return keyNew(args, name, sub);
   const cfg = config(args);
   const key = keyOf(cfg, name);
@@ -63,7 +63,7 @@ async function withStores<T>(cfg: Pick<SignerConfig, 'key_dir' | 'key_stores'>, 
  */
 async function keyNew(args: ParsedArgs, name: string, sub: 'new' | 'import'): Promise<number> {
   assertKeyName(name);
-  const usage = COMMANDS.find((c) => c.name === `key ${sub}`)?.usage ?? `key ${sub}`;
+  const usage = usageOf(`key ${sub}`);
   const cls = requireOption(args, 'class', usage);
   if (cls !== 'session' && cls !== 'wallet' && cls !== 'biscuit_root')
     throw new SignerError('request_invalid', '--class must be session, wallet or biscuit_root');
@@ -200,7 +200,7 @@ function usageView(key: KeyConfig, usage: Usage): KeyShowUsage {
 
 /** On the embedded chain: an airdrop, straight away. Elsewhere: an unsigned transfer payload to sign. */
 async function keyFund(args: ParsedArgs, cfg: SignerConfig, key: KeyConfig): Promise<number> {
-  const usage = 'key fund NAME --zink AMOUNT [--from KEY|ADDRESS] [--out FILE]';
+  const usage = usageOf('key fund');
   const lamports = parseZinkAmount(requireOption(args, 'zink', usage));
   if (cfg.cluster.name === 'local') {
     if (option(args, 'from') !== undefined || option(args, 'out') !== undefined)

@@ -35,10 +35,11 @@ import YAML from 'yaml';
 import type { SignerConfig } from '../config/types';
 import { SignerError, errorMessage } from '../util/errors';
 import { parseArgs } from './args';
+import { ownOptionsOf, usageOf } from './commands';
 import { chainHint, err, keyOf, out } from './context';
 
-export const MINT_USAGE =
-  'sa-forge-signer localnet mint [--key KEY] [--decimals N] [--amount UNITS] [--per-tx UNITS] [--per-day UNITS]';
+/** The usage line and the options are the command table's (commands.ts). */
+const USAGE = usageOf('localnet mint');
 
 /** The faucet's gift to the throwaway mint authority: rent for the mint and the token accounts, and the fees. */
 const AUTHORITY_LAMPORTS = 1_000_000_000n;
@@ -88,8 +89,8 @@ async function send(rpc: Rpc, payer: TransactionSigner, instructions: Instructio
 }
 
 export async function localnetMint(cfg: SignerConfig, argv: readonly string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['key', 'decimals', 'amount', 'per-tx', 'per-day'], flags: [] });
-  if (args.positional.length > 0) throw new SignerError('request_invalid', MINT_USAGE);
+  const args = parseArgs(argv, ownOptionsOf('localnet mint'));
+  if (args.positional.length > 0) throw new SignerError('request_invalid', USAGE);
   if (cfg.cluster.name !== 'local')
     throw new SignerError(
       'request_invalid',

@@ -11,10 +11,11 @@ import { KNOWN_FEEDS } from '../pricing/feeds';
 import { SignerError, errorMessage } from '../util/errors';
 import { isRecord } from '../util/is-record';
 import { parseArgs } from './args';
+import { ownOptionsOf, usageOf } from './commands';
 import { chainHint, err, out } from './context';
 
-export const PRICE_USAGE =
-  'sa-forge-signer localnet price set ASSET PRICE [--conf DOLLARS] [--age SECONDS] [--account ADDRESS] [--feed-id HEX]';
+/** The usage line and the options are the command table's (commands.ts). */
+const USAGE = usageOf('localnet price set');
 
 interface Target {
   account: string;
@@ -40,10 +41,10 @@ function target(cfg: SignerConfig, asset: string, account: string | undefined, f
 const SECONDS = /^\d{1,9}$/;
 
 export async function localnetPrice(cfg: SignerConfig, argv: readonly string[]): Promise<number> {
-  const args = parseArgs(argv, { values: ['conf', 'age', 'account', 'feed-id'], flags: [] });
+  const args = parseArgs(argv, ownOptionsOf('localnet price set'));
   const [verb, asset, price, ...extra] = args.positional;
   if (verb !== 'set' || asset === undefined || price === undefined || extra.length > 0)
-    throw new SignerError('request_invalid', PRICE_USAGE);
+    throw new SignerError('request_invalid', USAGE);
   if (cfg.cluster.name !== 'local')
     throw new SignerError(
       'request_invalid',

@@ -10,17 +10,19 @@ import { parseZinkAmount, transferPayload } from '../signer/transfer';
 import { decodeAddress } from '../util/base58';
 import { SignerError } from '../util/errors';
 import { parseArgs } from './args';
+import { ownOptionsOf, usageOf } from './commands';
 import { err, keyOf, out } from './context';
 
-export const TRANSFER_USAGE = 'sa-forge-signer localnet transfer --key KEY --zink AMOUNT [--to ADDRESS] [--out FILE]';
+/** The usage line and the options are the command table's (commands.ts). */
+const USAGE = usageOf('localnet transfer');
 
 export function localnetTransfer(cfg: SignerConfig, argv: readonly string[]): number {
-  const args = parseArgs(argv, { values: ['key', 'zink', 'to', 'out'], flags: [] });
+  const args = parseArgs(argv, ownOptionsOf('localnet transfer'));
   const opt = (name: string): string | undefined => args.options.get(name) as string | undefined;
   const keyName = opt('key');
   const zink = opt('zink');
   if (keyName === undefined || zink === undefined || args.positional.length > 0)
-    throw new SignerError('request_invalid', TRANSFER_USAGE);
+    throw new SignerError('request_invalid', USAGE);
   const key = keyOf(cfg, keyName);
   const to = opt('to') ?? key.transfer_to[0];
   if (to === undefined)

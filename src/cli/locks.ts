@@ -7,9 +7,10 @@
 import type { Ledger, KeyLockInfo } from '../ledger/types';
 import { SignerError } from '../util/errors';
 import { escapeUntrusted } from '../util/untrusted';
+import { usageOf } from './commands';
 import { table } from './render';
 
-export const LOCKS_USAGE = 'sa-forge-signer locks list [--json] | locks clear KEY [--force]';
+const LOCKS_USAGE = usageOf('locks list', 'locks clear');
 
 export interface LocksRequest {
   /** The words after `locks`: ['list'] or ['clear', KEY]. */

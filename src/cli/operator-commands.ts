@@ -9,6 +9,7 @@ import { SignerError } from '../util/errors';
 import { didYouMean } from '../util/did-you-mean';
 import { nowSeconds } from '../util/time';
 import { flag, requirePositional, type ParsedArgs } from './args';
+import { usageOf } from './commands';
 import { config, err, out, outJson, withLedger } from './context';
 
 const OPERATOR_NAME = /^[a-z0-9_-]{1,32}$/;
@@ -30,7 +31,7 @@ function configuredOperator(cfg: SignerConfig, name: string) {
 }
 
 async function enroll(args: ParsedArgs): Promise<number> {
-  const name = requirePositional(args, 2, 'an operator name', 'sa-forge-signer operator enroll NAME');
+  const name = requirePositional(args, 2, 'an operator name', usageOf('operator enroll'));
   const cfg = config(args);
   const operator = configuredOperator(cfg, name);
   const op = cfg.serve.operator;
@@ -95,7 +96,7 @@ async function list(args: ParsedArgs): Promise<number> {
 }
 
 async function revoke(args: ParsedArgs): Promise<number> {
-  const name = requirePositional(args, 2, 'an operator name', 'sa-forge-signer operator revoke NAME');
+  const name = requirePositional(args, 2, 'an operator name', usageOf('operator revoke'));
   if (!OPERATOR_NAME.test(name))
     throw new SignerError('request_invalid', `operator names are 1 to 32 lowercase letters, digits, '-' or '_'`);
   return withLedger(config(args), async (ledger) => {

@@ -18,11 +18,9 @@ import { nowSeconds } from '../util/time';
 import { showUntrusted } from '../util/untrusted';
 import { option } from './args';
 import type { ParsedArgs } from './args';
+import { usageOf } from './commands';
 import { config, outJson, out, withEngine, withLedger } from './context';
 import { table } from './render';
-
-export const POLICY_TEST_USAGE = 'sa-forge-signer [--config NEW.yaml] policy test CASES.yaml [--json]';
-export const POLICY_REPLAY_USAGE = 'sa-forge-signer [--config NEW.yaml] policy replay [--since 7d] [--json]';
 
 const OUTCOMES = ['ok', 'refused', 'simulation_failed'] as const;
 
@@ -86,7 +84,7 @@ const shown = (outcome: string, check: string | null, reason: string | null): st
   check === null ? outcome : `${outcome} (${check}${reason === null ? '' : `: ${reason}`})`;
 
 export async function policyTest(args: ParsedArgs): Promise<number> {
-  const file = args.positional[2] ?? fail(POLICY_TEST_USAGE);
+  const file = args.positional[2] ?? fail(usageOf('policy test'));
   const cases = readCases(file);
   const cfg = config(args);
   const results = await withEngine(cfg, async (engine) => {

@@ -24,10 +24,11 @@ import { nowSeconds } from '../util/time';
 import { showUntrusted } from '../util/untrusted';
 import { VERSION } from '../util/version';
 import { flag, option, parseArgs, requireOption, requirePositional, type ParsedArgs } from './args';
-import { ALL_OPTIONS, resolveCommand } from './commands';
+import { ALL_OPTIONS, resolveCommand, usageOf } from './commands';
 import { config, err, keyOf, out, outJson, withEngine, withLedger } from './context';
 import { tokenNarrow, tokenNewBiscuit, tokenRevoke } from './credential-commands';
 import { keyCommand } from './key-commands';
+import { helpText } from './help';
 import { localnetMint } from './localnet-mint';
 import { localnetPrice } from './localnet-price';
 import { localnetTransfer } from './localnet-transfer';
@@ -44,92 +45,10 @@ import { heldHaltsFile } from '../signer/held-halts-file';
 import { approvalDecided } from '../notify/events';
 import { createOutbox } from '../notify/outbox';
 
-const HELP = `sa-forge-signer ${VERSION}: the operator CLI of the sa-forge-signer transaction signer
-
-usage: sa-forge-signer [--config FILE] COMMAND ...
-
-  key new NAME --class session|wallet|biscuit_root [--store file|encrypted|pkcs11]
-                                        create a key in its store (file: a 0600 keypair file; encrypted: an
-                                        age file; pkcs11: inside the HSM token); prints the pubkey, config
-                                        snippet on stderr (docs/keys.md); biscuit_root: the credentials' root
-                                        key, never a signing key, not pkcs11 (docs/credentials.md)
-  key import NAME --from KEYPAIR.json --class session|wallet|biscuit_root [--store file|encrypted|pkcs11]
-                                        move a Solana keypair file into a store; then delete the plaintext file
-  key list [--json]                     every configured key: name, store, class, approval, pubkey, halted
-  key show NAME [--json]                name, pubkey, class, approval, profile, store and its health, whether
-                                        the key opens, balance, halt
-  key fund NAME --zink AMOUNT [--from KEY|ADDRESS] [--out FILE]
-                                        on the embedded chain: airdrop AMOUNT now; elsewhere: build the
-                                        unsigned transfer payload from --from that funds NAME
-  key destroy NAME [--force]            overwrite and delete a key file or age file, or destroy the key's
-                                        objects in the HSM token; unless its balance is known to be 0,
-                                        asks you to type the key name (--force skips that)
-  token new NAME --out FILE             create a bearer token in FILE (0600); prints its sha256
-  token new NAME --biscuit --keys K1,K2 [--ttl 7d] [--per-day-lamports N] --out FILE
-                                        issue a root credential (docs/credentials.md) in FILE (0600), signed by
-                                        serve.credentials' root key; prints its revocation id and config lines
-  token narrow --from FILE --out FILE [--keys K1,K2] [--tools check,sign] [--mode sign_only|check] [--ttl 1h]
-               [--per-tx-lamports N] [--destinations A,B] [--per-day-lamports N]
-               [--per-tx-usd 5.00] [--per-day-usd 20.00]
-                                        offline: a narrower credential in FILE (a block of checks added); prints
-                                        the block's revocation id (--root-public-key without a config)
-  token revoke REVOCATION_ID|NAME|FILE  the serve.credentials.revoked list with that block added (a name: its
-                                        root; a file: its last block), to put in the config before reload
-  check [--key KEY] FILE|-              run every check and a simulation; prints the JSON report
-  sign [--key KEY] [--intent TEXT] FILE|-
-                                        check, simulate, sign, send and confirm; prints the JSON report
-  audit verify [--file FILE.jsonl [--head SEQ:HASH]] [--json]
-                                        verify the hash chain of the ledger against its head record (or an
-                                        exported file, against the head its export printed)
-  audit tail [-n N] [--json]            the last N audit entries (default 10)
-  audit export --out FILE.jsonl         write every audit entry as JSON lines (0600); prints the head SEQ:HASH
-  halt KEY|--all --reason TEXT          stop all signing with a key now, in every replica
-  resume KEY                            release a halted key
-  approvals list [--json]               signs waiting for an operator, with the amounts the signer computed
-                                        and the votes so far
-  approvals approve ID | reject ID [--as NAME]
-                                        vote on one; with operators configured, --as names the operator
-                                        voting (one of the key's approvers)
-  operator enroll NAME                  a one-time link (printed on stdout) where the operator registers a
-                                        passkey for the console (serve.operator); NAME must be under operators
-  operator list [--json]                operators, their roles and passkeys
-  operator revoke NAME                  remove the operator's passkeys: their console sessions stop working
-  notify list [-n N] [--status S] [--json]
-                                        webhook notifications, newest first: event, key, hook, delivered,
-                                        pending (attempts, next try) or failed and why (docs/notifications.md)
-  locks list [--json]                   per-key locks, their holders and leases
-  locks clear KEY [--force]             free a stale key lock (--force: a live one)
-  reload [--json]                       the running service reads its config again: keys and caps change
-                                        without a restart, or nothing changes and it says why (exit 1)
-  policy test CASES.yaml [--json]       each case's payload checked against the chain under the config
-                                        (--config NEW.yaml to try one); a table, exit 1 when a case differs
-  policy replay [--since 7d] [--json]   the audit log's signs judged again under the config's caps,
-                                        destinations and programs, no new simulation; exit 1 if any refused
-  treasury plan NAME [--json]           the unsigned ApproveChecked (base64) giving KEY its per_day allowance on
-                                        each treasury account, for the owner's wallet to sign (docs/treasury.md)
-  treasury submit FILE|- [--json]       send a signed allowance after checking it is exactly the plan
-  localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--confirm-blocks N] [--controls]
-                                        run the embedded LiteSVM chain as a JSON-RPC endpoint
-  localnet mint [--key KEY] [--decimals N] [--amount UNITS] [--per-tx UNITS] [--per-day UNITS]
-                                        on the running embedded chain: a test token for KEY (default demo);
-                                        prints the policy lines to add under keys.KEY, then reload
-  localnet price set ASSET PRICE [--conf DOLLARS] [--age SECONDS]
-                                        on the running embedded chain: ASSET (SOL or a mint) at PRICE dollars
-                                        in its Pyth account; prints the prices lines (docs/pricing.md)
-  localnet transfer --key KEY --zink AMOUNT [--to ADDRESS] [--out FILE]
-                                        an unsigned transfer payload from KEY (to its first allowed destination)
-                                        to try its caps with check and sign
-
-The config is --config FILE, else $SIGNER_CONFIG, else ./var/local/config.yaml (written by \`npm start\`).
-check, sign and key show need the cluster's chain; with the embedded default that chain runs inside the
-service, so start \`npm start\` first. Exit codes for check and sign: 0 ok/confirmed, 10 refused,
-11 simulation_failed, 12 failed, 14 unknown, 1 error (docs/reports.md).
-`;
-
 // ---------------------------------------------------------------- token
 
 function tokenCommand(args: ParsedArgs): number {
-  const usage = 'sa-forge-signer token new NAME --out FILE';
+  const usage = usageOf('token new');
   const name = requirePositional(args, 2, 'a token name', usage);
   // The same rule as key names: a token name appears in logs, audit entries (token:NAME) and metrics labels.
   if (!isValidKeyName(name))
@@ -205,7 +124,7 @@ function progressPrinter(operatorsConfigured: boolean): (p: SignProgress) => voi
 }
 
 async function checkOrSign(args: ParsedArgs, mode: 'check' | 'sign'): Promise<number> {
-  const usage = `sa-forge-signer ${mode} [--key KEY]${mode === 'sign' ? ' [--intent TEXT]' : ''} FILE|-`;
+  const usage = usageOf(mode);
   const { text, file } = readPayloadArg(requirePositional(args, 1, 'a payload file (or - for stdin)', usage));
   const cfg = config(args);
   const principal = { kind: 'operator' } as const;
@@ -271,7 +190,7 @@ async function auditCommand(sub: string, args: ParsedArgs): Promise<number> {
       return 0;
     });
   }
-  const file = requireOption(args, 'out', 'sa-forge-signer audit export --out FILE.jsonl');
+  const file = requireOption(args, 'out', usageOf('audit export'));
   return withLedger(cfg, async (l) => {
     const head = await l.head();
     err(`wrote ${String(await exportJsonl(entriesUpToHead(l.entries(), head), file))} entries to ${file}`);
@@ -284,9 +203,8 @@ async function auditCommand(sub: string, args: ParsedArgs): Promise<number> {
 async function haltCommand(args: ParsedArgs): Promise<number> {
   const all = flag(args, 'all');
   const key = args.positional[1];
-  if (!all && key === undefined)
-    throw new SignerError('request_invalid', 'sa-forge-signer halt KEY|--all --reason TEXT');
-  const reason = requireOption(args, 'reason', 'sa-forge-signer halt KEY|--all --reason TEXT');
+  if (!all && key === undefined) throw new SignerError('request_invalid', usageOf('halt'));
+  const reason = requireOption(args, 'reason', usageOf('halt'));
   const cfg = config(args);
   if (!all && key !== undefined) keyOf(cfg, key);
   return withLedger(cfg, async (ledger) => {
@@ -313,7 +231,7 @@ async function haltCommand(args: ParsedArgs): Promise<number> {
 const cliLog = { info: () => {}, warn: () => {}, error: (_o: object, msg?: string) => err(`warning: ${msg ?? ''}`) };
 
 async function resumeCommand(args: ParsedArgs): Promise<number> {
-  const name = requirePositional(args, 1, 'a key name', 'sa-forge-signer resume KEY');
+  const name = requirePositional(args, 1, 'a key name', usageOf('resume'));
   const cfg = config(args);
   keyOf(cfg, name);
   return withLedger(cfg, async (l) => {
@@ -346,9 +264,7 @@ async function approvalsCommand(sub: string, args: ParsedArgs): Promise<number> 
       return 0;
     }
     const decision = sub === 'approve' ? 'approved' : 'rejected';
-    const id = normaliseApprovalId(
-      requirePositional(args, 2, 'an approval id', `sa-forge-signer approvals ${sub} ID [--as NAME]`),
-    );
+    const id = normaliseApprovalId(requirePositional(args, 2, 'an approval id', usageOf(`approvals ${sub}`)));
     const by = voter(cfg.operators ?? [], option(args, 'as'), sub);
     const voters = votersOf(cfg.operators ?? []);
     const record = await l.decideApproval(id, decision, by, nowSeconds(), null, voters);
@@ -405,7 +321,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (flag(args, 'help') || command === undefined || command === 'help') {
-    out(HELP);
+    out(helpText());
     return command === undefined && !flag(args, 'help') ? EXIT_ERROR : 0;
   }
   const { spec } = resolveCommand(args);

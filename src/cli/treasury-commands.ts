@@ -11,6 +11,7 @@ import type { AllowancePlan } from '../treasury/plan';
 import { planTreasury } from '../treasury/status';
 import { SignerError } from '../util/errors';
 import { flag, type ParsedArgs } from './args';
+import { usageOf } from './commands';
 import { err, keyOf, out, outJson, rpcFor, withChainHint } from './context';
 
 async function plansFor(cfg: SignerConfig, key: KeyConfig): Promise<AllowancePlan[]> {
@@ -21,7 +22,7 @@ async function plansFor(cfg: SignerConfig, key: KeyConfig): Promise<AllowancePla
 
 export async function treasuryPlan(cfg: SignerConfig, args: ParsedArgs): Promise<number> {
   const name = args.positional[2];
-  if (name === undefined) throw new SignerError('request_invalid', 'usage: sa-forge-signer treasury plan NAME');
+  if (name === undefined) throw new SignerError('request_invalid', `usage: ${usageOf('treasury plan')}`);
   const key = keyOf(cfg, name);
   try {
     const plans = await plansFor(cfg, key);
@@ -51,7 +52,7 @@ export async function treasuryPlan(cfg: SignerConfig, args: ParsedArgs): Promise
 
 export async function treasurySubmit(cfg: SignerConfig, args: ParsedArgs): Promise<number> {
   const file = args.positional[2];
-  if (file === undefined) throw new SignerError('request_invalid', 'usage: sa-forge-signer treasury submit FILE');
+  if (file === undefined) throw new SignerError('request_invalid', `usage: ${usageOf('treasury submit')}`);
   const wire = (file === '-' ? fs.readFileSync(0, 'utf8') : fs.readFileSync(file, 'utf8')).trim();
   try {
     // The transaction must be some treasury key's whole plan, as the config and the chain give it now.

@@ -2,7 +2,9 @@
  * `sa-forge-signer localnet [--listen 127.0.0.1:8899] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--confirm-blocks N]
  *  [--controls]`
  * Runs the embedded chain until SIGTERM or SIGINT. The URL goes to stdout (for scripts), a readable line to stderr.
+ * Its options and usage line are the CLI's command table's (src/cli/commands.ts).
  */
+import { ownOptionsOf, usageOf } from '../cli/commands';
 import { SignerError } from '../util/errors';
 import { startLocalnet, type LocalnetOptions } from './server';
 
@@ -12,8 +14,11 @@ export function parseLocalnetArgs(argv: string[]): LocalnetOptions {
     port: 8899,
     fund: [],
   };
+  const { values, flags } = ownOptionsOf('localnet');
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? '';
+    // Only what the table lists is taken, so the usage line it prints names every option accepted here.
+    if (!arg.startsWith('--') || ![...values, ...flags].includes(arg.slice(2))) throw usage(`unknown option ${arg}`);
     const value = () => {
       const v = argv[++i];
       if (v === undefined) throw usage(`${arg} needs a value`);
@@ -58,10 +63,7 @@ export function parseLocalnetArgs(argv: string[]): LocalnetOptions {
 }
 
 function usage(problem: string): SignerError {
-  return new SignerError(
-    'request_invalid',
-    `localnet: ${problem}. Usage: sa-forge-signer localnet [--listen HOST:PORT] [--fund ADDRESS=LAMPORTS ...] [--block-ms N] [--confirm-blocks N] [--controls]`,
-  );
+  return new SignerError('request_invalid', `localnet: ${problem}. Usage: ${usageOf('localnet')}`);
 }
 
 export async function runLocalnet(argv: string[]): Promise<void> {

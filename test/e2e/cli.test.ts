@@ -6,6 +6,7 @@ import path from 'node:path';
 import { approvalId, until } from '../support/async';
 import { assertBuilt, BIN, run, writeYaml } from '../support/cli';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
+import { FORMS, usageOf } from '../../src/cli/commands';
 import type { SignProgress } from '../../src/signer/types';
 
 /** Characters that could drive a terminal or reorder a line: never printed raw. */
@@ -36,7 +37,12 @@ describe('sa-forge-signer (operator CLI)', () => {
   it('answers --help and --version', async () => {
     const help = await run(BIN.signer, ['--help']);
     expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/approvals approve ID \| reject ID/);
+    // The list of commands is the command table's: each form's usage, then what it does.
+    const flat = help.stdout.replace(/\s+/g, ' ');
+    const missing = FORMS.filter((f) => !flat.includes(` ${f.usage} ${f.does}`)).map((f) => f.name);
+    expect(missing).toEqual([]);
+    expect(help.stdout).toMatch(/^ {2}approvals reject ID \[--as NAME\] +vote against one/m);
+    expect(help.stdout).toMatch(/\[--account ADDRESS\] \[--feed-id HEX\]\n {40}on the running embedded chain/);
     const version = await run(BIN.signer, ['--version']);
     expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
   });
@@ -197,6 +203,9 @@ describe('sa-forge-signer (operator CLI)', () => {
     const token = await cli('token', 'new', 'Agent One', '--out', path.join(w.dir, 'never.token'));
     expect(token.stderr).toMatch(/token name "Agent One": use 1 to 64 lowercase letters/);
     expect(fs.existsSync(path.join(w.dir, 'never.token'))).toBe(false);
+    // A sub-command's usage error prints the table's usage line, with every option its parser takes.
+    const price = await cli('localnet', 'price', 'set', 'SOL');
+    expect(price.stderr).toBe(`error: ${usageOf('localnet price set')}\n`);
   });
 
   it('refuses a SIGNER_* variable that sets nothing instead of falling back to the default', async () => {
