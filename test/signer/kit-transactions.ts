@@ -159,6 +159,27 @@ export function lookupTableInstructions(
   };
 }
 
+/**
+ * Sends `instructions` in a v0 transaction that `payer` pays and every signer among their accounts signs, outside
+ * the signer service (an owner's wallet, a stolen key), and waits until it is confirmed.
+ */
+export async function sendSigned(rpc: Rpc, payer: KeyPairSigner, instructions: Instruction[]): Promise<Signature> {
+  const lifetime = await latestLifetime(rpc);
+  const tx = await signTransactionMessageWithSigners(
+    pipe(
+      createTransactionMessage({ version: 0 }),
+      (m) => setTransactionMessageFeePayerSigner(payer, m),
+      (m) => setTransactionMessageLifetimeUsingBlockhash(lifetime, m),
+      (m) => appendTransactionMessageInstructions(instructions, m),
+    ),
+  );
+  const signature = await rpc
+    .sendTransaction(getBase64EncodedWireTransaction(tx), { encoding: 'base64', skipPreflight: true })
+    .send();
+  await waitConfirmed(rpc, signature);
+  return signature;
+}
+
 /** Creates a lookup table holding `addresses` (one transaction: create and extend), usable once this returns. */
 export async function createLookupTable(rpc: Rpc, payer: KeyPairSigner, addresses: string[]): Promise<Address> {
   // The slot the table is derived from must still be in the SlotHashes sysvar when the transaction runs (512 slots,

@@ -31,8 +31,7 @@ import {
   getTokenDecoder,
   getTransferCheckedInstruction,
 } from '@solana-program/token';
-import { hookId } from '../../src/config/load';
-import { NOTIFY_EVENTS, type TokenPolicy } from '../../src/config/types';
+import type { TokenPolicy } from '../../src/config/types';
 import { keyFilePath } from '../../src/keys/keyfile';
 import { approveTransaction, checkApproveTransaction } from '../../src/treasury/approve-transaction';
 import { planAllowances, type AllowancePlan } from '../../src/treasury/plan';
@@ -40,8 +39,9 @@ import { treasuryTransferPayload } from '../../src/treasury/transfer-payload';
 import { randomAddress } from '../support/payloads';
 import { setMint, setTokenAccount, tokenBalance } from '../support/tokens';
 import { BIN, assertBuilt, run } from '../support/cli';
+import { outboxOnlyNotify } from '../support/outbox-hook';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
-import { fundedSigner, latestLifetime, waitConfirmed, type Rpc } from './kit-transactions';
+import { fundedSigner, latestLifetime, sendSigned, waitConfirmed, type Rpc } from './kit-transactions';
 
 const M = 1_000_000n; // one token in base units (6 decimals)
 const USDC = randomAddress();
@@ -69,21 +69,10 @@ const policy: TokenPolicy = {
 
 beforeAll(async () => {
   const treasuryAddress = randomAddress();
-  // A hook nobody listens on: the mismatch is read from the ledger's outbox, where the engine writes it.
-  const url = 'http://127.0.0.1:9/treasury';
+  // The mismatch and the refill notice are read from the ledger's outbox.
   w = await makeWorld({
     keys: { agent: { tokens: [policy] } },
-    notify: {
-      hooks: [{ id: hookId(url), url, events: [...NOTIFY_EVENTS], secret_file: null, format: 'standard' }],
-      delivery: {
-        timeout_ms: 1_000,
-        max_attempts: 1,
-        max_age_hours: 1,
-        backoff_base_ms: 20,
-        backoff_max_ms: 20,
-        poll_ms: 20,
-      },
-    },
+    notify: outboxOnlyNotify('treasury'),
   });
   rpc = createSolanaRpc(w.localnet.url);
   operatorWallet = await fundedSigner((a, l) => w.localnet.airdrop(a, l));
@@ -134,26 +123,16 @@ async function stolenAgentKey(): Promise<KeyPairSigner> {
 }
 
 async function directTransfer(signer: KeyPairSigner, amount: bigint): Promise<void> {
-  const ix = getTransferCheckedInstruction({
-    source: address(treasuryAccount),
-    mint: address(USDC),
-    destination: address(merchantAccount),
-    authority: signer,
-    amount,
-    decimals: 6,
-  });
-  const lifetime = await latestLifetime(rpc);
-  const message = pipe(
-    createTransactionMessage({ version: 0 }),
-    (m) => setTransactionMessageFeePayerSigner(signer, m),
-    (m) => setTransactionMessageLifetimeUsingBlockhash(lifetime, m),
-    (m) => appendTransactionMessageInstructions([ix], m),
-  );
-  const signed = await signTransactionMessageWithSigners(message);
-  const sig = await rpc
-    .sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: 'base64', skipPreflight: true })
-    .send();
-  await waitConfirmed(rpc, sig);
+  await sendSigned(rpc, signer, [
+    getTransferCheckedInstruction({
+      source: address(treasuryAccount),
+      mint: address(USDC),
+      destination: address(merchantAccount),
+      authority: signer,
+      amount,
+      decimals: 6,
+    }),
+  ]);
 }
 
 /** A v1 payload in which the agent key, as the treasury's delegate, pays the merchant. */

@@ -15,6 +15,7 @@ import { FaultProxy } from '../abuse/support/fault-proxy';
 import { understateNextSimulation } from '../support/understated-simulation';
 import { finalEntry, until } from '../support/async';
 import { rpcResult } from '../support/rpc';
+import { outboxOnlyNotify } from '../support/outbox-hook';
 import { makeWorld, type World } from '../support/world';
 import { dollars, SOL_FEED, SOL_PRICES, setSolPrice } from '../support/prices';
 
@@ -33,20 +34,8 @@ beforeAll(async () => {
     keys: { alpha: { usd: { per_tx: null, per_day: dollars('1000.00'), approve_above: null } } },
     rpcUrl: (url) => (proxy.setTarget(url), proxy.url()),
     prices: SOL_PRICES,
-    // A hook nobody listens on: the halt's event is written to the outbox, which is what is looked at.
-    notify: {
-      hooks: [
-        { id: 'halts', url: 'http://127.0.0.1:9/halts', events: ['key.halted'], secret_file: null, format: 'standard' },
-      ],
-      delivery: {
-        timeout_ms: 1_000,
-        max_attempts: 1,
-        max_age_hours: 1,
-        backoff_base_ms: 20,
-        backoff_max_ms: 20,
-        poll_ms: 20,
-      },
-    },
+    // The halt's event is looked at in the outbox.
+    notify: outboxOnlyNotify('halts', ['key.halted']),
   });
   w.localnet.airdrop(w.keys.alpha!.destination, SOL);
   engine = await openEngine(w.config, { observer: { alert: (a) => alerts.push(a), watchPoll: () => {} } });

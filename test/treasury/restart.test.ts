@@ -6,25 +6,13 @@
  * of the ledger, and the spends since it are found by chain position.
  */
 import fs from 'node:fs';
-import {
-  address,
-  appendTransactionMessageInstructions,
-  createKeyPairSignerFromBytes,
-  createSolanaRpc,
-  createTransactionMessage,
-  getBase64EncodedWireTransaction,
-  pipe,
-  setTransactionMessageFeePayerSigner,
-  setTransactionMessageLifetimeUsingBlockhash,
-  signTransactionMessageWithSigners,
-  type KeyPairSigner,
-} from '@solana/kit';
+import { address, createKeyPairSignerFromBytes, createSolanaRpc, type KeyPairSigner } from '@solana/kit';
 import { getTransferCheckedInstruction } from '@solana-program/token';
 import type { LedgerConfig } from '../../src/config/types';
 import { keyFilePath } from '../../src/keys/keyfile';
 import { treasuryTransferPayload } from '../../src/treasury/transfer-payload';
 import { createDatabase, dbUrl, dropDatabase } from '../ledger/pg';
-import { latestLifetime, waitConfirmed } from '../signer/kit-transactions';
+import { sendSigned, waitConfirmed } from '../signer/kit-transactions';
 import { tokenPolicy } from '../signer/policy/fixtures';
 import { randomAddress } from '../support/payloads';
 import { setMint, setTokenAccount } from '../support/tokens';
@@ -70,26 +58,16 @@ describe.each([
   async function foreignSpend(amount: bigint): Promise<void> {
     const rpc = createSolanaRpc(w.localnet.url);
     const thief = await stolenKey();
-    const ix = getTransferCheckedInstruction({
-      source: address(treasury),
-      mint: address(MINT),
-      destination: address(merchant),
-      authority: thief,
-      amount,
-      decimals: 6,
-    });
-    const lifetime = await latestLifetime(rpc);
-    const message = pipe(
-      createTransactionMessage({ version: 0 }),
-      (m) => setTransactionMessageFeePayerSigner(thief, m),
-      (m) => setTransactionMessageLifetimeUsingBlockhash(lifetime, m),
-      (m) => appendTransactionMessageInstructions([ix], m),
-    );
-    const signed = await signTransactionMessageWithSigners(message);
-    const sig = await rpc
-      .sendTransaction(getBase64EncodedWireTransaction(signed), { encoding: 'base64', skipPreflight: true })
-      .send();
-    await waitConfirmed(rpc, sig);
+    await sendSigned(rpc, thief, [
+      getTransferCheckedInstruction({
+        source: address(treasury),
+        mint: address(MINT),
+        destination: address(merchant),
+        authority: thief,
+        amount,
+        decimals: 6,
+      }),
+    ]);
   }
 
   const payFromTreasury = (amount: bigint) =>

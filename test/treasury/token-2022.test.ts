@@ -11,28 +11,20 @@ import path from 'node:path';
 import YAML from 'yaml';
 import {
   address,
-  appendTransactionMessageInstructions,
   createKeyPairSignerFromBytes,
   createSolanaRpc,
-  createTransactionMessage,
   decompileTransactionMessage,
   getAddressEncoder,
   getBase64EncodedWireTransaction,
   getBase64Encoder,
   getCompiledTransactionMessageDecoder,
   getTransactionDecoder,
-  pipe,
-  setTransactionMessageFeePayerSigner,
-  setTransactionMessageLifetimeUsingBlockhash,
   signTransaction,
-  signTransactionMessageWithSigners,
   type Instruction,
   type KeyPairSigner,
   type Signature,
 } from '@solana/kit';
 import { getTokenDecoder, getTransferCheckedInstruction } from '@solana-program/token';
-import { hookId } from '../../src/config/load';
-import { NOTIFY_EVENTS } from '../../src/config/types';
 import { keyFilePath } from '../../src/keys/keyfile';
 import { chainClientFor } from '../../src/rpc/for-cluster';
 import { TOKEN_2022_PROGRAM } from '../../src/solana/programs';
@@ -43,9 +35,10 @@ import { treasuryTransferPayload } from '../../src/treasury/transfer-payload';
 import { BIN, assertBuilt, run } from '../support/cli';
 import { randomAddress } from '../support/payloads';
 import { setMint, setTokenAccount, tokenBalance } from '../support/tokens';
+import { outboxOnlyNotify } from '../support/outbox-hook';
 import { makeWorld, worldConfigDocument, type World } from '../support/world';
 import { tokenPolicy } from '../signer/policy/fixtures';
-import { fundedSigner, latestLifetime, waitConfirmed, type Rpc } from '../signer/kit-transactions';
+import { fundedSigner, latestLifetime, sendSigned, waitConfirmed, type Rpc } from '../signer/kit-transactions';
 
 const M = 1_000_000n;
 /** A dollar stablecoin on Token-2022 with no extensions. */
@@ -67,23 +60,13 @@ const agent = () => w.config.keys.find((k) => k.name === 'agent')!;
 const sign = (p: Record<string, unknown>) => w.engine.sign({ payload: p, principal: w.operator });
 
 beforeAll(async () => {
-  const url = 'http://127.0.0.1:9/treasury-2022'; // nobody listens: events are read from the ledger's outbox
+  // Events are read from the ledger's outbox.
   w = await makeWorld({
     keys: {
       agent: { tokens: [policy] },
       risky: { tokens: [tokenPolicy(PERMANENT, { program: 'token-2022', per_day: 5n * M })] },
     },
-    notify: {
-      hooks: [{ id: hookId(url), url, events: [...NOTIFY_EVENTS], secret_file: null, format: 'standard' }],
-      delivery: {
-        timeout_ms: 1_000,
-        max_attempts: 1,
-        max_age_hours: 1,
-        backoff_base_ms: 20,
-        backoff_max_ms: 20,
-        poll_ms: 20,
-      },
-    },
+    notify: outboxOnlyNotify('treasury-2022'),
   });
   rpc = createSolanaRpc(w.localnet.url);
   operatorWallet = await fundedSigner((a, l) => w.localnet.airdrop(a, l));
@@ -257,26 +240,19 @@ describe('a Token-2022 treasury', () => {
     const bytes = JSON.parse(fs.readFileSync(keyFilePath(w.config.key_dir, 'agent'), 'utf8')) as number[];
     const stolen = await createKeyPairSignerFromBytes(Uint8Array.from(bytes));
     w.localnet.airdrop(stolen.address, 1_000_000_000);
-    const ix = getTransferCheckedInstruction(
-      {
-        source: address(treasuryAccount),
-        mint: address(DOLLAR),
-        destination: address(merchantAccount),
-        authority: stolen,
-        amount: 1n * M,
-        decimals: 6,
-      },
-      { programAddress: address(TOKEN_2022_PROGRAM) },
-    );
-    const lifetime = await latestLifetime(rpc);
-    const message = pipe(
-      createTransactionMessage({ version: 0 }),
-      (m) => setTransactionMessageFeePayerSigner(stolen, m),
-      (m) => setTransactionMessageLifetimeUsingBlockhash(lifetime, m),
-      (m) => appendTransactionMessageInstructions([ix], m),
-    );
-    const signed = getBase64EncodedWireTransaction(await signTransactionMessageWithSigners(message));
-    await waitConfirmed(rpc, await rpc.sendTransaction(signed, { encoding: 'base64' }).send());
+    await sendSigned(rpc, stolen, [
+      getTransferCheckedInstruction(
+        {
+          source: address(treasuryAccount),
+          mint: address(DOLLAR),
+          destination: address(merchantAccount),
+          authority: stolen,
+          amount: 1n * M,
+          decimals: 6,
+        },
+        { programAddress: address(TOKEN_2022_PROGRAM) },
+      ),
+    ]);
     expect(await onChainAllowance()).toMatchObject({ delegatedAmount: 1n * M });
     expect(await agentPass()).toEqual([
       { kind: 'mismatch', account: treasuryAccount, mint: DOLLAR, expected: 2n * M, actual: 1n * M },
