@@ -20,6 +20,11 @@ const MAX_NODE_MESSAGE_CHARS = 500;
  * `--rpc-max-request-body-size`; providers in front of it keep that default or less.
  */
 const MAX_BATCH_BODY_BYTES = 40 * 1024;
+/**
+ * The most calls one batch carries. Providers cap batches by count too, some at 20; one sign's calls are at most
+ * six, so a provider's cap never turns batching off for the signs of a busy turn.
+ */
+const MAX_BATCH_CALLS = 20;
 
 export class RpcError extends SignerError {
   readonly kind: RpcErrorKind;
@@ -112,8 +117,8 @@ export class JsonRpcTransport {
    * polls for I/O leave as one JSON-RPC batch in one HTTP request: those of one sign (the engine issues them with
    * Promise.all), so a sign costs a few round trips instead of a dozen, and under load those of every sign whose
    * reply or notice arrived in the same turn, so a busy signer sends a fraction of the requests (each costs the
-   * process far more than the JSON it carries). A batch's body stays under MAX_BATCH_BODY_BYTES, so a node's limit
-   * on request size never refuses it. A node that refuses batches is detected once and then called one by one.
+   * process far more than the JSON it carries). A batch's body stays under MAX_BATCH_BODY_BYTES and its calls at
+   * MAX_BATCH_CALLS, so a node's limits on request size and batch length never refuse it. A node that refuses batches is detected once and then called one by one.
    *
    * `once` is for a call that must not reach the node twice (requestAirdrop): it goes alone, on a connection of
    * its own, and is never re-sent here, not even after a reset that looks like a stale pooled socket (such a
@@ -147,8 +152,8 @@ export class JsonRpcTransport {
 
   /**
    * The queued calls serialized, each question once: the same method with the same parameters asked by several
-   * signs in one turn (the finalized height, the genesis) is sent once and its answer given to each. In runs whose
-   * bodies stay under MAX_BATCH_BODY_BYTES (a larger call goes alone).
+   * signs in one turn (the finalized height, the genesis) is sent once and its answer given to each. In runs of at
+   * most MAX_BATCH_CALLS calls whose bodies stay under MAX_BATCH_BODY_BYTES (a larger call goes alone).
    */
   private *batchesOf(queued: QueuedCall[]): Generator<SerializedCall[]> {
     const asked = new Map<string, SerializedCall>();
@@ -163,7 +168,7 @@ export class JsonRpcTransport {
     let bytes = 0;
     for (const c of asked.values()) {
       const size = Buffer.byteLength(c.json) + 1;
-      if (run.length > 0 && bytes + size > MAX_BATCH_BODY_BYTES) {
+      if (run.length > 0 && (bytes + size > MAX_BATCH_BODY_BYTES || run.length === MAX_BATCH_CALLS)) {
         yield run;
         run = [];
         bytes = 0;

@@ -598,6 +598,21 @@ describe('batching of calls made together', () => {
     }
   });
 
+  it('splits the calls made together into batches of at most 20 calls, each answered', async () => {
+    const node = await batchNode((_n, calls) => ({ status: 200, body: heights(calls) }));
+    const transport = new JsonRpcTransport(node.url, 2000);
+    try {
+      const answers = await Promise.all(
+        Array.from({ length: 45 }, (_, i) => transport.call('getBalance', [`account-${i}`])),
+      );
+      expect(answers).toEqual(Array.from({ length: 45 }, () => 9));
+      expect(node.bodies.map((b) => b.calls)).toEqual([20, 20, 5]);
+    } finally {
+      transport.close();
+      await node.close();
+    }
+  });
+
   it('asks a question several signs ask in the same turn once, and gives each the answer', async () => {
     const node = await batchNode((_n, calls) => ({ status: 200, body: heights(calls) }));
     const transport = new JsonRpcTransport(node.url, 2000);
