@@ -457,7 +457,7 @@ export function resolveCommand(args: ParsedArgs): { spec: CommandSpec; argsFrom:
       const takes = [...spec.values, ...spec.flags].map((o) => (o.length === 1 ? `-${o}` : `--${o}`));
       throw new SignerError(
         'request_invalid',
-        `${spec.name} does not take ${name.length === 1 ? '-' : '--'}${name} (${takes.length > 0 ? `it takes ${takes.join(', ')}` : 'it takes no options'}): sa-forge-signer ${spec.forms.map((f) => f.usage).join(' | ')}`,
+        `${spec.name} does not take ${name.length === 1 ? '-' : '--'}${name} (${takes.length > 0 ? `it takes ${takes.join(', ')}` : 'it takes no options'}): ${usageOf(...spec.forms.map((f) => f.name ?? spec.name))}`,
       );
     }
   }

@@ -22,6 +22,11 @@ export function ledgerError(what: string, e: unknown): SignerError {
   return new SignerError('ledger', `SQLite ledger: ${what}: ${errorMessage(e)}`, { cause: e });
 }
 
+/** A write committed whose log could not be synced: it is not known to be on disk. */
+function syncFailed(what: string, e: unknown): SignerError {
+  return ledgerError(`${what}: cannot sync the log`, e);
+}
+
 /** Runs one statement of shared work on its prepared statement. */
 export function execPrepared(stmt: Database.Statement<[Record<string, unknown>], Row>, s: Statement): Result {
   const values = sqliteDialect.bind(s.values);
@@ -174,7 +179,7 @@ export class SqliteDriver implements SqlDriver {
         synced ??= this.walSync.durable();
         synced.then(
           () => w.resolve(outcome.value),
-          (e: unknown) => w.reject(ledgerError(`${w.what}: cannot sync the log`, e)),
+          (e: unknown) => w.reject(syncFailed(w.what, e)),
         );
       }
     }
@@ -238,6 +243,6 @@ export class SqliteDriver implements SqlDriver {
   }
 
   private durable(what: string): Promise<void> {
-    return this.walSync.durable().catch((e: unknown) => Promise.reject(ledgerError(`${what}: cannot sync the log`, e)));
+    return this.walSync.durable().catch((e: unknown) => Promise.reject(syncFailed(what, e)));
   }
 }
